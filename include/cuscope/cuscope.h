@@ -1,0 +1,35 @@
+/* cuscope's C API, for programs in other languages.
+ *
+ * Each function returns 0 on success and a non-zero value otherwise; cuscope_last_error()
+ * describes the last failure. Nothing here aborts the program. */
+#ifndef CUSCOPE_CUSCOPE_H_
+#define CUSCOPE_CUSCOPE_H_
+
+#include <stddef.h>
+
+#include "cuscope/export.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Starts recording into `output` (a name pattern as for CUSCOPE_OUTPUT; NULL for the default).
+ * Other settings come from the CUSCOPE_* environment variables. */
+CUSCOPE_EXPORT int cuscope_start(const char* output);
+CUSCOPE_EXPORT int cuscope_flush(void);
+CUSCOPE_EXPORT int cuscope_stop(void);
+/* Ranges and marks (NVTX, so other tools see them too). */
+CUSCOPE_EXPORT void cuscope_range_push(const char* name);
+CUSCOPE_EXPORT void cuscope_range_pop(void);
+CUSCOPE_EXPORT void cuscope_mark(const char* message);
+/* The last error message; empty when none. */
+CUSCOPE_EXPORT const char* cuscope_last_error(void);
+/* Writes a description of GPUs, driver, CUPTI and counter permission into `buffer` (always
+ * terminated). Returns the length of the full text. */
+CUSCOPE_EXPORT size_t cuscope_describe_system(char* buffer, size_t size);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* CUSCOPE_CUSCOPE_H_ */

@@ -1,0 +1,7 @@
+// Symbol visibility of cuscope's public API.
+#ifndef CUSCOPE_EXPORT_H_
+#define CUSCOPE_EXPORT_H_
+
+#define CUSCOPE_EXPORT __attribute__((visibility("default")))
+
+#endif  // CUSCOPE_EXPORT_H_

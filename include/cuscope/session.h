@@ -1,0 +1,69 @@
+// cuscope's C++ API for programs that link it (an inference server, a benchmark harness).
+//
+//   cuscope::SessionOptions options;
+//   options.output = "server_%p";               // server_<pid>.cuscope
+//   cuscope::Session session(options);
+//   if (!session.Start()) std::cerr << session.error() << "\n";
+//   ... serve traffic ...
+//   session.Stop();                              // or let the destructor do it
+//
+// One session is active per process at a time (CUPTI serves one tool per process). Nothing here
+// throws; a failure leaves the program running unprofiled and is described by error().
+#ifndef CUSCOPE_SESSION_H_
+#define CUSCOPE_SESSION_H_
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "cuscope/export.h"
+
+namespace cuscope {
+
+struct SessionOptions {
+  // Output file name: %p process id, %h host name, %n sequence number, %q{VAR} environment
+  // variable; ".cuscope" is appended if missing.
+  std::string output = "cuscope_%p";
+  bool force_overwrite = false;
+  // Activity kinds: kernel, memcpy, memset, runtime, driver, sync, nvtx, memory, overhead. Empty
+  // means all of them.
+  std::vector<std::string> activity_kinds;
+  // One CUPTI buffer, and the cap on all of them together (0 = the defaults: 4 MiB, 128 MiB).
+  uint64_t buffer_bytes = 0;
+  uint64_t buffer_pool_cap_bytes = 0;
+  // How often CUPTI hands partly filled buffers to the writer (0 = 500 ms).
+  uint32_t flush_period_ms = 0;
+  // Print nothing on stderr.
+  bool quiet = false;
+};
+
+class CUSCOPE_EXPORT Session {
+ public:
+  explicit Session(SessionOptions options = {});
+  ~Session();  // stops the session if it is active
+  Session(const Session&) = delete;
+  Session& operator=(const Session&) = delete;
+
+  // Starts recording. False (and error() says why) if CUPTI, the GPU or the output file is not
+  // available, or another session or CUPTI tool is active.
+  bool Start();
+  // Writes everything recorded so far to the file; the session goes on.
+  bool Flush();
+  // Stops recording and closes the file.
+  bool Stop();
+
+  bool active() const { return active_; }
+  const std::string& error() const { return error_; }
+  // The trace file's path once started.
+  const std::string& output_path() const { return output_path_; }
+
+ private:
+  SessionOptions options_;
+  bool active_ = false;
+  std::string error_;
+  std::string output_path_;
+};
+
+}  // namespace cuscope
+
+#endif  // CUSCOPE_SESSION_H_

@@ -1,0 +1,21 @@
+// The `cuscope` command's subcommands. Each takes the arguments after its name and returns the
+// process exit code: 0 success, 1 a finding at or above --fail-on, 2 a usage or input error.
+#ifndef CUSCOPE_LIB_CLI_COMMANDS_H_
+#define CUSCOPE_LIB_CLI_COMMANDS_H_
+
+#include <string>
+#include <vector>
+
+namespace cuscope::cli {
+
+using Args = std::vector<std::string>;
+
+int RunProfile(const Args& args);  // profile_command.cc
+int RunDump(const Args& args);     // dump_command.cc
+int RunInfo(const Args& args);     // info_command.cc
+int RunAnalyze(const Args& args);  // analyze_command.cc
+int RunStats(const Args& args);    // stats_command.cc
+
+}  // namespace cuscope::cli
+
+#endif  // CUSCOPE_LIB_CLI_COMMANDS_H_

@@ -1,0 +1,170 @@
+// cuscope dump: the records of a trace, one per line, in file order.
+#include <cinttypes>
+#include <cstdio>
+#include <string>
+
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+#include "lib/cli/commands.h"
+#include "lib/core/trace_reader.h"
+
+namespace cuscope::cli {
+namespace {
+
+constexpr const char kDumpUsage[] =
+    "usage: cuscope dump [--limit N] TRACE\n"
+    "Prints the header, then every record with its time relative to the session start.\n";
+
+std::string Rel(uint64_t t, uint64_t origin) {
+  const double us = (static_cast<double>(t) - static_cast<double>(origin)) / 1e3;
+  return absl::StrFormat("%+.3fus", us);
+}
+
+void PrintHeader(const v1::Header& h) {
+  const auto& s = h.session();
+  std::printf("trace format %u, cuscope %s, entry %s\n", h.format_version(), s.library_version().c_str(),
+              s.entry().c_str());
+  std::printf("process %u on %s: %s\n", s.pid(), s.host().c_str(), absl::StrJoin(s.command_line(), " ").c_str());
+  std::printf("CUPTI %u, driver %u, runtime %u, rank %d/%d (local %d)\n", s.cupti_version(), s.driver_version(),
+              s.runtime_version(), s.rank(), s.world_size(), s.local_rank());
+  std::printf("activity kinds: %s; buffers %" PRIu64 " B, cap %" PRIu64 " B, flush %u ms\n",
+              absl::StrJoin(h.config().activity_kinds(), ",").c_str(), h.config().buffer_bytes(),
+              h.config().buffer_pool_cap_bytes(), h.config().flush_period_ms());
+  for (const auto& d : h.devices()) {
+    std::printf("device %u: %s, cc %u.%u, %u SMs, %u warps/SM, peak DRAM %.0f GB/s\n", d.id(), d.name().c_str(),
+                d.compute_capability_major(), d.compute_capability_minor(), d.sm_count(), d.max_warps_per_sm(),
+                d.peak_dram_bytes_per_second() / 1e9);
+  }
+}
+
+}  // namespace
+
+int RunDump(const Args& args) {
+  std::string path;
+  uint64_t limit = UINT64_MAX;
+  for (size_t i = 0; i < args.size(); ++i) {
+    if (args[i] == "--help" || args[i] == "-h") {
+      std::fputs(kDumpUsage, stdout);
+      return 0;
+    }
+    if (args[i] == "--limit" && i + 1 < args.size()) {
+      if (!absl::SimpleAtoi(args[++i], &limit)) {
+        std::fprintf(stderr, "cuscope: --limit needs a number\n");
+        return 2;
+      }
+    } else if (path.empty() && args[i][0] != '-') {
+      path = args[i];
+    } else {
+      std::fprintf(stderr, "cuscope: unexpected argument %s\n%s", args[i].c_str(), kDumpUsage);
+      return 2;
+    }
+  }
+  if (path.empty()) {
+    std::fputs(kDumpUsage, stderr);
+    return 2;
+  }
+  auto reader = core::TraceReader::Open(path);
+  if (!reader.ok()) {
+    std::fprintf(stderr, "cuscope: %s\n", std::string(reader.status().message()).c_str());
+    return 2;
+  }
+  core::TraceReader& r = **reader;
+  PrintHeader(r.header());
+  const uint64_t origin = r.header().session().start_time_ns();
+  const core::Dictionary& d = r.dictionary();
+  core::DecodedChunk c;
+  uint64_t printed = 0;
+  int rc = 0;
+  while (printed < limit) {
+    auto more = r.Next(&c);
+    if (!more.ok()) {
+      std::fprintf(stderr, "cuscope: %s; records before it were printed\n", std::string(more.status().message()).c_str());
+      rc = 1;
+      break;
+    }
+    if (!*more) break;
+    for (const auto& k : c.kernels) {
+      if (printed++ >= limit) break;
+      const auto& s = d.signature(k.signature);
+      std::printf("kernel   %s dur=%" PRIu64 "ns dev=%u ctx=%u stream=%u corr=%" PRIu64
+                  " grid=(%d,%d,%d) block=(%d,%d,%d) regs=%u smem=%d+%d%s%s %s\n",
+                  Rel(k.start, origin).c_str(), k.end - k.start, s.device(), s.context(), k.stream, k.correlation_id,
+                  s.grid_x(), s.grid_y(), s.grid_z(), s.block_x(), s.block_y(), s.block_z(), s.registers_per_thread(),
+                  s.static_shared_memory(), s.dynamic_shared_memory(),
+                  k.graph_id ? absl::StrCat(" graph=", k.graph_id, "/", k.graph_node_id).c_str() : "",
+                  k.replayed() ? " replayed" : "", d.str(s.name()).c_str());
+    }
+    for (const auto& a : c.api_calls) {
+      if (printed++ >= limit) break;
+      const auto& f = d.function(a.function);
+      const auto& t = d.thread(a.thread);
+      std::printf("api      %s dur=%" PRIu64 "ns %s tid=%" PRIu64 " corr=%" PRIu64 " rc=%u %s\n",
+                  Rel(a.start, origin).c_str(), a.end - a.start, f.domain() == v1::API_DOMAIN_DRIVER ? "driver" : "runtime",
+                  t.tid(), a.correlation_id, a.return_code, d.str(f.name()).c_str());
+    }
+    for (const auto& m : c.memcpys) {
+      if (printed++ >= limit) break;
+      std::printf("memcpy   %s dur=%" PRIu64 "ns %s %s->%s bytes=%" PRIu64 " stream=%u corr=%" PRIu64 "%s\n",
+                  Rel(m.start, origin).c_str(), m.end - m.start, v1::CopyKind_Name(m.copy_kind).c_str(),
+                  v1::MemoryKind_Name(m.src_kind).c_str(), v1::MemoryKind_Name(m.dst_kind).c_str(), m.bytes, m.stream,
+                  m.correlation_id, m.async ? " async" : "");
+    }
+    for (const auto& m : c.memsets) {
+      if (printed++ >= limit) break;
+      std::printf("memset   %s dur=%" PRIu64 "ns bytes=%" PRIu64 " %s stream=%u corr=%" PRIu64 "%s\n",
+                  Rel(m.start, origin).c_str(), m.end - m.start, m.bytes, v1::MemoryKind_Name(m.memory_kind).c_str(),
+                  m.stream, m.correlation_id, m.async ? " async" : "");
+    }
+    for (const auto& s : c.syncs) {
+      if (printed++ >= limit) break;
+      std::printf("sync     %s dur=%" PRIu64 "ns %s stream=%d event=%u corr=%" PRIu64 "\n", Rel(s.start, origin).c_str(),
+                  s.end - s.start, v1::SyncType_Name(s.type).c_str(), static_cast<int>(s.stream), s.event,
+                  s.correlation_id);
+    }
+    for (const auto& n : c.nvtx) {
+      if (printed++ >= limit) break;
+      std::printf("nvtx     %s %s id=%" PRIu64 " tid=%" PRIu64 " %s%s%s\n", Rel(n.time, origin).c_str(),
+                  v1::NvtxKind_Name(n.kind).c_str(), n.id, d.thread(n.thread).tid(), d.str(n.domain).c_str(),
+                  n.domain ? ":" : "", d.str(n.name).c_str());
+    }
+    for (const auto& m : c.memory_ops) {
+      if (printed++ >= limit) break;
+      std::printf("memory   %s %s %s bytes=%" PRIu64 " addr=0x%" PRIx64 " stream=%u corr=%" PRIu64 "\n",
+                  Rel(m.time, origin).c_str(), v1::MemoryOperationType_Name(m.type).c_str(),
+                  v1::MemoryKind_Name(m.memory_kind).c_str(), m.bytes, m.address, m.stream, m.correlation_id);
+    }
+    for (const auto& o : c.overheads) {
+      if (printed++ >= limit) break;
+      std::printf("overhead %s dur=%" PRIu64 "ns %s tid=%" PRIu64 "\n", Rel(o.start, origin).c_str(), o.end - o.start,
+                  d.str(o.kind).c_str(), d.thread(o.thread).tid());
+    }
+    for (const auto& m : c.metrics) {
+      if (printed++ >= limit) break;
+      std::printf("metrics  corr=%" PRIu64 " passes=%u %s:", m.correlation_id, m.pass_count, d.str(m.kernel_name).c_str());
+      for (const auto& [name, value] : m.values) std::printf(" %s=%g", d.str(name).c_str(), value);
+      std::printf("\n");
+    }
+    for (const auto& w : c.windows) {
+      std::printf("window   %s %s %s\n", v1::WindowKind_Name(w.kind()).c_str(),
+                  w.start_ns() ? absl::StrCat("opens ", Rel(w.start_ns(), origin)).c_str()
+                               : absl::StrCat("closes ", Rel(w.end_ns(), origin)).c_str(),
+                  w.reason().c_str());
+    }
+    if (c.stats) {
+      const auto& s = *c.stats;
+      std::printf("stats    records=%" PRIu64 " dropped_by_cupti=%" PRIu64 " buffers_refused=%" PRIu64
+                  " callback_time=%" PRIu64 "ns writer_time=%" PRIu64 "ns cupti_overhead=%" PRIu64 "ns\n",
+                  s.records_written(), s.records_dropped_by_cupti(), s.buffers_refused_at_cap(), s.callback_time_ns(),
+                  s.writer_time_ns(), s.cupti_overhead_ns());
+    }
+  }
+  if (r.tail_bytes_dropped() > 0) {
+    std::fprintf(stderr, "cuscope: the trace ends in an incomplete block: %" PRIu64 " bytes at the end dropped\n",
+                 r.tail_bytes_dropped());
+  }
+  return rc;
+}
+
+}  // namespace cuscope::cli

@@ -1,0 +1,44 @@
+// cuscope: profile CUDA programs and read what they did.
+#include <cstdio>
+#include <cstring>
+#include <string>
+
+#include "lib/cli/commands.h"
+
+namespace {
+
+constexpr const char kUsage[] =
+    "usage: cuscope <command> [options]\n"
+    "\n"
+    "commands:\n"
+    "  profile [options] -- PROGRAM [ARGS...]   run PROGRAM and record its CUDA timeline\n"
+    "  analyze TRACE                            say what holds the program back, with evidence\n"
+    "  stats --report NAME[,NAME...] TRACE      summary tables (cuda_gpu_kern_sum, cuda_api_sum, ...)\n"
+    "  dump TRACE                               print the records of a trace\n"
+    "  info                                     GPUs, driver, CUPTI and counter permissions\n"
+    "  version                                  print the version\n"
+    "\n"
+    "'cuscope <command> --help' describes a command's options.\n";
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc < 2 || std::strcmp(argv[1], "--help") == 0 || std::strcmp(argv[1], "-h") == 0 ||
+      std::strcmp(argv[1], "help") == 0) {
+    std::fputs(kUsage, argc < 2 ? stderr : stdout);
+    return argc < 2 ? 2 : 0;
+  }
+  const std::string command = argv[1];
+  const cuscope::cli::Args args(argv + 2, argv + argc);
+  if (command == "profile") return cuscope::cli::RunProfile(args);
+  if (command == "analyze") return cuscope::cli::RunAnalyze(args);
+  if (command == "stats") return cuscope::cli::RunStats(args);
+  if (command == "dump") return cuscope::cli::RunDump(args);
+  if (command == "info") return cuscope::cli::RunInfo(args);
+  if (command == "version" || command == "--version") {
+    std::printf("cuscope 0.1.0 (trace format cuscope.v1)\n");
+    return 0;
+  }
+  std::fprintf(stderr, "cuscope: unknown command '%s'\n%s", command.c_str(), kUsage);
+  return 2;
+}

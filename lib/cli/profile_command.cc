@@ -1,0 +1,72 @@
+// cuscope profile: run a program with the collector injected.
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <csignal>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <vector>
+
+#include "lib/cli/commands.h"
+#include "lib/cli/library_path.h"
+#include "lib/cli/profile_options.h"
+#include "lib/core/output_name.h"
+
+namespace cuscope::cli {
+
+int RunProfile(const Args& args) {
+  auto plan = ParseProfileArgs(args);
+  if (!plan.ok()) {
+    std::fprintf(stderr, "cuscope: %s\n%s", std::string(plan.status().message()).c_str(), kProfileUsage);
+    return 2;
+  }
+  if (plan->help) {
+    std::fputs(kProfileUsage, stdout);
+    return 0;
+  }
+  const std::string lib = CollectorLibraryPath();
+  if (::access(lib.c_str(), R_OK) != 0) {
+    std::fprintf(stderr, "cuscope: collector library %s not found (set CUSCOPE_LIBRARY)\n", lib.c_str());
+    return 2;
+  }
+  // A name without per-process parts can be checked now, before the program runs.
+  const auto out = plan->env.count("CUSCOPE_OUTPUT") ? plan->env["CUSCOPE_OUTPUT"] : std::string("cuscope_%p");
+  if (out.find('%') == std::string::npos && !plan->env.count("CUSCOPE_FORCE_OVERWRITE")) {
+    auto name = core::ExpandOutputName(out, core::CurrentProcessOutputContext());
+    if (name.ok() && ::access(name->c_str(), F_OK) == 0) {
+      std::fprintf(stderr, "cuscope: output file %s already exists (use --force-overwrite to replace it)\n",
+                   name->c_str());
+      return 2;
+    }
+  }
+  for (const auto& [k, v] : plan->env) setenv(k.c_str(), v.c_str(), 1);
+  setenv("CUDA_INJECTION64_PATH", lib.c_str(), 1);
+
+  std::vector<char*> argv;
+  for (auto& a : plan->program) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  const pid_t child = ::fork();
+  if (child < 0) {
+    std::fprintf(stderr, "cuscope: fork failed: %s\n", std::strerror(errno));
+    return 2;
+  }
+  if (child == 0) {
+    ::execvp(argv[0], argv.data());
+    std::fprintf(stderr, "cuscope: cannot run %s: %s\n", argv[0], std::strerror(errno));
+    ::_exit(127);
+  }
+  // The terminal's interrupt reaches the program too; let it decide, and report how it ended.
+  std::signal(SIGINT, SIG_IGN);
+  std::signal(SIGQUIT, SIG_IGN);
+  int status = 0;
+  while (::waitpid(child, &status, 0) < 0) {
+    if (errno != EINTR) return 2;
+  }
+  if (WIFEXITED(status)) return WEXITSTATUS(status);
+  if (WIFSIGNALED(status)) return 128 + WTERMSIG(status);
+  return 2;
+}
+
+}  // namespace cuscope::cli

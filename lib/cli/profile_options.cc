@@ -1,0 +1,95 @@
+#include "lib/cli/profile_options.h"
+
+#include "absl/strings/str_cat.h"
+#include "lib/core/config.h"
+
+namespace cuscope::cli {
+
+const char kProfileUsage[] =
+    "usage: cuscope profile [options] [--] PROGRAM [ARGS...]\n"
+    "\n"
+    "Runs PROGRAM with the cuscope collector injected (CUDA_INJECTION64_PATH) and writes its\n"
+    "CUDA timeline to a trace file. The program's output and exit code are its own.\n"
+    "\n"
+    "  -o, --output NAME         trace file name; %p process id, %h host, %n sequence number,\n"
+    "                            %q{VAR} environment variable (default: cuscope_%p)\n"
+    "  -f, --force-overwrite     replace an existing trace file\n"
+    "  -t, --trace KINDS         activity kinds, comma-separated: kernel,memcpy,memset,runtime,\n"
+    "                            driver,sync,nvtx,memory,overhead or all (default: all)\n"
+    "      --delay SECONDS       start collecting after SECONDS\n"
+    "      --duration SECONDS    stop collecting SECONDS after the start\n"
+    "  -c, --capture-range cudaProfilerApi\n"
+    "                            collect only between cudaProfilerStart and cudaProfilerStop\n"
+    "      --buffer-size SIZE    one CUPTI buffer (default 4M)\n"
+    "      --buffer-pool-cap SIZE  memory cap for all buffers (default 128M)\n"
+    "      --flush-period-ms MS  how often partly filled buffers are written (default 500)\n"
+    "  -q, --quiet               print nothing of cuscope's own\n";
+
+namespace {
+
+// Options that take a value, and the variable each sets.
+struct ValueOption {
+  const char* long_name;
+  const char* short_name;
+  const char* variable;
+};
+constexpr ValueOption kValueOptions[] = {
+    {"--output", "-o", "CUSCOPE_OUTPUT"},
+    {"--trace", "-t", "CUSCOPE_KINDS"},
+    {"--delay", nullptr, "CUSCOPE_DELAY"},
+    {"--duration", nullptr, "CUSCOPE_DURATION"},
+    {"--capture-range", "-c", "CUSCOPE_CAPTURE_RANGE"},
+    {"--buffer-size", nullptr, "CUSCOPE_BUFFER_SIZE"},
+    {"--buffer-pool-cap", nullptr, "CUSCOPE_BUFFER_POOL_CAP"},
+    {"--flush-period-ms", nullptr, "CUSCOPE_FLUSH_PERIOD_MS"},
+};
+
+}  // namespace
+
+absl::StatusOr<ProfilePlan> ParseProfileArgs(const std::vector<std::string>& args) {
+  ProfilePlan plan;
+  size_t i = 0;
+  for (; i < args.size(); ++i) {
+    const std::string& a = args[i];
+    if (a == "--") {
+      ++i;
+      break;
+    }
+    if (a.empty() || a[0] != '-') break;  // the program starts here
+    if (a == "-h" || a == "--help") {
+      plan.help = true;
+      return plan;
+    }
+    if (a == "-f" || a == "--force-overwrite" || a == "--force-overwrite=true") {
+      plan.env["CUSCOPE_FORCE_OVERWRITE"] = "1";
+      continue;
+    }
+    if (a == "-q" || a == "--quiet") {
+      plan.env["CUSCOPE_QUIET"] = "1";
+      continue;
+    }
+    bool matched = false;
+    for (const auto& o : kValueOptions) {
+      const std::string eq = absl::StrCat(o.long_name, "=");
+      if (a.rfind(eq, 0) == 0) {
+        plan.env[o.variable] = a.substr(eq.size());
+        matched = true;
+      } else if (a == o.long_name || (o.short_name != nullptr && a == o.short_name)) {
+        if (i + 1 >= args.size()) return absl::InvalidArgumentError(absl::StrCat("option ", a, " needs a value"));
+        plan.env[o.variable] = args[++i];
+        matched = true;
+      }
+      if (matched) break;
+    }
+    if (!matched) return absl::InvalidArgumentError(absl::StrCat("unknown option ", a));
+  }
+  plan.program.assign(args.begin() + static_cast<std::ptrdiff_t>(i), args.end());
+  if (plan.program.empty()) return absl::InvalidArgumentError("no program to profile");
+  // Check the settings now, with the collector's own parser, so a mistake is reported before the
+  // program runs rather than as a line in its output.
+  std::vector<std::pair<std::string, std::string>> env(plan.env.begin(), plan.env.end());
+  if (auto c = core::ParseConfigFromEnvironment(env); !c.ok()) return c.status();
+  return plan;
+}
+
+}  // namespace cuscope::cli

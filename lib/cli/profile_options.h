@@ -1,0 +1,26 @@
+// `cuscope profile` options, turned into the CUSCOPE_* environment the collector reads in the
+// profiled program. Pure: tested without running anything.
+#ifndef CUSCOPE_LIB_CLI_PROFILE_OPTIONS_H_
+#define CUSCOPE_LIB_CLI_PROFILE_OPTIONS_H_
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+
+namespace cuscope::cli {
+
+struct ProfilePlan {
+  std::map<std::string, std::string> env;  // CUSCOPE_* settings for the program
+  std::vector<std::string> program;        // argv of the program
+  bool help = false;
+};
+
+extern const char kProfileUsage[];
+
+absl::StatusOr<ProfilePlan> ParseProfileArgs(const std::vector<std::string>& args);
+
+}  // namespace cuscope::cli
+
+#endif  // CUSCOPE_LIB_CLI_PROFILE_OPTIONS_H_

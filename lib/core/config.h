@@ -1,0 +1,60 @@
+// Collector configuration, from CUSCOPE_* environment variables or from code.
+//
+// Parsing is strict: an unknown CUSCOPE_* variable or a bad value is an error that names it, and
+// the caller keeps profiling off rather than guess.
+#ifndef CUSCOPE_LIB_CORE_CONFIG_H_
+#define CUSCOPE_LIB_CORE_CONFIG_H_
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/status/statusor.h"
+
+namespace cuscope::core {
+
+// Activity kinds by the names users give them. "all" enables every one.
+inline constexpr const char* kActivityKindNames[] = {"kernel", "memcpy", "memset",   "runtime", "driver",
+                                                    "sync",   "nvtx",   "memory",   "overhead"};
+
+struct Config {
+  // Output file name pattern: %p process id, %h host name, %n sequence number (the lowest that
+  // names no existing file), %q{VAR} an environment variable, %% a percent sign. ".cuscope" is
+  // appended when the name has no extension of that name.
+  std::string output = "cuscope_%p";
+  bool force_overwrite = false;
+  std::vector<std::string> activity_kinds = {"kernel", "memcpy", "memset", "runtime", "driver",
+                                             "sync",   "nvtx",   "memory", "overhead"};
+  // Size of one CUPTI activity buffer. 4 MiB holds ~19,000 kernel records (~216 B each).
+  uint64_t buffer_bytes = 4ull << 20;
+  // Hard cap on buffer memory. 128 MiB (32 buffers) is ~0.8 s of the heaviest record stream seen
+  // (~160 MB/s with every kind on, launch-bound), far more than a writer that drains a buffer in
+  // a few ms needs; it matches what torch.profiler allows in total.
+  uint64_t buffer_pool_cap_bytes = 128ull << 20;
+  // CUPTI delivers partly filled buffers at this period, so the file is at most ~1 s behind.
+  uint32_t flush_period_ms = 500;
+  double delay_seconds = 0;
+  double duration_seconds = 0;  // 0 = until the end
+  // "none" or "cudaProfilerApi": collect only between cudaProfilerStart and cudaProfilerStop.
+  std::string capture_range = "none";
+  bool quiet = false;
+  // Every CUSCOPE_* variable as given, for the trace header.
+  std::map<std::string, std::string> settings;
+
+  bool kind_enabled(const std::string& kind) const;
+};
+
+// Parses CUSCOPE_* variables out of an environment (name, value pairs; others are ignored).
+absl::StatusOr<Config> ParseConfigFromEnvironment(const std::vector<std::pair<std::string, std::string>>& env);
+
+// Reads the process environment (environ).
+std::vector<std::pair<std::string, std::string>> ProcessEnvironment();
+
+// Parses a comma-separated list of activity kinds ("all" allowed).
+absl::StatusOr<std::vector<std::string>> ParseActivityKinds(const std::string& list);
+
+}  // namespace cuscope::core
+
+#endif  // CUSCOPE_LIB_CORE_CONFIG_H_

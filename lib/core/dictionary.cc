@@ -1,0 +1,49 @@
+#include "lib/core/dictionary.h"
+
+#include "absl/strings/str_cat.h"
+
+namespace cuscope::core {
+namespace {
+
+// Appends `def` at slot `id`, which must be the next free slot.
+template <typename T>
+absl::Status Define(std::vector<T>& table, uint32_t id, T def, const char* what) {
+  if (id != table.size()) {
+    return absl::DataLossError(absl::StrCat("corrupt trace: ", what, " id ", id, " defined out of order (expected ",
+                                            table.size(), ")"));
+  }
+  table.push_back(std::move(def));
+  return absl::OkStatus();
+}
+
+template <typename T>
+const T& Lookup(const std::vector<T>& table, uint32_t id) {
+  return id < table.size() ? table[id] : table[0];
+}
+
+}  // namespace
+
+Dictionary::Dictionary() : strings_(1), signatures_(1), functions_(1), threads_(1) {}
+
+absl::Status Dictionary::Absorb(const v1::Chunk& chunk) {
+  for (const auto& s : chunk.strings()) {
+    if (auto st = Define(strings_, s.id(), s.value(), "string"); !st.ok()) return st;
+  }
+  for (const auto& s : chunk.kernel_signatures()) {
+    if (auto st = Define(signatures_, s.id(), s, "kernel signature"); !st.ok()) return st;
+  }
+  for (const auto& f : chunk.api_functions()) {
+    if (auto st = Define(functions_, f.id(), f, "API function"); !st.ok()) return st;
+  }
+  for (const auto& t : chunk.threads()) {
+    if (auto st = Define(threads_, t.id(), t, "thread"); !st.ok()) return st;
+  }
+  return absl::OkStatus();
+}
+
+const std::string& Dictionary::str(uint32_t id) const { return Lookup(strings_, id); }
+const v1::KernelSignature& Dictionary::signature(uint32_t id) const { return Lookup(signatures_, id); }
+const v1::ApiFunction& Dictionary::function(uint32_t id) const { return Lookup(functions_, id); }
+const v1::HostThread& Dictionary::thread(uint32_t id) const { return Lookup(threads_, id); }
+
+}  // namespace cuscope::core

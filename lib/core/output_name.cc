@@ -1,0 +1,96 @@
+#include "lib/core/output_name.h"
+
+#include <cstdlib>
+
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+
+namespace cuscope::core {
+namespace {
+
+constexpr const char kExtension[] = ".cuscope";
+
+// Expands everything but %n, which is left as the marker "\x01".
+absl::StatusOr<std::string> ExpandFixed(const std::string& pattern, const OutputNameContext& ctx, bool* has_seq) {
+  std::string out;
+  for (size_t i = 0; i < pattern.size(); ++i) {
+    const char c = pattern[i];
+    if (c != '%') {
+      out.push_back(c);
+      continue;
+    }
+    if (i + 1 >= pattern.size()) return absl::InvalidArgumentError("output name ends with a lone '%'");
+    const char e = pattern[++i];
+    switch (e) {
+      case 'p': absl::StrAppend(&out, ctx.pid); break;
+      case 'h': out += ctx.host; break;
+      case '%': out.push_back('%'); break;
+      case 'n': out.push_back('\x01'); *has_seq = true; break;
+      case 'q': {
+        const size_t close = pattern.find('}', i);
+        if (i + 1 >= pattern.size() || pattern[i + 1] != '{' || close == std::string::npos) {
+          return absl::InvalidArgumentError("output name: %q must be followed by {VARIABLE}");
+        }
+        const std::string var = pattern.substr(i + 2, close - i - 2);
+        auto v = ctx.getenv ? ctx.getenv(var) : std::nullopt;
+        if (!v) return absl::InvalidArgumentError(absl::StrCat("output name: environment variable ", var, " is not set"));
+        out += *v;
+        i = close;
+        break;
+      }
+      default:
+        return absl::InvalidArgumentError(absl::StrCat("output name: unknown escape %", std::string(1, e),
+                                                       " (known: %p %h %n %q{VAR} %%)"));
+    }
+  }
+  if (!absl::EndsWith(out, kExtension)) out += kExtension;
+  return out;
+}
+
+std::string WithSequence(const std::string& name, int n) {
+  std::string out;
+  for (char c : name) {
+    if (c == '\x01') {
+      absl::StrAppend(&out, n);
+    } else {
+      out.push_back(c);
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+absl::StatusOr<std::string> ExpandOutputName(const std::string& pattern, const OutputNameContext& ctx) {
+  bool has_seq = false;
+  auto fixed = ExpandFixed(pattern, ctx, &has_seq);
+  if (!fixed.ok()) return fixed.status();
+  if (!has_seq) return *fixed;
+  for (int n = 1; n < 100000; ++n) {
+    std::string candidate = WithSequence(*fixed, n);
+    if (!ctx.exists || !ctx.exists(candidate)) return candidate;
+  }
+  return absl::ResourceExhaustedError("output name: no free sequence number below 100000");
+}
+
+OutputNameContext CurrentProcessOutputContext() {
+  OutputNameContext ctx;
+  ctx.pid = static_cast<uint32_t>(::getpid());
+  char host[256] = {0};
+  if (::gethostname(host, sizeof(host) - 1) == 0) ctx.host = host;
+  ctx.getenv = [](const std::string& name) -> std::optional<std::string> {
+    const char* v = std::getenv(name.c_str());
+    if (v == nullptr) return std::nullopt;
+    return std::string(v);
+  };
+  ctx.exists = [](const std::string& path) {
+    struct stat st;
+    return ::lstat(path.c_str(), &st) == 0;
+  };
+  return ctx;
+}
+
+}  // namespace cuscope::core

@@ -1,0 +1,52 @@
+// A whole trace in memory: what `cuscope analyze`, `stats` and `dump` work on.
+#ifndef CUSCOPE_LIB_CORE_TRACE_H_
+#define CUSCOPE_LIB_CORE_TRACE_H_
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "cuscope/v1/trace.pb.h"
+#include "lib/core/dictionary.h"
+#include "lib/core/records.h"
+
+namespace cuscope::core {
+
+struct Trace {
+  v1::Header header;
+  Dictionary dict;
+  std::vector<KernelRow> kernels;
+  std::vector<ApiCallRow> api_calls;
+  std::vector<MemcpyRecord> memcpys;
+  std::vector<MemsetRecord> memsets;
+  std::vector<SyncRecord> syncs;
+  std::vector<NvtxRow> nvtx;
+  std::vector<MemoryOpRecord> memory_ops;
+  std::vector<OverheadRow> overheads;
+  std::vector<MetricRow> metrics;
+  std::vector<v1::CaptureWindow> windows;
+  // The last chunk's running totals: the session's, if it ended cleanly.
+  std::optional<v1::CaptureStats> stats;
+
+  // How the read went.
+  uint64_t chunks = 0;
+  uint64_t bytes_read = 0;
+  uint64_t tail_bytes_dropped = 0;
+  // Set when a block in the middle did not decode: everything before it is kept.
+  std::optional<absl::Status> corruption;
+
+  bool truncated() const { return tail_bytes_dropped > 0 || corruption.has_value(); }
+  uint64_t record_count() const;
+};
+
+// Reads a whole trace. Fails only when the file cannot be opened or is not a trace (or of a newer
+// version); a cut or damaged tail is reported in the result.
+absl::StatusOr<Trace> LoadTrace(const std::string& path);
+absl::StatusOr<Trace> LoadTraceFromBytes(std::string bytes);
+
+}  // namespace cuscope::core
+
+#endif  // CUSCOPE_LIB_CORE_TRACE_H_

@@ -1,0 +1,79 @@
+#include "lib/core/trace_writer.h"
+
+#include <cerrno>
+#include <cstring>
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include "absl/strings/str_cat.h"
+#include "lib/core/trace_format.h"
+
+namespace cuscope::core {
+
+absl::StatusOr<std::unique_ptr<TraceWriter>> TraceWriter::Create(const std::string& path, bool overwrite) {
+  int flags = O_WRONLY | O_CREAT | O_NOFOLLOW | O_CLOEXEC;
+  flags |= overwrite ? O_TRUNC : O_EXCL;
+  const int fd = ::open(path.c_str(), flags, 0666);
+  if (fd < 0) {
+    const int err = errno;
+    if (err == EEXIST) {
+      return absl::AlreadyExistsError(
+          absl::StrCat("output file ", path, " already exists (use --force-overwrite to replace it)"));
+    }
+    if (err == ELOOP) {
+      return absl::PermissionDeniedError(absl::StrCat("output path ", path, " is a symbolic link; refusing to follow it"));
+    }
+    return absl::UnavailableError(absl::StrCat("cannot create ", path, ": ", std::strerror(err)));
+  }
+  return std::unique_ptr<TraceWriter>(new TraceWriter(fd, path));
+}
+
+TraceWriter::~TraceWriter() {
+  if (fd_ >= 0) ::close(fd_);
+}
+
+absl::Status TraceWriter::WriteAll(const std::string& bytes) {
+  if (fd_ < 0) return absl::FailedPreconditionError("trace writer is closed");
+  size_t done = 0;
+  while (done < bytes.size()) {
+    const ssize_t n = ::write(fd_, bytes.data() + done, bytes.size() - done);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      return absl::UnavailableError(absl::StrCat("cannot write ", path_, ": ", std::strerror(errno)));
+    }
+    done += static_cast<size_t>(n);
+  }
+  bytes_written_ += done;
+  return absl::OkStatus();
+}
+
+absl::Status TraceWriter::WriteHeader(const v1::Header& header) {
+  scratch_.assign(kTraceMagic);
+  block_.Clear();
+  *block_.mutable_header() = header;
+  block_.mutable_header()->set_format_version(kFormatVersion);
+  AppendFramedBlock(block_, &scratch_);
+  block_.Clear();
+  return WriteAll(scratch_);
+}
+
+absl::Status TraceWriter::WriteChunk(const v1::Chunk& chunk) {
+  scratch_.clear();
+  // The block borrows the chunk for serialization only; release it again before returning.
+  block_.Clear();
+  block_.unsafe_arena_set_allocated_chunk(const_cast<v1::Chunk*>(&chunk));
+  AppendFramedBlock(block_, &scratch_);
+  block_.unsafe_arena_release_chunk();
+  return WriteAll(scratch_);
+}
+
+absl::Status TraceWriter::Close() {
+  if (fd_ < 0) return absl::OkStatus();
+  const int rc = ::close(fd_);
+  fd_ = -1;
+  if (rc != 0) return absl::UnavailableError(absl::StrCat("cannot close ", path_, ": ", std::strerror(errno)));
+  return absl::OkStatus();
+}
+
+}  // namespace cuscope::core

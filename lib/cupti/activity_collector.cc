@@ -1,0 +1,553 @@
+#include "lib/cupti/activity_collector.h"
+
+#include <unistd.h>
+
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <cstdio>
+#include <cstdlib>
+#include <deque>
+#include <fstream>
+#include <memory>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+#include <cupti.h>
+
+#include "absl/strings/str_cat.h"
+#include "lib/core/buffer_pool.h"
+#include "lib/core/chunk_builder.h"
+#include "lib/core/output_name.h"
+#include "lib/core/trace_writer.h"
+#include "lib/cupti/cupti_status.h"
+#include "lib/cupti/device_info.h"
+#include "lib/cupti/translate.h"
+
+namespace cuscope::cupti {
+namespace {
+
+using SteadyClock = std::chrono::steady_clock;
+
+constexpr const char kLibraryVersion[] = "0.1.0";
+
+struct KindMapping {
+  const char* name;
+  CUpti_ActivityKind kind;
+};
+constexpr KindMapping kKinds[] = {
+    {"kernel", CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL}, {"memcpy", CUPTI_ACTIVITY_KIND_MEMCPY},
+    {"memset", CUPTI_ACTIVITY_KIND_MEMSET},            {"runtime", CUPTI_ACTIVITY_KIND_RUNTIME},
+    {"driver", CUPTI_ACTIVITY_KIND_DRIVER},            {"sync", CUPTI_ACTIVITY_KIND_SYNCHRONIZATION},
+    {"nvtx", CUPTI_ACTIVITY_KIND_MARKER},              {"memory", CUPTI_ACTIVITY_KIND_MEMORY2},
+    {"overhead", CUPTI_ACTIVITY_KIND_OVERHEAD},
+};
+
+uint64_t CuptiNow() {
+  uint64_t t = 0;
+  cuptiGetTimestamp(&t);
+  return t;
+}
+
+uint64_t MonotonicNow() {
+  timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return static_cast<uint64_t>(ts.tv_sec) * 1000000000ull + ts.tv_nsec;
+}
+
+std::vector<std::string> CommandLine() {
+  std::vector<std::string> args;
+  std::ifstream f("/proc/self/cmdline", std::ios::binary);
+  std::string arg;
+  while (std::getline(f, arg, '\0')) args.push_back(arg);
+  return args;
+}
+
+int32_t EnvInt(std::initializer_list<const char*> names) {
+  for (const char* n : names) {
+    if (const char* v = std::getenv(n); v != nullptr && *v != '\0') return std::atoi(v);
+  }
+  return -1;
+}
+
+std::string ApiName(v1::ApiDomain domain, uint32_t cbid) {
+  const char* name = nullptr;
+  const CUpti_CallbackDomain d = domain == v1::API_DOMAIN_DRIVER ? CUPTI_CB_DOMAIN_DRIVER_API : CUPTI_CB_DOMAIN_RUNTIME_API;
+  if (cuptiGetCallbackName(d, cbid, &name) != CUPTI_SUCCESS || name == nullptr) {
+    return absl::StrCat(domain == v1::API_DOMAIN_DRIVER ? "driver" : "runtime", "_cbid_", cbid);
+  }
+  return name;
+}
+
+struct CompletedBuffer {
+  uint8_t* buffer;
+  size_t valid;
+};
+
+struct PendingWindow {
+  bool open;  // true: a window starts, false: the open window ends
+  uint64_t time;
+  std::string reason;
+};
+
+// Everything one collection session owns. Allocated at start and never freed: CUPTI may call a
+// buffer callback late, and a dangling state would crash the program.
+struct State {
+  core::Config config;
+  std::string entry;
+  std::unique_ptr<core::TraceWriter> writer;
+  core::BufferPool pool;
+  CUpti_SubscriberHandle subscriber = nullptr;
+  std::vector<CUpti_ActivityKind> kinds;
+  v1::Header header;
+
+  // Queue from CUPTI's buffer callback to the writer thread.
+  std::mutex queue_mu;
+  std::condition_variable queue_cv;
+  std::deque<CompletedBuffer> queue;
+  bool writer_exit = false;
+  std::vector<PendingWindow> windows;  // guarded by queue_mu
+
+  std::thread writer_thread;
+  std::thread control_thread;
+  std::mutex control_mu;
+  std::condition_variable control_cv;
+  bool control_exit = false;
+
+  std::atomic<bool> collecting{false};
+  std::atomic<bool> inert{false};
+  std::atomic<bool> write_failed{false};
+  std::atomic<uint64_t> buffers_requested{0};
+  std::atomic<uint64_t> buffers_completed{0};
+  std::atomic<uint64_t> dropped_by_cupti{0};
+  std::atomic<uint64_t> callback_ns{0};
+
+  // Writer thread only.
+  core::ChunkBuilder builder{ApiName};
+  bool header_written = false;
+  uint64_t records_written = 0;
+  uint64_t kernels_written = 0;
+  uint64_t overhead_ns = 0;
+  uint64_t writer_ns = 0;
+  uint64_t chunks_written = 0;
+  uint64_t write_errors = 0;
+
+  State(const core::Config& c, std::string e)
+      : config(c), entry(std::move(e)), pool(c.buffer_bytes, c.buffer_pool_cap_bytes) {}
+};
+
+std::mutex g_lifecycle_mu;          // Start/Stop; never taken on a CUPTI callback path
+std::atomic<State*> g_state{nullptr};  // the active session, or nullptr
+bool g_callbacks_registered = false;
+
+void Warn(const State& s, const std::string& msg) {
+  if (!s.config.quiet) std::fprintf(stderr, "cuscope: %s\n", msg.c_str());
+}
+
+// ---- CUPTI callbacks: short, lock only the queue, never call back into CUDA ----------------
+
+void CUPTIAPI OnBufferRequested(uint8_t** buffer, size_t* size, size_t* max_records) {
+  const auto t0 = SteadyClock::now();
+  *buffer = nullptr;
+  *size = 0;
+  *max_records = 0;
+  State* s = g_state.load(std::memory_order_acquire);
+  if (s == nullptr || s->inert.load(std::memory_order_relaxed)) return;
+  s->buffers_requested.fetch_add(1, std::memory_order_relaxed);
+  if (uint8_t* b = s->pool.Acquire(); b != nullptr) {
+    *buffer = b;
+    *size = s->pool.buffer_bytes();
+  }
+  s->callback_ns.fetch_add(std::chrono::duration_cast<std::chrono::nanoseconds>(SteadyClock::now() - t0).count(),
+                           std::memory_order_relaxed);
+}
+
+void CUPTIAPI OnBufferCompleted(CUcontext ctx, uint32_t stream_id, uint8_t* buffer, size_t size, size_t valid) {
+  const auto t0 = SteadyClock::now();
+  State* s = g_state.load(std::memory_order_acquire);
+  if (s == nullptr || s->inert.load(std::memory_order_relaxed)) return;
+  size_t dropped = 0;
+  if (cuptiActivityGetNumDroppedRecords(ctx, stream_id, &dropped) == CUPTI_SUCCESS && dropped > 0) {
+    s->dropped_by_cupti.fetch_add(dropped, std::memory_order_relaxed);
+  }
+  if (buffer != nullptr) {
+    s->buffers_completed.fetch_add(1, std::memory_order_relaxed);
+    {
+      std::lock_guard<std::mutex> lock(s->queue_mu);
+      s->queue.push_back({buffer, valid});
+    }
+    s->queue_cv.notify_one();
+  }
+  s->callback_ns.fetch_add(std::chrono::duration_cast<std::chrono::nanoseconds>(SteadyClock::now() - t0).count(),
+                           std::memory_order_relaxed);
+}
+
+// ---- Collection on and off ------------------------------------------------------------------
+
+absl::Status EnableKinds(State& s) {
+  for (size_t i = 0; i < s.kinds.size(); ++i) {
+    if (auto st = CuptiStatus(cuptiActivityEnable(s.kinds[i]), "cuptiActivityEnable"); !st.ok()) {
+      for (size_t j = 0; j < i; ++j) cuptiActivityDisable(s.kinds[j]);
+      return st;
+    }
+  }
+  s.collecting.store(true);
+  return absl::OkStatus();
+}
+
+void DisableKinds(State& s) {
+  if (!s.collecting.exchange(false)) return;
+  for (CUpti_ActivityKind k : s.kinds) cuptiActivityDisable(k);
+}
+
+void QueueWindow(State& s, bool open, const std::string& reason) {
+  std::lock_guard<std::mutex> lock(s.queue_mu);
+  s.windows.push_back({open, CuptiNow(), reason});
+}
+
+void OpenWindow(State& s, const std::string& reason) {
+  if (s.collecting.load()) return;
+  if (auto st = EnableKinds(s); !st.ok()) {
+    Warn(s, absl::StrCat("cannot start collection: ", st.message(), "; profiling is off"));
+    return;
+  }
+  QueueWindow(s, true, reason);
+}
+
+void CloseWindow(State& s, const std::string& reason) {
+  if (!s.collecting.load()) return;
+  DisableKinds(s);
+  QueueWindow(s, false, reason);
+}
+
+// cudaProfilerStart/Stop (and the driver's cuProfilerStart/Stop) as capture gates.
+void CUPTIAPI OnApiCallback(void* userdata, CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const void* data) {
+  State* s = g_state.load(std::memory_order_acquire);
+  if (s == nullptr || s->inert.load()) return;
+  const auto* info = static_cast<const CUpti_CallbackData*>(data);
+  const bool start = (domain == CUPTI_CB_DOMAIN_RUNTIME_API && cbid == CUPTI_RUNTIME_TRACE_CBID_cudaProfilerStart_v4000) ||
+                     (domain == CUPTI_CB_DOMAIN_DRIVER_API && cbid == CUPTI_DRIVER_TRACE_CBID_cuProfilerStart);
+  const bool stop = (domain == CUPTI_CB_DOMAIN_RUNTIME_API && cbid == CUPTI_RUNTIME_TRACE_CBID_cudaProfilerStop_v4000) ||
+                    (domain == CUPTI_CB_DOMAIN_DRIVER_API && cbid == CUPTI_DRIVER_TRACE_CBID_cuProfilerStop);
+  if (start && info->callbackSite == CUPTI_API_EXIT) OpenWindow(*s, "cudaProfilerStart");
+  if (stop && info->callbackSite == CUPTI_API_ENTER) CloseWindow(*s, "cudaProfilerStop");
+}
+
+// ---- Writer thread --------------------------------------------------------------------------
+
+void WriteChunk(State& s, bool final_chunk) {
+  if (s.write_failed.load()) return;
+  if (!s.header_written) {
+    auto sys = QuerySystem();
+    if (sys.ok()) {
+      for (const auto& d : sys->devices) *s.header.add_devices() = d;
+      s.header.mutable_session()->set_driver_version(sys->driver_version);
+      s.header.mutable_session()->set_runtime_version(sys->runtime_version);
+    }
+    if (auto st = s.writer->WriteHeader(s.header); !st.ok()) {
+      s.write_failed.store(true);
+      ++s.write_errors;
+      Warn(s, absl::StrCat(st.message(), "; profiling stopped"));
+      DisableKinds(s);
+      return;
+    }
+    s.header_written = true;
+  }
+  std::vector<PendingWindow> windows;
+  {
+    std::lock_guard<std::mutex> lock(s.queue_mu);
+    windows.swap(s.windows);
+  }
+  for (const auto& w : windows) {
+    s.builder.AddWindow(v1::WINDOW_KIND_TIMELINE, w.open ? w.time : 0, w.open ? 0 : w.time, w.reason);
+  }
+  if (s.builder.pending_records() == 0 && windows.empty() && !final_chunk) return;
+  static thread_local v1::Chunk chunk;
+  s.records_written += s.builder.pending_records();
+  s.builder.TakeChunk(&chunk);
+  s.kernels_written += chunk.kernels().duration_size();
+  v1::CaptureStats* st = chunk.mutable_stats();
+  st->set_buffers_requested(s.buffers_requested.load());
+  st->set_buffers_completed(s.buffers_completed.load());
+  st->set_buffers_refused_at_cap(s.pool.refused());
+  st->set_records_dropped_by_cupti(s.dropped_by_cupti.load());
+  st->set_records_written(s.records_written);
+  st->set_records_untranslated(s.builder.untranslated_records());
+  st->set_peak_pool_bytes(s.pool.peak_bytes());
+  st->set_callback_time_ns(s.callback_ns.load());
+  st->set_writer_time_ns(s.writer_ns);
+  st->set_cupti_overhead_ns(s.overhead_ns);
+  st->set_chunks_written(s.chunks_written + 1);
+  st->set_write_errors(s.write_errors);
+  // bytes_written counts what was on disk before this chunk.
+  st->set_bytes_written(s.writer->bytes_written());
+  if (auto ws = s.writer->WriteChunk(chunk); !ws.ok()) {
+    s.write_failed.store(true);
+    ++s.write_errors;
+    Warn(s, absl::StrCat(ws.message(), "; profiling stopped, the trace keeps what was written before"));
+    DisableKinds(s);
+    return;
+  }
+  ++s.chunks_written;
+}
+
+// Counts CUPTI's own overhead while translating, so the trace carries its cost.
+class OverheadCountingSink final : public core::ActivitySink {
+ public:
+  OverheadCountingSink(core::ChunkBuilder& inner, uint64_t& overhead_ns) : inner_(inner), overhead_ns_(overhead_ns) {}
+  void Add(const core::KernelActivity& a) override { inner_.Add(a); }
+  void Add(const core::ApiActivity& a) override { inner_.Add(a); }
+  void Add(const core::MemcpyRecord& r) override { inner_.Add(r); }
+  void Add(const core::MemsetRecord& r) override { inner_.Add(r); }
+  void Add(const core::SyncRecord& r) override { inner_.Add(r); }
+  void Add(const core::NvtxActivity& a) override { inner_.Add(a); }
+  void Add(const core::MemoryOpRecord& r) override { inner_.Add(r); }
+  void Add(const core::OverheadActivity& a) override {
+    overhead_ns_ += a.end > a.start ? a.end - a.start : 0;
+    inner_.Add(a);
+  }
+  void AddUntranslated(uint32_t kind) override { inner_.AddUntranslated(kind); }
+
+ private:
+  core::ChunkBuilder& inner_;
+  uint64_t& overhead_ns_;
+};
+
+void ProcessBuffer(State& s, const CompletedBuffer& b) {
+  const auto t0 = SteadyClock::now();
+  if (!s.write_failed.load()) {
+    OverheadCountingSink sink(s.builder, s.overhead_ns);
+    CUpti_Activity* record = nullptr;
+    while (cuptiActivityGetNextRecord(b.buffer, b.valid, &record) == CUPTI_SUCCESS) {
+      TranslateActivity(*record, sink);
+      if (record->kind == CUPTI_ACTIVITY_KIND_OVERHEAD) {
+        // CUPTI hands ownership of the overhead details to the client.
+        std::free(reinterpret_cast<CUpti_ActivityOverhead3*>(record)->overheadData);
+      }
+    }
+  }
+  s.pool.Release(b.buffer);
+  s.writer_ns += std::chrono::duration_cast<std::chrono::nanoseconds>(SteadyClock::now() - t0).count();
+  WriteChunk(s, false);
+}
+
+void WriterLoop(State* s) {
+  while (true) {
+    CompletedBuffer b{};
+    {
+      std::unique_lock<std::mutex> lock(s->queue_mu);
+      s->queue_cv.wait(lock, [s] { return !s->queue.empty() || s->writer_exit; });
+      if (s->queue.empty()) break;  // exit requested and everything written
+      b = s->queue.front();
+      s->queue.pop_front();
+    }
+    ProcessBuffer(*s, b);
+  }
+  WriteChunk(*s, true);
+}
+
+// Delay and duration windows.
+void ControlLoop(State* s) {
+  std::unique_lock<std::mutex> lock(s->control_mu);
+  const auto delay = std::chrono::duration<double>(s->config.delay_seconds);
+  if (s->config.delay_seconds > 0) {
+    if (s->control_cv.wait_for(lock, delay, [s] { return s->control_exit; })) return;
+    lock.unlock();
+    OpenWindow(*s, "delay");
+    lock.lock();
+  }
+  if (s->config.duration_seconds > 0) {
+    const auto duration = std::chrono::duration<double>(s->config.duration_seconds);
+    if (s->control_cv.wait_for(lock, duration, [s] { return s->control_exit; })) return;
+    lock.unlock();
+    CloseWindow(*s, "duration");
+    cuptiActivityFlushAll(0);
+  }
+}
+
+v1::Header BuildHeader(const State& s, uint64_t start) {
+  v1::Header h;
+  auto* session = h.mutable_session();
+  session->set_pid(static_cast<uint32_t>(::getpid()));
+  char host[256] = {0};
+  if (::gethostname(host, sizeof(host) - 1) == 0) session->set_host(host);
+  for (auto& a : CommandLine()) session->add_command_line(a);
+  session->set_start_time_ns(start);
+  uint32_t cupti_version = 0;
+  cuptiGetVersion(&cupti_version);
+  session->set_cupti_version(cupti_version);
+  session->set_entry(s.entry);
+  session->set_rank(EnvInt({"RANK", "OMPI_COMM_WORLD_RANK", "PMI_RANK", "SLURM_PROCID"}));
+  session->set_local_rank(EnvInt({"LOCAL_RANK", "OMPI_COMM_WORLD_LOCAL_RANK", "SLURM_LOCALID"}));
+  session->set_world_size(EnvInt({"WORLD_SIZE", "OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "SLURM_NTASKS"}));
+  session->set_clock_ref_cupti_ns(CuptiNow());
+  session->set_clock_ref_monotonic_ns(MonotonicNow());
+  session->set_library_version(kLibraryVersion);
+  auto* cfg = h.mutable_config();
+  for (const auto& k : s.config.activity_kinds) cfg->add_activity_kinds(k);
+  cfg->set_buffer_bytes(s.config.buffer_bytes);
+  cfg->set_buffer_pool_cap_bytes(s.config.buffer_pool_cap_bytes);
+  cfg->set_flush_period_ms(s.config.flush_period_ms);
+  cfg->set_delay_seconds(s.config.delay_seconds);
+  cfg->set_duration_seconds(s.config.duration_seconds);
+  cfg->set_profiler_api_gated(s.config.capture_range == "cudaProfilerApi");
+  for (const auto& [k, v] : s.config.settings) (*cfg->mutable_settings())[k] = v;
+  return h;
+}
+
+absl::Status EnableProfilerApiCallbacks(State& s) {
+  struct Cb {
+    CUpti_CallbackDomain domain;
+    CUpti_CallbackId cbid;
+  };
+  constexpr Cb cbs[] = {{CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaProfilerStart_v4000},
+                        {CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaProfilerStop_v4000},
+                        {CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuProfilerStart},
+                        {CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuProfilerStop}};
+  for (const Cb& cb : cbs) {
+    if (auto st = CuptiStatus(cuptiEnableCallback(1, s.subscriber, cb.domain, cb.cbid), "cuptiEnableCallback");
+        !st.ok()) {
+      return st;
+    }
+  }
+  return absl::OkStatus();
+}
+
+// Undoes a partial start.
+void Teardown(State& s) {
+  DisableKinds(s);
+  if (s.subscriber != nullptr) {
+    cuptiUnsubscribe(s.subscriber);
+    s.subscriber = nullptr;
+  }
+}
+
+}  // namespace
+
+absl::Status StartCollector(const core::Config& config, const std::string& entry) {
+  std::lock_guard<std::mutex> lifecycle(g_lifecycle_mu);
+  if (g_state.load() != nullptr) return absl::FailedPreconditionError("a cuscope session is already active");
+
+  auto path = core::ExpandOutputName(config.output, core::CurrentProcessOutputContext());
+  if (!path.ok()) return path.status();
+  auto* s = new State(config, entry);
+  for (const auto& k : kKinds) {
+    if (config.kind_enabled(k.name)) s->kinds.push_back(k.kind);
+  }
+
+  // Subscribing first tells us whether another CUPTI tool owns this process.
+  if (auto st = CuptiStatus(cuptiSubscribe(&s->subscriber, OnApiCallback, s), "cuptiSubscribe"); !st.ok()) {
+    s->subscriber = nullptr;
+    return st;
+  }
+  auto writer = core::TraceWriter::Create(*path, config.force_overwrite);
+  if (!writer.ok()) {
+    Teardown(*s);
+    return writer.status();
+  }
+  s->writer = std::move(*writer);
+  cuptiSetThreadIdType(CUPTI_ACTIVITY_THREAD_ID_TYPE_SYSTEM);
+  if (!g_callbacks_registered) {
+    if (auto st = CuptiStatus(cuptiActivityRegisterCallbacks(OnBufferRequested, OnBufferCompleted),
+                              "cuptiActivityRegisterCallbacks");
+        !st.ok()) {
+      Teardown(*s);
+      ::unlink(path->c_str());
+      return st;
+    }
+    g_callbacks_registered = true;
+  }
+  cuptiActivityFlushPeriod(config.flush_period_ms);
+  const uint64_t start = CuptiNow();
+  s->header = BuildHeader(*s, start);
+  g_state.store(s, std::memory_order_release);
+
+  const bool gated = config.capture_range == "cudaProfilerApi";
+  if (gated) {
+    if (auto st = EnableProfilerApiCallbacks(*s); !st.ok()) {
+      g_state.store(nullptr);
+      Teardown(*s);
+      ::unlink(path->c_str());
+      return st;
+    }
+  } else if (config.delay_seconds == 0) {
+    if (auto st = EnableKinds(*s); !st.ok()) {
+      g_state.store(nullptr);
+      Teardown(*s);
+      ::unlink(path->c_str());
+      return st;
+    }
+    QueueWindow(*s, true, "session");
+  }
+  s->writer_thread = std::thread(WriterLoop, s);
+  if (!gated && (config.delay_seconds > 0 || config.duration_seconds > 0)) {
+    s->control_thread = std::thread(ControlLoop, s);
+  }
+  return absl::OkStatus();
+}
+
+absl::Status StopCollector(CollectorSummary* summary) {
+  // A forked child must not touch the parent's session, nor a lock the parent may have held.
+  if (State* early = g_state.load(); early != nullptr && early->inert.load()) return absl::OkStatus();
+  std::lock_guard<std::mutex> lifecycle(g_lifecycle_mu);
+  State* s = g_state.load();
+  if (s == nullptr) return absl::FailedPreconditionError("no cuscope session is active");
+  if (s->control_thread.joinable()) {
+    {
+      std::lock_guard<std::mutex> lock(s->control_mu);
+      s->control_exit = true;
+    }
+    s->control_cv.notify_all();
+    s->control_thread.join();
+  }
+  CloseWindow(*s, "end");
+  // Hands every buffer, partly filled ones too, to OnBufferCompleted.
+  const absl::Status flushed =
+      CuptiStatus(cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED), "cuptiActivityFlushAll");
+  {
+    std::lock_guard<std::mutex> lock(s->queue_mu);
+    s->writer_exit = true;
+  }
+  s->queue_cv.notify_all();
+  if (s->writer_thread.joinable()) s->writer_thread.join();
+  g_state.store(nullptr, std::memory_order_release);
+  if (s->subscriber != nullptr) {
+    cuptiUnsubscribe(s->subscriber);
+    s->subscriber = nullptr;
+  }
+  absl::Status closed = s->writer->Close();
+  if (summary != nullptr) {
+    summary->path = s->writer->path();
+    summary->records = s->records_written;
+    summary->kernels = s->kernels_written;
+    summary->bytes = s->writer->bytes_written();
+    summary->dropped = s->dropped_by_cupti.load();
+    summary->buffers_refused = s->pool.refused();
+  }
+  if (!flushed.ok()) return flushed;
+  if (s->write_failed.load()) return absl::DataLossError("the trace could not be written completely");
+  return closed;
+}
+
+absl::Status FlushCollector() {
+  if (g_state.load() == nullptr) return absl::FailedPreconditionError("no cuscope session is active");
+  return CuptiStatus(cuptiActivityFlushAll(0), "cuptiActivityFlushAll");
+}
+
+bool CollectorActive() {
+  State* s = g_state.load();
+  return s != nullptr && !s->inert.load();
+}
+
+std::string CollectorOutputPath() {
+  std::lock_guard<std::mutex> lifecycle(g_lifecycle_mu);
+  State* s = g_state.load();
+  return s != nullptr && s->writer ? s->writer->path() : std::string();
+}
+
+void MarkCollectorForkedChild() {
+  if (State* s = g_state.load(); s != nullptr) s->inert.store(true);
+}
+
+}  // namespace cuscope::cupti

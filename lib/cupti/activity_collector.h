@@ -1,0 +1,46 @@
+// The in-process timeline collector: CUPTI activity buffers in, a trace file out.
+//
+// CUPTI fills buffers from a pool with a hard cap; completed buffers go to a writer thread that
+// translates, encodes and writes them, so CUPTI's callback path only queues a pointer. CUPTI's
+// periodic flush keeps the file at most about a second behind the program.
+//
+// One collector per process (CUPTI allows one subscriber). Every entry point returns a Status and
+// never throws; a failure leaves the program running without profiling.
+#ifndef CUSCOPE_LIB_CUPTI_ACTIVITY_COLLECTOR_H_
+#define CUSCOPE_LIB_CUPTI_ACTIVITY_COLLECTOR_H_
+
+#include <string>
+
+#include "absl/status/status.h"
+#include "lib/core/config.h"
+
+namespace cuscope::cupti {
+
+struct CollectorSummary {
+  std::string path;
+  uint64_t records = 0;
+  uint64_t kernels = 0;
+  uint64_t bytes = 0;
+  uint64_t dropped = 0;
+  uint64_t buffers_refused = 0;
+};
+
+// Starts collection into the file `config.output` names. `entry` says how cuscope was started
+// ("injection", "preload", "session"). Fails if a collector is already active.
+absl::Status StartCollector(const core::Config& config, const std::string& entry);
+
+// Stops collection, writes everything CUPTI still holds and closes the file.
+absl::Status StopCollector(CollectorSummary* summary);
+
+// Hands every buffer CUPTI holds to the writer now.
+absl::Status FlushCollector();
+
+bool CollectorActive();
+std::string CollectorOutputPath();
+
+// Called in the child after fork(): the child neither writes nor flushes the parent's trace.
+void MarkCollectorForkedChild();
+
+}  // namespace cuscope::cupti
+
+#endif  // CUSCOPE_LIB_CUPTI_ACTIVITY_COLLECTOR_H_

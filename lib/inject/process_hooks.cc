@@ -1,0 +1,88 @@
+#include "lib/inject/process_hooks.h"
+
+#include <dlfcn.h>
+#include <pthread.h>
+
+#include <atomic>
+#include <cstdio>
+#include <cstdlib>
+#include <mutex>
+
+#include <cupti.h>
+
+#include "absl/strings/str_cat.h"
+#include "lib/cupti/activity_collector.h"
+
+namespace cuscope::inject {
+namespace {
+
+std::once_flag g_env_once;
+std::once_flag g_hooks_once;
+std::atomic<bool> g_quiet{false};
+
+void OnExit() {
+  if (!cupti::CollectorActive()) return;
+  StopAndReport(g_quiet.load()).IgnoreError();
+}
+
+void OnForkChild() { cupti::MarkCollectorForkedChild(); }
+
+void InstallHooks() {
+  std::call_once(g_hooks_once, [] {
+    std::atexit(OnExit);
+    pthread_atfork(nullptr, nullptr, OnForkChild);
+  });
+}
+
+}  // namespace
+
+void PrintLine(const std::string& message) { std::fprintf(stderr, "cuscope: %s\n", message.c_str()); }
+
+void RouteNvtxToCupti() {
+  if (std::getenv("NVTX_INJECTION64_PATH") != nullptr) return;
+  Dl_info info;
+  if (dladdr(reinterpret_cast<void*>(&cuptiActivityEnable), &info) != 0 && info.dli_fname != nullptr) {
+    setenv("NVTX_INJECTION64_PATH", info.dli_fname, 0);
+  }
+}
+
+absl::Status StartWithConfig(const core::Config& config, const char* entry) {
+  if (config.kind_enabled("nvtx")) RouteNvtxToCupti();
+  g_quiet.store(config.quiet);
+  absl::Status st = cupti::StartCollector(config, entry);
+  if (st.ok()) InstallHooks();
+  return st;
+}
+
+void StartFromEnvironmentOnce(const char* entry) {
+  std::call_once(g_env_once, [entry] {
+    auto config = core::ParseConfigFromEnvironment(core::ProcessEnvironment());
+    if (!config.ok()) {
+      PrintLine(absl::StrCat(config.status().message(), "; profiling is off"));
+      return;
+    }
+    if (cupti::CollectorActive()) return;
+    if (auto st = StartWithConfig(*config, entry); !st.ok()) {
+      PrintLine(absl::StrCat(st.message(), "; profiling is off"));
+    }
+  });
+}
+
+absl::Status StopAndReport(bool quiet) {
+  cupti::CollectorSummary summary;
+  absl::Status st = cupti::StopCollector(&summary);
+  if (!quiet && !summary.path.empty()) {
+    std::string line = absl::StrCat("trace written to ", summary.path, " (", summary.records, " records, ",
+                                    summary.kernels, " kernels, ", summary.bytes, " bytes");
+    if (summary.dropped > 0 || summary.buffers_refused > 0) {
+      absl::StrAppend(&line, "; ", summary.dropped, " records dropped, ", summary.buffers_refused,
+                      " buffers refused at the memory cap");
+    }
+    line += ")";
+    if (!st.ok()) absl::StrAppend(&line, "; ", st.message());
+    PrintLine(line);
+  }
+  return st;
+}
+
+}  // namespace cuscope::inject
