@@ -1,0 +1,83 @@
+#include "lib/analysis/api_names.h"
+
+#include <array>
+
+namespace cuscope::analysis {
+namespace {
+
+bool StartsWith(std::string_view s, std::string_view prefix) { return s.substr(0, prefix.size()) == prefix; }
+bool Contains(std::string_view s, std::string_view part) { return s.find(part) != std::string_view::npos; }
+
+}  // namespace
+
+std::string_view ApiCategoryName(ApiCategory category) {
+  switch (category) {
+    case ApiCategory::kSync: return "sync";
+    case ApiCategory::kCopy: return "copy";
+    case ApiCategory::kAlloc: return "alloc";
+    case ApiCategory::kLaunch: return "launch";
+    case ApiCategory::kOther: return "other";
+  }
+  return "other";
+}
+
+std::string_view DisplayApiName(std::string_view cupti_name) {
+  const size_t v = cupti_name.rfind("_v");
+  if (v == std::string_view::npos || v + 2 >= cupti_name.size()) return cupti_name;
+  for (size_t i = v + 2; i < cupti_name.size(); ++i) {
+    if (cupti_name[i] < '0' || cupti_name[i] > '9') return cupti_name;
+  }
+  return cupti_name.substr(0, v);
+}
+
+ApiTraits ClassifyApi(std::string_view cupti_name) {
+  const std::string_view name = DisplayApiName(cupti_name);
+  ApiTraits t;
+  struct SyncName {
+    std::string_view name;
+    SyncKind kind;
+  };
+  static constexpr std::array<SyncName, 7> kSyncs = {{
+      {"cudaStreamSynchronize", SyncKind::kStream},
+      {"cuStreamSynchronize", SyncKind::kStream},
+      {"cudaDeviceSynchronize", SyncKind::kDevice},
+      {"cudaThreadSynchronize", SyncKind::kDevice},
+      {"cuCtxSynchronize", SyncKind::kDevice},
+      {"cudaEventSynchronize", SyncKind::kEvent},
+      {"cuEventSynchronize", SyncKind::kEvent},
+  }};
+  for (const SyncName& s : kSyncs) {
+    if (name == s.name) {
+      t.category = ApiCategory::kSync;
+      t.sync = s.kind;
+      return t;
+    }
+  }
+  if (StartsWith(name, "cudaMemcpy") || StartsWith(name, "cuMemcpy") || StartsWith(name, "cudaMemset") ||
+      StartsWith(name, "cuMemset")) {
+    t.category = ApiCategory::kCopy;
+    // Symbol copies and peer copies follow the same rule: no "Async", no return before completion.
+    t.synchronous_transfer = !Contains(name, "Async");
+    return t;
+  }
+  if (StartsWith(name, "cudaMalloc") || StartsWith(name, "cudaFree") || StartsWith(name, "cudaHostAlloc") ||
+      StartsWith(name, "cudaHostRegister") || StartsWith(name, "cudaHostUnregister") ||
+      StartsWith(name, "cuMemAlloc") || StartsWith(name, "cuMemFree") || StartsWith(name, "cuMemHostAlloc") ||
+      StartsWith(name, "cuMemHostRegister") || StartsWith(name, "cuMemHostUnregister") ||
+      StartsWith(name, "cuMemCreate") || StartsWith(name, "cuMemRelease")) {
+    t.category = ApiCategory::kAlloc;
+    // Stream-ordered allocation (cudaMallocAsync/cudaFreeAsync) does not wait for the device;
+    // cudaFree, pinned host allocation and registration do.
+    t.implicit_sync = !Contains(name, "Async") && name != "cudaMalloc" && name != "cuMemAlloc";
+    return t;
+  }
+  if (StartsWith(name, "cudaLaunch") || StartsWith(name, "cuLaunch") || name == "cudaGraphLaunch" ||
+      name == "cuGraphLaunch") {
+    t.category = ApiCategory::kLaunch;
+    t.graph_launch = Contains(name, "Graph");
+    return t;
+  }
+  return t;
+}
+
+}  // namespace cuscope::analysis

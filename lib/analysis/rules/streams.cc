@@ -1,0 +1,186 @@
+// streams.serialized: streams on one device whose work interleaves in time but never runs
+//   concurrently, with nothing visible ordering them (no event waits on either): the signature of a
+//   false dependency, such as the legacy default stream serializing every blocking stream.
+// streams.event_wait: operations that started late because their stream waited on an event,
+//   measured from the moment both the previous operation on the stream had finished and the launch
+//   call had returned.
+#include <algorithm>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/container/flat_hash_set.h"
+#include "absl/strings/str_cat.h"
+#include "lib/analysis/rules/rules.h"
+
+namespace cuscope::analysis {
+namespace {
+
+constexpr size_t kMaxStreamsCompared = 16;
+
+void SerializedStreams(const Timeline& timeline, const Thresholds& thresholds,
+                       const absl::flat_hash_set<uint32_t>& ordered_streams, std::vector<Finding>& findings) {
+  for (const DeviceTimeline& d : timeline.devices()) {
+    std::vector<const StreamInfo*> candidates;
+    for (const StreamInfo& s : timeline.streams()) {
+      if (s.device == d.device && static_cast<double>(s.ops) >= thresholds.stream_min_ops &&
+          !ordered_streams.contains(s.stream)) {
+        candidates.push_back(&s);
+      }
+    }
+    if (candidates.size() < 2) continue;
+    std::sort(candidates.begin(), candidates.end(),
+              [](const StreamInfo* a, const StreamInfo* b) { return a->busy_ns > b->busy_ns; });
+    if (candidates.size() > kMaxStreamsCompared) candidates.resize(kMaxStreamsCompared);
+    absl::flat_hash_map<uint32_t, size_t> slot;
+    for (size_t i = 0; i < candidates.size(); ++i) slot[candidates[i]->stream] = i;
+    std::vector<IntervalSetBuilder> builders(candidates.size());
+    for (OpRef op : d.ops) {
+      auto it = slot.find(timeline.OpStream(op));
+      if (it != slot.end()) builders[it->second].Add(timeline.OpInterval(op));
+    }
+    std::vector<IntervalSet> busy;
+    for (IntervalSetBuilder& b : builders) busy.push_back(b.Take());
+
+    std::vector<bool> involved(candidates.size(), false);
+    uint64_t pairs = 0;
+    std::vector<std::string> pair_names;
+    for (size_t i = 0; i < candidates.size(); ++i) {
+      for (size_t j = i + 1; j < candidates.size(); ++j) {
+        const StreamInfo& a = *candidates[i];
+        const StreamInfo& b = *candidates[j];
+        const uint64_t together = std::min(a.active.end, b.active.end) > std::max(a.active.begin, b.active.begin)
+                                      ? std::min(a.active.end, b.active.end) - std::max(a.active.begin, b.active.begin)
+                                      : 0;
+        const uint64_t shorter = std::min(a.active.length(), b.active.length());
+        if (shorter == 0 ||
+            static_cast<double>(together) < thresholds.stream_interleave_min_share * static_cast<double>(shorter)) {
+          continue;  // one runs after the other: sequential phases, not a false dependency
+        }
+        const uint64_t overlap = TotalLength(Intersect(busy[i], busy[j]));
+        const uint64_t smaller_busy = std::min(a.busy_ns, b.busy_ns);
+        if (static_cast<double>(overlap) > thresholds.stream_max_overlap_share * static_cast<double>(smaller_busy)) {
+          continue;
+        }
+        involved[i] = involved[j] = true;
+        ++pairs;
+        if (pair_names.size() < 5) pair_names.push_back(absl::StrCat(a.stream, "+", b.stream));
+      }
+    }
+    if (pairs == 0) continue;
+    uint64_t sum_busy = 0, max_busy = 0, streams = 0;
+    Finding f;
+    for (size_t i = 0; i < candidates.size(); ++i) {
+      if (!involved[i]) continue;
+      ++streams;
+      sum_busy += candidates[i]->busy_ns;
+      max_busy = std::max(max_busy, candidates[i]->busy_ns);
+      f.offenders.push_back(
+          Offender{"stream", absl::StrCat("stream ", candidates[i]->stream), candidates[i]->ops, candidates[i]->busy_ns});
+    }
+    // At best the streams' work runs side by side and takes as long as the busiest one.
+    const uint64_t recoverable = sum_busy - max_busy;
+    f.rule_id = "streams.serialized";
+    f.recoverable_ns = recoverable;
+    f.severity = SeverityFor(recoverable, d.active.length(), thresholds);
+    f.headline = absl::StrCat("GPU ", d.device, ": ", streams, " streams interleave in time but never run concurrently (",
+                              FormatDuration(recoverable), " could overlap)");
+    f.Add("device", d.device, "id");
+    f.Add("streams", static_cast<double>(streams), "count");
+    f.Add("serialized_pairs", static_cast<double>(pairs), "count");
+    f.Add("busy_sum_ns", static_cast<double>(sum_busy), "ns");
+    f.Add("busy_max_ns", static_cast<double>(max_busy), "ns");
+    for (const std::string& p : pair_names) f.spans.push_back(Span{d.active.begin, d.active.end, "streams " + p});
+    f.recommendation =
+        "Nothing visible orders these streams, yet they never overlap: a false dependency. Usual causes: work on the "
+        "legacy default stream (which waits for and blocks every blocking stream): create streams with "
+        "cudaStreamNonBlocking or compile with --default-stream per-thread; one event shared by the streams; or "
+        "each kernel filling the whole GPU (then overlap cannot help).";
+    findings.push_back(std::move(f));
+  }
+}
+
+void EventWaits(const Timeline& timeline, const Thresholds& thresholds, std::vector<Finding>& findings) {
+  const core::Trace& trace = timeline.trace();
+  std::vector<const core::SyncRecord*> waits;
+  for (const core::SyncRecord& s : trace.syncs) {
+    if (s.type == v1::SYNC_TYPE_STREAM_WAIT_EVENT && s.stream != core::kNoStream) waits.push_back(&s);
+  }
+  if (waits.empty()) return;
+  std::sort(waits.begin(), waits.end(), [](const auto* a, const auto* b) { return a->start < b->start; });
+  for (const DeviceTimeline& d : timeline.devices()) {
+    absl::flat_hash_map<uint32_t, std::vector<OpRef>> ops_by_stream;
+    absl::flat_hash_set<uint32_t> waiting_streams;
+    for (const auto* w : waits) waiting_streams.insert(w->stream);
+    for (OpRef op : d.ops) {
+      const uint32_t stream = timeline.OpStream(op);
+      if (waiting_streams.contains(stream)) ops_by_stream[stream].push_back(op);
+    }
+    uint64_t stalls = 0, stall_ns = 0, idle_ns = 0;
+    OffenderTally streams("stream"), kernels("kernel");
+    std::vector<Span> spans;
+    for (const auto* w : waits) {
+      auto it = ops_by_stream.find(w->stream);
+      if (it == ops_by_stream.end()) continue;
+      const std::vector<OpRef>& ops = it->second;
+      // The first operation on the stream that was submitted after the wait.
+      auto next = std::find_if(ops.begin(), ops.end(), [&](OpRef op) {
+        uint64_t corr = 0;
+        if (op.kind() == OpKind::kKernel) corr = trace.kernels[op.index()].correlation_id;
+        if (op.kind() == OpKind::kMemcpy) corr = trace.memcpys[op.index()].correlation_id;
+        if (op.kind() == OpKind::kMemset) corr = trace.memsets[op.index()].correlation_id;
+        const core::ApiCallRow* call = timeline.ApiFor(corr);
+        return call != nullptr ? call->start >= w->start : timeline.OpInterval(op).begin >= w->end;
+      });
+      if (next == ops.end()) continue;
+      const Interval x = timeline.OpInterval(*next);
+      uint64_t ready = w->end;
+      if (next != ops.begin()) ready = std::max(ready, timeline.OpInterval(*(next - 1)).end);
+      uint64_t corr = 0;
+      if (next->kind() == OpKind::kKernel) corr = trace.kernels[next->index()].correlation_id;
+      if (const core::ApiCallRow* call = timeline.ApiFor(corr)) ready = std::max(ready, call->end);
+      if (x.begin <= ready) continue;
+      const Interval stall{ready, x.begin};
+      ++stalls;
+      stall_ns += stall.length();
+      idle_ns += stall.length() - CoveredLength(d.busy, stall);
+      streams.Add(absl::StrCat("stream ", w->stream), stall.length());
+      if (next->kind() == OpKind::kKernel) kernels.Add(timeline.KernelName(trace.kernels[next->index()]), stall.length());
+      if (spans.size() < 3) spans.push_back(Span{stall.begin, stall.end, absl::StrCat("stream ", w->stream, " stalled")});
+    }
+    if (stalls == 0 || d.active.length() == 0) continue;
+    const double share = static_cast<double>(stall_ns) / static_cast<double>(d.active.length());
+    if (share < thresholds.event_wait_min_share) continue;
+    Finding f;
+    f.rule_id = "streams.event_wait";
+    f.recoverable_ns = idle_ns;
+    f.severity = std::max(Severity::kWarning, SeverityFor(idle_ns, d.active.length(), thresholds));
+    f.headline = absl::StrCat("GPU ", d.device, ": ", stalls, " event waits stalled streams for ",
+                              FormatDuration(stall_ns), " (", FormatDuration(idle_ns), " with the GPU idle)");
+    f.Add("device", d.device, "id");
+    f.Add("stalls", static_cast<double>(stalls), "count");
+    f.Add("stall_ns", static_cast<double>(stall_ns), "ns");
+    f.Add("stall_share", share, "ratio");
+    f.Add("idle_during_stalls_ns", static_cast<double>(idle_ns), "ns");
+    f.offenders = streams.Top(3);
+    for (Offender& o : kernels.Top(3)) f.offenders.push_back(std::move(o));
+    f.spans = std::move(spans);
+    f.recommendation =
+        "The waiting stream sits idle until the event's producer finishes: record the event as early as the data is "
+        "ready, split the producing kernel, or give the waiting stream independent work to run before the wait.";
+    findings.push_back(std::move(f));
+  }
+}
+
+}  // namespace
+
+std::vector<Finding> StreamsRule(const Timeline& timeline, const Thresholds& thresholds) {
+  std::vector<Finding> findings;
+  absl::flat_hash_set<uint32_t> ordered;
+  for (const core::SyncRecord& s : timeline.trace().syncs) {
+    if (s.type == v1::SYNC_TYPE_STREAM_WAIT_EVENT && s.stream != core::kNoStream) ordered.insert(s.stream);
+  }
+  SerializedStreams(timeline, thresholds, ordered, findings);
+  EventWaits(timeline, thresholds, findings);
+  return findings;
+}
+
+}  // namespace cuscope::analysis

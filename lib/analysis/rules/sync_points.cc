@@ -1,0 +1,121 @@
+// sync.points: host threads that spend their time waiting for the GPU, in explicit
+// synchronization calls, synchronous copies and memsets, or calls that synchronize implicitly
+// (cudaFree, pinned host allocation).
+//
+// What it could recover is the GPU idle time these waits cause: idle while the host waits, and
+// idle from the wait's return until the next GPU operation starts (the GPU drained its queue and
+// the host has to refill it).
+#include <algorithm>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/strings/str_cat.h"
+#include "lib/analysis/rules/rules.h"
+
+namespace cuscope::analysis {
+namespace {
+
+// GPU idle time caused by a wait that ran over `wait`: idle inside it plus idle from its end to the
+// next operation.
+uint64_t IdleCausedBy(const IntervalSet& busy, Interval wait) {
+  if (busy.empty()) return 0;
+  uint64_t idle = wait.length() - CoveredLength(busy, wait);
+  auto next = std::upper_bound(busy.begin(), busy.end(), wait.end,
+                               [](uint64_t t, const Interval& x) { return t < x.end; });
+  if (next != busy.end() && next->begin > wait.end) idle += next->begin - wait.end;
+  return idle;
+}
+
+}  // namespace
+
+std::vector<Finding> SyncPointsRule(const Timeline& timeline, const Thresholds& thresholds) {
+  std::vector<Finding> findings;
+  const core::Trace& trace = timeline.trace();
+  // Any device busy: the host waits on whichever it synchronizes with.
+  IntervalSet busy;
+  for (const DeviceTimeline& d : timeline.devices()) busy = Union(busy, d.busy);
+  absl::flat_hash_map<uint64_t, const core::MemcpyRecord*> copy_by_correlation;
+  for (const core::MemcpyRecord& m : trace.memcpys) {
+    if (!m.async) copy_by_correlation[m.correlation_id] = &m;
+  }
+  const uint64_t readback_max = static_cast<uint64_t>(thresholds.readback_max_bytes);
+
+  for (const ThreadTimeline& th : timeline.threads()) {
+    const uint64_t active_ns = th.active.length();
+    if (active_ns == 0) continue;
+    IntervalSetBuilder waiting;
+    uint64_t covered_end = 0;
+    uint64_t calls = 0, stream_syncs = 0, device_syncs = 0, event_syncs = 0, sync_copies = 0, implicit = 0;
+    uint64_t readbacks = 0, pageable = 0, recoverable = 0;
+    OffenderTally apis("api"), ranges("nvtx");
+    for (uint32_t index : th.api_calls) {
+      const core::ApiCallRow& call = trace.api_calls[index];
+      const ApiTraits& traits = timeline.Traits(call);
+      const bool waits = traits.category == ApiCategory::kSync || traits.synchronous_transfer || traits.implicit_sync;
+      if (!waits) continue;
+      waiting.Add(call.start, call.end);
+      // A runtime call and the driver call inside it are one wait.
+      if (call.start < covered_end) continue;
+      covered_end = call.end;
+      const Interval wait{call.start, std::max(call.start, call.end)};
+      ++calls;
+      switch (traits.sync) {
+        case SyncKind::kStream: ++stream_syncs; break;
+        case SyncKind::kDevice: ++device_syncs; break;
+        case SyncKind::kEvent: ++event_syncs; break;
+        case SyncKind::kNone: break;
+      }
+      if (traits.synchronous_transfer) ++sync_copies;
+      if (traits.implicit_sync) ++implicit;
+      if (auto it = copy_by_correlation.find(call.correlation_id); it != copy_by_correlation.end()) {
+        const core::MemcpyRecord& m = *it->second;
+        if (m.copy_kind == v1::COPY_KIND_DTOH && m.bytes <= readback_max) ++readbacks;
+        if (m.src_kind == v1::MEMORY_KIND_PAGEABLE || m.dst_kind == v1::MEMORY_KIND_PAGEABLE) ++pageable;
+      }
+      const uint64_t caused = IdleCausedBy(busy, wait);
+      recoverable += caused;
+      apis.Add(timeline.ApiName(call), wait.length());
+      const NvtxRange* range = timeline.EnclosingRange(th.thread, call.start);
+      ranges.Add(range != nullptr ? std::string_view(trace.dict.str(range->name)) : std::string_view("(no NVTX range)"),
+                 wait.length());
+    }
+    // Consecutive waits can claim the same stretch of idle time; never claim more than the GPU idled.
+    recoverable = std::min(recoverable, th.active.length() - std::min(th.active.length(), CoveredLength(busy, th.active)));
+    const uint64_t waiting_ns = TotalLength(waiting.Take());
+    const double share = static_cast<double>(waiting_ns) / static_cast<double>(active_ns);
+    if (share < thresholds.sync_min_share || static_cast<double>(calls) < thresholds.sync_min_calls) continue;
+
+    Finding f;
+    f.rule_id = "sync.points";
+    f.recoverable_ns = recoverable;
+    f.severity = SeverityFor(recoverable, active_ns, thresholds);
+    f.headline = absl::StrCat(timeline.ThreadLabel(th.thread), " waits for the GPU ", FormatPercent(share),
+                              " of its time (", calls, " synchronizing calls, ", FormatDuration(waiting_ns), ")");
+    f.Add("thread_active_ns", static_cast<double>(active_ns), "ns");
+    f.Add("waiting_ns", static_cast<double>(waiting_ns), "ns");
+    f.Add("waiting_share", share, "ratio");
+    f.Add("sync_calls", static_cast<double>(calls), "count");
+    f.Add("stream_syncs", static_cast<double>(stream_syncs), "count");
+    f.Add("device_syncs", static_cast<double>(device_syncs), "count");
+    f.Add("event_syncs", static_cast<double>(event_syncs), "count");
+    f.Add("synchronous_copies", static_cast<double>(sync_copies), "count");
+    f.Add("implicit_syncs_alloc_free", static_cast<double>(implicit), "count");
+    f.Add("small_readbacks", static_cast<double>(readbacks), "count");
+    f.Add("pageable_sync_copies", static_cast<double>(pageable), "count");
+    f.Add("gpu_idle_caused_ns", static_cast<double>(recoverable), "ns");
+    f.offenders = apis.Top(5);
+    for (Offender& o : ranges.Top(3)) f.offenders.push_back(std::move(o));
+    f.offenders.push_back(Offender{"thread", timeline.ThreadLabel(th.thread), calls, waiting_ns});
+    f.spans.push_back(Span{th.active.begin, th.active.end, "thread active span"});
+    f.recommendation =
+        "Remove synchronization from the steady-state loop: record events and let the GPU wait on them "
+        "(cudaStreamWaitEvent) instead of the host, keep results on the GPU instead of reading them back "
+        "each step";
+    if (readbacks > 0) absl::StrAppend(&f.recommendation, " (", readbacks, " small D2H read-backs, e.g. .item())");
+    if (implicit > 0) absl::StrAppend(&f.recommendation, ", allocate outside the loop (cudaFree and pinned allocation synchronize)");
+    absl::StrAppend(&f.recommendation, ".");
+    findings.push_back(std::move(f));
+  }
+  return findings;
+}
+
+}  // namespace cuscope::analysis

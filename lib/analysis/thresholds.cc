@@ -1,0 +1,68 @@
+#include "lib/analysis/thresholds.h"
+
+#include <cmath>
+#include <cstdlib>
+#include <string>
+
+#include "absl/strings/str_cat.h"
+
+namespace cuscope::analysis {
+
+const std::vector<ThresholdInfo>& ThresholdTable() {
+  static const std::vector<ThresholdInfo> kTable = {
+      {"error_share", &Thresholds::error_share, "recoverable share of the span that makes a finding an error"},
+      {"warning_share", &Thresholds::warning_share, "recoverable share of the span that makes a finding a warning"},
+      {"gpu_busy_min_share", &Thresholds::gpu_busy_min_share, "device busy share below which idle is reported"},
+      {"utilization_buckets", &Thresholds::utilization_buckets, "time buckets of the utilization profile"},
+      {"utilization_low_share", &Thresholds::utilization_low_share, "busy share under which a bucket is low"},
+      {"micro_gap_us", &Thresholds::micro_gap_us, "gaps shorter than this are counted as us-scale"},
+      {"short_kernel_us", &Thresholds::short_kernel_us, "kernels shorter than this are short"},
+      {"launch_min_kernels", &Thresholds::launch_min_kernels, "kernels needed to judge launch overhead"},
+      {"short_kernel_min_share", &Thresholds::short_kernel_min_share, "share of short kernels to report"},
+      {"launch_gap_to_runtime_ratio", &Thresholds::launch_gap_to_runtime_ratio,
+       "median gap / median short-kernel time to report"},
+      {"launch_gap_max_us", &Thresholds::launch_gap_max_us, "longer gaps are not launch latency"},
+      {"graph_launched_share", &Thresholds::graph_launched_share, "graph-launched share that drops graph advice"},
+      {"sync_min_share", &Thresholds::sync_min_share, "thread time share in sync to report"},
+      {"sync_min_calls", &Thresholds::sync_min_calls, "sync calls needed to report"},
+      {"readback_max_bytes", &Thresholds::readback_max_bytes, "largest D2H copy counted as a read-back"},
+      {"copy_min_share", &Thresholds::copy_min_share, "H2D+D2H share of the span to judge overlap"},
+      {"copy_overlap_min_share", &Thresholds::copy_overlap_min_share, "copy time overlapped with kernels that is fine"},
+      {"pageable_async_min_count", &Thresholds::pageable_async_min_count, "pageable async copies to report"},
+      {"sync_copy_spare_h2d_bytes", &Thresholds::sync_copy_spare_h2d_bytes, "sync H2D copies this small are spared"},
+      {"sync_copy_min_count", &Thresholds::sync_copy_min_count, "synchronous copies to report"},
+      {"sync_memset_min_count", &Thresholds::sync_memset_min_count, "synchronous memsets to report"},
+      {"stream_min_ops", &Thresholds::stream_min_ops, "operations a stream needs to be judged"},
+      {"stream_interleave_min_share", &Thresholds::stream_interleave_min_share,
+       "active-span overlap that makes two streams concurrent candidates"},
+      {"stream_max_overlap_share", &Thresholds::stream_max_overlap_share, "busy overlap under which streams are serialized"},
+      {"event_wait_min_share", &Thresholds::event_wait_min_share, "stall share of the span to report event waits"},
+      {"hot_kernels_top", &Thresholds::hot_kernels_top, "kernels in the hot list"},
+      {"hot_kernel_min_share", &Thresholds::hot_kernel_min_share, "kernel-time share of the top kernel to report"},
+  };
+  return kTable;
+}
+
+absl::Status ApplyThresholdOverride(std::string_view assignment, Thresholds* thresholds) {
+  const size_t eq = assignment.find('=');
+  if (eq == std::string_view::npos) {
+    return absl::InvalidArgumentError(absl::StrCat("threshold '", std::string(assignment), "' is not NAME=VALUE"));
+  }
+  const std::string_view name = assignment.substr(0, eq);
+  const std::string value(assignment.substr(eq + 1));
+  char* parse_end = nullptr;
+  const double parsed = std::strtod(value.c_str(), &parse_end);
+  if (value.empty() || parse_end != value.c_str() + value.size() || !std::isfinite(parsed) || parsed < 0) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("threshold ", std::string(name), ": '", value, "' is not a non-negative number"));
+  }
+  for (const ThresholdInfo& info : ThresholdTable()) {
+    if (info.name == name) {
+      thresholds->*info.field = parsed;
+      return absl::OkStatus();
+    }
+  }
+  return absl::InvalidArgumentError(absl::StrCat("unknown threshold '", std::string(name), "'"));
+}
+
+}  // namespace cuscope::analysis

@@ -1,0 +1,104 @@
+// Every threshold the rules use, in one place, with its default and the reason for it.
+// `cuscope analyze --threshold NAME=VALUE` overrides any of them by the name listed in
+// `ThresholdTable()`.
+#ifndef CUSCOPE_LIB_ANALYSIS_THRESHOLDS_H_
+#define CUSCOPE_LIB_ANALYSIS_THRESHOLDS_H_
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "absl/status/status.h"
+
+namespace cuscope::analysis {
+
+struct Thresholds {
+  // ---- Severity, shared by all rules -----------------------------------------------------------
+  // A finding whose estimated recoverable time is at least this share of the analyzed span is an
+  // error; at least `warning_share`, a warning; anything smaller is reported as info.
+  double error_share = 0.25;
+  double warning_share = 0.05;
+
+  // ---- gpu.idle ---------------------------------------------------------------------------------
+  // A device busy less than this share of its active span (first GPU op to last) is reported.
+  // 0.8: below it a fifth of the GPU is being wasted, well above measurement noise.
+  double gpu_busy_min_share = 0.8;
+  // Time buckets the active span is split into for the utilization profile (nsys uses 30, which
+  // hides short stalls; 100 shows a stall of 1% of the run).
+  double utilization_buckets = 100;
+  // A bucket busier than this share is not "low".
+  double utilization_low_share = 0.5;
+  // Gaps shorter than this are "µs-scale": launch latency rather than a host stall.
+  double micro_gap_us = 100;
+
+  // ---- launch.overhead --------------------------------------------------------------------------
+  // A kernel shorter than this is "short": close to the ~4-5 µs it costs to launch one.
+  double short_kernel_us = 20;
+  // Reported when at least this many kernels ...
+  double launch_min_kernels = 100;
+  // ... of which at least this share are short ...
+  double short_kernel_min_share = 0.5;
+  // ... are separated by a median gap at least this fraction of their median run time.
+  double launch_gap_to_runtime_ratio = 0.25;
+  // Gaps longer than this are not launch latency (the host was doing something else).
+  double launch_gap_max_us = 1000;
+  // When at least this share of the short kernels already come from CUDA graphs, the advice is
+  // fusion, not graphs.
+  double graph_launched_share = 0.5;
+
+  // ---- sync.points ------------------------------------------------------------------------------
+  // A host thread spending at least this share of its active time in synchronization calls or
+  // synchronous copies is reported.
+  double sync_min_share = 0.10;
+  // ... and making at least this many such calls (one final sync at exit is normal).
+  double sync_min_calls = 10;
+  // D2H copies this small or smaller that the host waits for are "read-backs" (`.item()`).
+  double readback_max_bytes = 1024;
+
+  // ---- copies.* ---------------------------------------------------------------------------------
+  // Copies are "serialized with compute" when H2D+D2H take at least this share of the active span
+  // and less than `copy_overlap_min_share` of their time runs while a kernel runs.
+  double copy_min_share = 0.05;
+  double copy_overlap_min_share = 0.2;
+  // Async copies from/to pageable memory are reported from this many on.
+  double pageable_async_min_count = 1;
+  // Synchronous H2D copies this small or smaller are spared, like nsys does: the driver stages
+  // them and returns before the transfer, so the host hardly waits.
+  double sync_copy_spare_h2d_bytes = 65536;
+  // Synchronous copies/memsets are reported from this many on.
+  double sync_copy_min_count = 1;
+  double sync_memset_min_count = 1;
+
+  // ---- streams.* --------------------------------------------------------------------------------
+  // Streams with fewer operations than this are not judged for overlap.
+  double stream_min_ops = 10;
+  // Two streams whose work interleaves in time (active spans overlapping at least this share of
+  // the shorter one) yet overlap less than `stream_max_overlap_share` of the smaller busy time
+  // are serialized.
+  double stream_interleave_min_share = 0.5;
+  double stream_max_overlap_share = 0.01;
+  // Event waits are reported when the time streams spent stalled on them is at least this share
+  // of the active span.
+  double event_wait_min_share = 0.02;
+
+  // ---- hot.kernels ------------------------------------------------------------------------------
+  // How many kernels the hot list names.
+  double hot_kernels_top = 5;
+  // The hot list is reported when its first kernel holds at least this share of kernel time.
+  double hot_kernel_min_share = 0.2;
+};
+
+struct ThresholdInfo {
+  std::string_view name;
+  double Thresholds::*field;
+  std::string_view description;
+};
+
+const std::vector<ThresholdInfo>& ThresholdTable();
+
+// Applies one `name=value` override. Unknown names and values that are not numbers fail.
+absl::Status ApplyThresholdOverride(std::string_view assignment, Thresholds* thresholds);
+
+}  // namespace cuscope::analysis
+
+#endif  // CUSCOPE_LIB_ANALYSIS_THRESHOLDS_H_

@@ -1,0 +1,310 @@
+#include "lib/analysis/timeline.h"
+
+#include <algorithm>
+#include <limits>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/strings/str_cat.h"
+
+namespace cuscope::analysis {
+namespace {
+
+constexpr uint32_t kNoIndex = 0;
+
+template <typename Rows>
+void SortByStart(std::vector<OpRef>& refs, const Rows& rows) {
+  auto by_start = [&rows](OpRef a, OpRef b) { return rows[a.index()].start < rows[b.index()].start; };
+  if (!std::is_sorted(refs.begin(), refs.end(), by_start)) std::sort(refs.begin(), refs.end(), by_start);
+}
+
+void Widen(Interval& hull, uint64_t begin, uint64_t end) {
+  if (hull.begin == 0 && hull.end == 0) {
+    hull = {begin, std::max(begin, end)};
+    return;
+  }
+  hull.begin = std::min(hull.begin, begin);
+  hull.end = std::max(hull.end, end);
+}
+
+}  // namespace
+
+Timeline Timeline::Build(const core::Trace& trace) {
+  Timeline t;
+  t.trace_ = &trace;
+  const core::Dictionary& dict = trace.dict;
+
+  // ---- API functions: classify once per distinct function ------------------------------------
+  t.traits_.resize(dict.function_count() + 1);
+  t.api_names_.resize(dict.function_count() + 1);
+  for (uint32_t id = 1; id <= dict.function_count(); ++id) {
+    t.api_names_[id] = DisplayApiName(dict.function_name(id));
+    t.traits_[id] = ClassifyApi(t.api_names_[id]);
+  }
+
+  // ---- GPU operations per device -------------------------------------------------------------
+  struct PerDevice {
+    std::vector<OpRef> kernels, memcpys, memsets;
+  };
+  absl::flat_hash_map<uint32_t, PerDevice> per_device;
+  // Signature -> device, so the hot loop does not go through the protobuf accessor.
+  std::vector<uint32_t> signature_device(dict.signature_count() + 1, 0);
+  for (uint32_t id = 1; id <= dict.signature_count(); ++id) signature_device[id] = dict.signature(id).device();
+  PerDevice* last = nullptr;
+  uint32_t last_device = std::numeric_limits<uint32_t>::max();
+  auto device_lists = [&](uint32_t device) -> PerDevice& {
+    if (device != last_device) {
+      last = &per_device[device];
+      last_device = device;
+    }
+    return *last;
+  };
+  for (uint32_t i = 0; i < trace.kernels.size(); ++i) {
+    const core::KernelRow& k = trace.kernels[i];
+    if (k.replayed()) {
+      ++t.replayed_kernels_;
+      continue;
+    }
+    const uint32_t device = k.signature < signature_device.size() ? signature_device[k.signature] : 0;
+    device_lists(device).kernels.push_back(OpRef(OpKind::kKernel, i));
+  }
+  for (uint32_t i = 0; i < trace.memcpys.size(); ++i) {
+    device_lists(trace.memcpys[i].device).memcpys.push_back(OpRef(OpKind::kMemcpy, i));
+  }
+  for (uint32_t i = 0; i < trace.memsets.size(); ++i) {
+    device_lists(trace.memsets[i].device).memsets.push_back(OpRef(OpKind::kMemset, i));
+  }
+
+  std::vector<uint32_t> device_ids;
+  for (const auto& [device, lists] : per_device) device_ids.push_back(device);
+  std::sort(device_ids.begin(), device_ids.end());
+  absl::flat_hash_map<uint64_t, uint32_t> stream_slot;
+  std::vector<uint64_t> stream_last_end;
+  for (uint32_t device : device_ids) {
+    PerDevice& lists = per_device[device];
+    SortByStart(lists.kernels, trace.kernels);
+    SortByStart(lists.memcpys, trace.memcpys);
+    SortByStart(lists.memsets, trace.memsets);
+    DeviceTimeline d;
+    d.device = device;
+    d.ops.reserve(lists.kernels.size() + lists.memcpys.size() + lists.memsets.size());
+    auto start_of = [&t](OpRef op) { return t.OpInterval(op).begin; };
+    auto earlier = [&](OpRef a, OpRef b) { return start_of(a) < start_of(b); };
+    if (lists.memcpys.empty() && lists.memsets.empty()) {
+      d.ops.swap(lists.kernels);
+    } else {
+      std::vector<OpRef> copies;
+      copies.reserve(lists.memcpys.size() + lists.memsets.size());
+      std::merge(lists.memcpys.begin(), lists.memcpys.end(), lists.memsets.begin(), lists.memsets.end(),
+                 std::back_inserter(copies), earlier);
+      std::merge(lists.kernels.begin(), lists.kernels.end(), copies.begin(), copies.end(),
+                 std::back_inserter(d.ops), earlier);
+    }
+    lists = PerDevice();
+
+    IntervalSetBuilder busy;
+    for (OpRef op : d.ops) {
+      const Interval x = t.OpInterval(op);
+      busy.Add(x);
+      Widen(d.active, x.begin, x.end);
+      if (op.kind() == OpKind::kKernel) {
+        ++d.kernel_count;
+        d.kernel_time_ns += x.length();
+      }
+      const uint32_t stream = t.OpStream(op);
+      auto [it, inserted] = stream_slot.try_emplace((uint64_t{device} << 32) | stream, t.streams_.size());
+      if (inserted) {
+        t.streams_.push_back(StreamInfo{device, stream, 0, 0, {}});
+        stream_last_end.push_back(0);
+      }
+      StreamInfo& s = t.streams_[it->second];
+      uint64_t& last_end = stream_last_end[it->second];
+      ++s.ops;
+      // Ops arrive in start order, so the stream's union grows by what sticks out past its end.
+      if (x.end > last_end) {
+        s.busy_ns += x.end - std::max(x.begin, last_end);
+        last_end = x.end;
+      }
+      Widen(s.active, x.begin, x.end);
+    }
+    d.busy = busy.Take();
+    t.kernel_count_ += d.kernel_count;
+    Widen(t.span_, d.active.begin, d.active.end);
+    t.devices_.push_back(std::move(d));
+  }
+
+  // ---- Host threads ----------------------------------------------------------------------------
+  t.thread_slot_.assign(dict.thread_count() + 1, kNoIndex);
+  auto thread_timeline = [&t](uint32_t thread) -> ThreadTimeline& {
+    if (thread >= t.thread_slot_.size()) t.thread_slot_.resize(thread + 1, kNoIndex);
+    if (t.thread_slot_[thread] == kNoIndex) {
+      t.threads_.push_back(ThreadTimeline{thread, {}, {}, {}});
+      t.thread_slot_[thread] = static_cast<uint32_t>(t.threads_.size());
+    }
+    return t.threads_[t.thread_slot_[thread] - 1];
+  };
+  uint64_t corr_min = std::numeric_limits<uint64_t>::max(), corr_max = 0;
+  for (uint32_t i = 0; i < trace.api_calls.size(); ++i) {
+    const core::ApiCallRow& call = trace.api_calls[i];
+    ThreadTimeline& th = thread_timeline(call.thread);
+    th.api_calls.push_back(i);
+    Widen(th.active, call.start, call.end);
+    Widen(t.span_, call.start, call.end);
+    if (call.correlation_id != 0) {
+      corr_min = std::min(corr_min, call.correlation_id);
+      corr_max = std::max(corr_max, call.correlation_id);
+    }
+  }
+  for (ThreadTimeline& th : t.threads_) {
+    auto by_start = [&trace](uint32_t a, uint32_t b) { return trace.api_calls[a].start < trace.api_calls[b].start; };
+    if (!std::is_sorted(th.api_calls.begin(), th.api_calls.end(), by_start)) {
+      std::sort(th.api_calls.begin(), th.api_calls.end(), by_start);
+    }
+  }
+
+  // NVTX ranges: a start and an end record share an id.
+  absl::flat_hash_map<uint64_t, const core::NvtxRow*> open_ranges;
+  for (const core::NvtxRow& row : trace.nvtx) {
+    if (row.kind == v1::NVTX_KIND_RANGE_START) {
+      open_ranges[row.id] = &row;
+    } else if (row.kind == v1::NVTX_KIND_RANGE_END) {
+      auto it = open_ranges.find(row.id);
+      if (it == open_ranges.end()) continue;
+      const core::NvtxRow& start = *it->second;
+      thread_timeline(start.thread).ranges.push_back(NvtxRange{start.time, std::max(start.time, row.time), start.name});
+      open_ranges.erase(it);
+    }
+  }
+  for (ThreadTimeline& th : t.threads_) {
+    std::sort(th.ranges.begin(), th.ranges.end(),
+              [](const NvtxRange& a, const NvtxRange& b) { return a.begin < b.begin; });
+  }
+
+  // ---- Correlation ---------------------------------------------------------------------------
+  // When a runtime call and a driver call share an id, the runtime call is the one the user wrote.
+  auto prefer = [&](uint32_t existing_plus_one, uint32_t candidate) {
+    if (existing_plus_one == kNoIndex) return true;
+    const auto& existing = trace.api_calls[existing_plus_one - 1];
+    return dict.function(existing.function).domain() != v1::API_DOMAIN_RUNTIME &&
+           dict.function(trace.api_calls[candidate].function).domain() == v1::API_DOMAIN_RUNTIME;
+  };
+  if (corr_max >= corr_min) {
+    const uint64_t range = corr_max - corr_min + 1;
+    if (range <= 4 * trace.api_calls.size() + 1024) {
+      t.corr_base_ = corr_min;
+      t.corr_dense_.assign(range, kNoIndex);
+      for (uint32_t i = 0; i < trace.api_calls.size(); ++i) {
+        const uint64_t corr = trace.api_calls[i].correlation_id;
+        if (corr == 0) continue;
+        uint32_t& slot = t.corr_dense_[corr - corr_min];
+        if (prefer(slot, i)) slot = i + 1;
+      }
+    } else {
+      for (uint32_t i = 0; i < trace.api_calls.size(); ++i) {
+        if (trace.api_calls[i].correlation_id != 0) t.corr_sorted_.emplace_back(trace.api_calls[i].correlation_id, i + 1);
+      }
+      std::sort(t.corr_sorted_.begin(), t.corr_sorted_.end());
+    }
+  }
+  return t;
+}
+
+Interval Timeline::OpInterval(OpRef op) const {
+  switch (op.kind()) {
+    case OpKind::kKernel: {
+      const auto& k = trace_->kernels[op.index()];
+      return {k.start, std::max(k.start, k.end)};
+    }
+    case OpKind::kMemcpy: {
+      const auto& m = trace_->memcpys[op.index()];
+      return {m.start, std::max(m.start, m.end)};
+    }
+    case OpKind::kMemset: {
+      const auto& m = trace_->memsets[op.index()];
+      return {m.start, std::max(m.start, m.end)};
+    }
+  }
+  return {};
+}
+
+uint32_t Timeline::OpStream(OpRef op) const {
+  switch (op.kind()) {
+    case OpKind::kKernel: return trace_->kernels[op.index()].stream;
+    case OpKind::kMemcpy: return trace_->memcpys[op.index()].stream;
+    case OpKind::kMemset: return trace_->memsets[op.index()].stream;
+  }
+  return 0;
+}
+
+uint32_t Timeline::KernelDevice(const core::KernelRow& k) const {
+  return trace_->dict.has_signature(k.signature) ? trace_->dict.signature(k.signature).device() : 0;
+}
+
+const core::ApiCallRow* Timeline::ApiFor(uint64_t correlation_id) const {
+  if (correlation_id == 0) return nullptr;
+  if (!corr_dense_.empty()) {
+    if (correlation_id < corr_base_ || correlation_id - corr_base_ >= corr_dense_.size()) return nullptr;
+    const uint32_t slot = corr_dense_[correlation_id - corr_base_];
+    return slot == kNoIndex ? nullptr : &trace_->api_calls[slot - 1];
+  }
+  auto it = std::lower_bound(corr_sorted_.begin(), corr_sorted_.end(), std::make_pair(correlation_id, uint32_t{0}));
+  if (it == corr_sorted_.end() || it->first != correlation_id) return nullptr;
+  return &trace_->api_calls[it->second - 1];
+}
+
+std::optional<int64_t> Timeline::LaunchDelay(const core::KernelRow& kernel) const {
+  const core::ApiCallRow* call = ApiFor(kernel.correlation_id);
+  if (call == nullptr) return std::nullopt;
+  return static_cast<int64_t>(kernel.start) - static_cast<int64_t>(call->end);
+}
+
+const ApiTraits& Timeline::Traits(const core::ApiCallRow& call) const {
+  static const ApiTraits kUnknown;
+  return call.function < traits_.size() ? traits_[call.function] : kUnknown;
+}
+
+std::string_view Timeline::ApiName(const core::ApiCallRow& call) const {
+  return call.function < api_names_.size() ? api_names_[call.function] : std::string_view("(unknown API)");
+}
+
+std::string_view Timeline::KernelName(const core::KernelRow& kernel) const {
+  if (!trace_->dict.has_signature(kernel.signature)) return "(unknown kernel)";
+  return trace_->dict.kernel_name(kernel.signature);
+}
+
+const ThreadTimeline* Timeline::Thread(uint32_t thread) const {
+  if (thread >= thread_slot_.size() || thread_slot_[thread] == kNoIndex) return nullptr;
+  return &threads_[thread_slot_[thread] - 1];
+}
+
+const NvtxRange* Timeline::EnclosingRange(uint32_t thread, uint64_t time) const {
+  const ThreadTimeline* th = Thread(thread);
+  if (th == nullptr || th->ranges.empty()) return nullptr;
+  auto it = std::upper_bound(th->ranges.begin(), th->ranges.end(), time,
+                             [](uint64_t t, const NvtxRange& r) { return t < r.begin; });
+  // The latest-starting range that still holds `time` is the innermost one. Ranges nest shallowly,
+  // so a bounded walk back finds it.
+  for (int steps = 0; it != th->ranges.begin() && steps < 64; ++steps) {
+    --it;
+    if (it->end >= time) return &*it;
+  }
+  return nullptr;
+}
+
+std::string Timeline::ThreadLabel(uint32_t thread) const {
+  if (thread == 0 || thread > trace_->dict.thread_count()) return "thread ?";
+  const v1::HostThread& th = trace_->dict.thread(thread);
+  return absl::StrCat("thread ", th.tid(), " (pid ", th.pid(), ")");
+}
+
+IntervalSet Timeline::KernelBusy(uint32_t device) const {
+  IntervalSetBuilder builder;
+  for (const DeviceTimeline& d : devices_) {
+    if (d.device != device) continue;
+    for (OpRef op : d.ops) {
+      if (op.kind() == OpKind::kKernel) builder.Add(OpInterval(op));
+    }
+  }
+  return builder.Take();
+}
+
+}  // namespace cuscope::analysis

@@ -1,0 +1,124 @@
+// The timeline model: a trace's GPU work per device and stream, its API calls per host thread,
+// and the links between them (correlation ids), as indices into the trace's own row vectors so
+// that the model costs a few bytes per record on top of the trace.
+//
+// Replayed kernel launches (metric collection) are not part of the timeline: CUPTI serializes the
+// context to replay them and their timing is not the program's.
+#ifndef CUSCOPE_LIB_ANALYSIS_TIMELINE_H_
+#define CUSCOPE_LIB_ANALYSIS_TIMELINE_H_
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "lib/analysis/api_names.h"
+#include "lib/analysis/interval.h"
+#include "lib/core/trace.h"
+
+namespace cuscope::analysis {
+
+enum class OpKind : uint8_t { kKernel = 0, kMemcpy = 1, kMemset = 2 };
+
+// A GPU operation: its kind and its index in the trace's kernels/memcpys/memsets, in 4 bytes.
+class OpRef {
+ public:
+  OpRef() = default;
+  OpRef(OpKind kind, uint32_t index) : packed_((static_cast<uint32_t>(kind) << 30) | index) {}
+  OpKind kind() const { return static_cast<OpKind>(packed_ >> 30); }
+  uint32_t index() const { return packed_ & 0x3fffffffu; }
+
+ private:
+  uint32_t packed_ = 0;
+};
+
+struct StreamInfo {
+  uint32_t device = 0;
+  uint32_t stream = 0;
+  uint64_t ops = 0;
+  uint64_t busy_ns = 0;  // union of the stream's operations
+  Interval active;       // first operation's start to last one's end
+};
+
+struct DeviceTimeline {
+  uint32_t device = 0;
+  std::vector<OpRef> ops;  // kernels, copies and memsets in start order
+  IntervalSet busy;        // union of all of them: never a per-stream sum
+  Interval active;         // first operation's start to last one's end
+  uint64_t kernel_count = 0;
+  uint64_t kernel_time_ns = 0;  // sum of kernel durations (overlapping kernels both count)
+  uint64_t busy_ns() const { return TotalLength(busy); }
+};
+
+struct NvtxRange {
+  uint64_t begin = 0;
+  uint64_t end = 0;
+  uint32_t name = 0;  // string id
+};
+
+struct ThreadTimeline {
+  uint32_t thread = 0;              // Dictionary thread id
+  std::vector<uint32_t> api_calls;  // indices into trace.api_calls, by start
+  std::vector<NvtxRange> ranges;    // by start
+  Interval active;                  // first call's start to last call's end
+};
+
+class Timeline {
+ public:
+  // The trace must outlive the timeline.
+  static Timeline Build(const core::Trace& trace);
+
+  const core::Trace& trace() const { return *trace_; }
+  const std::vector<DeviceTimeline>& devices() const { return devices_; }
+  const std::vector<StreamInfo>& streams() const { return streams_; }
+  const std::vector<ThreadTimeline>& threads() const { return threads_; }
+  // First to last recorded activity of any kind.
+  Interval span() const { return span_; }
+  // Kernels on the timeline (replayed launches excluded).
+  uint64_t kernel_count() const { return kernel_count_; }
+  uint64_t replayed_kernel_count() const { return replayed_kernels_; }
+
+  Interval OpInterval(OpRef op) const;
+  uint32_t OpStream(OpRef op) const;
+  uint32_t KernelDevice(const core::KernelRow& k) const;
+  bool OnTimeline(const core::KernelRow& k) const { return !k.replayed(); }
+
+  // The API call that issued a GPU operation, or null.
+  const core::ApiCallRow* ApiFor(uint64_t correlation_id) const;
+  // Kernel start minus the end of the API call that launched it (negative when the kernel began
+  // before the call returned); nullopt when the call is not in the trace.
+  std::optional<int64_t> LaunchDelay(const core::KernelRow& kernel) const;
+
+  const ApiTraits& Traits(const core::ApiCallRow& call) const;
+  std::string_view ApiName(const core::ApiCallRow& call) const;  // display name, no _vNNNN
+  std::string_view KernelName(const core::KernelRow& kernel) const;
+  // The innermost NVTX range of a thread holding `time`, or null.
+  const NvtxRange* EnclosingRange(uint32_t thread, uint64_t time) const;
+  const ThreadTimeline* Thread(uint32_t thread) const;
+  std::string ThreadLabel(uint32_t thread) const;
+
+  // The union of a device's kernels alone (computed on demand: only the copy rule needs it).
+  IntervalSet KernelBusy(uint32_t device) const;
+
+ private:
+  const core::Trace* trace_ = nullptr;
+  std::vector<DeviceTimeline> devices_;
+  std::vector<StreamInfo> streams_;
+  std::vector<ThreadTimeline> threads_;
+  std::vector<uint32_t> thread_slot_;  // thread id -> index in threads_ + 1
+  Interval span_;
+  uint64_t kernel_count_ = 0;
+  uint64_t replayed_kernels_ = 0;
+  std::vector<ApiTraits> traits_;  // by function id
+  std::vector<std::string_view> api_names_;  // by function id
+  // Correlation id -> api call index + 1: dense from `corr_base_` when ids are dense, otherwise a
+  // sorted list searched by binary search.
+  uint64_t corr_base_ = 0;
+  std::vector<uint32_t> corr_dense_;
+  std::vector<std::pair<uint64_t, uint32_t>> corr_sorted_;
+};
+
+}  // namespace cuscope::analysis
+
+#endif  // CUSCOPE_LIB_ANALYSIS_TIMELINE_H_

@@ -1,0 +1,94 @@
+// cuscope stats --report NAME[,NAME...] [--format text|csv|json] TRACE
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
+#include "lib/analysis/tables.h"
+#include "lib/analysis/timeline.h"
+#include "lib/cli/commands.h"
+
+namespace cuscope::cli {
+namespace {
+
+int StatsError(const std::string& message) {
+  std::fprintf(stderr, "cuscope: %s\n", message.c_str());
+  return 2;
+}
+
+std::string KnownReports() {
+  std::vector<std::string> names;
+  for (std::string_view n : analysis::ReportNames()) names.emplace_back(n);
+  return absl::StrJoin(names, ", ");
+}
+
+}  // namespace
+
+int RunStats(const Args& args) {
+  std::string path, format = "text";
+  std::vector<std::string> reports;
+  for (size_t i = 0; i < args.size(); ++i) {
+    const std::string& arg = args[i];
+    if (arg == "--help" || arg == "-h") {
+      std::printf(
+          "usage: cuscope stats --report NAME[,NAME...] [--format text|csv|json] TRACE\n"
+          "reports: %s\n",
+          KnownReports().c_str());
+      return 0;
+    } else if (arg == "--report" || arg == "-r") {
+      if (i + 1 >= args.size()) return StatsError("--report takes NAME[,NAME...]");
+      for (absl::string_view name : absl::StrSplit(args[++i], ',', absl::SkipEmpty())) reports.emplace_back(name);
+    } else if (arg == "--format") {
+      if (i + 1 >= args.size()) return StatsError("--format takes text, csv or json");
+      format = args[++i];
+      if (format != "text" && format != "csv" && format != "json") {
+        return StatsError(absl::StrCat("unknown format '", format, "' (text, csv or json)"));
+      }
+    } else if (!arg.empty() && arg[0] == '-') {
+      return StatsError(absl::StrCat("stats: unknown option '", arg, "'"));
+    } else if (path.empty()) {
+      path = arg;
+    } else {
+      return StatsError("stats takes one trace file");
+    }
+  }
+  if (reports.empty()) {
+    for (std::string_view n : analysis::ReportNames()) reports.emplace_back(n);
+  }
+  for (const std::string& name : reports) {
+    bool known = false;
+    for (std::string_view n : analysis::ReportNames()) known = known || n == name;
+    if (!known) return StatsError(absl::StrCat("unknown report '", name, "'; known reports: ", KnownReports()));
+  }
+  if (path.empty()) return StatsError("stats: no trace file given");
+
+  absl::StatusOr<core::Trace> trace = core::LoadTrace(path);
+  if (!trace.ok()) return StatsError(absl::StrCat(path, ": ", trace.status().message()));
+  if (trace->truncated()) {
+    std::fprintf(stderr, "cuscope: warning: %s is truncated (%llu bytes dropped at the tail%s); tables cover what was read\n",
+                 path.c_str(), static_cast<unsigned long long>(trace->tail_bytes_dropped),
+                 trace->corruption ? ", damaged block" : "");
+  }
+  const analysis::Timeline timeline = analysis::Timeline::Build(*trace);
+  std::string out;
+  if (format == "json") out += "[";
+  for (size_t r = 0; r < reports.size(); ++r) {
+    const analysis::Table table = *analysis::BuildReport(reports[r], timeline);
+    if (format == "text") {
+      absl::StrAppend(&out, r ? "\n" : "", analysis::RenderText(table));
+    } else if (format == "csv") {
+      // Several reports in one CSV stream: each starts with a "# name" line.
+      if (reports.size() > 1) absl::StrAppend(&out, r ? "\n" : "", "# ", table.name, "\n");
+      absl::StrAppend(&out, analysis::RenderCsv(table));
+    } else {
+      absl::StrAppend(&out, r ? "," : "", analysis::RenderJson(table));
+    }
+  }
+  if (format == "json") out += "]\n";
+  std::fputs(out.c_str(), stdout);
+  return 0;
+}
+
+}  // namespace cuscope::cli

@@ -1,0 +1,8 @@
+#!/usr/bin/env bash
+# Configures and builds cuscope in build/ (Release, warnings as errors).
+# Extra arguments go to CMake's configure step.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+export PATH="/usr/local/cuda/bin:$PATH"
+cmake -S . -B build -DCMAKE_BUILD_TYPE=Release -DCUSCOPE_WERROR=ON "$@" >/dev/null
+cmake --build build -j"$(nproc)"

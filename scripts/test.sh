@@ -1,0 +1,9 @@
+#!/usr/bin/env bash
+# Installs what is missing, builds, and runs the whole test suite. Tests labelled "gpu" report
+# themselves skipped on a machine without a GPU.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+scripts/install_deps.sh
+scripts/build.sh
+cd build
+ctest --output-on-failure -j"$(nproc)" --timeout 600

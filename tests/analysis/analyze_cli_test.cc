@@ -1,0 +1,178 @@
+// `cuscope analyze` and `cuscope stats` end to end on trace files written with the real writer.
+#include <cstdio>
+#include <fstream>
+#include <string>
+
+#include "gtest/gtest.h"
+#include "lib/cli/commands.h"
+#include "lib/core/trace_writer.h"
+#include "tests/analysis/synthetic_trace.h"
+
+namespace cuscope::cli {
+namespace {
+
+using cuscope::testing::SyntheticTrace;
+
+struct Outcome {
+  int code;
+  std::string out, err;
+};
+
+Outcome Capture(int (*command)(const Args&), const Args& args) {
+  ::testing::internal::CaptureStdout();
+  ::testing::internal::CaptureStderr();
+  const int code = command(args);
+  std::fflush(stdout);
+  std::fflush(stderr);
+  Outcome r{code, ::testing::internal::GetCapturedStdout(), ::testing::internal::GetCapturedStderr()};
+  return r;
+}
+
+// A program that syncs after each of its many short steps.
+std::string SickTrace() {
+  SyntheticTrace s;
+  for (int i = 0; i < 200; ++i) {
+    const double t0 = i * 100.0;
+    s.Launch("tiny_kernel", t0, 3, t0 + 5, 5);
+    s.Api("cudaDeviceSynchronize_v3020", t0 + 4, 40);
+  }
+  return s.Write();
+}
+
+std::string HealthyTrace() {
+  SyntheticTrace s;
+  for (int i = 0; i < 50; ++i) s.Launch(i % 2 ? "gemm_a" : "gemm_b", i * 1000.0 - 500, 4, i * 1000.0, 999);
+  return s.Write();
+}
+
+TEST(AnalyzeCommand, RanksFindingsThenTables) {
+  const Outcome r = Capture(RunAnalyze, {SickTrace()});
+  EXPECT_EQ(r.code, 0);
+  const size_t first = r.out.find("1. [error] ");
+  EXPECT_NE(r.out.find("] gpu.idle: GPU 0 idle 95.0%"), std::string::npos) << r.out;
+  EXPECT_NE(first, std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("sync.points"), std::string::npos);
+  EXPECT_NE(r.out.find("advice: "), std::string::npos);
+  const size_t table = r.out.find("CUDA GPU kernel summary (cuda_gpu_kern_sum)");
+  EXPECT_NE(table, std::string::npos);
+  EXPECT_LT(first, table);
+  EXPECT_EQ(r.out.find("Nothing wrong found"), std::string::npos);
+}
+
+TEST(AnalyzeCommand, HealthyProgramGetsAShortVerdictWithFigures) {
+  const Outcome r = Capture(RunAnalyze, {HealthyTrace()});
+  EXPECT_EQ(r.code, 0);
+  EXPECT_NE(r.out.find("Nothing wrong found"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("GPU 0: busy 99.9%"), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find("[warning]"), std::string::npos);
+  EXPECT_EQ(r.out.find("[error]"), std::string::npos);
+}
+
+TEST(AnalyzeCommand, FailOnSetsTheExitCode) {
+  const std::string sick = SickTrace();
+  EXPECT_EQ(Capture(RunAnalyze, {sick, "--fail-on", "warning"}).code, 1);
+  EXPECT_EQ(Capture(RunAnalyze, {HealthyTrace(), "--fail-on", "warning"}).code, 0);
+  EXPECT_EQ(Capture(RunAnalyze, {sick, "--fail-on", "fatal"}).code, 2);
+}
+
+TEST(AnalyzeCommand, ThresholdOverridesChangeTheVerdict) {
+  const std::string sick = SickTrace();
+  const Outcome relaxed = Capture(RunAnalyze, {sick, "--threshold", "gpu_busy_min_share=0.01", "--threshold",
+                                           "sync_min_calls=1000", "--threshold", "launch_min_kernels=1000"});
+  EXPECT_EQ(relaxed.code, 0);
+  EXPECT_EQ(relaxed.out.find("gpu.idle"), std::string::npos) << relaxed.out;
+  EXPECT_EQ(relaxed.out.find("sync.points"), std::string::npos);
+  const Outcome bad = Capture(RunAnalyze, {sick, "--threshold", "bogus=1"});
+  EXPECT_EQ(bad.code, 2);
+  EXPECT_NE(bad.err.find("cuscope: unknown threshold 'bogus'"), std::string::npos) << bad.err;
+}
+
+TEST(AnalyzeCommand, JsonFollowsTheReportSchema) {
+  const Outcome r = Capture(RunAnalyze, {SickTrace(), "--format", "json"});
+  EXPECT_EQ(r.code, 0);
+  EXPECT_NE(r.out.find("\"format_version\": 1"), std::string::npos) << r.out.substr(0, 400);
+  EXPECT_NE(r.out.find("\"rule_id\": \"gpu.idle\""), std::string::npos);
+  EXPECT_NE(r.out.find("\"severity\": \"SEVERITY_ERROR\""), std::string::npos);
+  EXPECT_NE(r.out.find("\"recoverable_ns\""), std::string::npos);
+}
+
+TEST(AnalyzeCommand, NotATraceIsOneErrorLineAndExitTwo) {
+  const std::string path = cuscope::testing::TempTracePath();
+  std::ofstream(path) << "hello, I am a text file\n";
+  const Outcome r = Capture(RunAnalyze, {path});
+  EXPECT_EQ(r.code, 2);
+  EXPECT_EQ(r.out, "");
+  EXPECT_EQ(r.err.rfind("cuscope: ", 0), 0u) << r.err;
+  EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1);
+  EXPECT_EQ(Capture(RunAnalyze, {"/nonexistent/trace.cuscope"}).code, 2);
+  EXPECT_EQ(Capture(RunAnalyze, {}).code, 2);
+}
+
+TEST(AnalyzeCommand, NewerFormatVersionIsRefused) {
+  // The writer always stamps the current version, so the file is framed by hand: the magic, then
+  // one varint-length-prefixed Block holding a header from the future.
+  v1::Block block;
+  block.mutable_header()->set_format_version(99);
+  const std::string payload = block.SerializeAsString();
+  ASSERT_LT(payload.size(), 128u);
+  const std::string path = cuscope::testing::TempTracePath();
+  std::ofstream(path, std::ios::binary) << "CUSCOPE\n" << static_cast<char>(payload.size()) << payload;
+  const Outcome r = Capture(RunAnalyze, {path});
+  EXPECT_EQ(r.code, 2);
+  EXPECT_NE(r.err.find("newer"), std::string::npos) << r.err;
+}
+
+TEST(AnalyzeCommand, TruncatedTraceIsAnalyzedWithAWarning) {
+  // Two chunks; the second is cut in the middle.
+  SyntheticTrace s;
+  for (int i = 0; i < 50; ++i) s.Launch("k", i * 100.0, 3, i * 100.0 + 5, 10);
+  const std::string path = cuscope::testing::TempTracePath();
+  {
+    auto writer = core::TraceWriter::Create(path, true);
+    ASSERT_TRUE(writer.ok());
+    v1::Header header;
+    header.set_format_version(1);
+    ASSERT_TRUE((*writer)->WriteHeader(header).ok());
+    v1::Chunk chunk;
+    s.builder().TakeChunk(&chunk);
+    ASSERT_TRUE((*writer)->WriteChunk(chunk).ok());
+    for (int i = 50; i < 100; ++i) s.Launch("k", i * 100.0, 3, i * 100.0 + 5, 10);
+    s.builder().TakeChunk(&chunk);
+    ASSERT_TRUE((*writer)->WriteChunk(chunk).ok());
+    ASSERT_TRUE((*writer)->Close().ok());
+  }
+  std::string bytes;
+  {
+    std::ifstream in(path, std::ios::binary);
+    bytes.assign(std::istreambuf_iterator<char>(in), {});
+  }
+  std::ofstream(path, std::ios::binary | std::ios::trunc) << bytes.substr(0, bytes.size() - 40);
+  const Outcome r = Capture(RunAnalyze, {path});
+  EXPECT_EQ(r.code, 0);
+  EXPECT_NE(r.out.find("warning: the trace is cut"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("records, 50 kernels"), std::string::npos) << r.out.substr(0, 300);
+}
+
+TEST(StatsCommand, ReportsInTextCsvAndJson) {
+  const std::string trace = HealthyTrace();
+  const Outcome text = Capture(RunStats, {"--report", "cuda_gpu_kern_sum,cuda_api_sum", trace});
+  EXPECT_EQ(text.code, 0);
+  EXPECT_NE(text.out.find("(cuda_gpu_kern_sum)"), std::string::npos);
+  EXPECT_NE(text.out.find("(cuda_api_sum)"), std::string::npos);
+  EXPECT_NE(text.out.find("gemm_a"), std::string::npos);
+  const Outcome csv = Capture(RunStats, {"--report", "cuda_gpu_kern_sum", "--format", "csv", trace});
+  EXPECT_EQ(csv.out.rfind("Time (%),Total Time (ns),Instances", 0), 0u) << csv.out;
+  const Outcome json = Capture(RunStats, {"--format", "json", "--report", "cuda_kern_exec_sum", trace});
+  EXPECT_EQ(json.out.rfind("[{\"report\":\"cuda_kern_exec_sum\"", 0), 0u) << json.out;
+}
+
+TEST(StatsCommand, UnknownReportIsAClearErrorExitTwo) {
+  const Outcome r = Capture(RunStats, {"--report", "cuda_gpu_kern_sum,gpu_magic", HealthyTrace()});
+  EXPECT_EQ(r.code, 2);
+  EXPECT_NE(r.err.find("unknown report 'gpu_magic'"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("cuda_kern_exec_sum"), std::string::npos);
+  EXPECT_EQ(r.out, "");
+}
+
+}  // namespace
+}  // namespace cuscope::cli

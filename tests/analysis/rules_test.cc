@@ -1,0 +1,416 @@
+// For every rule: a positive case, a negative control, and both sides of each threshold, on
+// synthetic timelines.
+#include "lib/analysis/rules/rules.h"
+
+#include <string>
+
+#include "absl/strings/str_cat.h"
+#include "gtest/gtest.h"
+#include "tests/analysis/synthetic_trace.h"
+
+namespace cuscope::analysis {
+namespace {
+
+using cuscope::testing::SyntheticTrace;
+
+std::vector<Finding> RunRule(SyntheticTrace& s, std::vector<Finding> (*rule)(const Timeline&, const Thresholds&),
+                         const std::string& rule_id, const Thresholds& thresholds = Thresholds()) {
+  const core::Trace trace = s.Load();
+  const Timeline timeline = Timeline::Build(trace);
+  std::vector<Finding> out;
+  for (Finding& f : rule(timeline, thresholds)) {
+    if (f.rule_id == rule_id) out.push_back(std::move(f));
+  }
+  return out;
+}
+
+Thresholds With(std::initializer_list<std::string> overrides) {
+  Thresholds t;
+  for (const std::string& o : overrides) EXPECT_TRUE(ApplyThresholdOverride(o, &t).ok()) << o;
+  return t;
+}
+
+bool HasOffender(const Finding& f, const std::string& name) {
+  for (const Offender& o : f.offenders) {
+    if (o.name.find(name) != std::string::npos) return true;
+  }
+  return false;
+}
+
+// ---- gpu.idle ---------------------------------------------------------------------------------
+
+// 20 kernels of `kernel_us` every 100 us, each launched 2 us before it starts.
+void PeriodicKernels(SyntheticTrace& s, double kernel_us, int count = 20) {
+  for (int i = 0; i < count; ++i) s.Launch("step_kernel", i * 100.0 - 3, 2, i * 100.0, kernel_us);
+}
+
+TEST(GpuIdleRule, HostBoundGapsAreAttributedToTheHost) {
+  SyntheticTrace s;
+  PeriodicKernels(s, 10);
+  const auto f = RunRule(s, GpuIdleRule, "gpu.idle");
+  ASSERT_EQ(f.size(), 1u);
+  EXPECT_EQ(f[0].severity, Severity::kError);
+  EXPECT_NEAR(*f[0].number("busy_share"), 200.0 / 1910.0, 1e-3);
+  EXPECT_GT(*f[0].number("idle_host_bound_ns"), *f[0].number("idle_in_launch_ns"));
+  EXPECT_NEAR(*f[0].number("idle_in_launch_ns"), 19 * 2000.0, 1.0);
+  EXPECT_EQ(*f[0].number("micro_gaps"), 19);  // 90 us gaps count: they are below 100 us
+  EXPECT_NE(f[0].headline.find("host-bound"), std::string::npos) << f[0].headline;
+  EXPECT_EQ(f[0].recoverable_ns, 1710'000u);
+}
+
+TEST(GpuIdleRule, GapsSpentInSyncCallsAreAttributedToSync) {
+  SyntheticTrace s;
+  for (int i = 0; i < 20; ++i) {
+    s.Launch("k", i * 100.0 - 3, 2, i * 100.0, 10);
+    s.Api("cudaStreamSynchronize_v3020", i * 100.0 + 1, 95);  // covers 86 of the 90 us gap
+  }
+  const auto f = RunRule(s, GpuIdleRule, "gpu.idle");
+  ASSERT_EQ(f.size(), 1u);
+  EXPECT_GT(*f[0].number("idle_in_sync_ns"), 0.8 * *f[0].number("idle_ns"));
+  EXPECT_NE(f[0].headline.find("synchronization"), std::string::npos) << f[0].headline;
+}
+
+TEST(GpuIdleRule, BusyDeviceRaisesNothing) {
+  SyntheticTrace s;
+  for (int i = 0; i < 20; ++i) s.Launch("k", i * 100.0 - 50, 2, i * 100.0, 99);
+  EXPECT_TRUE(RunRule(s, GpuIdleRule, "gpu.idle").empty());
+}
+
+TEST(GpuIdleRule, BusyShareThresholdBothSides) {
+  SyntheticTrace at_default;
+  PeriodicKernels(at_default, 75);  // busy 1500 of 1975 us = 76%
+  EXPECT_EQ(RunRule(at_default, GpuIdleRule, "gpu.idle").size(), 1u);
+  SyntheticTrace lowered;
+  PeriodicKernels(lowered, 75);
+  EXPECT_TRUE(RunRule(lowered, GpuIdleRule, "gpu.idle", With({"gpu_busy_min_share=0.7"})).empty());
+}
+
+// ---- launch.overhead --------------------------------------------------------------------------
+
+void ShortKernels(SyntheticTrace& s, int count, double kernel_us, double period_us, uint32_t graph_id = 0) {
+  for (int i = 0; i < count; ++i) {
+    s.Launch(i % 2 ? "tiny_add" : "tiny_mul", i * period_us - 4, 3, i * period_us, kernel_us, 7, 1, graph_id);
+  }
+}
+
+TEST(LaunchOverheadRule, ManyShortKernelsWithGapsAreReportedWithGraphAdvice) {
+  SyntheticTrace s;
+  ShortKernels(s, 200, 5, 10);
+  const auto f = RunRule(s, LaunchOverheadRule, "launch.overhead");
+  ASSERT_EQ(f.size(), 1u);
+  EXPECT_EQ(*f[0].number("short_kernels"), 200);
+  EXPECT_NEAR(*f[0].number("median_gap_ns"), 5000, 1);
+  EXPECT_NEAR(*f[0].number("launch_rate_per_s"), 200 / 1995e-6, 1000);
+  EXPECT_EQ(f[0].recoverable_ns, 199u * 5000u);
+  EXPECT_NE(f[0].recommendation.find("CUDA graph"), std::string::npos);
+  EXPECT_TRUE(HasOffender(f[0], "tiny_add"));
+}
+
+TEST(LaunchOverheadRule, GraphLaunchedKernelsGetFusionAdviceOnly) {
+  SyntheticTrace s;
+  ShortKernels(s, 200, 5, 10, /*graph_id=*/3);
+  const auto f = RunRule(s, LaunchOverheadRule, "launch.overhead");
+  ASSERT_EQ(f.size(), 1u);
+  EXPECT_NE(f[0].recommendation.find("already come from CUDA graphs"), std::string::npos) << f[0].recommendation;
+}
+
+TEST(LaunchOverheadRule, LongKernelsAreNotLaunchBound) {
+  SyntheticTrace s;
+  ShortKernels(s, 200, 500, 505);
+  EXPECT_TRUE(RunRule(s, LaunchOverheadRule, "launch.overhead").empty());
+}
+
+TEST(LaunchOverheadRule, ThresholdsBothSides) {
+  {
+    SyntheticTrace s;
+    ShortKernels(s, 200, 5, 10);
+    EXPECT_TRUE(RunRule(s, LaunchOverheadRule, "launch.overhead", With({"launch_min_kernels=201"})).empty());
+  }
+  {
+    SyntheticTrace s;
+    ShortKernels(s, 200, 5, 10);
+    EXPECT_EQ(RunRule(s, LaunchOverheadRule, "launch.overhead", With({"launch_min_kernels=200"})).size(), 1u);
+  }
+  {
+    SyntheticTrace s;
+    ShortKernels(s, 200, 5, 10);
+    EXPECT_TRUE(RunRule(s, LaunchOverheadRule, "launch.overhead", With({"short_kernel_us=5"})).empty());
+  }
+  {
+    // Gaps of 0.5 us behind 5 us kernels: ratio 0.1, under the default 0.25, over 0.05.
+    SyntheticTrace s;
+    ShortKernels(s, 200, 5, 5.5);
+    EXPECT_TRUE(RunRule(s, LaunchOverheadRule, "launch.overhead").empty());
+    SyntheticTrace s2;
+    ShortKernels(s2, 200, 5, 5.5);
+    EXPECT_EQ(RunRule(s2, LaunchOverheadRule, "launch.overhead", With({"launch_gap_to_runtime_ratio=0.05"})).size(), 1u);
+  }
+}
+
+// ---- sync.points ------------------------------------------------------------------------------
+
+void SyncEveryStep(SyntheticTrace& s, int steps, bool sync_each) {
+  for (int i = 0; i < steps; ++i) {
+    const double t0 = i * 100.0;
+    s.NvtxRange("train_step", t0, t0 + 99);
+    s.Launch("step", t0, 3, t0 + 5, 50);
+    if (sync_each || i == steps - 1) s.Api("cudaStreamSynchronize_v3020", t0 + 4, 52);
+  }
+}
+
+TEST(SyncPointsRule, SyncAfterEveryStepIsReportedWithItsSource) {
+  SyntheticTrace s;
+  SyncEveryStep(s, 20, true);
+  const auto f = RunRule(s, SyncPointsRule, "sync.points");
+  ASSERT_EQ(f.size(), 1u);
+  EXPECT_EQ(*f[0].number("sync_calls"), 20);
+  EXPECT_EQ(*f[0].number("stream_syncs"), 20);
+  EXPECT_GT(*f[0].number("waiting_share"), 0.5);
+  EXPECT_TRUE(HasOffender(f[0], "cudaStreamSynchronize"));
+  EXPECT_TRUE(HasOffender(f[0], "train_step"));
+  // After each sync the GPU waits for the next step's kernel: 49 us per step but the last.
+  EXPECT_GE(f[0].recoverable_ns, 19u * 49'000u);
+}
+
+TEST(SyncPointsRule, OneFinalSyncIsNormal) {
+  SyntheticTrace s;
+  SyncEveryStep(s, 20, false);
+  EXPECT_TRUE(RunRule(s, SyncPointsRule, "sync.points").empty());
+}
+
+TEST(SyncPointsRule, ThresholdsBothSides) {
+  SyntheticTrace calls_above;
+  SyncEveryStep(calls_above, 20, true);
+  EXPECT_EQ(RunRule(calls_above, SyncPointsRule, "sync.points", With({"sync_min_calls=20"})).size(), 1u);
+  SyntheticTrace calls_below;
+  SyncEveryStep(calls_below, 20, true);
+  EXPECT_TRUE(RunRule(calls_below, SyncPointsRule, "sync.points", With({"sync_min_calls=21"})).empty());
+  SyntheticTrace share_below;
+  SyncEveryStep(share_below, 20, true);
+  EXPECT_TRUE(RunRule(share_below, SyncPointsRule, "sync.points", With({"sync_min_share=0.9"})).empty());
+}
+
+TEST(SyncPointsRule, SmallReadbacksAndImplicitSyncsAreCounted) {
+  SyntheticTrace s;
+  for (int i = 0; i < 12; ++i) {
+    const double t0 = i * 100.0;
+    s.Launch("step", t0, 3, t0 + 5, 50);
+    const uint64_t corr = s.Api("cudaMemcpy_v3020", t0 + 4, 60);
+    s.Memcpy(v1::COPY_KIND_DTOH, t0 + 56, 2, 4, false, v1::MEMORY_KIND_PAGEABLE, 7, corr);
+    s.Api("cudaFree_v3020", t0 + 70, 10);
+  }
+  const auto f = RunRule(s, SyncPointsRule, "sync.points");
+  ASSERT_EQ(f.size(), 1u);
+  EXPECT_EQ(*f[0].number("small_readbacks"), 12);
+  EXPECT_EQ(*f[0].number("implicit_syncs_alloc_free"), 12);
+  EXPECT_EQ(*f[0].number("synchronous_copies"), 12);
+}
+
+// ---- copies.* ---------------------------------------------------------------------------------
+
+TEST(CopiesRule, CopiesSerializedWithKernelsAreReported) {
+  SyntheticTrace s;
+  for (int i = 0; i < 10; ++i) {
+    s.Memcpy(v1::COPY_KIND_HTOD, i * 200.0, 100, 1 << 20, true);
+    s.Kernel("compute", i * 200.0 + 100, 100);
+  }
+  const auto f = RunRule(s, CopiesRule, "copies.serialized");
+  ASSERT_EQ(f.size(), 1u);
+  EXPECT_EQ(*f[0].number("h2d_overlap_share"), 0);
+  EXPECT_EQ(f[0].recoverable_ns, 1000'000u);
+}
+
+// Copies on their own stream, overlapping kernels by `overlap_us` of each 100 us copy.
+void OverlappedCopies(SyntheticTrace& s, double overlap_us) {
+  for (int i = 0; i < 10; ++i) {
+    s.Kernel("compute", i * 200.0, 100, 13);
+    s.Memcpy(v1::COPY_KIND_HTOD, i * 200.0 + 100 - overlap_us, 100, 1 << 20, true, v1::MEMORY_KIND_PINNED, 14);
+  }
+}
+
+TEST(CopiesRule, OverlappedCopiesRaiseNothing) {
+  SyntheticTrace s;
+  OverlappedCopies(s, 100);
+  EXPECT_TRUE(RunRule(s, CopiesRule, "copies.serialized").empty());
+}
+
+TEST(CopiesRule, OverlapThresholdBothSides) {
+  SyntheticTrace half;
+  OverlappedCopies(half, 50);  // 50% overlapped: fine by default
+  EXPECT_TRUE(RunRule(half, CopiesRule, "copies.serialized").empty());
+  SyntheticTrace strict;
+  OverlappedCopies(strict, 50);
+  EXPECT_EQ(RunRule(strict, CopiesRule, "copies.serialized", With({"copy_overlap_min_share=0.6"})).size(), 1u);
+}
+
+TEST(CopiesRule, AsyncCopiesFromPageableMemory) {
+  SyntheticTrace pageable;
+  pageable.Kernel("k", 0, 10);
+  pageable.Memcpy(v1::COPY_KIND_HTOD, 20, 30, 1 << 20, true, v1::MEMORY_KIND_PAGEABLE);
+  const auto f = RunRule(pageable, CopiesRule, "copies.pageable_async");
+  ASSERT_EQ(f.size(), 1u);
+  EXPECT_GE(f[0].severity, Severity::kWarning);
+  EXPECT_EQ(*f[0].number("copies"), 1);
+
+  SyntheticTrace pinned;
+  pinned.Kernel("k", 0, 10);
+  pinned.Memcpy(v1::COPY_KIND_HTOD, 20, 30, 1 << 20, true, v1::MEMORY_KIND_PINNED);
+  EXPECT_TRUE(RunRule(pinned, CopiesRule, "copies.pageable_async").empty());
+
+  SyntheticTrace below_count;
+  below_count.Memcpy(v1::COPY_KIND_HTOD, 20, 30, 1 << 20, true, v1::MEMORY_KIND_PAGEABLE);
+  EXPECT_TRUE(RunRule(below_count, CopiesRule, "copies.pageable_async", With({"pageable_async_min_count=2"})).empty());
+}
+
+TEST(CopiesRule, SynchronousCopiesSpareSmallHostToDevice) {
+  auto one_copy = [](SyntheticTrace& s, v1::CopyKind kind, uint64_t bytes) {
+    const uint64_t corr = s.Api("cudaMemcpy_v3020", 0, 40);
+    s.Memcpy(kind, 10, 20, bytes, false, v1::MEMORY_KIND_PAGEABLE, 7, corr);
+  };
+  SyntheticTrace d2h;
+  one_copy(d2h, v1::COPY_KIND_DTOH, 1 << 20);
+  const auto f = RunRule(d2h, CopiesRule, "copies.sync");
+  ASSERT_EQ(f.size(), 1u);
+  EXPECT_EQ(f[0].recoverable_ns, 40'000u);  // the host waited in the call
+
+  SyntheticTrace at_limit;
+  one_copy(at_limit, v1::COPY_KIND_HTOD, 65536);
+  EXPECT_TRUE(RunRule(at_limit, CopiesRule, "copies.sync").empty());
+  SyntheticTrace above_limit;
+  one_copy(above_limit, v1::COPY_KIND_HTOD, 65537);
+  EXPECT_EQ(RunRule(above_limit, CopiesRule, "copies.sync").size(), 1u);
+  SyntheticTrace not_spared;
+  one_copy(not_spared, v1::COPY_KIND_HTOD, 4096);
+  EXPECT_EQ(RunRule(not_spared, CopiesRule, "copies.sync", With({"sync_copy_spare_h2d_bytes=0"})).size(), 1u);
+
+  SyntheticTrace device_to_device;
+  one_copy(device_to_device, v1::COPY_KIND_DTOD, 1 << 20);
+  EXPECT_TRUE(RunRule(device_to_device, CopiesRule, "copies.sync").empty());
+}
+
+TEST(CopiesRule, SynchronousMemsets) {
+  SyntheticTrace sync;
+  sync.Memset(0, 10, 4096, false);
+  EXPECT_EQ(RunRule(sync, CopiesRule, "memset.sync").size(), 1u);
+  SyntheticTrace async;
+  async.Memset(0, 10, 4096, true);
+  EXPECT_TRUE(RunRule(async, CopiesRule, "memset.sync").empty());
+  SyntheticTrace below;
+  below.Memset(0, 10, 4096, false);
+  EXPECT_TRUE(RunRule(below, CopiesRule, "memset.sync", With({"sync_memset_min_count=2"})).empty());
+}
+
+// ---- streams.* --------------------------------------------------------------------------------
+
+// Two streams taking turns: each kernel waits for the other stream's previous one.
+void AlternatingStreams(SyntheticTrace& s, double offset_us) {
+  for (int i = 0; i < 20; ++i) {
+    s.Kernel("a", i * 20.0, 10, 13);
+    s.Kernel("b", i * 20.0 + offset_us, 10, 14);
+  }
+}
+
+TEST(StreamsRule, InterleavedButNeverOverlappingStreamsAreSerialized) {
+  SyntheticTrace s;
+  AlternatingStreams(s, 10);
+  const auto f = RunRule(s, StreamsRule, "streams.serialized");
+  ASSERT_EQ(f.size(), 1u);
+  EXPECT_EQ(*f[0].number("streams"), 2);
+  EXPECT_EQ(f[0].recoverable_ns, 200'000u);
+  EXPECT_TRUE(HasOffender(f[0], "stream 14"));
+}
+
+TEST(StreamsRule, OverlappingStreamsAndSequentialPhasesAreFine) {
+  SyntheticTrace overlapping;
+  AlternatingStreams(overlapping, 5);
+  EXPECT_TRUE(RunRule(overlapping, StreamsRule, "streams.serialized").empty());
+
+  SyntheticTrace phases;
+  for (int i = 0; i < 20; ++i) phases.Kernel("a", i * 20.0, 10, 13);
+  for (int i = 0; i < 20; ++i) phases.Kernel("b", 1000 + i * 20.0, 10, 14);
+  EXPECT_TRUE(RunRule(phases, StreamsRule, "streams.serialized").empty());
+
+  SyntheticTrace ordered;
+  AlternatingStreams(ordered, 10);
+  ordered.StreamWaitEvent(14, 0, 1);
+  EXPECT_TRUE(RunRule(ordered, StreamsRule, "streams.serialized").empty());
+}
+
+TEST(StreamsRule, SerializedThresholdsBothSides) {
+  SyntheticTrace few_ops;
+  AlternatingStreams(few_ops, 10);
+  EXPECT_TRUE(RunRule(few_ops, StreamsRule, "streams.serialized", With({"stream_min_ops=21"})).empty());
+  SyntheticTrace slight;
+  AlternatingStreams(slight, 9.99);  // 0.01 us overlap per pair: 0.1% of busy time
+  EXPECT_EQ(RunRule(slight, StreamsRule, "streams.serialized").size(), 1u);
+  SyntheticTrace slight_strict;
+  AlternatingStreams(slight_strict, 9.99);
+  EXPECT_TRUE(RunRule(slight_strict, StreamsRule, "streams.serialized", With({"stream_max_overlap_share=0.0001"})).empty());
+}
+
+// Stream 14 waits on an event that a 500 us kernel on stream 13 records; its kernel is launched
+// at 11 us but starts only when the producer is done.
+void EventStall(SyntheticTrace& s, double consumer_start_us) {
+  s.Kernel("producer", 0, 500, 13);
+  s.StreamWaitEvent(14, 10, 0.5);
+  s.Launch("consumer", 11, 1, consumer_start_us, 50, 14);
+}
+
+TEST(StreamsRule, EventWaitStallingAStream) {
+  SyntheticTrace s;
+  EventStall(s, 500);
+  const auto f = RunRule(s, StreamsRule, "streams.event_wait");
+  ASSERT_EQ(f.size(), 1u);
+  EXPECT_EQ(*f[0].number("stall_ns"), 488'000);
+  EXPECT_TRUE(HasOffender(f[0], "consumer"));
+
+  SyntheticTrace no_stall;
+  EventStall(no_stall, 13);
+  EXPECT_TRUE(RunRule(no_stall, StreamsRule, "streams.event_wait").empty());
+
+  SyntheticTrace above;
+  EventStall(above, 500);
+  EXPECT_TRUE(RunRule(above, StreamsRule, "streams.event_wait", With({"event_wait_min_share=0.9"})).empty());
+}
+
+// ---- hot.kernels ------------------------------------------------------------------------------
+
+TEST(HotKernelsRule, DominantKernelLeadsTheList) {
+  SyntheticTrace s;
+  s.Kernel("gemm", 0, 800);
+  s.Kernel("relu", 800, 200);
+  const auto f = RunRule(s, HotKernelsRule, "hot.kernels");
+  ASSERT_EQ(f.size(), 1u);
+  EXPECT_EQ(f[0].severity, Severity::kInfo);
+  ASSERT_FALSE(f[0].offenders.empty());
+  EXPECT_EQ(f[0].offenders[0].name, "gemm");
+  EXPECT_NEAR(*f[0].number("top_share"), 0.8, 1e-9);
+}
+
+TEST(HotKernelsRule, EvenSpreadThresholdBothSides) {
+  auto even = [](SyntheticTrace& s) {
+    for (int i = 0; i < 10; ++i) s.Kernel(absl::StrCat("k", i), i * 100.0, 100);
+  };
+  SyntheticTrace spread;
+  even(spread);
+  EXPECT_TRUE(RunRule(spread, HotKernelsRule, "hot.kernels").empty());
+  SyntheticTrace lowered;
+  even(lowered);
+  EXPECT_EQ(RunRule(lowered, HotKernelsRule, "hot.kernels", With({"hot_kernel_min_share=0.1"})).size(), 1u);
+}
+
+// ---- thresholds -------------------------------------------------------------------------------
+
+TEST(ThresholdsTest, OverridesByNameAndRejectsBadInput) {
+  Thresholds t;
+  EXPECT_TRUE(ApplyThresholdOverride("short_kernel_us=7.5", &t).ok());
+  EXPECT_EQ(t.short_kernel_us, 7.5);
+  EXPECT_FALSE(ApplyThresholdOverride("no_such_threshold=1", &t).ok());
+  EXPECT_FALSE(ApplyThresholdOverride("short_kernel_us=abc", &t).ok());
+  EXPECT_FALSE(ApplyThresholdOverride("short_kernel_us", &t).ok());
+  EXPECT_FALSE(ApplyThresholdOverride("short_kernel_us=-1", &t).ok());
+  EXPECT_EQ(t.short_kernel_us, 7.5);
+}
+
+}  // namespace
+}  // namespace cuscope::analysis

@@ -1,0 +1,59 @@
+// Builds small traces for tests: activities in microseconds from an arbitrary origin, written
+// through the real chunk builder and writer and read back with LoadTrace, so tests see exactly
+// what `cuscope analyze` sees.
+#ifndef CUSCOPE_TESTS_ANALYSIS_SYNTHETIC_TRACE_H_
+#define CUSCOPE_TESTS_ANALYSIS_SYNTHETIC_TRACE_H_
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+
+#include "lib/core/chunk_builder.h"
+#include "lib/core/trace.h"
+
+namespace cuscope::testing {
+
+inline constexpr uint64_t kOrigin = 1'700'000'000'000'000'000ull;
+inline uint64_t Us(double us) { return static_cast<uint64_t>(static_cast<int64_t>(kOrigin) + static_cast<int64_t>(us * 1000.0)); }
+
+class SyntheticTrace {
+ public:
+  SyntheticTrace();
+
+  // An API call on host thread `tid`; returns its correlation id.
+  uint64_t Api(const std::string& name, double start_us, double duration_us, uint64_t tid = 1);
+  // A kernel; `correlation` 0 = none.
+  void Kernel(const std::string& name, double start_us, double duration_us, uint32_t stream = 7,
+              uint64_t correlation = 0, uint32_t graph_id = 0, uint32_t flags = 0, uint32_t device = 0,
+              int grid_x = 1, int block_x = 128);
+  // A launch call and its kernel, linked by correlation id.
+  void Launch(const std::string& kernel, double api_start_us, double api_duration_us, double kernel_start_us,
+              double kernel_duration_us, uint32_t stream = 7, uint64_t tid = 1, uint32_t graph_id = 0);
+  void Memcpy(v1::CopyKind kind, double start_us, double duration_us, uint64_t bytes, bool async,
+              v1::MemoryKind host_kind = v1::MEMORY_KIND_PINNED, uint32_t stream = 7, uint64_t correlation = 0);
+  void Memset(double start_us, double duration_us, uint64_t bytes, bool async, uint32_t stream = 7,
+              uint64_t correlation = 0);
+  void StreamWaitEvent(uint32_t stream, double start_us, double duration_us);
+  void NvtxRange(const std::string& name, double start_us, double end_us, uint64_t tid = 1);
+
+  core::ChunkBuilder& builder() { return *builder_; }
+  // Writes the file (or reuses it when already written) and returns its path.
+  std::string Write();
+  core::Trace Load();
+
+ private:
+  std::map<std::string, uint32_t> callback_of_;
+  std::map<uint32_t, std::string> name_of_;
+  std::unique_ptr<core::ChunkBuilder> builder_;
+  uint64_t next_correlation_ = 1000;
+  uint64_t next_nvtx_ = 1;
+  std::string path_;
+};
+
+// A path in the test's temporary directory, unique per call.
+std::string TempTracePath();
+
+}  // namespace cuscope::testing
+
+#endif  // CUSCOPE_TESTS_ANALYSIS_SYNTHETIC_TRACE_H_

@@ -1,0 +1,109 @@
+#include "lib/analysis/tables.h"
+
+#include <string>
+
+#include "gtest/gtest.h"
+#include "tests/analysis/synthetic_trace.h"
+
+namespace cuscope::analysis {
+namespace {
+
+using cuscope::testing::SyntheticTrace;
+
+class TablesTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    // gemm: 3 launches of 100, 200, 600 us; relu: 1 launch of 100 us, with a different grid.
+    s_.Launch("gemm", 0, 5, 10, 100);
+    s_.Launch("gemm", 200, 5, 210, 200);
+    s_.Launch("gemm", 500, 5, 520, 600);
+    s_.Kernel("relu", 1200, 100, 7, 0, 0, 0, 0, /*grid_x=*/64);
+    s_.Memcpy(v1::COPY_KIND_HTOD, 1400, 50, 2'000'000, true);
+    s_.Memcpy(v1::COPY_KIND_HTOD, 1500, 30, 1'000'000, true);
+    s_.Memset(1600, 10, 4096, true);
+    trace_ = s_.Load();
+  }
+  SyntheticTrace s_;
+  core::Trace trace_;
+};
+
+TEST_F(TablesTest, KernelSummaryHasNsysColumnsAndStatistics) {
+  const Timeline t = Timeline::Build(trace_);
+  const Table table = KernelSummary(t);
+  ASSERT_EQ(table.rows.size(), 2u);
+  // Time% of kernel time; total; instances; avg; median; min; max; stddev; name.
+  EXPECT_EQ(table.rows[0], (std::vector<std::string>{"90.0", "900000", "3", "300000.0", "200000.0", "100000",
+                                                      "600000", "264575.1", "gemm"}));
+  EXPECT_EQ(table.rows[1][8], "relu");
+  const std::string text = RenderText(table);
+  EXPECT_NE(text.find("Time (%)  Total Time (ns)  Instances"), std::string::npos) << text;
+  EXPECT_NE(text.find("900,000"), std::string::npos) << text;
+  EXPECT_NE(text.find("264,575.1"), std::string::npos) << text;
+}
+
+TEST_F(TablesTest, GridBlockVariantSplitsByLaunchShape) {
+  SyntheticTrace s;
+  s.Kernel("gemm", 0, 10, 7, 0, 0, 0, 0, 1);
+  s.Kernel("gemm", 20, 30, 7, 0, 0, 0, 0, 8);
+  const core::Trace trace = s.Load();
+  const Table table = KernelGridBlockSummary(Timeline::Build(trace));
+  ASSERT_EQ(table.rows.size(), 2u);
+  EXPECT_EQ(table.rows[0][8], "8 1 1");
+  EXPECT_EQ(table.rows[0][9], "128 1 1");
+  EXPECT_EQ(table.rows[0][10], "gemm");
+  EXPECT_EQ(KernelSummary(Timeline::Build(trace)).rows.size(), 1u);
+}
+
+TEST_F(TablesTest, MemoryAndApiAndExecutionSummaries) {
+  const Timeline t = Timeline::Build(trace_);
+  const Table time = MemoryTimeSummary(t);
+  ASSERT_EQ(time.rows.size(), 2u);
+  EXPECT_EQ(time.rows[0].back(), "[CUDA memcpy Host-to-Device]");
+  EXPECT_EQ(time.rows[0][1], "80000");
+  EXPECT_EQ(time.rows[1].back(), "[CUDA memset]");
+  const Table size = MemorySizeSummary(t);
+  EXPECT_EQ(size.rows[0][0], "3.000");  // MB
+  EXPECT_EQ(size.rows[0][3], "1.500");  // median of 1 and 2 MB
+
+  const Table api = ApiSummary(t);
+  ASSERT_EQ(api.rows.size(), 1u);
+  EXPECT_EQ(api.rows[0].back(), "cudaLaunchKernel");
+  EXPECT_EQ(api.rows[0][2], "3");
+
+  const Table exec = KernelExecutionSummary(t);
+  ASSERT_EQ(exec.rows.size(), 1u);
+  EXPECT_EQ(exec.rows[0][0], "3");                // launches
+  EXPECT_EQ(exec.rows[0][5], "8333.3");           // queue avg: (5 + 5 + 15) us / 3
+  EXPECT_EQ(exec.rows[0][7], "15000");            // queue max
+  EXPECT_EQ(exec.rows[0][11], "cudaLaunchKernel");
+  EXPECT_EQ(exec.rows[0][12], "gemm");
+}
+
+TEST_F(TablesTest, CsvAndJsonRenderings) {
+  const Table table = KernelSummary(Timeline::Build(trace_));
+  const std::string csv = RenderCsv(table);
+  EXPECT_EQ(csv.substr(0, csv.find('\n')),
+            "Time (%),Total Time (ns),Instances,Avg (ns),Med (ns),Min (ns),Max (ns),StdDev (ns),Name");
+  EXPECT_NE(csv.find("90.0,900000,3,300000.0,200000.0,100000,600000,264575.1,gemm"), std::string::npos);
+  const std::string json = RenderJson(table);
+  EXPECT_NE(json.find("{\"report\":\"cuda_gpu_kern_sum\""), std::string::npos);
+  EXPECT_NE(json.find("\"Instances\":3,"), std::string::npos) << json;
+  EXPECT_NE(json.find("\"Name\":\"gemm\""), std::string::npos);
+  EXPECT_EQ(JsonQuote("a\"b\\\n"), "\"a\\\"b\\\\\\n\"");
+}
+
+TEST(ReportNamesTest, EveryNameBuilds) {
+  SyntheticTrace s;
+  s.Kernel("k", 0, 1);
+  const core::Trace trace = s.Load();
+  const Timeline t = Timeline::Build(trace);
+  for (std::string_view name : ReportNames()) {
+    const auto table = BuildReport(name, t);
+    ASSERT_TRUE(table.has_value()) << name;
+    EXPECT_EQ(table->name, name);
+  }
+  EXPECT_FALSE(BuildReport("cuda_gpu_trace_nonexistent", t).has_value());
+}
+
+}  // namespace
+}  // namespace cuscope::analysis

@@ -1,0 +1,81 @@
+#include "lib/analysis/timeline.h"
+
+#include "gtest/gtest.h"
+#include "tests/analysis/synthetic_trace.h"
+
+namespace cuscope::analysis {
+namespace {
+
+using cuscope::testing::SyntheticTrace;
+using cuscope::testing::Us;
+
+TEST(TimelineTest, BusyIsTheUnionOfStreamsNotTheirSum) {
+  SyntheticTrace s;
+  s.Kernel("a", 0, 100, /*stream=*/13);
+  s.Kernel("b", 50, 100, /*stream=*/14);  // overlaps a by 50 us
+  s.Memcpy(v1::COPY_KIND_HTOD, 200, 50, 1024, true);
+  const core::Trace trace = s.Load();
+  const Timeline t = Timeline::Build(trace);
+  ASSERT_EQ(t.devices().size(), 1u);
+  EXPECT_EQ(t.devices()[0].busy_ns(), 200'000u);  // 150 us of kernels + 50 us of copy, not 250
+  EXPECT_EQ(t.devices()[0].active.length(), 250'000u);
+  EXPECT_EQ(t.streams().size(), 3u);
+}
+
+TEST(TimelineTest, ReplayedLaunchesAreLeftOut) {
+  SyntheticTrace s;
+  s.Kernel("real", 0, 10);
+  s.Kernel("replayed", 100, 1000, 7, 0, 0, v1::KERNEL_FLAG_REPLAYED);
+  const core::Trace trace = s.Load();
+  const Timeline t = Timeline::Build(trace);
+  EXPECT_EQ(t.kernel_count(), 1u);
+  EXPECT_EQ(t.replayed_kernel_count(), 1u);
+  EXPECT_EQ(t.devices()[0].busy_ns(), 10'000u);
+}
+
+TEST(TimelineTest, LaunchDelayFromTheCorrelatedCall) {
+  SyntheticTrace s;
+  s.Launch("k", 0, 5, 25, 10);
+  const core::Trace trace = s.Load();
+  const Timeline t = Timeline::Build(trace);
+  ASSERT_EQ(trace.kernels.size(), 1u);
+  const auto delay = t.LaunchDelay(trace.kernels[0]);
+  ASSERT_TRUE(delay.has_value());
+  EXPECT_EQ(*delay, 20'000);
+  EXPECT_EQ(t.ApiName(*t.ApiFor(trace.kernels[0].correlation_id)), "cudaLaunchKernel");
+}
+
+TEST(TimelineTest, EnclosingNvtxRangeIsTheInnermost) {
+  SyntheticTrace s;
+  s.NvtxRange("step", 0, 100);
+  s.NvtxRange("forward", 10, 50);
+  s.Api("cudaStreamSynchronize_v3020", 20, 5);
+  const core::Trace trace = s.Load();
+  const Timeline t = Timeline::Build(trace);
+  const uint32_t thread = trace.api_calls[0].thread;
+  const NvtxRange* r = t.EnclosingRange(thread, Us(20));
+  ASSERT_NE(r, nullptr);
+  EXPECT_EQ(trace.dict.str(r->name), "forward");
+  const NvtxRange* outer = t.EnclosingRange(thread, Us(70));
+  ASSERT_NE(outer, nullptr);
+  EXPECT_EQ(trace.dict.str(outer->name), "step");
+  EXPECT_EQ(t.EnclosingRange(thread, Us(150)), nullptr);
+}
+
+TEST(ApiNamesTest, VersionSuffixStrippedAndCallsClassified) {
+  EXPECT_EQ(DisplayApiName("cudaMemcpyAsync_v3020"), "cudaMemcpyAsync");
+  EXPECT_EQ(DisplayApiName("cuMemcpyHtoD_v2"), "cuMemcpyHtoD");
+  EXPECT_EQ(DisplayApiName("cuLaunchKernel"), "cuLaunchKernel");
+  EXPECT_EQ(ClassifyApi("cudaStreamSynchronize_v3020").sync, SyncKind::kStream);
+  EXPECT_EQ(ClassifyApi("cudaDeviceSynchronize_v3020").sync, SyncKind::kDevice);
+  EXPECT_TRUE(ClassifyApi("cudaMemcpy_v3020").synchronous_transfer);
+  EXPECT_FALSE(ClassifyApi("cudaMemcpyAsync_v3020").synchronous_transfer);
+  EXPECT_TRUE(ClassifyApi("cudaFree_v3020").implicit_sync);
+  EXPECT_FALSE(ClassifyApi("cudaMallocAsync_v11020").implicit_sync);
+  EXPECT_EQ(ClassifyApi("cudaLaunchKernel_v7000").category, ApiCategory::kLaunch);
+  EXPECT_TRUE(ClassifyApi("cudaGraphLaunch_v10000").graph_launch);
+  EXPECT_EQ(ClassifyApi("cudaGetDevice_v3020").category, ApiCategory::kOther);
+}
+
+}  // namespace
+}  // namespace cuscope::analysis

@@ -1,0 +1,29 @@
+// Helpers for the GPU tests: is there a GPU, run a command and capture its output.
+#ifndef CUSCOPE_TESTS_GPU_GPU_TEST_SUPPORT_H_
+#define CUSCOPE_TESTS_GPU_GPU_TEST_SUPPORT_H_
+
+#include <map>
+#include <string>
+
+namespace cuscope::testing {
+
+// True when the CUDA driver loads and reports at least one device.
+bool HaveGpu();
+
+struct CommandResult {
+  int exit_code = -1;
+  std::string output;  // stdout
+};
+
+// Runs `command` through the shell; stderr goes to `stderr_file` when given.
+CommandResult RunCommand(const std::string& command);
+
+// key=value lines of a program's output.
+std::map<std::string, std::string> ParseKeyValues(const std::string& output);
+
+// A fresh path under the test temporary directory.
+std::string TempTracePath(const std::string& stem);
+
+}  // namespace cuscope::testing
+
+#endif  // CUSCOPE_TESTS_GPU_GPU_TEST_SUPPORT_H_
