@@ -1,17 +1,19 @@
 #!/usr/bin/env bash
-# Builds what the GPU machine runs into build-device/ (Release, no debug info, sm_90 only) and
-# copies the shared libraries it lacks there (abseil, protobuf) into build-device/lib, so the
-# folder travels whole. Then run scripts/gpu_suite.sh there.
+# Packs what the GPU machine runs into build-device/: the build's bin/, lib/, examples/ and
+# bench/ (Release, no debug info, sm_90 device code), plus the shared libraries the GPU machine
+# lacks (abseil, protobuf), so the folder travels whole. Then, there: scripts/gpu_suite.sh
 set -euo pipefail
 cd "$(dirname "$0")/.."
-export PATH="/usr/local/cuda/bin:$PATH"
-cmake -S . -B build-device -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES=90 \
-  -DCUSCOPE_WERROR=ON >/dev/null
-cmake --build build-device -j"$(nproc)"
-for lib in $(ldd build-device/lib/libcuscope.so build-device/bin/cuscope build-device/bin/collector_gpu_test 2>/dev/null |
+scripts/build.sh -DCMAKE_CUDA_ARCHITECTURES=90
+rm -rf build-device
+mkdir -p build-device
+mkdir -p build-device/lib build-device/examples build-device/bench
+cp -a build/bin build-device/
+cp -a build/lib/libcuscope.so* build-device/lib/
+cp -a build/examples/example_* build-device/examples/
+cp -a build/bench/launch_overhead_bench build-device/bench/
+for lib in $(ldd build/lib/libcuscope.so build/bin/cuscope build/bin/collector_gpu_test 2>/dev/null |
              awk '/libabsl|libprotobuf/ {print $3}' | sort -u); do
   cp -L "$lib" build-device/lib/
 done
-rm -rf build-device/CMakeFiles build-device/*/CMakeFiles build-device/*/*/CMakeFiles
-find build-device -name '*.a' -delete -o -name '*.o' -delete
 du -sh build-device

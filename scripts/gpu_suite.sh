@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # The whole GPU suite in one command, on the GPU machine, from the repository root:
 #   scripts/gpu_suite.sh [OUT_DIR]
-# Needs build-device/ from scripts/build_for_device.sh. Runs the gpu-labelled tests, then the
-# overhead measurements, and writes logs and a summary under OUT_DIR (default ./gpu-results).
+# Needs build-device/ from scripts/build_for_device.sh. Runs the gpu-labelled tests, every example
+# and its fixed twin under `cuscope profile` + `cuscope analyze`, the overhead measurements and
+# the long run, and writes the logs and the known-work trace under OUT_DIR (default gpu-results).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 out=${1:-gpu-results}
@@ -10,30 +11,61 @@ mkdir -p "$out"
 B=$PWD/build-device
 export LD_LIBRARY_PATH="$B/lib:${LD_LIBRARY_PATH:-}"
 export CUSCOPE_LIBRARY="$B/lib/libcuscope.so"
-nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv | tee "$out/gpu.txt"
+cli="$B/bin/cuscope"
+tmp=$(mktemp -d)
+nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv
+"$cli" info
 
-echo "== gpu-labelled tests"
-(cd "$B" && ctest -L gpu --output-on-failure --timeout 300) 2>&1 | tee "$out/gpu_tests.log" | tail -25
+echo "== gpu-labelled tests (collector_gpu_test)"
+"$B/bin/collector_gpu_test" 2>&1 | tail -40
+
+echo "== the known-work trace that ships in traces/"
+"$cli" profile -q -f -o "$out/h200_known_work" -- "$B/examples/example_known_work" | tail -3
+"$cli" dump --limit 5 "$out/h200_known_work.cuscope" | tail -5
+
+echo "== examples: symptom and fixed twin, top finding each"
+run_example() {
+  local name=$1; shift
+  local trace="$tmp/${name}_$(echo "$*" | tr -c 'a-z0-9' '_')"
+  "$cli" profile -q -f -o "$trace" -- "$B/examples/example_$name" "$@" | head -1
+  "$cli" analyze "$trace.cuscope" > "$trace.txt" 2>&1
+  echo "-- $name $* :"; grep -m4 -E "^\s*\[?(error|warning|info)|^ *[0-9]+\.|Nothing wrong" "$trace.txt" || head -8 "$trace.txt"
+}
+for ex in launch_overhead sync_every_step pageable_copies legacy_default_stream event_wait_stall; do
+  run_example "$ex"
+  if [ "$ex" = launch_overhead ]; then run_example "$ex" --fixed=fused; run_example "$ex" --fixed=graph
+  else run_example "$ex" --fixed; fi
+done
+tar -C "$tmp" -czf "$out/example_analyses.tgz" $(cd "$tmp" && ls *.txt)
 
 echo "== launch overhead: plain / bare CUPTI / cuscope, 100000 launches, 5 reps each, 3 rounds"
 for round in 1 2 3; do
   "$B/bench/launch_overhead_bench" --mode plain | tail -1
   "$B/bench/launch_overhead_bench" --mode bare-cupti | tail -1
-  CUSCOPE_QUIET=1 CUSCOPE_FORCE_OVERWRITE=1 CUSCOPE_OUTPUT=/tmp/overhead_cuscope CUDA_INJECTION64_PATH="$CUSCOPE_LIBRARY" \
+  CUSCOPE_QUIET=1 CUSCOPE_FORCE_OVERWRITE=1 CUSCOPE_OUTPUT="$tmp/overhead" CUDA_INJECTION64_PATH="$CUSCOPE_LIBRARY" \
     "$B/bench/launch_overhead_bench" --mode plain | tail -1 | sed 's/mode=plain/mode=cuscope/'
-done 2>&1 | tee "$out/launch_overhead.log"
+done
 
 echo "== PyTorch 20000 tiny kernels: plain / torch.profiler / cuscope"
 for round in 1 2; do
   python3 bench/gpu/torch_overhead.py --mode plain | tail -1
   python3 bench/gpu/torch_overhead.py --mode torch-profiler 2>/dev/null | tail -1
-  CUSCOPE_QUIET=1 CUSCOPE_FORCE_OVERWRITE=1 CUSCOPE_OUTPUT=/tmp/torch_cuscope CUDA_INJECTION64_PATH="$CUSCOPE_LIBRARY" \
+  CUSCOPE_QUIET=1 CUSCOPE_FORCE_OVERWRITE=1 CUSCOPE_OUTPUT="$tmp/torch" CUDA_INJECTION64_PATH="$CUSCOPE_LIBRARY" \
     python3 bench/gpu/torch_overhead.py --mode plain | tail -1 | sed 's/mode=plain/mode=cuscope/'
-done 2>&1 | tee "$out/torch_overhead.log"
+done
 
-echo "== long run: 5,000,000 launches under cuscope (cap 128 MiB)"
-/usr/bin/env time -v true >/dev/null 2>&1 && TIMEV="/usr/bin/env time -v" || TIMEV=""
-CUSCOPE_FORCE_OVERWRITE=1 CUSCOPE_OUTPUT=/tmp/long_run CUDA_INJECTION64_PATH="$CUSCOPE_LIBRARY" \
-  $TIMEV "$B/bench/launch_overhead_bench" --mode plain --launches 1000000 --reps 5 2>&1 | tail -30 | tee "$out/long_run.log"
-"$B/bin/cuscope" dump --limit 0 /tmp/long_run.cuscope >/dev/null
-ls -l /tmp/long_run.cuscope | tee -a "$out/long_run.log"
+echo "== long run: 5,000,000 launches, peak resident memory plain vs under cuscope (cap 128 MiB)"
+peak() { grep VmHWM "/proc/$1/status" 2>/dev/null; }
+for mode in plain cuscope; do
+  if [ "$mode" = cuscope ]; then
+    export CUDA_INJECTION64_PATH="$CUSCOPE_LIBRARY" CUSCOPE_FORCE_OVERWRITE=1 CUSCOPE_OUTPUT="$tmp/long_run"
+  fi
+  "$B/bench/launch_overhead_bench" --mode plain --launches 1000000 --reps 5 > "$tmp/long_$mode.txt" 2>&1 &
+  pid=$!; hwm=""
+  while kill -0 $pid 2>/dev/null; do h=$(peak $pid); [ -n "$h" ] && hwm=$h; sleep 0.5; done
+  wait $pid; echo "$mode: exit $? $(tail -1 "$tmp/long_$mode.txt") peak $hwm"
+  unset CUDA_INJECTION64_PATH
+done
+"$cli" stats --report cuda_gpu_kern_sum "$tmp/long_run.cuscope" 2>&1 | head -8
+"$cli" dump --limit 0 "$tmp/long_run.cuscope" | tail -3
+ls -l "$tmp/long_run.cuscope"

@@ -429,6 +429,9 @@ absl::Status StartCollector(const core::Config& config, const std::string& entry
   std::lock_guard<std::mutex> lifecycle(g_lifecycle_mu);
   if (g_state.load() != nullptr) return absl::FailedPreconditionError("a cuscope session is already active");
 
+  if (!DriverLoadable()) {
+    return absl::UnavailableError("no NVIDIA driver on this machine (libcuda.so.1 cannot be loaded)");
+  }
   auto path = core::ExpandOutputName(config.output, core::CurrentProcessOutputContext());
   if (!path.ok()) return path.status();
   auto* s = new State(config, entry);

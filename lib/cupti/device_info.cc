@@ -8,7 +8,6 @@
 #include <string>
 
 #include <cuda.h>
-#include <cupti.h>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
@@ -28,6 +27,16 @@ struct DriverApi {
 };
 
 // Opens the driver the program already uses (or loads it), without a link-time dependency.
+}  // namespace
+
+bool DriverLoadable() {
+  void* lib = dlopen("libcuda.so.1", RTLD_NOW | RTLD_NOLOAD);
+  if (lib == nullptr) lib = dlopen("libcuda.so.1", RTLD_LAZY | RTLD_LOCAL);
+  return lib != nullptr;
+}
+
+namespace {
+
 absl::StatusOr<DriverApi> OpenDriver() {
   void* lib = dlopen("libcuda.so.1", RTLD_NOW | RTLD_NOLOAD);
   if (lib == nullptr) lib = dlopen("libcuda.so.1", RTLD_NOW);
@@ -123,8 +132,15 @@ absl::StatusOr<SystemInfo> QuerySystem() {
   SystemInfo info;
   info.is_root = ::geteuid() == 0;
   info.profiling_admin_only = ReadProfilingAdminOnly();
-  uint32_t cupti_version = 0;
-  if (cuptiGetVersion(&cupti_version) == CUPTI_SUCCESS) info.cupti_version = cupti_version;
+  // CUPTI is looked up, not linked, so `cuscope info` works where CUPTI is missing.
+  void* cupti = dlopen("libcupti.so.13", RTLD_NOW | RTLD_NOLOAD);
+  if (cupti == nullptr) cupti = dlopen("libcupti.so.13", RTLD_NOW | RTLD_LOCAL);
+  if (cupti == nullptr) cupti = dlopen("libcupti.so", RTLD_NOW | RTLD_LOCAL);
+  if (auto* get_version = cupti ? reinterpret_cast<int (*)(uint32_t*)>(dlsym(cupti, "cuptiGetVersion")) : nullptr;
+      get_version != nullptr) {
+    uint32_t v = 0;
+    if (get_version(&v) == 0) info.cupti_version = v;
+  }
   if (auto* rt = reinterpret_cast<int (*)(int*)>(dlsym(RTLD_DEFAULT, "cudaRuntimeGetVersion")); rt != nullptr) {
     int v = 0;
     if (rt(&v) == 0) info.runtime_version = v;
@@ -146,7 +162,11 @@ std::string DescribeSystem(const absl::StatusOr<SystemInfo>& info) {
   if (!info.ok()) return absl::StrCat("GPU: none usable: ", info.status().message(), "\n");
   std::string out;
   absl::StrAppendFormat(&out, "CUDA driver: %d.%d\n", info->driver_version / 1000, (info->driver_version % 1000) / 10);
-  absl::StrAppendFormat(&out, "CUPTI API version: %u\n", info->cupti_version);
+  if (info->cupti_version != 0) {
+    absl::StrAppendFormat(&out, "CUPTI API version: %u\n", info->cupti_version);
+  } else {
+    out += "CUPTI: not found (libcupti.so.13); the collector cannot run\n";
+  }
   for (const auto& d : info->devices) {
     absl::StrAppendFormat(&out, "GPU %u: %s (compute capability %u.%u, %s)\n", d.id(), d.name(),
                           d.compute_capability_major(), d.compute_capability_minor(), d.uuid());

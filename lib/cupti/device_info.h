@@ -24,6 +24,9 @@ struct SystemInfo {
   bool is_root = false;
 };
 
+// Whether the NVIDIA driver library can be loaded in this process.
+bool DriverLoadable();
+
 // Fails (Unavailable) when there is no driver or no device; the message says which.
 absl::StatusOr<SystemInfo> QuerySystem();
 

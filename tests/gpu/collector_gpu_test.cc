@@ -20,8 +20,12 @@ using testing::ParseKeyValues;
 using testing::RunCommand;
 using testing::TempTracePath;
 
-const std::string kCli = CUSCOPE_CLI;
-const std::string kKnownWork = std::string(CUSCOPE_EXAMPLES_DIR) + "/example_known_work";
+// The build tree as laid out around this test binary (bin/, lib/, examples/), so a build folder
+// copied to another machine still finds its pieces.
+const std::string kBuild = testing::BuildDirOfThisExecutable();
+const std::string kCli = kBuild + "/bin/cuscope";
+const std::string kLibrary = kBuild + "/lib/libcuscope.so";
+const std::string kKnownWork = kBuild + "/examples/example_known_work";
 
 class CollectorGpuTest : public ::testing::Test {
  protected:
@@ -165,14 +169,14 @@ TEST_F(CollectorGpuTest, ProfiledProgramPrintsAndReturnsTheSame) {
 
 TEST_F(CollectorGpuTest, InjectionByEnvironmentAndPreloadBothWork) {
   const std::string t1 = TempTracePath("inject_env");
-  auto r1 = RunCommand(absl::StrCat("CUDA_INJECTION64_PATH=", CUSCOPE_LIBRARY_FILE, " CUSCOPE_OUTPUT=", t1, " ",
+  auto r1 = RunCommand(absl::StrCat("CUDA_INJECTION64_PATH=", kLibrary, " CUSCOPE_OUTPUT=", t1, " ",
                                     kKnownWork, " --small 5 --big 3 2>&1"));
   ASSERT_EQ(r1.exit_code, 0) << r1.output;
   auto trace1 = core::LoadTrace(t1);
   ASSERT_TRUE(trace1.ok()) << trace1.status() << r1.output;
   EXPECT_EQ(trace1->header.session().entry(), "injection");
   const std::string t2 = TempTracePath("inject_preload");
-  auto r2 = RunCommand(absl::StrCat("LD_PRELOAD=", CUSCOPE_LIBRARY_FILE, " CUSCOPE_OUTPUT=", t2, " ", kKnownWork,
+  auto r2 = RunCommand(absl::StrCat("LD_PRELOAD=", kLibrary, " CUSCOPE_OUTPUT=", t2, " ", kKnownWork,
                                     " --small 5 --big 3 2>&1"));
   ASSERT_EQ(r2.exit_code, 0) << r2.output;
   auto trace2 = core::LoadTrace(t2);
@@ -184,12 +188,12 @@ TEST_F(CollectorGpuTest, InjectionByEnvironmentAndPreloadBothWork) {
 }
 
 TEST_F(CollectorGpuTest, BadSettingOrUnwritableOutputLeavesTheProgramAlone) {
-  auto bad = RunCommand(absl::StrCat("CUDA_INJECTION64_PATH=", CUSCOPE_LIBRARY_FILE, " CUSCOPE_BOGUS=1 ", kKnownWork,
+  auto bad = RunCommand(absl::StrCat("CUDA_INJECTION64_PATH=", kLibrary, " CUSCOPE_BOGUS=1 ", kKnownWork,
                                      " --small 5 --big 3 2>&1"));
   EXPECT_EQ(bad.exit_code, 0);
   EXPECT_TRUE(absl::StrContains(bad.output, "cuscope: unknown setting CUSCOPE_BOGUS")) << bad.output;
   EXPECT_TRUE(absl::StrContains(bad.output, "\nOK")) << bad.output;
-  auto unwritable = RunCommand(absl::StrCat("CUDA_INJECTION64_PATH=", CUSCOPE_LIBRARY_FILE,
+  auto unwritable = RunCommand(absl::StrCat("CUDA_INJECTION64_PATH=", kLibrary,
                                             " CUSCOPE_OUTPUT=/proc/no/such/dir/x ", kKnownWork, " --small 5 --big 3 2>&1"));
   EXPECT_EQ(unwritable.exit_code, 0);
   EXPECT_TRUE(absl::StrContains(unwritable.output, "cuscope: cannot create /proc/no/such/dir/x.cuscope"))
@@ -201,7 +205,7 @@ TEST_F(CollectorGpuTest, PyTorchUnderInjectionRecordsItsKernelsAndPrintsTheSameR
   if (RunCommand("python3 -c 'import torch; assert torch.cuda.is_available()' 2>/dev/null").exit_code != 0) {
     GTEST_SKIP() << "no PyTorch with CUDA here";
   }
-  const std::string script = std::string(CUSCOPE_SOURCE_DIR) + "/tests/gpu/torch_small.py";
+  const std::string script = kBuild + "/../tests/gpu/torch_small.py";
   auto plain = RunCommand("python3 " + script);
   ASSERT_EQ(plain.exit_code, 0) << plain.output;
   const std::string trace = TempTracePath("torch");

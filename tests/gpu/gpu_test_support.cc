@@ -44,6 +44,14 @@ std::map<std::string, std::string> ParseKeyValues(const std::string& output) {
   return kv;
 }
 
+std::string BuildDirOfThisExecutable() {
+  char exe[4096] = {0};
+  const ssize_t n = ::readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+  std::string dir(exe, n > 0 ? static_cast<size_t>(n) : 0);
+  dir = dir.substr(0, dir.find_last_of('/'));
+  return dir.substr(0, dir.find_last_of('/'));
+}
+
 std::string TempTracePath(const std::string& stem) {
   std::string path = ::testing::TempDir() + "/" + stem + "_" + std::to_string(::getpid()) + ".cuscope";
   ::unlink(path.c_str());

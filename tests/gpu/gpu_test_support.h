@@ -21,6 +21,9 @@ CommandResult RunCommand(const std::string& command);
 // key=value lines of a program's output.
 std::map<std::string, std::string> ParseKeyValues(const std::string& output);
 
+// The build folder: the parent of the folder holding this executable.
+std::string BuildDirOfThisExecutable();
+
 // A fresh path under the test temporary directory.
 std::string TempTracePath(const std::string& stem);
 
