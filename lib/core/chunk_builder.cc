@@ -23,10 +23,21 @@ ChunkBuilder::ChunkBuilder(ApiNameResolver api_names) : api_names_(std::move(api
 
 uint32_t ChunkBuilder::InternString(std::string_view s) {
   if (s.empty()) return 0;
+  if (auto p = strings_by_pointer_.find(s.data()); p != strings_by_pointer_.end() && string_texts_[p->second - 1] == s) {
+    return p->second;
+  }
   auto it = strings_.find(absl::string_view(s.data(), s.size()));
-  if (it != strings_.end()) return it->second;
+  // Names that do not come from stable pointers (copied into each buffer) must not grow the
+  // cache without bound.
+  if (strings_by_pointer_.size() > 4096) strings_by_pointer_.clear();
+  if (it != strings_.end()) {
+    strings_by_pointer_[s.data()] = it->second;
+    return it->second;
+  }
   const uint32_t id = static_cast<uint32_t>(strings_.size() + 1);
   strings_.emplace(std::string(s), id);
+  string_texts_.emplace_back(s);
+  strings_by_pointer_[s.data()] = id;
   auto* def = chunk_.add_strings();
   def->set_id(id);
   def->set_value(std::string(s));

@@ -6,6 +6,7 @@
 #define CUSCOPE_LIB_CORE_CHUNK_BUILDER_H_
 
 #include <cstdint>
+#include <deque>
 #include <functional>
 #include <string>
 #include <string_view>
@@ -78,6 +79,10 @@ class ChunkBuilder final : public ActivitySink {
 
   ApiNameResolver api_names_;
   absl::flat_hash_map<std::string, uint32_t> strings_;
+  // Kernel names arrive as the same CUPTI-owned pointer launch after launch; looking the pointer
+  // up and comparing the text is cheaper than hashing a long mangled name. Texts by id, stable.
+  absl::flat_hash_map<const char*, uint32_t> strings_by_pointer_;
+  std::deque<std::string> string_texts_;
   absl::flat_hash_map<SignatureKey, uint32_t> signatures_;
   absl::flat_hash_map<uint64_t, uint32_t> functions_;  // domain << 32 | callback id
   absl::flat_hash_map<std::pair<uint32_t, uint64_t>, uint32_t> threads_;
