@@ -10,7 +10,7 @@ out=${1:-gpu-results}
 mkdir -p "$out"
 B=$PWD/build-device
 export LD_LIBRARY_PATH="$B/lib:${LD_LIBRARY_PATH:-}"
-export CUSCOPE_LIBRARY="$B/lib/libcuscope.so"
+lib="$B/lib/libcuscope.so"
 cli="$B/bin/cuscope"
 tmp=$(mktemp -d)
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv
@@ -42,7 +42,7 @@ echo "== launch overhead: plain / bare CUPTI / cuscope, 100000 launches, 5 reps 
 for round in 1 2 3; do
   "$B/bench/launch_overhead_bench" --mode plain | tail -1
   "$B/bench/launch_overhead_bench" --mode bare-cupti | tail -1
-  CUSCOPE_QUIET=1 CUSCOPE_FORCE_OVERWRITE=1 CUSCOPE_OUTPUT="$tmp/overhead" CUDA_INJECTION64_PATH="$CUSCOPE_LIBRARY" \
+  CUSCOPE_QUIET=1 CUSCOPE_FORCE_OVERWRITE=1 CUSCOPE_OUTPUT="$tmp/overhead" CUDA_INJECTION64_PATH="$lib" \
     "$B/bench/launch_overhead_bench" --mode plain | tail -1 | sed 's/mode=plain/mode=cuscope/'
 done
 
@@ -50,7 +50,7 @@ echo "== PyTorch 20000 tiny kernels: plain / torch.profiler / cuscope"
 for round in 1 2; do
   python3 bench/gpu/torch_overhead.py --mode plain | tail -1
   python3 bench/gpu/torch_overhead.py --mode torch-profiler 2>/dev/null | tail -1
-  CUSCOPE_QUIET=1 CUSCOPE_FORCE_OVERWRITE=1 CUSCOPE_OUTPUT="$tmp/torch" CUDA_INJECTION64_PATH="$CUSCOPE_LIBRARY" \
+  CUSCOPE_QUIET=1 CUSCOPE_FORCE_OVERWRITE=1 CUSCOPE_OUTPUT="$tmp/torch" CUDA_INJECTION64_PATH="$lib" \
     python3 bench/gpu/torch_overhead.py --mode plain | tail -1 | sed 's/mode=plain/mode=cuscope/'
 done
 
@@ -58,7 +58,7 @@ echo "== long run: 5,000,000 launches, peak resident memory plain vs under cusco
 peak() { grep VmHWM "/proc/$1/status" 2>/dev/null; }
 for mode in plain cuscope; do
   if [ "$mode" = cuscope ]; then
-    export CUDA_INJECTION64_PATH="$CUSCOPE_LIBRARY" CUSCOPE_FORCE_OVERWRITE=1 CUSCOPE_OUTPUT="$tmp/long_run"
+    export CUDA_INJECTION64_PATH="$lib" CUSCOPE_FORCE_OVERWRITE=1 CUSCOPE_OUTPUT="$tmp/long_run"
   fi
   "$B/bench/launch_overhead_bench" --mode plain --launches 1000000 --reps 5 > "$tmp/long_$mode.txt" 2>&1 &
   pid=$!; hwm=""

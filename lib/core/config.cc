@@ -112,6 +112,8 @@ absl::StatusOr<Config> ParseConfigFromEnvironment(const std::vector<std::pair<st
     } else if (name == "CUSCOPE_CAPTURE_RANGE") {
       if (value != "none" && value != "cudaProfilerApi") return Bad(name, value, "expected none or cudaProfilerApi");
       c.capture_range = value;
+    } else if (name == "CUSCOPE_LIBRARY") {
+      // Read by `cuscope profile` to find the collector; nothing for the collector itself.
     } else if (name == "CUSCOPE_QUIET") {
       auto b = ParseBool(name, value);
       if (!b.ok()) return b.status();
@@ -121,7 +123,7 @@ absl::StatusOr<Config> ParseConfigFromEnvironment(const std::vector<std::pair<st
                                                      " (known: CUSCOPE_OUTPUT, CUSCOPE_FORCE_OVERWRITE, CUSCOPE_KINDS, "
                                                      "CUSCOPE_BUFFER_SIZE, CUSCOPE_BUFFER_POOL_CAP, "
                                                      "CUSCOPE_FLUSH_PERIOD_MS, CUSCOPE_DELAY, CUSCOPE_DURATION, "
-                                                     "CUSCOPE_CAPTURE_RANGE, CUSCOPE_QUIET)"));
+                                                     "CUSCOPE_CAPTURE_RANGE, CUSCOPE_QUIET, CUSCOPE_LIBRARY)"));
     }
   }
   if (c.buffer_pool_cap_bytes < c.buffer_bytes) {

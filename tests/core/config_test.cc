@@ -50,6 +50,11 @@ TEST(ConfigTest, UnknownVariableIsNamed) {
   EXPECT_NE(std::string(c.status().message()).find("CUSCOPE_OUTPTU"), std::string::npos);
 }
 
+TEST(ConfigTest, TheCommandsLibraryVariableIsAccepted) {
+  auto c = ParseConfigFromEnvironment({{"CUSCOPE_LIBRARY", "/opt/cuscope/lib/libcuscope.so"}});
+  EXPECT_TRUE(c.ok()) << c.status();
+}
+
 TEST(ConfigTest, BadValuesAreNamed) {
   const Env bad[] = {{{"CUSCOPE_BUFFER_SIZE", "lots"}},     {{"CUSCOPE_BUFFER_SIZE", "1K"}},
                      {{"CUSCOPE_KINDS", "kernel,gpu"}},     {{"CUSCOPE_DELAY", "-1"}},
