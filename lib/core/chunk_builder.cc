@@ -116,7 +116,6 @@ void ChunkBuilder::Add(const KernelActivity& a) {
     k->add_start_delta(Relative(a.start));
     k->add_correlation_delta(static_cast<int64_t>(a.correlation_id));
   } else {
-    Relative(a.start);
     k->add_start_delta(static_cast<int64_t>(a.start - kernel_prev_start_));
     k->add_correlation_delta(static_cast<int64_t>(a.correlation_id - kernel_prev_corr_));
   }
@@ -140,7 +139,6 @@ void ChunkBuilder::Add(const ApiActivity& a) {
     c->add_start_delta(Relative(a.start));
     c->add_correlation_delta(static_cast<int64_t>(a.correlation_id));
   } else {
-    Relative(a.start);
     c->add_start_delta(static_cast<int64_t>(a.start - api_prev_start_));
     c->add_correlation_delta(static_cast<int64_t>(a.correlation_id - api_prev_corr_));
   }
@@ -228,6 +226,7 @@ void ChunkBuilder::Add(const MemoryOpRecord& r) {
 }
 
 void ChunkBuilder::Add(const OverheadActivity& a) {
+  overhead_ns_ += a.end > a.start ? a.end - a.start : 0;
   auto* o = chunk_.add_overheads();
   o->set_start(Relative(a.start));
   o->set_duration(a.end >= a.start ? a.end - a.start : 0);

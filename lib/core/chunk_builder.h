@@ -43,6 +43,8 @@ class ChunkBuilder final : public ActivitySink {
   // Records added since the last TakeChunk (untranslated ones not counted).
   uint64_t pending_records() const { return pending_; }
   uint64_t untranslated_records() const { return untranslated_; }
+  // Sum of the durations of CUPTI's overhead records added so far (all chunks).
+  uint64_t overhead_ns() const { return overhead_ns_; }
 
   // Moves the chunk built so far into `out` (cleared first), with the next sequence number, and
   // starts a new one. Interned definitions stay known: later chunks refer to them by id.
@@ -96,6 +98,7 @@ class ChunkBuilder final : public ActivitySink {
   // Column state: the previous row's values, for delta encoding.
   uint64_t kernel_prev_start_ = 0, kernel_prev_corr_ = 0, kernel_rows_ = 0;
   uint64_t api_prev_start_ = 0, api_prev_corr_ = 0, api_rows_ = 0;
+  uint64_t overhead_ns_ = 0;
 };
 
 }  // namespace cuscope::core

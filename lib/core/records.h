@@ -203,6 +203,27 @@ struct MetricRow {
   std::vector<std::pair<uint32_t, double>> values;  // (metric name string id, value)
 };
 
+// The rows of every record kind, as a chunk or a whole trace holds them.
+struct RecordRows {
+  std::vector<KernelRow> kernels;
+  std::vector<ApiCallRow> api_calls;
+  std::vector<MemcpyRecord> memcpys;
+  std::vector<MemsetRecord> memsets;
+  std::vector<SyncRecord> syncs;
+  std::vector<NvtxRow> nvtx;
+  std::vector<MemoryOpRecord> memory_ops;
+  std::vector<OverheadRow> overheads;
+  std::vector<MetricRow> metrics;
+
+  size_t record_count() const {
+    return kernels.size() + api_calls.size() + memcpys.size() + memsets.size() + syncs.size() + nvtx.size() +
+           memory_ops.size() + overheads.size() + metrics.size();
+  }
+  void ClearRows();
+  // Moves every row of `other` to the end of these rows; `other` is left empty.
+  void AppendRows(RecordRows& other);
+};
+
 }  // namespace cuscope::core
 
 #endif  // CUSCOPE_LIB_CORE_RECORDS_H_

@@ -28,15 +28,7 @@ Trace ReadAll(TraceReader& reader) {
       break;
     }
     if (!*more) break;
-    MoveAppend(c.kernels, t.kernels);
-    MoveAppend(c.api_calls, t.api_calls);
-    MoveAppend(c.memcpys, t.memcpys);
-    MoveAppend(c.memsets, t.memsets);
-    MoveAppend(c.syncs, t.syncs);
-    MoveAppend(c.nvtx, t.nvtx);
-    MoveAppend(c.memory_ops, t.memory_ops);
-    MoveAppend(c.overheads, t.overheads);
-    MoveAppend(c.metrics, t.metrics);
+    t.AppendRows(c);
     MoveAppend(c.windows, t.windows);
     if (c.stats) t.stats = c.stats;
   }
@@ -50,9 +42,28 @@ Trace ReadAll(TraceReader& reader) {
 
 }  // namespace
 
-uint64_t Trace::record_count() const {
-  return kernels.size() + api_calls.size() + memcpys.size() + memsets.size() + syncs.size() + nvtx.size() +
-         memory_ops.size() + overheads.size() + metrics.size();
+void RecordRows::ClearRows() {
+  kernels.clear();
+  api_calls.clear();
+  memcpys.clear();
+  memsets.clear();
+  syncs.clear();
+  nvtx.clear();
+  memory_ops.clear();
+  overheads.clear();
+  metrics.clear();
+}
+
+void RecordRows::AppendRows(RecordRows& other) {
+  MoveAppend(other.kernels, kernels);
+  MoveAppend(other.api_calls, api_calls);
+  MoveAppend(other.memcpys, memcpys);
+  MoveAppend(other.memsets, memsets);
+  MoveAppend(other.syncs, syncs);
+  MoveAppend(other.nvtx, nvtx);
+  MoveAppend(other.memory_ops, memory_ops);
+  MoveAppend(other.overheads, overheads);
+  MoveAppend(other.metrics, metrics);
 }
 
 absl::StatusOr<Trace> LoadTrace(const std::string& path) {

@@ -15,18 +15,9 @@
 
 namespace cuscope::core {
 
-struct Trace {
+struct Trace : RecordRows {
   v1::Header header;
   Dictionary dict;
-  std::vector<KernelRow> kernels;
-  std::vector<ApiCallRow> api_calls;
-  std::vector<MemcpyRecord> memcpys;
-  std::vector<MemsetRecord> memsets;
-  std::vector<SyncRecord> syncs;
-  std::vector<NvtxRow> nvtx;
-  std::vector<MemoryOpRecord> memory_ops;
-  std::vector<OverheadRow> overheads;
-  std::vector<MetricRow> metrics;
   std::vector<v1::CaptureWindow> windows;
   // The last chunk's running totals: the session's, if it ended cleanly.
   std::optional<v1::CaptureStats> stats;
@@ -39,7 +30,6 @@ struct Trace {
   std::optional<absl::Status> corruption;
 
   bool truncated() const { return tail_bytes_dropped > 0 || corruption.has_value(); }
-  uint64_t record_count() const;
 };
 
 // Reads a whole trace. Fails only when the file cannot be opened or is not a trace (or of a newer

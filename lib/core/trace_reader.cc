@@ -23,22 +23,9 @@ bool OptionalColumnOk(const Column& c, int rows) {
 
 void DecodedChunk::Clear() {
   sequence = 0;
-  kernels.clear();
-  api_calls.clear();
-  memcpys.clear();
-  memsets.clear();
-  syncs.clear();
-  nvtx.clear();
-  memory_ops.clear();
-  overheads.clear();
-  metrics.clear();
+  ClearRows();
   windows.clear();
   stats.reset();
-}
-
-size_t DecodedChunk::record_count() const {
-  return kernels.size() + api_calls.size() + memcpys.size() + memsets.size() + syncs.size() + nvtx.size() +
-         memory_ops.size() + overheads.size() + metrics.size();
 }
 
 absl::Status DecodeChunk(const v1::Chunk& chunk, const Dictionary& dict, DecodedChunk* out) {

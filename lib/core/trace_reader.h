@@ -23,21 +23,11 @@
 namespace cuscope::core {
 
 // One chunk's rows with absolute timestamps and correlation ids.
-struct DecodedChunk {
+struct DecodedChunk : RecordRows {
   uint64_t sequence = 0;
-  std::vector<KernelRow> kernels;
-  std::vector<ApiCallRow> api_calls;
-  std::vector<MemcpyRecord> memcpys;
-  std::vector<MemsetRecord> memsets;
-  std::vector<SyncRecord> syncs;
-  std::vector<NvtxRow> nvtx;
-  std::vector<MemoryOpRecord> memory_ops;
-  std::vector<OverheadRow> overheads;
-  std::vector<MetricRow> metrics;
   std::vector<v1::CaptureWindow> windows;
   std::optional<v1::CaptureStats> stats;
   void Clear();
-  size_t record_count() const;
 };
 
 // Decodes a chunk's rows; its definitions must already be in `dict`.

@@ -128,10 +128,10 @@ struct State {
   bool header_written = false;
   uint64_t records_written = 0;
   uint64_t kernels_written = 0;
-  uint64_t overhead_ns = 0;
   uint64_t writer_ns = 0;
   uint64_t chunks_written = 0;
   uint64_t write_errors = 0;
+  v1::Chunk chunk;  // reused: its buffers keep their capacity from chunk to chunk
 
   State(const core::Config& c, std::string e)
       : config(c), entry(std::move(e)), pool(c.buffer_bytes, c.buffer_pool_cap_bytes) {}
@@ -263,7 +263,7 @@ void WriteChunk(State& s, bool final_chunk) {
     s.builder.AddWindow(v1::WINDOW_KIND_TIMELINE, w.open ? w.time : 0, w.open ? 0 : w.time, w.reason);
   }
   if (s.builder.pending_records() == 0 && windows.empty() && !final_chunk) return;
-  static thread_local v1::Chunk chunk;
+  v1::Chunk& chunk = s.chunk;
   s.records_written += s.builder.pending_records();
   s.builder.TakeChunk(&chunk);
   s.kernels_written += chunk.kernels().duration_size();
@@ -277,7 +277,7 @@ void WriteChunk(State& s, bool final_chunk) {
   st->set_peak_pool_bytes(s.pool.peak_bytes());
   st->set_callback_time_ns(s.callback_ns.load());
   st->set_writer_time_ns(s.writer_ns);
-  st->set_cupti_overhead_ns(s.overhead_ns);
+  st->set_cupti_overhead_ns(s.builder.overhead_ns());
   st->set_chunks_written(s.chunks_written + 1);
   st->set_write_errors(s.write_errors);
   // bytes_written counts what was on disk before this chunk.
@@ -292,35 +292,12 @@ void WriteChunk(State& s, bool final_chunk) {
   ++s.chunks_written;
 }
 
-// Counts CUPTI's own overhead while translating, so the trace carries its cost.
-class OverheadCountingSink final : public core::ActivitySink {
- public:
-  OverheadCountingSink(core::ChunkBuilder& inner, uint64_t& overhead_ns) : inner_(inner), overhead_ns_(overhead_ns) {}
-  void Add(const core::KernelActivity& a) override { inner_.Add(a); }
-  void Add(const core::ApiActivity& a) override { inner_.Add(a); }
-  void Add(const core::MemcpyRecord& r) override { inner_.Add(r); }
-  void Add(const core::MemsetRecord& r) override { inner_.Add(r); }
-  void Add(const core::SyncRecord& r) override { inner_.Add(r); }
-  void Add(const core::NvtxActivity& a) override { inner_.Add(a); }
-  void Add(const core::MemoryOpRecord& r) override { inner_.Add(r); }
-  void Add(const core::OverheadActivity& a) override {
-    overhead_ns_ += a.end > a.start ? a.end - a.start : 0;
-    inner_.Add(a);
-  }
-  void AddUntranslated(uint32_t kind) override { inner_.AddUntranslated(kind); }
-
- private:
-  core::ChunkBuilder& inner_;
-  uint64_t& overhead_ns_;
-};
-
 void ProcessBuffer(State& s, const CompletedBuffer& b) {
   const auto t0 = SteadyClock::now();
   if (!s.write_failed.load()) {
-    OverheadCountingSink sink(s.builder, s.overhead_ns);
     CUpti_Activity* record = nullptr;
     while (cuptiActivityGetNextRecord(b.buffer, b.valid, &record) == CUPTI_SUCCESS) {
-      TranslateActivity(*record, sink);
+      TranslateActivity(*record, s.builder);
       if (record->kind == CUPTI_ACTIVITY_KIND_OVERHEAD) {
         // CUPTI hands ownership of the overhead details to the client.
         std::free(reinterpret_cast<CUpti_ActivityOverhead3*>(record)->overheadData);
