@@ -17,7 +17,7 @@ nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv
 "$cli" info
 
 echo "== gpu-labelled tests (collector_gpu_test)"
-"$B/bin/collector_gpu_test" 2>&1 | tail -40
+"$B/bin/collector_gpu_test" --gtest_output=xml:"$out/gpu_tests.xml" 2>&1 | grep -E "^\[ +(OK|FAILED|SKIPPED|PASSED) +\]|Failure|Expected|Actual|Which is|cuscope:" | head -80
 
 echo "== the known-work trace that ships in traces/"
 "$cli" profile -q -f -o "$out/h200_known_work" -- "$B/examples/example_known_work" | tail -3
@@ -46,12 +46,24 @@ for round in 1 2 3; do
     "$B/bench/launch_overhead_bench" --mode plain | tail -1 | sed 's/mode=plain/mode=cuscope/'
 done
 
-echo "== PyTorch 20000 tiny kernels: plain / torch.profiler / cuscope"
+echo "== launch overhead by activity kinds under cuscope, 100000 launches, 2 rounds"
 for round in 1 2; do
+  for kinds in kernel kernel,runtime kernel,runtime,driver kernel,memcpy,memset,runtime,sync,nvtx,memory,overhead all; do
+    CUSCOPE_QUIET=1 CUSCOPE_FORCE_OVERWRITE=1 CUSCOPE_OUTPUT="$tmp/kinds" CUSCOPE_KINDS=$kinds CUDA_INJECTION64_PATH="$lib" \
+      "$B/bench/launch_overhead_bench" --mode plain | tail -1 | sed "s/mode=plain/kinds=$kinds/"
+  done
+  "$B/bench/launch_overhead_bench" --mode plain | tail -1
+done
+
+echo "== PyTorch 20000 tiny kernels: plain / torch.profiler / cuscope (all kinds) / cuscope (no driver), 4 rounds"
+nodriver=kernel,memcpy,memset,runtime,sync,nvtx,memory,overhead
+for round in 1 2 3 4; do
   python3 bench/gpu/torch_overhead.py --mode plain | tail -1
   python3 bench/gpu/torch_overhead.py --mode torch-profiler 2>/dev/null | tail -1
   CUSCOPE_QUIET=1 CUSCOPE_FORCE_OVERWRITE=1 CUSCOPE_OUTPUT="$tmp/torch" CUDA_INJECTION64_PATH="$lib" \
-    python3 bench/gpu/torch_overhead.py --mode plain | tail -1 | sed 's/mode=plain/mode=cuscope/'
+    python3 bench/gpu/torch_overhead.py --mode plain | tail -1 | sed 's/mode=plain/mode=cuscope-all/'
+  CUSCOPE_QUIET=1 CUSCOPE_FORCE_OVERWRITE=1 CUSCOPE_OUTPUT="$tmp/torch" CUSCOPE_KINDS=$nodriver CUDA_INJECTION64_PATH="$lib" \
+    python3 bench/gpu/torch_overhead.py --mode plain | tail -1 | sed 's/mode=plain/mode=cuscope-nodriver/'
 done
 
 echo "== long run: 5,000,000 launches, peak resident memory plain vs under cuscope (cap 128 MiB)"

@@ -324,22 +324,42 @@ void WriterLoop(State* s) {
   WriteChunk(*s, true);
 }
 
-// Delay and duration windows.
+// The control thread: opens and closes the delay/duration windows, and hands partly filled
+// buffers to the writer every flush period. CUPTI's own periodic flush delivers only full
+// buffers, so without this a quiet program's records would reach the file only at exit, and a
+// crash would lose them.
 void ControlLoop(State* s) {
+  using Clock = std::chrono::steady_clock;
+  const auto start = Clock::now();
+  const auto seconds = [](double v) { return std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(v)); };
+  const bool gated = s->config.capture_range == "cudaProfilerApi";
+  bool open_pending = !gated && s->config.delay_seconds > 0;
+  bool close_pending = !gated && s->config.duration_seconds > 0;
+  const auto open_at = start + seconds(s->config.delay_seconds);
+  const auto close_at = open_at + seconds(s->config.duration_seconds);
+  const auto period = std::chrono::milliseconds(s->config.flush_period_ms);
+  auto next_flush = start + period;
   std::unique_lock<std::mutex> lock(s->control_mu);
-  const auto delay = std::chrono::duration<double>(s->config.delay_seconds);
-  if (s->config.delay_seconds > 0) {
-    if (s->control_cv.wait_for(lock, delay, [s] { return s->control_exit; })) return;
-    lock.unlock();
-    OpenWindow(*s, "delay");
+  while (true) {
+    auto wake = next_flush;
+    if (open_pending) wake = std::min(wake, open_at);
+    if (close_pending) wake = std::min(wake, close_at);
+    if (s->control_cv.wait_until(lock, wake, [s] { return s->control_exit; })) return;
+    const auto now = Clock::now();
+    lock.unlock();  // never hold a lock of ours while calling into CUPTI
+    if (open_pending && now >= open_at) {
+      open_pending = false;
+      OpenWindow(*s, "delay");
+    }
+    if (close_pending && now >= close_at) {
+      close_pending = false;
+      CloseWindow(*s, "duration");
+    }
+    if (now >= next_flush) {
+      cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
+      next_flush = now + period;
+    }
     lock.lock();
-  }
-  if (s->config.duration_seconds > 0) {
-    const auto duration = std::chrono::duration<double>(s->config.duration_seconds);
-    if (s->control_cv.wait_for(lock, duration, [s] { return s->control_exit; })) return;
-    lock.unlock();
-    CloseWindow(*s, "duration");
-    cuptiActivityFlushAll(0);
   }
 }
 
@@ -461,9 +481,7 @@ absl::Status StartCollector(const core::Config& config, const std::string& entry
     QueueWindow(*s, true, "session");
   }
   s->writer_thread = std::thread(WriterLoop, s);
-  if (!gated && (config.delay_seconds > 0 || config.duration_seconds > 0)) {
-    s->control_thread = std::thread(ControlLoop, s);
-  }
+  s->control_thread = std::thread(ControlLoop, s);
   return absl::OkStatus();
 }
 
