@@ -11,7 +11,7 @@ mkdir -p build-device/lib build-device/examples build-device/bench
 cp -a build/bin build-device/
 cp -a build/lib/libcuscope.so* build-device/lib/
 cp -a build/examples/example_* build-device/examples/
-cp -a build/bench/launch_overhead_bench build-device/bench/
+cp -a build/bench/launch_overhead_bench build/bench/libbare_cupti_injection.so build-device/bench/
 for lib in $(ldd build/lib/libcuscope.so build/bin/cuscope build/bin/collector_gpu_test 2>/dev/null |
              awk '/libabsl|libprotobuf/ {print $3}' | sort -u); do
   cp -L "$lib" build-device/lib/
