@@ -15,6 +15,7 @@ std::string_view ApiCategoryName(ApiCategory category) {
     case ApiCategory::kSync: return "sync";
     case ApiCategory::kCopy: return "copy";
     case ApiCategory::kAlloc: return "alloc";
+    case ApiCategory::kSetup: return "setup";
     case ApiCategory::kLaunch: return "launch";
     case ApiCategory::kOther: return "other";
   }
@@ -69,6 +70,23 @@ ApiTraits ClassifyApi(std::string_view cupti_name) {
     // Stream-ordered allocation (cudaMallocAsync/cudaFreeAsync) does not wait for the device;
     // cudaFree, pinned host allocation and registration do.
     t.implicit_sync = !Contains(name, "Async") && name != "cudaMalloc" && name != "cuMemAlloc";
+    return t;
+  }
+  if (StartsWith(name, "cudaStreamBeginCapture") || StartsWith(name, "cuStreamBeginCapture")) {
+    t.category = ApiCategory::kSetup;
+    t.capture_begin = true;
+    return t;
+  }
+  if (StartsWith(name, "cudaStreamEndCapture") || StartsWith(name, "cuStreamEndCapture")) {
+    t.category = ApiCategory::kSetup;
+    t.capture_end = true;
+    return t;
+  }
+  const bool graph_call = StartsWith(name, "cudaGraph") || StartsWith(name, "cuGraph");
+  if ((graph_call && name != "cudaGraphLaunch" && name != "cuGraphLaunch") || StartsWith(name, "cuModule") ||
+      StartsWith(name, "cuLibrary") || StartsWith(name, "cudaLibrary") || StartsWith(name, "cuLink") ||
+      StartsWith(name, "cuCtxCreate") || StartsWith(name, "cuDevicePrimaryCtxRetain")) {
+    t.category = ApiCategory::kSetup;
     return t;
   }
   if (StartsWith(name, "cudaLaunch") || StartsWith(name, "cuLaunch") || name == "cudaGraphLaunch" ||

@@ -15,10 +15,14 @@ enum class ApiCategory : uint8_t {
   kSync = 0,    // waits for the GPU: stream/device/event synchronize
   kCopy = 1,    // memcpy and memset calls
   kAlloc = 2,   // allocation, free, host registration
-  kLaunch = 3,  // kernel and graph launches
-  kOther = 4,
+  // One-off preparation: CUDA graph construction and instantiation, stream capture, module and
+  // library loading, context creation. Launches made while the thread is capturing a stream are
+  // counted here too (they record graph nodes; nothing runs).
+  kSetup = 3,
+  kLaunch = 4,  // kernel and graph launches
+  kOther = 5,
 };
-inline constexpr int kApiCategoryCount = 5;
+inline constexpr int kApiCategoryCount = 6;
 std::string_view ApiCategoryName(ApiCategory category);
 
 enum class SyncKind : uint8_t { kNone, kStream, kDevice, kEvent };
@@ -31,6 +35,10 @@ struct ApiTraits {
   // Allocation calls that synchronize the device as a side effect (cudaFree, cudaMallocHost, ...).
   bool implicit_sync = false;
   bool graph_launch = false;
+  // cudaStreamBeginCapture / cudaStreamEndCapture (and the driver's): the calls between them on a
+  // thread build a graph instead of running work.
+  bool capture_begin = false;
+  bool capture_end = false;
 };
 
 // `cudaMemcpy_v3020` -> `cudaMemcpy`: the callback names carry the API version they appeared in.

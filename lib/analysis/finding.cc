@@ -31,6 +31,7 @@ std::optional<double> Finding::number(std::string_view key) const {
 
 Severity SeverityFor(uint64_t recoverable_ns, uint64_t span_ns, const Thresholds& thresholds) {
   if (span_ns == 0) return Severity::kInfo;
+  if (static_cast<double>(recoverable_ns) < thresholds.min_recoverable_ms * 1e6) return Severity::kInfo;
   const double share = static_cast<double>(recoverable_ns) / static_cast<double>(span_ns);
   if (share >= thresholds.error_share) return Severity::kError;
   if (share >= thresholds.warning_share) return Severity::kWarning;

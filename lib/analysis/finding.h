@@ -54,7 +54,8 @@ struct Finding {
   std::optional<double> number(std::string_view key) const;
 };
 
-// The severity a finding earns from the time it could recover, relative to the analyzed span.
+// The severity a finding earns from the time it could recover, relative to the analyzed span;
+// below `min_recoverable_ms` in absolute terms it is info whatever the share.
 Severity SeverityFor(uint64_t recoverable_ns, uint64_t span_ns, const Thresholds& thresholds);
 
 // Accumulates offenders by name and hands back the top N by time (count breaks ties).

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstddef>
+#include <cstdint>
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
@@ -15,32 +17,102 @@ struct Summary {
   double avg = 0, median = 0, stddev = 0;
 };
 
-// Sample statistics, as nsys prints them (median of an even count: mean of the two middle values;
-// standard deviation with n-1).
-Summary Summarize(std::vector<uint64_t>& values) {
-  Summary s;
-  s.count = values.size();
-  if (values.empty()) return s;
-  s.min = *std::min_element(values.begin(), values.end());
-  s.max = *std::max_element(values.begin(), values.end());
-  for (uint64_t v : values) s.total += v;
-  s.avg = static_cast<double>(s.total) / static_cast<double>(s.count);
-  // Selection, not a full sort: linear time on the millions of launches of one kernel.
-  const size_t mid = s.count / 2;
-  std::nth_element(values.begin(), values.begin() + mid, values.end());
-  const double upper = static_cast<double>(values[mid]);
-  if (s.count % 2) {
-    s.median = upper;
-  } else {
-    const double lower = static_cast<double>(*std::max_element(values.begin(), values.begin() + mid));
-    s.median = (lower + upper) / 2.0;
+// Sample statistics per group, as nsys prints them (median of an even count: mean of the two
+// middle values; standard deviation with n-1), without a vector per group. Two passes over the
+// values: `Count` gathers count, total, min and max; `Place` puts every value into one shared
+// buffer, group after group (32-bit when every value fits), where each group's median is then
+// selected in place. The caller produces the values twice; the buffer is freed by `Release`.
+class GroupStats {
+ public:
+  size_t AddGroup() {
+    groups_.emplace_back();
+    return groups_.size() - 1;
   }
-  if (s.count > 1) {
-    double sum_sq = 0;
-    for (uint64_t v : values) sum_sq += (static_cast<double>(v) - s.avg) * (static_cast<double>(v) - s.avg);
-    s.stddev = std::sqrt(sum_sq / static_cast<double>(s.count - 1));
+  void Resize(size_t groups) { groups_.resize(groups); }
+  size_t size() const { return groups_.size(); }
+  void Count(size_t g, uint64_t v) {
+    State& s = groups_[g];
+    if (s.count == 0 || v < s.min) s.min = v;
+    if (v > s.max) s.max = v;
+    ++s.count;
+    s.total += v;
   }
-  return s;
+  void Prepare() {
+    uint64_t offset = 0, max = 0;
+    for (State& s : groups_) {
+      s.offset = s.fill = offset;
+      offset += s.count;
+      max = std::max(max, s.max);
+      s.mean = s.count ? static_cast<double>(s.total) / static_cast<double>(s.count) : 0;
+    }
+    wide_ = max > UINT32_MAX;
+    if (wide_) {
+      wide_values_.resize(offset);
+    } else {
+      narrow_values_.resize(offset);
+    }
+  }
+  void Place(size_t g, uint64_t v) {
+    State& s = groups_[g];
+    if (wide_) {
+      wide_values_[s.fill++] = v;
+    } else {
+      narrow_values_[s.fill++] = static_cast<uint32_t>(v);
+    }
+    const double d = static_cast<double>(v) - s.mean;
+    s.sum_sq += d * d;
+  }
+  Summary Result(size_t g) {
+    const State& st = groups_[g];
+    Summary s;
+    s.count = st.count;
+    if (st.count == 0) return s;
+    s.total = st.total;
+    s.min = st.min;
+    s.max = st.max;
+    s.avg = st.mean;
+    s.median = wide_ ? MedianOf(wide_values_, st) : MedianOf(narrow_values_, st);
+    if (st.count > 1) s.stddev = std::sqrt(st.sum_sq / static_cast<double>(st.count - 1));
+    return s;
+  }
+  void Release() {
+    std::vector<uint32_t>().swap(narrow_values_);
+    std::vector<uint64_t>().swap(wide_values_);
+  }
+
+ private:
+  struct State {
+    uint64_t count = 0, total = 0, min = 0, max = 0, offset = 0, fill = 0;
+    double mean = 0, sum_sq = 0;
+  };
+  template <typename T>
+  static double MedianOf(std::vector<T>& values, const State& st) {
+    // Selection, not a full sort: linear time on the millions of launches of one kernel.
+    const auto first = values.begin() + static_cast<std::ptrdiff_t>(st.offset);
+    const auto last = first + static_cast<std::ptrdiff_t>(st.count);
+    const auto mid = first + static_cast<std::ptrdiff_t>(st.count / 2);
+    std::nth_element(first, mid, last);
+    const double upper = static_cast<double>(*mid);
+    if (st.count % 2) return upper;
+    return (static_cast<double>(*std::max_element(first, mid)) + upper) / 2.0;
+  }
+  std::vector<State> groups_;
+  bool wide_ = false;
+  std::vector<uint32_t> narrow_values_;
+  std::vector<uint64_t> wide_values_;
+};
+
+// Runs both passes of `stats` over the values `generate` produces (it calls its argument with
+// (group, value) for every value) and returns every group's summary.
+template <typename Generate>
+std::vector<Summary> SummarizeGroups(GroupStats& stats, Generate&& generate) {
+  generate([&stats](size_t g, uint64_t v) { stats.Count(g, v); });
+  stats.Prepare();
+  generate([&stats](size_t g, uint64_t v) { stats.Place(g, v); });
+  std::vector<Summary> out(stats.size());
+  for (size_t g = 0; g < out.size(); ++g) out[g] = stats.Result(g);
+  stats.Release();
+  return out;
 }
 
 std::string Dec(double v) { return absl::StrFormat("%.1f", v); }
@@ -51,21 +123,14 @@ const std::vector<Column> kTimeColumns = {
     {"Med (ns)", ColumnType::kDecimal},  {"Min (ns)", ColumnType::kInteger},
     {"Max (ns)", ColumnType::kInteger},  {"StdDev (ns)", ColumnType::kDecimal}};
 
-// Rows of a time summary, largest total first.
-struct Group {
-  std::string name;
-  std::vector<uint64_t> values;
-};
-
-void AddTimeRows(std::vector<Group>& groups, Table& table) {
+// Rows of a time summary, largest total first; groups without values are left out.
+void AddTimeRows(std::vector<std::string> names, const std::vector<Summary>& summaries, Table& table) {
   uint64_t grand_total = 0;
   std::vector<std::pair<Summary, std::string>> rows;
-  for (Group& g : groups) {
-    if (g.values.empty()) continue;
-    Summary s = Summarize(g.values);
-    std::vector<uint64_t>().swap(g.values);
-    grand_total += s.total;
-    rows.emplace_back(s, std::move(g.name));
+  for (size_t g = 0; g < summaries.size(); ++g) {
+    if (summaries[g].count == 0) continue;
+    grand_total += summaries[g].total;
+    rows.emplace_back(summaries[g], std::move(names[g]));
   }
   std::sort(rows.begin(), rows.end(), [](const auto& a, const auto& b) {
     return a.first.total != b.first.total ? a.first.total > b.first.total : a.second < b.second;
@@ -95,20 +160,25 @@ std::string MemoryOperationName(v1::CopyKind kind) {
   }
 }
 
-// Memory operations grouped by kind: one group per copy direction, one for memsets.
-std::vector<Group> MemoryGroups(const Timeline& timeline, bool sizes) {
+// Memory operations grouped by kind: one group per copy direction, one for memsets. Returns the
+// group names and the summaries of durations (or of sizes).
+std::pair<std::vector<std::string>, std::vector<Summary>> MemoryGroups(const Timeline& timeline, bool sizes) {
   const core::Trace& trace = timeline.trace();
-  std::vector<Group> groups(v1::CopyKind_ARRAYSIZE + 1);
-  for (int k = 0; k < v1::CopyKind_ARRAYSIZE; ++k) groups[k].name = MemoryOperationName(static_cast<v1::CopyKind>(k));
-  groups.back().name = "[CUDA memset]";
-  for (const core::MemcpyRecord& m : trace.memcpys) {
-    const int k = v1::CopyKind_IsValid(m.copy_kind) ? m.copy_kind : 0;
-    groups[k].values.push_back(sizes ? m.bytes : Duration(m.start, m.end));
-  }
-  for (const core::MemsetRecord& m : trace.memsets) {
-    groups.back().values.push_back(sizes ? m.bytes : Duration(m.start, m.end));
-  }
-  return groups;
+  std::vector<std::string> names(v1::CopyKind_ARRAYSIZE + 1);
+  for (int k = 0; k < v1::CopyKind_ARRAYSIZE; ++k) names[k] = MemoryOperationName(static_cast<v1::CopyKind>(k));
+  names.back() = "[CUDA memset]";
+  GroupStats stats;
+  stats.Resize(names.size());
+  std::vector<Summary> summaries = SummarizeGroups(stats, [&](auto&& emit) {
+    for (const core::MemcpyRecord& m : trace.memcpys) {
+      const int k = v1::CopyKind_IsValid(m.copy_kind) ? m.copy_kind : 0;
+      emit(static_cast<size_t>(k), sizes ? m.bytes : Duration(m.start, m.end));
+    }
+    for (const core::MemsetRecord& m : trace.memsets) {
+      emit(names.size() - 1, sizes ? m.bytes : Duration(m.start, m.end));
+    }
+  });
+  return {std::move(names), std::move(summaries)};
 }
 
 Table KernelTable(const Timeline& timeline, bool by_grid_block) {
@@ -126,7 +196,7 @@ Table KernelTable(const Timeline& timeline, bool by_grid_block) {
   const core::Dictionary& dict = trace.dict;
   std::vector<uint32_t> group_of(dict.signature_count() + 1, 0);
   absl::flat_hash_map<std::string, uint32_t> group_by_key;
-  std::vector<Group> groups(1);
+  std::vector<std::string> names(1);
   std::vector<std::pair<std::string, std::string>> dims(1);
   for (uint32_t sig = 1; sig <= dict.signature_count(); ++sig) {
     const v1::KernelSignature& s = dict.signature(sig);
@@ -137,26 +207,29 @@ Table KernelTable(const Timeline& timeline, bool by_grid_block) {
       block = absl::StrCat(s.block_x(), " ", s.block_y(), " ", s.block_z());
       absl::StrAppend(&key, "|", grid, "|", block);
     }
-    auto [it, inserted] = group_by_key.try_emplace(key, groups.size());
+    auto [it, inserted] = group_by_key.try_emplace(key, names.size());
     if (inserted) {
-      groups.push_back(Group{dict.kernel_name(sig), {}});
+      names.push_back(dict.kernel_name(sig));
       dims.emplace_back(grid, block);
     }
     group_of[sig] = it->second;
   }
-  for (const core::KernelRow& k : trace.kernels) {
-    if (!timeline.OnTimeline(k)) continue;
-    const uint32_t g = k.signature < group_of.size() ? group_of[k.signature] : 0;
-    groups[g].values.push_back(Duration(k.start, k.end));
-  }
-  if (!groups[0].values.empty()) groups[0].name = "(unknown kernel)";
+  GroupStats stats;
+  stats.Resize(names.size());
+  const std::vector<Summary> summaries = SummarizeGroups(stats, [&](auto&& emit) {
+    for (const core::KernelRow& k : trace.kernels) {
+      if (!timeline.OnTimeline(k)) continue;
+      emit(k.signature < group_of.size() ? group_of[k.signature] : 0, Duration(k.start, k.end));
+    }
+  });
+  names[0] = "(unknown kernel)";
   if (by_grid_block) {
     // Carry grid/block in the name until the rows are sorted, then split them back out.
-    for (size_t g = 0; g < groups.size(); ++g) {
-      groups[g].name = absl::StrCat(dims[g].first, "\t", dims[g].second, "\t", groups[g].name);
+    for (size_t g = 0; g < names.size(); ++g) {
+      names[g] = absl::StrCat(dims[g].first, "\t", dims[g].second, "\t", names[g]);
     }
   }
-  AddTimeRows(groups, table);
+  AddTimeRows(std::move(names), summaries, table);
   if (by_grid_block) {
     for (auto& row : table.rows) {
       std::string packed = std::move(row.back());
@@ -183,13 +256,17 @@ Table ApiSummary(const Timeline& timeline) {
   table.title = "CUDA API summary";
   table.columns = kTimeColumns;
   table.columns.push_back({"Name", ColumnType::kText});
-  std::vector<Group> groups(trace.dict.function_count() + 1);
-  for (uint32_t id = 1; id < groups.size(); ++id) groups[id].name = std::string(DisplayApiName(trace.dict.function_name(id)));
-  groups[0].name = "(unknown API)";
-  for (const core::ApiCallRow& call : trace.api_calls) {
-    groups[call.function < groups.size() ? call.function : 0].values.push_back(Duration(call.start, call.end));
-  }
-  AddTimeRows(groups, table);
+  std::vector<std::string> names(trace.dict.function_count() + 1);
+  for (uint32_t id = 1; id < names.size(); ++id) names[id] = std::string(DisplayApiName(trace.dict.function_name(id)));
+  names[0] = "(unknown API)";
+  GroupStats stats;
+  stats.Resize(names.size());
+  const std::vector<Summary> summaries = SummarizeGroups(stats, [&](auto&& emit) {
+    for (const core::ApiCallRow& call : trace.api_calls) {
+      emit(call.function < names.size() ? call.function : 0, Duration(call.start, call.end));
+    }
+  });
+  AddTimeRows(std::move(names), summaries, table);
   return table;
 }
 
@@ -200,8 +277,8 @@ Table MemoryTimeSummary(const Timeline& timeline) {
   table.columns = kTimeColumns;
   table.columns[2].name = "Count";
   table.columns.push_back({"Operation", ColumnType::kText});
-  std::vector<Group> groups = MemoryGroups(timeline, false);
-  AddTimeRows(groups, table);
+  auto [names, summaries] = MemoryGroups(timeline, false);
+  AddTimeRows(std::move(names), summaries, table);
   return table;
 }
 
@@ -213,10 +290,10 @@ Table MemorySizeSummary(const Timeline& timeline) {
                    {"Avg (MB)", ColumnType::kDecimal},   {"Med (MB)", ColumnType::kDecimal},
                    {"Min (MB)", ColumnType::kDecimal},   {"Max (MB)", ColumnType::kDecimal},
                    {"StdDev (MB)", ColumnType::kDecimal}, {"Operation", ColumnType::kText}};
-  std::vector<Group> groups = MemoryGroups(timeline, true);
+  auto [names, summaries] = MemoryGroups(timeline, true);
   std::vector<std::pair<Summary, std::string>> rows;
-  for (Group& g : groups) {
-    if (!g.values.empty()) rows.emplace_back(Summarize(g.values), g.name);
+  for (size_t g = 0; g < names.size(); ++g) {
+    if (summaries[g].count > 0) rows.emplace_back(summaries[g], names[g]);
   }
   std::sort(rows.begin(), rows.end(), [](const auto& a, const auto& b) { return a.first.total > b.first.total; });
   auto mb = [](double bytes) { return absl::StrFormat("%.3f", bytes / 1e6); };
@@ -239,34 +316,88 @@ Table KernelExecutionSummary(const Timeline& timeline) {
                    {"KAvg (ns)", ColumnType::kDecimal},    {"KMed (ns)", ColumnType::kDecimal},
                    {"KMax (ns)", ColumnType::kInteger},    {"API Name", ColumnType::kText},
                    {"Kernel Name", ColumnType::kText}};
-  struct Exec {
-    std::vector<uint64_t> api, queue, kernel;
+  // Groups by (API function, kernel name): a dense table when the two are few, as they are.
+  const core::Dictionary& dict = trace.dict;
+  const size_t functions = dict.function_count() + 1;
+  std::vector<uint32_t> name_of(dict.signature_count() + 1, 0);
+  for (uint32_t sig = 1; sig <= dict.signature_count(); ++sig) name_of[sig] = dict.signature(sig).name();
+  const size_t names = dict.string_count() + 1;
+  constexpr uint32_t kNone = UINT32_MAX;
+  const bool dense = functions * names <= (size_t{1} << 20);
+  std::vector<uint32_t> dense_slot(dense ? functions * names : 0, kNone);
+  absl::flat_hash_map<uint64_t, uint32_t> sparse_slot;
+  struct Key {
     uint32_t function = 0, name = 0;
   };
-  absl::flat_hash_map<uint64_t, uint32_t> slot;  // function << 32 | kernel name string id
-  std::vector<Exec> groups;
+  std::vector<Key> keys;
+  // Each kernel's group (creating it when new) and its call; kNone when the call is not in the trace.
+  auto group_of = [&](const core::KernelRow& k, const core::ApiCallRow*& call) -> uint32_t {
+    call = timeline.ApiFor(k.correlation_id);
+    if (call == nullptr) return kNone;
+    const uint32_t name = k.signature < name_of.size() ? name_of[k.signature] : 0;
+    const uint32_t function = call->function;
+    uint32_t* slot = nullptr;
+    if (dense && function < functions && name < names) {
+      slot = &dense_slot[function * names + name];
+    } else {
+      slot = &sparse_slot.try_emplace((uint64_t{function} << 32) | name, kNone).first->second;
+    }
+    if (*slot == kNone) {
+      *slot = static_cast<uint32_t>(keys.size());
+      keys.push_back(Key{function, name});
+    }
+    return *slot;
+  };
+  // One counting pass and one placing pass for the three metrics together.
+  GroupStats api_stats, queue_stats, kernel_stats;
   for (const core::KernelRow& k : trace.kernels) {
     if (!timeline.OnTimeline(k)) continue;
-    const core::ApiCallRow* call = timeline.ApiFor(k.correlation_id);
-    if (call == nullptr) continue;
-    const uint32_t name = trace.dict.has_signature(k.signature) ? trace.dict.signature(k.signature).name() : 0;
-    auto [it, inserted] = slot.try_emplace((uint64_t{call->function} << 32) | name, groups.size());
-    if (inserted) groups.push_back(Exec{{}, {}, {}, call->function, name});
-    Exec& e = groups[it->second];
-    e.api.push_back(Duration(call->start, call->end));
-    if (k.start > call->end) e.queue.push_back(k.start - call->end);
-    e.kernel.push_back(Duration(k.start, k.end));
+    const core::ApiCallRow* call = nullptr;
+    const uint32_t g = group_of(k, call);
+    if (g == kNone) continue;
+    if (g >= api_stats.size()) {
+      api_stats.Resize(g + 1);
+      queue_stats.Resize(g + 1);
+      kernel_stats.Resize(g + 1);
+    }
+    api_stats.Count(g, Duration(call->start, call->end));
+    if (k.start > call->end) queue_stats.Count(g, k.start - call->end);
+    kernel_stats.Count(g, Duration(k.start, k.end));
   }
-  std::sort(groups.begin(), groups.end(), [](const Exec& a, const Exec& b) { return a.kernel.size() > b.kernel.size(); });
-  for (Exec& e : groups) {
-    const Summary api = Summarize(e.api), queue = Summarize(e.queue), kernel = Summarize(e.kernel);
-    table.rows.push_back({absl::StrCat(api.count), absl::StrCat(queue.count), Dec(api.avg), Dec(api.median),
-                          absl::StrCat(api.max), Dec(queue.avg), Dec(queue.median), absl::StrCat(queue.max),
-                          Dec(kernel.avg), Dec(kernel.median), absl::StrCat(kernel.max),
-                          e.function < trace.dict.function_count() + 1 && e.function > 0
-                              ? std::string(DisplayApiName(trace.dict.function_name(e.function)))
+  api_stats.Prepare();
+  queue_stats.Prepare();
+  kernel_stats.Prepare();
+  for (const core::KernelRow& k : trace.kernels) {
+    if (!timeline.OnTimeline(k)) continue;
+    const core::ApiCallRow* call = nullptr;
+    const uint32_t g = group_of(k, call);
+    if (g == kNone) continue;
+    api_stats.Place(g, Duration(call->start, call->end));
+    if (k.start > call->end) queue_stats.Place(g, k.start - call->end);
+    kernel_stats.Place(g, Duration(k.start, k.end));
+  }
+  auto results = [&](GroupStats& stats) {
+    std::vector<Summary> out(keys.size());
+    for (size_t g = 0; g < keys.size(); ++g) out[g] = stats.Result(g);
+    stats.Release();
+    return out;
+  };
+  const std::vector<Summary> api = results(api_stats);
+  const std::vector<Summary> queue = results(queue_stats);
+  const std::vector<Summary> kernel = results(kernel_stats);
+  std::vector<size_t> order(keys.size());
+  for (size_t g = 0; g < order.size(); ++g) order[g] = g;
+  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return kernel[a].count > kernel[b].count; });
+  for (size_t g : order) {
+    const Key& key = keys[g];
+    table.rows.push_back({absl::StrCat(api[g].count), absl::StrCat(queue[g].count), Dec(api[g].avg),
+                          Dec(api[g].median), absl::StrCat(api[g].max), Dec(queue[g].avg), Dec(queue[g].median),
+                          absl::StrCat(queue[g].max), Dec(kernel[g].avg), Dec(kernel[g].median),
+                          absl::StrCat(kernel[g].max),
+                          key.function < functions && key.function > 0
+                              ? std::string(DisplayApiName(dict.function_name(key.function)))
                               : std::string("(unknown API)"),
-                          e.name ? trace.dict.str(e.name) : std::string("(unknown kernel)")});
+                          key.name ? dict.str(key.name) : std::string("(unknown kernel)")});
   }
   return table;
 }

@@ -18,6 +18,9 @@ struct Thresholds {
   // error; at least `warning_share`, a warning; anything smaller is reported as info.
   double error_share = 0.25;
   double warning_share = 0.05;
+  // ... and whatever its share, a finding that could recover less than this is info: on a capture
+  // of a few hundred microseconds, 60% idle is 50 us nobody can act on.
+  double min_recoverable_ms = 1.0;
 
   // ---- gpu.idle ---------------------------------------------------------------------------------
   // A device busy less than this share of its active span (first GPU op to last) is reported.
@@ -30,6 +33,14 @@ struct Thresholds {
   double utilization_low_share = 0.5;
   // Gaps shorter than this are "µs-scale": launch latency rather than a host stall.
   double micro_gap_us = 100;
+  // Idle gaps that end before this share of the device's operations has started are start-up
+  // (loading data, building models, warming up after an init kernel), not the steady state.
+  double idle_startup_ops_share = 0.01;
+  // A gap in which setup calls (graph construction/instantiation, stream capture, module loading)
+  // are the host's main CUDA activity is setup. Setup gaps are left out of the recoverable time
+  // unless at least this many of them occur after start-up (setup repeated in the loop, such as a
+  // graph instantiated every step).
+  double idle_setup_recurring_gaps = 3;
 
   // ---- launch.overhead --------------------------------------------------------------------------
   // A kernel shorter than this is "short": close to the ~4-5 µs it costs to launch one.
@@ -50,8 +61,12 @@ struct Thresholds {
   // A host thread spending at least this share of its active time in synchronization calls or
   // synchronous copies is reported.
   double sync_min_share = 0.10;
-  // ... and making at least this many such calls (one final sync at exit is normal).
+  // ... and making at least this many such calls (one final sync at exit is normal) ...
   double sync_min_calls = 10;
+  // ... at least this many per second of the thread's active time. A thread syncing at the end of
+  // each of a handful of phases makes a few per second, a loop syncing every step hundreds to
+  // thousands: 14 syncs in a 240 ms program is 58/s and normal, 10,000 in 1 s is not.
+  double sync_min_rate_per_s = 100;
   // D2H copies this small or smaller that the host waits for are "read-backs" (`.item()`).
   double readback_max_bytes = 1024;
 
@@ -77,8 +92,10 @@ struct Thresholds {
   // are serialized.
   double stream_interleave_min_share = 0.5;
   double stream_max_overlap_share = 0.01;
-  // Event waits are reported when the time streams spent stalled on them is at least this share
-  // of the active span.
+  // Event waits are reported when the GPU time they cost (idle during the stalls, plus overlap
+  // lost: the GPU running one operation while the waiter stalled, up to the time the released
+  // operation then ran alone) is at least this share of the active span. Raw stall time is not
+  // the measure: a consumer waiting for its producer while the GPU is busy is healthy pipelining.
   double event_wait_min_share = 0.02;
 
   // ---- hot.kernels ------------------------------------------------------------------------------

@@ -1,6 +1,8 @@
 #include "lib/analysis/timeline.h"
 
 #include <algorithm>
+#include <array>
+#include <cstddef>
 #include <limits>
 
 #include "absl/container/flat_hash_map.h"
@@ -49,6 +51,30 @@ Timeline Timeline::Build(const core::Trace& trace) {
   // Signature -> device, so the hot loop does not go through the protobuf accessor.
   std::vector<uint32_t> signature_device(dict.signature_count() + 1, 0);
   for (uint32_t id = 1; id <= dict.signature_count(); ++id) signature_device[id] = dict.signature(id).device();
+  // Count first, so that each list is allocated once at its size.
+  {
+    absl::flat_hash_map<uint32_t, std::array<size_t, 3>> counts;
+    uint32_t cached = std::numeric_limits<uint32_t>::max();
+    std::array<size_t, 3>* cached_counts = nullptr;
+    auto count = [&](uint32_t device, int kind) {
+      if (device != cached) {
+        cached_counts = &counts[device];
+        cached = device;
+      }
+      ++(*cached_counts)[kind];
+    };
+    for (const core::KernelRow& k : trace.kernels) {
+      if (!k.replayed()) count(k.signature < signature_device.size() ? signature_device[k.signature] : 0, 0);
+    }
+    for (const core::MemcpyRecord& m : trace.memcpys) count(m.device, 1);
+    for (const core::MemsetRecord& m : trace.memsets) count(m.device, 2);
+    for (const auto& [device, c] : counts) {
+      PerDevice& lists = per_device[device];
+      lists.kernels.reserve(c[0]);
+      lists.memcpys.reserve(c[1]);
+      lists.memsets.reserve(c[2]);
+    }
+  }
   PerDevice* last = nullptr;
   uint32_t last_device = std::numeric_limits<uint32_t>::max();
   auto device_lists = [&](uint32_t device) -> PerDevice& {
@@ -96,28 +122,64 @@ Timeline Timeline::Build(const core::Trace& trace) {
       copies.reserve(lists.memcpys.size() + lists.memsets.size());
       std::merge(lists.memcpys.begin(), lists.memcpys.end(), lists.memsets.begin(), lists.memsets.end(),
                  std::back_inserter(copies), earlier);
-      std::merge(lists.kernels.begin(), lists.kernels.end(), copies.begin(), copies.end(),
-                 std::back_inserter(d.ops), earlier);
+      // Kernels are the bulk: compare their starts directly, without going through OpInterval.
+      size_t j = 0;
+      uint64_t next_copy = copies.empty() ? std::numeric_limits<uint64_t>::max() : start_of(copies[0]);
+      for (OpRef k : lists.kernels) {
+        const uint64_t start = trace.kernels[k.index()].start;
+        while (next_copy < start && j < copies.size()) {
+          d.ops.push_back(copies[j++]);
+          next_copy = j < copies.size() ? start_of(copies[j]) : std::numeric_limits<uint64_t>::max();
+        }
+        d.ops.push_back(k);
+      }
+      d.ops.insert(d.ops.end(), copies.begin() + static_cast<std::ptrdiff_t>(j), copies.end());
     }
     lists = PerDevice();
 
-    IntervalSetBuilder busy;
+    // The busy set is as large as the trace's gaps: count its intervals first so that it is
+    // allocated once, at its final size.
+    size_t busy_intervals = 0;
+    {
+      uint64_t frontier = 0;
+      bool any = false;
+      for (OpRef op : d.ops) {
+        const Interval x = t.OpInterval(op);
+        if (x.empty()) continue;
+        if (!any || x.begin > frontier) ++busy_intervals;
+        frontier = any ? std::max(frontier, x.end) : x.end;
+        any = true;
+      }
+    }
+    d.busy.reserve(busy_intervals);
+    uint32_t cached_stream = 0;
+    size_t cached_slot = std::numeric_limits<size_t>::max();
     for (OpRef op : d.ops) {
       const Interval x = t.OpInterval(op);
-      busy.Add(x);
+      if (!x.empty()) {
+        if (d.busy.empty() || x.begin > d.busy.back().end) {
+          d.busy.push_back(x);
+        } else {
+          d.busy.back().end = std::max(d.busy.back().end, x.end);
+        }
+      }
       Widen(d.active, x.begin, x.end);
       if (op.kind() == OpKind::kKernel) {
         ++d.kernel_count;
         d.kernel_time_ns += x.length();
       }
       const uint32_t stream = t.OpStream(op);
-      auto [it, inserted] = stream_slot.try_emplace((uint64_t{device} << 32) | stream, t.streams_.size());
-      if (inserted) {
-        t.streams_.push_back(StreamInfo{device, stream, 0, 0, {}});
-        stream_last_end.push_back(0);
+      if (cached_slot == std::numeric_limits<size_t>::max() || stream != cached_stream) {
+        auto [it, inserted] = stream_slot.try_emplace((uint64_t{device} << 32) | stream, t.streams_.size());
+        if (inserted) {
+          t.streams_.push_back(StreamInfo{device, stream, 0, 0, {}});
+          stream_last_end.push_back(0);
+        }
+        cached_stream = stream;
+        cached_slot = it->second;
       }
-      StreamInfo& s = t.streams_[it->second];
-      uint64_t& last_end = stream_last_end[it->second];
+      StreamInfo& s = t.streams_[cached_slot];
+      uint64_t& last_end = stream_last_end[cached_slot];
       ++s.ops;
       // Ops arrive in start order, so the stream's union grows by what sticks out past its end.
       if (x.end > last_end) {
@@ -126,7 +188,6 @@ Timeline Timeline::Build(const core::Trace& trace) {
       }
       Widen(s.active, x.begin, x.end);
     }
-    d.busy = busy.Take();
     t.kernel_count_ += d.kernel_count;
     Widen(t.span_, d.active.begin, d.active.end);
     t.devices_.push_back(std::move(d));
@@ -142,6 +203,16 @@ Timeline Timeline::Build(const core::Trace& trace) {
     }
     return t.threads_[t.thread_slot_[thread] - 1];
   };
+  {
+    std::vector<uint32_t> calls_per_thread(t.thread_slot_.size(), 0);
+    for (const core::ApiCallRow& call : trace.api_calls) {
+      if (call.thread >= calls_per_thread.size()) calls_per_thread.resize(call.thread + 1, 0);
+      ++calls_per_thread[call.thread];
+    }
+    for (uint32_t thread = 0; thread < calls_per_thread.size(); ++thread) {
+      if (calls_per_thread[thread] > 0) thread_timeline(thread).api_calls.reserve(calls_per_thread[thread]);
+    }
+  }
   uint64_t corr_min = std::numeric_limits<uint64_t>::max(), corr_max = 0;
   for (uint32_t i = 0; i < trace.api_calls.size(); ++i) {
     const core::ApiCallRow& call = trace.api_calls[i];
@@ -208,44 +279,11 @@ Timeline Timeline::Build(const core::Trace& trace) {
   return t;
 }
 
-Interval Timeline::OpInterval(OpRef op) const {
-  switch (op.kind()) {
-    case OpKind::kKernel: {
-      const auto& k = trace_->kernels[op.index()];
-      return {k.start, std::max(k.start, k.end)};
-    }
-    case OpKind::kMemcpy: {
-      const auto& m = trace_->memcpys[op.index()];
-      return {m.start, std::max(m.start, m.end)};
-    }
-    case OpKind::kMemset: {
-      const auto& m = trace_->memsets[op.index()];
-      return {m.start, std::max(m.start, m.end)};
-    }
-  }
-  return {};
-}
-
-uint32_t Timeline::OpStream(OpRef op) const {
-  switch (op.kind()) {
-    case OpKind::kKernel: return trace_->kernels[op.index()].stream;
-    case OpKind::kMemcpy: return trace_->memcpys[op.index()].stream;
-    case OpKind::kMemset: return trace_->memsets[op.index()].stream;
-  }
-  return 0;
-}
-
 uint32_t Timeline::KernelDevice(const core::KernelRow& k) const {
   return trace_->dict.has_signature(k.signature) ? trace_->dict.signature(k.signature).device() : 0;
 }
 
-const core::ApiCallRow* Timeline::ApiFor(uint64_t correlation_id) const {
-  if (correlation_id == 0) return nullptr;
-  if (!corr_dense_.empty()) {
-    if (correlation_id < corr_base_ || correlation_id - corr_base_ >= corr_dense_.size()) return nullptr;
-    const uint32_t slot = corr_dense_[correlation_id - corr_base_];
-    return slot == kNoIndex ? nullptr : &trace_->api_calls[slot - 1];
-  }
+const core::ApiCallRow* Timeline::ApiForSparse(uint64_t correlation_id) const {
   auto it = std::lower_bound(corr_sorted_.begin(), corr_sorted_.end(), std::make_pair(correlation_id, uint32_t{0}));
   if (it == corr_sorted_.end() || it->first != correlation_id) return nullptr;
   return &trace_->api_calls[it->second - 1];
@@ -294,17 +332,6 @@ std::string Timeline::ThreadLabel(uint32_t thread) const {
   if (thread == 0 || thread > trace_->dict.thread_count()) return "thread ?";
   const v1::HostThread& th = trace_->dict.thread(thread);
   return absl::StrCat("thread ", th.tid(), " (pid ", th.pid(), ")");
-}
-
-IntervalSet Timeline::KernelBusy(uint32_t device) const {
-  IntervalSetBuilder builder;
-  for (const DeviceTimeline& d : devices_) {
-    if (d.device != device) continue;
-    for (OpRef op : d.ops) {
-      if (op.kind() == OpKind::kKernel) builder.Add(OpInterval(op));
-    }
-  }
-  return builder.Take();
 }
 
 }  // namespace cuscope::analysis

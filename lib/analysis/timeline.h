@@ -7,6 +7,7 @@
 #ifndef CUSCOPE_LIB_ANALYSIS_TIMELINE_H_
 #define CUSCOPE_LIB_ANALYSIS_TIMELINE_H_
 
+#include <algorithm>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -98,9 +99,6 @@ class Timeline {
   const ThreadTimeline* Thread(uint32_t thread) const;
   std::string ThreadLabel(uint32_t thread) const;
 
-  // The union of a device's kernels alone (computed on demand: only the copy rule needs it).
-  IntervalSet KernelBusy(uint32_t device) const;
-
  private:
   const core::Trace* trace_ = nullptr;
   std::vector<DeviceTimeline> devices_;
@@ -117,7 +115,47 @@ class Timeline {
   uint64_t corr_base_ = 0;
   std::vector<uint32_t> corr_dense_;
   std::vector<std::pair<uint64_t, uint32_t>> corr_sorted_;
+  const core::ApiCallRow* ApiForSparse(uint64_t correlation_id) const;
 };
+
+// Called once or more per record by the rules and tables: defined here so that they inline.
+
+inline Interval Timeline::OpInterval(OpRef op) const {
+  switch (op.kind()) {
+    case OpKind::kKernel: {
+      const auto& k = trace_->kernels[op.index()];
+      return {k.start, std::max(k.start, k.end)};
+    }
+    case OpKind::kMemcpy: {
+      const auto& m = trace_->memcpys[op.index()];
+      return {m.start, std::max(m.start, m.end)};
+    }
+    case OpKind::kMemset: {
+      const auto& m = trace_->memsets[op.index()];
+      return {m.start, std::max(m.start, m.end)};
+    }
+  }
+  return {};
+}
+
+inline uint32_t Timeline::OpStream(OpRef op) const {
+  switch (op.kind()) {
+    case OpKind::kKernel: return trace_->kernels[op.index()].stream;
+    case OpKind::kMemcpy: return trace_->memcpys[op.index()].stream;
+    case OpKind::kMemset: return trace_->memsets[op.index()].stream;
+  }
+  return 0;
+}
+
+inline const core::ApiCallRow* Timeline::ApiFor(uint64_t correlation_id) const {
+  if (correlation_id == 0) return nullptr;
+  if (!corr_dense_.empty()) {
+    if (correlation_id < corr_base_ || correlation_id - corr_base_ >= corr_dense_.size()) return nullptr;
+    const uint32_t slot = corr_dense_[correlation_id - corr_base_];
+    return slot == 0 ? nullptr : &trace_->api_calls[slot - 1];
+  }
+  return ApiForSparse(correlation_id);
+}
 
 }  // namespace cuscope::analysis
 

@@ -70,6 +70,22 @@ TEST(GpuIdleRule, GapsSpentInSyncCallsAreAttributedToSync) {
   EXPECT_NE(f[0].headline.find("synchronization"), std::string::npos) << f[0].headline;
 }
 
+TEST(GpuIdleRule, CallsOnSeveralThreadsInAnyRecordOrderAreAttributedBySweep) {
+  // The syncs (thread 2) reach the trace after all the launches (thread 1): the calls are not in
+  // start order, and a sync covering a gap wins over a launch in it.
+  SyntheticTrace s;
+  for (int i = 0; i < 20; ++i) s.Launch("k", i * 100.0 - 3, 2, i * 100.0, 10);
+  for (int i = 0; i < 20; ++i) s.Api("cudaStreamSynchronize_v3020", i * 100.0 + 1, 95, /*tid=*/2);
+  for (int i = 1; i < 20; ++i) s.Api("cudaLaunchKernel_v7000", i * 100.0 - 40, 5, /*tid=*/1);
+  const auto f = RunRule(s, GpuIdleRule, "gpu.idle");
+  ASSERT_EQ(f.size(), 1u);
+  // Per 90 us gap: 86 us in the sync (the extra launch inside it loses its 5 us to the sync), 2 us
+  // in the kernel's own launch after the sync returned, 2 us host-bound.
+  EXPECT_NEAR(*f[0].number("idle_in_sync_ns"), 19 * 86'000.0, 1);
+  EXPECT_NEAR(*f[0].number("idle_in_launch_ns"), 19 * 2'000.0, 1);
+  EXPECT_NEAR(*f[0].number("idle_host_bound_ns"), 19 * 2'000.0, 1);
+}
+
 TEST(GpuIdleRule, BusyDeviceRaisesNothing) {
   SyntheticTrace s;
   for (int i = 0; i < 20; ++i) s.Launch("k", i * 100.0 - 50, 2, i * 100.0, 99);
@@ -83,6 +99,126 @@ TEST(GpuIdleRule, BusyShareThresholdBothSides) {
   SyntheticTrace lowered;
   PeriodicKernels(lowered, 75);
   EXPECT_TRUE(RunRule(lowered, GpuIdleRule, "gpu.idle", With({"gpu_busy_min_share=0.7"})).empty());
+}
+
+// One init kernel, then `gap_us` with nothing on the GPU, then one long kernel: the shape of a
+// fused program whose whole run is a few tens of microseconds.
+void InitThenOneKernel(SyntheticTrace& s, double gap_us) {
+  s.Launch("init", -5, 2, 0, 1);
+  s.Launch("fused", gap_us - 5, 2, 1 + gap_us, 29);
+}
+
+TEST(GpuIdleRule, IdleOfAFewMicrosecondsIsInfoWhateverItsShare) {
+  SyntheticTrace s;
+  InitThenOneKernel(s, 55);  // 55 of 85 us idle: 65%, but 55 us
+  const auto f = RunRule(s, GpuIdleRule, "gpu.idle");
+  ASSERT_EQ(f.size(), 1u);
+  EXPECT_EQ(f[0].severity, Severity::kInfo);
+  SyntheticTrace lowered;
+  InitThenOneKernel(lowered, 55);
+  const auto strict = RunRule(lowered, GpuIdleRule, "gpu.idle", With({"min_recoverable_ms=0.05"}));
+  ASSERT_EQ(strict.size(), 1u);
+  EXPECT_EQ(strict[0].severity, Severity::kError);
+}
+
+TEST(GpuIdleRule, MinimumRecoverableTimeBothSides) {
+  SyntheticTrace at;
+  InitThenOneKernel(at, 1000);  // exactly 1 ms idle
+  const auto f_at = RunRule(at, GpuIdleRule, "gpu.idle");
+  ASSERT_EQ(f_at.size(), 1u);
+  EXPECT_EQ(f_at[0].recoverable_ns, 1'000'000u);
+  EXPECT_EQ(f_at[0].severity, Severity::kError);
+  SyntheticTrace below;
+  InitThenOneKernel(below, 999);
+  const auto f_below = RunRule(below, GpuIdleRule, "gpu.idle");
+  ASSERT_EQ(f_below.size(), 1u);
+  EXPECT_EQ(f_below[0].severity, Severity::kInfo);
+}
+
+// `kernels` back-to-back graph-launched kernels of 1 us from `start_us`.
+void GraphBurst(SyntheticTrace& s, double start_us, int kernels) {
+  const uint64_t corr = s.Api("cudaGraphLaunch_v10000", start_us - 10, 5);
+  for (int i = 0; i < kernels; ++i) s.Kernel("graph_node", start_us + i * 1.0, 1.0, 7, corr, /*graph_id=*/5);
+}
+
+// The host builds and instantiates a graph for `setup_us`, with host work between the calls.
+void BuildGraph(SyntheticTrace& s, double start_us, double setup_us) {
+  s.Api("cudaGraphCreate_v10000", start_us, 1);
+  for (int i = 0; i < 100; ++i) s.Api("cudaGraphAddKernelNode_v10000", start_us + 10 + i * 10.0, 5);
+  s.Api("cudaGraphInstantiate_v10000", start_us + 1100, setup_us - 1200);
+}
+
+TEST(GpuIdleRule, GraphConstructionAfterAnInitKernelIsSetupNotAnError) {
+  SyntheticTrace s;
+  s.Launch("init", -5, 2, 0, 1);
+  BuildGraph(s, 10, 290'000);
+  GraphBurst(s, 290'100, 20'000);
+  const auto f = RunRule(s, GpuIdleRule, "gpu.idle");
+  ASSERT_EQ(f.size(), 1u);
+  EXPECT_EQ(f[0].severity, Severity::kInfo) << f[0].headline;
+  EXPECT_GT(*f[0].number("idle_in_setup_ns"), 290e6 - 1e3);
+  EXPECT_LT(f[0].recoverable_ns, 1'000'000u);
+  EXPECT_NE(f[0].headline.find("one-off setup or start-up"), std::string::npos) << f[0].headline;
+}
+
+TEST(GpuIdleRule, SetupCallsMidRunAreSetupUnlessTheyRecur) {
+  // Busy phases of 2,000 back-to-back kernels, separated by graph builds of 20 ms.
+  auto run = [](int builds) {
+    SyntheticTrace s;
+    double t = 0;
+    for (int b = 0; b <= builds; ++b) {
+      GraphBurst(s, t, 2000);
+      t += 2000;
+      if (b < builds) {
+        BuildGraph(s, t + 10, 20'000);
+        t += 20'100;
+      }
+    }
+    return RunRule(s, GpuIdleRule, "gpu.idle");
+  };
+  const auto once = run(1);
+  ASSERT_EQ(once.size(), 1u);
+  EXPECT_EQ(*once[0].number("setup_gaps"), 1);
+  EXPECT_EQ(once[0].severity, Severity::kInfo) << once[0].headline;
+  // Three builds: setup repeats in the loop and counts, as `idle_setup_recurring_gaps` says.
+  const auto recurring = run(3);
+  ASSERT_EQ(recurring.size(), 1u);
+  EXPECT_EQ(*recurring[0].number("setup_gaps"), 3);
+  EXPECT_EQ(recurring[0].severity, Severity::kError);
+  EXPECT_NE(recurring[0].recommendation.find("cudaGraphExecUpdate"), std::string::npos) << recurring[0].recommendation;
+}
+
+TEST(GpuIdleRule, LaunchesDuringStreamCaptureAreSetup) {
+  SyntheticTrace s;
+  GraphBurst(s, 0, 2000);
+  s.Api("cudaStreamBeginCapture_v10000", 2010, 1);
+  for (int i = 0; i < 100; ++i) s.Api("cudaLaunchKernel_v7000", 2020 + i * 50.0, 45);  // captured: no kernels
+  s.Api("cudaStreamEndCapture_v10000", 7100, 1);
+  GraphBurst(s, 7200, 2000);
+  const auto f = RunRule(s, GpuIdleRule, "gpu.idle");
+  ASSERT_EQ(f.size(), 1u);
+  EXPECT_EQ(*f[0].number("idle_in_launch_ns"), 0);
+  EXPECT_EQ(*f[0].number("setup_gaps"), 1);
+}
+
+TEST(GpuIdleRule, StartUpGapBeforeTheSteadyPhaseIsNotCounted) {
+  auto trace = [](SyntheticTrace& s) {
+    s.Launch("init", -5, 2, 0, 1);
+    // 50 ms of host work, then a steady phase of 500 back-to-back kernels.
+    for (int i = 0; i < 500; ++i) s.Launch("step", 50'000 + i * 10.0 - 8, 2, 50'000 + i * 10.0, 10);
+  };
+  SyntheticTrace s;
+  trace(s);
+  const auto f = RunRule(s, GpuIdleRule, "gpu.idle");
+  ASSERT_EQ(f.size(), 1u);
+  EXPECT_EQ(f[0].severity, Severity::kInfo) << f[0].headline;
+  EXPECT_NEAR(*f[0].number("startup_idle_ns"), 49'999'000, 1);
+  SyntheticTrace off;
+  trace(off);
+  const auto counted = RunRule(off, GpuIdleRule, "gpu.idle", With({"idle_startup_ops_share=0"}));
+  ASSERT_EQ(counted.size(), 1u);
+  EXPECT_EQ(counted[0].severity, Severity::kError);
+  EXPECT_NE(counted[0].headline.find("host-bound"), std::string::npos) << counted[0].headline;
 }
 
 // ---- launch.overhead --------------------------------------------------------------------------
@@ -188,6 +324,41 @@ TEST(SyncPointsRule, ThresholdsBothSides) {
   SyntheticTrace share_below;
   SyncEveryStep(share_below, 20, true);
   EXPECT_TRUE(RunRule(share_below, SyncPointsRule, "sync.points", With({"sync_min_share=0.9"})).empty());
+}
+
+TEST(SyncPointsRule, SyncingEveryStepOfALongLoopIsAnError) {
+  SyntheticTrace s;
+  SyncEveryStep(s, 200, true);
+  const auto f = RunRule(s, SyncPointsRule, "sync.points");
+  ASSERT_EQ(f.size(), 1u);
+  EXPECT_EQ(f[0].severity, Severity::kError);
+  EXPECT_GT(*f[0].number("sync_rate_per_s"), 9000);
+}
+
+// 14 phases of 15 ms: a 15 ms kernel, then a sync that waits for it while the GPU is busy; the next
+// phase is launched right after.
+void SyncAtPhaseEnds(SyntheticTrace& s) {
+  for (int i = 0; i < 14; ++i) {
+    const double t0 = i * 15'010.0;
+    s.Launch("phase", t0, 3, t0 + 5, 15'000);
+    s.Api("cudaDeviceSynchronize_v3020", t0 + 4, 15'002);
+  }
+}
+
+TEST(SyncPointsRule, AFewSyncsAtPhaseEndsAreNormal) {
+  SyntheticTrace s;
+  SyncAtPhaseEnds(s);  // 14 syncs in 210 ms: 66.6/s, though the thread waits 99% of its time
+  EXPECT_TRUE(RunRule(s, SyncPointsRule, "sync.points").empty());
+  // Under a lower rate threshold it is reported, but the GPU was busy during the waits: info.
+  SyntheticTrace lowered;
+  SyncAtPhaseEnds(lowered);
+  const auto f = RunRule(lowered, SyncPointsRule, "sync.points", With({"sync_min_rate_per_s=66"}));
+  ASSERT_EQ(f.size(), 1u);
+  EXPECT_EQ(f[0].severity, Severity::kInfo);
+  EXPECT_EQ(*f[0].number("gpu_idle_during_waits_ns"), 14 * 2'000.0);
+  SyntheticTrace above;
+  SyncAtPhaseEnds(above);
+  EXPECT_TRUE(RunRule(above, SyncPointsRule, "sync.points", With({"sync_min_rate_per_s=67"})).empty());
 }
 
 TEST(SyncPointsRule, SmallReadbacksAndImplicitSyncsAreCounted) {
@@ -371,6 +542,53 @@ TEST(StreamsRule, EventWaitStallingAStream) {
   SyntheticTrace above;
   EventStall(above, 500);
   EXPECT_TRUE(RunRule(above, StreamsRule, "streams.event_wait", With({"event_wait_min_share=0.9"})).empty());
+}
+
+// Rounds of: stream 13 runs a 100 us producer then an unrelated 1 ms kernel; stream 14 waits on an
+// event and runs a 500 us consumer. With the event recorded after the long kernel (`late`), the
+// consumer starts when the long kernel ends and runs alone: the streams take turns. Recorded after
+// the producer, the consumer runs beside the long kernel.
+void ProducerConsumerRounds(SyntheticTrace& s, bool late, int rounds = 20) {
+  const double period = late ? 1600 : 1100;
+  for (int r = 0; r < rounds; ++r) {
+    const double t = r * period;
+    s.Kernel("producer", t, 100, 13);
+    s.Kernel("unrelated_long", t + 100, 1000, 13);
+    s.StreamWaitEvent(14, t + 1, 0.5);
+    s.Launch("consumer", t + 2, 1, late ? t + 1100 : t + 100, 500, 14);
+  }
+}
+
+TEST(StreamsRule, EventWaitThatSerializesStreamsIsReported) {
+  SyntheticTrace s;
+  ProducerConsumerRounds(s, true);
+  const auto f = RunRule(s, StreamsRule, "streams.event_wait");
+  ASSERT_EQ(f.size(), 1u);
+  EXPECT_GE(f[0].severity, Severity::kWarning);
+  // Each round the consumer ran 500 us alone that could have overlapped the long kernel.
+  EXPECT_NEAR(*f[0].number("lost_ns"), 20 * 500'000.0, 1.0);
+  EXPECT_EQ(f[0].recoverable_ns, 20u * 500'000u);
+  EXPECT_TRUE(HasOffender(f[0], "consumer"));
+}
+
+TEST(StreamsRule, EventWaitForAProducerWhileTheGpuIsBusyIsPipelining) {
+  SyntheticTrace s;
+  ProducerConsumerRounds(s, false);
+  const core::Trace trace = s.Load();
+  const Timeline timeline = Timeline::Build(trace);
+  for (const Finding& f : StreamsRule(timeline, Thresholds())) {
+    EXPECT_NE(f.rule_id, "streams.event_wait") << f.headline;
+  }
+}
+
+TEST(StreamsRule, EventWaitLostShareThresholdBothSides) {
+  // Lost 10 ms of a 31.6 ms active span: 31.6%.
+  SyntheticTrace below;
+  ProducerConsumerRounds(below, true);
+  EXPECT_TRUE(RunRule(below, StreamsRule, "streams.event_wait", With({"event_wait_min_share=0.32"})).empty());
+  SyntheticTrace above;
+  ProducerConsumerRounds(above, true);
+  EXPECT_EQ(RunRule(above, StreamsRule, "streams.event_wait", With({"event_wait_min_share=0.31"})).size(), 1u);
 }
 
 // ---- hot.kernels ------------------------------------------------------------------------------

@@ -75,6 +75,13 @@ TEST(ApiNamesTest, VersionSuffixStrippedAndCallsClassified) {
   EXPECT_EQ(ClassifyApi("cudaLaunchKernel_v7000").category, ApiCategory::kLaunch);
   EXPECT_TRUE(ClassifyApi("cudaGraphLaunch_v10000").graph_launch);
   EXPECT_EQ(ClassifyApi("cudaGetDevice_v3020").category, ApiCategory::kOther);
+  // Graph building, capture and module loading are setup; launching a graph is a launch.
+  EXPECT_EQ(ClassifyApi("cudaGraphInstantiate_v12000").category, ApiCategory::kSetup);
+  EXPECT_EQ(ClassifyApi("cuGraphAddKernelNode_v2").category, ApiCategory::kSetup);
+  EXPECT_EQ(ClassifyApi("cuModuleLoadData").category, ApiCategory::kSetup);
+  EXPECT_TRUE(ClassifyApi("cudaStreamBeginCapture_v10000").capture_begin);
+  EXPECT_TRUE(ClassifyApi("cudaStreamEndCapture_v10000").capture_end);
+  EXPECT_EQ(ClassifyApi("cudaGraphLaunch_v10000").category, ApiCategory::kLaunch);
 }
 
 }  // namespace

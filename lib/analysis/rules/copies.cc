@@ -10,6 +10,7 @@
 // (they are the `.item()` read-backs) and sync.points counts them. Same-device copies (D2D) are
 // spared too: they are ordered on the GPU and do not involve the host's memory.
 #include <algorithm>
+#include <deque>
 
 #include "absl/strings/str_cat.h"
 #include "lib/analysis/rules/rules.h"
@@ -38,19 +39,35 @@ void SerializedCopies(const Timeline& timeline, const Thresholds& thresholds, st
   for (const DeviceTimeline& d : timeline.devices()) {
     if (d.kernel_count == 0) continue;
     uint64_t h2d_ns = 0, d2h_ns = 0, h2d_overlap = 0, d2h_overlap = 0, copies = 0;
-    IntervalSet kernels;
-    bool have_kernels = false;
     OffenderTally apis("api");
+    // The union of the kernels, built only as far as the copies need it: ops come in start order,
+    // so a kernel starting after a copy's end cannot overlap it or any copy before it, and union
+    // intervals ending before a copy's start cannot overlap it or any later one.
+    std::deque<Interval> kernels;
+    size_t next_kernel = 0;
     for (OpRef op : d.ops) {
       if (op.kind() != OpKind::kMemcpy) continue;
       const core::MemcpyRecord& m = trace.memcpys[op.index()];
       if (m.copy_kind != v1::COPY_KIND_HTOD && m.copy_kind != v1::COPY_KIND_DTOH) continue;
-      if (!have_kernels) {
-        kernels = timeline.KernelBusy(d.device);
-        have_kernels = true;
-      }
       const Interval x = timeline.OpInterval(op);
-      const uint64_t overlap = CoveredLength(kernels, x);
+      for (; next_kernel < d.ops.size(); ++next_kernel) {
+        const OpRef k = d.ops[next_kernel];
+        if (k.kind() != OpKind::kKernel) continue;
+        const Interval y = timeline.OpInterval(k);
+        if (y.begin >= x.end) break;
+        if (y.empty()) continue;
+        if (!kernels.empty() && y.begin <= kernels.back().end) {
+          kernels.back().end = std::max(kernels.back().end, y.end);
+        } else {
+          kernels.push_back(y);
+        }
+      }
+      while (!kernels.empty() && kernels.front().end <= x.begin) kernels.pop_front();
+      uint64_t overlap = 0;
+      for (const Interval& y : kernels) {
+        if (y.begin >= x.end) break;
+        overlap += std::min(y.end, x.end) - std::max(y.begin, x.begin);
+      }
       ++copies;
       if (m.copy_kind == v1::COPY_KIND_HTOD) {
         h2d_ns += x.length();

@@ -3,7 +3,15 @@
 // The active span runs from a device's first operation to its last: start-up before the first
 // kernel and tear-down after the last are not the GPU waiting for work. Busy time is the union of
 // kernels, copies and memsets on the device, so concurrent streams never count twice.
+//
+// Not every idle gap is the steady state's fault. Gaps before the first `idle_startup_ops_share`
+// of the device's operations (an init kernel, then loading and building) are start-up, and gaps in
+// which the host is mainly setting up (building or instantiating a CUDA graph, capturing a stream,
+// loading modules) are setup. Both are reported, but left out of the recoverable time and of the
+// span the severity is judged on, unless setup recurs (`idle_setup_recurring_gaps`).
 #include <algorithm>
+#include <array>
+#include <optional>
 
 #include "absl/strings/str_cat.h"
 #include "lib/analysis/rules/rules.h"
@@ -11,22 +19,49 @@
 namespace cuscope::analysis {
 namespace {
 
-constexpr std::array<absl::string_view, kApiCategoryCount + 1> kCauseKeys = {
-    "idle_in_sync_ns", "idle_in_copy_ns", "idle_in_alloc_ns", "idle_in_launch_ns", "idle_in_other_api_ns",
-    "idle_host_bound_ns"};
-constexpr std::array<absl::string_view, kApiCategoryCount + 1> kCauseNames = {
-    "host in a synchronization call", "host in a memcpy/memset call", "host allocating or freeing memory",
-    "host launching work", "host in another CUDA call", "host-bound (no CUDA call running)"};
-constexpr std::array<absl::string_view, kApiCategoryCount + 1> kCauseAdvice = {
+constexpr int kSetupCause = static_cast<int>(ApiCategory::kSetup);
+constexpr int kHostBoundCause = kApiCategoryCount;
+constexpr int kCauseCount = kApiCategoryCount + 1;
+
+constexpr std::array<absl::string_view, kCauseCount> kCauseKeys = {
+    "idle_in_sync_ns",   "idle_in_copy_ns",      "idle_in_alloc_ns",  "idle_in_setup_ns",
+    "idle_in_launch_ns", "idle_in_other_api_ns", "idle_host_bound_ns"};
+constexpr std::array<absl::string_view, kCauseCount> kCauseNames = {
+    "host in a synchronization call",
+    "host in a memcpy/memset call",
+    "host allocating or freeing memory",
+    "host setting up (graph construction/instantiation, module load) or starting up",
+    "host launching work",
+    "host in another CUDA call",
+    "host-bound (no CUDA call running)"};
+constexpr std::array<absl::string_view, kCauseCount> kCauseAdvice = {
     "remove synchronization points or replace them with events the GPU waits on, so the host keeps "
     "submitting work while the GPU runs",
     "make the copies asynchronous (pinned memory, cudaMemcpyAsync on their own stream)",
     "allocate once up front or use a caching/stream-ordered allocator (cudaMallocAsync) instead of "
     "allocating in the loop",
+    "setup repeats during the run: build and instantiate CUDA graphs once and relaunch them (update "
+    "parameters with cudaGraphExecUpdate), load modules once up front",
     "launches are the bottleneck: fuse small kernels or capture the sequence in a CUDA graph",
     "look at the other CUDA calls made between kernels",
     "the host is busy outside CUDA between submissions (framework overhead, Python, I/O): profile the "
     "host side, move work off the submitting thread, or queue more work ahead"};
+
+struct Gap {
+  Interval span;
+  int cause = kHostBoundCause;
+};
+
+// The three longest gaps seen so far, longest first.
+void KeepLongest(std::array<Gap, 3>& longest, const Gap& gap) {
+  for (size_t i = 0; i < longest.size(); ++i) {
+    if (gap.span.length() > longest[i].span.length()) {
+      for (size_t j = longest.size() - 1; j > i; --j) longest[j] = longest[j - 1];
+      longest[i] = gap;
+      return;
+    }
+  }
+}
 
 }  // namespace
 
@@ -39,43 +74,70 @@ std::vector<Finding> GpuIdleRule(const Timeline& timeline, const Thresholds& thr
     const uint64_t busy_ns = d.busy_ns();
     const double busy_share = static_cast<double>(busy_ns) / static_cast<double>(active_ns);
     if (busy_share >= thresholds.gpu_busy_min_share) continue;
-    if (!host) host.emplace(timeline);
+    if (host) {
+      host->Rewind();
+    } else {
+      host.emplace(timeline);
+    }
 
-    const IntervalSet gaps = GapsWithin(d.busy, d.active);
-    std::array<uint64_t, kApiCategoryCount + 1> cause_ns{};
+    // Gaps ending at or before the start of this operation are start-up.
+    const size_t startup_ops =
+        static_cast<size_t>(static_cast<double>(d.ops.size()) * std::max(0.0, thresholds.idle_startup_ops_share));
+    const uint64_t startup_end =
+        startup_ops > 0 && startup_ops < d.ops.size() ? timeline.OpInterval(d.ops[startup_ops]).begin : 0;
+
+    std::array<uint64_t, kCauseCount> cause_ns{};
     const uint64_t micro_gap_ns = static_cast<uint64_t>(thresholds.micro_gap_us * 1000.0);
-    uint64_t micro_gaps = 0, micro_gap_total = 0;
-    std::vector<std::pair<Interval, int>> longest;  // gap, dominant cause
-    for (const Interval& gap : gaps) {
+    uint64_t gaps = 0, micro_gaps = 0, micro_gap_total = 0;
+    uint64_t startup_idle = 0, setup_idle = 0, setup_gaps = 0;
+    std::array<Gap, 3> longest{};
+    auto visit = [&](Interval gap) {
+      if (gap.empty()) return;
+      ++gaps;
       const auto by_category = host->Breakdown(gap);
-      uint64_t explained = 0;
-      int dominant = kApiCategoryCount;
-      uint64_t dominant_ns = 0;
+      Gap g{gap, kHostBoundCause};
+      if (gap.end <= startup_end) {
+        startup_idle += gap.length();
+        cause_ns[kSetupCause] += gap.length();
+        g.cause = kSetupCause;
+        KeepLongest(longest, g);
+        return;
+      }
+      uint64_t explained = 0, dominant_ns = 0;
+      int dominant = kHostBoundCause;
       for (int c = 0; c < kApiCategoryCount; ++c) {
-        cause_ns[c] += by_category[c];
         explained += by_category[c];
         if (by_category[c] > dominant_ns) {
           dominant_ns = by_category[c];
           dominant = c;
         }
       }
+      if (dominant == kSetupCause) {
+        // The host was mainly setting up: the whole gap is setup, host work between the calls included.
+        ++setup_gaps;
+        setup_idle += gap.length();
+        cause_ns[kSetupCause] += gap.length();
+        g.cause = kSetupCause;
+        KeepLongest(longest, g);
+        return;
+      }
+      for (int c = 0; c < kApiCategoryCount; ++c) cause_ns[c] += by_category[c];
       const uint64_t unexplained = gap.length() - std::min(gap.length(), explained);
-      cause_ns[kApiCategoryCount] += unexplained;
-      if (unexplained >= dominant_ns) dominant = kApiCategoryCount;
+      cause_ns[kHostBoundCause] += unexplained;
+      g.cause = unexplained >= dominant_ns ? kHostBoundCause : dominant;
       if (gap.length() < micro_gap_ns) {
         ++micro_gaps;
         micro_gap_total += gap.length();
       }
-      longest.emplace_back(gap, dominant);
-      if (longest.size() > 16) {
-        std::sort(longest.begin(), longest.end(),
-                  [](const auto& a, const auto& b) { return a.first.length() > b.first.length(); });
-        longest.resize(3);
-      }
+      KeepLongest(longest, g);
+    };
+    // The gaps of the busy set within the active span, without building them.
+    uint64_t cursor = d.active.begin;
+    for (const Interval& x : d.busy) {
+      if (x.begin > cursor) visit({cursor, x.begin});
+      cursor = std::max(cursor, x.end);
     }
-    std::sort(longest.begin(), longest.end(),
-              [](const auto& a, const auto& b) { return a.first.length() > b.first.length(); });
-    if (longest.size() > 3) longest.resize(3);
+    if (d.active.end > cursor) visit({cursor, d.active.end});
 
     // Utilization profile: buckets with little work show where in the run the GPU starved.
     const uint64_t buckets = std::max<uint64_t>(1, static_cast<uint64_t>(thresholds.utilization_buckets));
@@ -94,41 +156,69 @@ std::vector<Finding> GpuIdleRule(const Timeline& timeline, const Thresholds& thr
     }
 
     const uint64_t idle_ns = active_ns - busy_ns;
-    int top_cause = 0;
-    for (int c = 1; c <= kApiCategoryCount; ++c) {
-      if (cause_ns[c] > cause_ns[top_cause]) top_cause = c;
+    // Setup is a steady-state cost only when it keeps coming back.
+    const bool setup_recurs = static_cast<double>(setup_gaps) >= thresholds.idle_setup_recurring_gaps;
+    const uint64_t excluded = std::min(idle_ns, startup_idle + (setup_recurs ? 0 : setup_idle));
+    const uint64_t steady_idle = idle_ns - excluded;
+    const uint64_t steady_span = active_ns - excluded;
+    // The cause to act on: the largest one that counts.
+    std::array<uint64_t, kCauseCount> counted = cause_ns;
+    counted[kSetupCause] -= std::min(counted[kSetupCause], excluded);
+    int top_cause = -1;
+    for (int c = 0; c < kCauseCount; ++c) {
+      if (counted[c] > 0 && (top_cause < 0 || counted[c] > counted[top_cause])) top_cause = c;
     }
     Finding f;
     f.rule_id = "gpu.idle";
-    f.recoverable_ns = idle_ns;
-    f.severity = SeverityFor(idle_ns, active_ns, thresholds);
+    f.recoverable_ns = steady_idle;
+    f.severity = SeverityFor(steady_idle, steady_span, thresholds);
     f.headline = absl::StrCat("GPU ", d.device, " idle ", FormatPercent(1.0 - busy_share), " of its active time (",
-                              FormatDuration(idle_ns), " of ", FormatDuration(active_ns), "); mostly ",
-                              kCauseNames[top_cause]);
+                              FormatDuration(idle_ns), " of ", FormatDuration(active_ns), ")");
+    if (excluded > 0) {
+      absl::StrAppend(&f.headline, ", ", FormatDuration(excluded), " of it one-off setup or start-up; steady state ",
+                      FormatDuration(steady_idle), " idle of ", FormatDuration(steady_span));
+    }
+    if (top_cause >= 0) absl::StrAppend(&f.headline, "; mostly ", kCauseNames[top_cause]);
     f.Add("device", d.device, "id");
     f.Add("active_ns", static_cast<double>(active_ns), "ns");
     f.Add("busy_ns", static_cast<double>(busy_ns), "ns");
     f.Add("busy_share", busy_share, "ratio");
     f.Add("idle_ns", static_cast<double>(idle_ns), "ns");
-    f.Add("gaps", static_cast<double>(gaps.size()), "count");
+    f.Add("steady_idle_ns", static_cast<double>(steady_idle), "ns");
+    f.Add("steady_span_ns", static_cast<double>(steady_span), "ns");
+    f.Add("startup_idle_ns", static_cast<double>(startup_idle), "ns");
+    f.Add("setup_idle_ns", static_cast<double>(setup_idle), "ns");
+    f.Add("setup_gaps", static_cast<double>(setup_gaps), "count");
+    f.Add("gaps", static_cast<double>(gaps), "count");
     f.Add("micro_gaps", static_cast<double>(micro_gaps), "count");
     f.Add("micro_gap_ns", static_cast<double>(micro_gap_total), "ns");
-    for (int c = 0; c <= kApiCategoryCount; ++c) f.Add(std::string(kCauseKeys[c]), static_cast<double>(cause_ns[c]), "ns");
+    for (int c = 0; c < kCauseCount; ++c) f.Add(std::string(kCauseKeys[c]), static_cast<double>(cause_ns[c]), "ns");
     f.Add("low_utilization_buckets", static_cast<double>(low_buckets), "count");
     f.Add("buckets", static_cast<double>(buckets), "count");
-    for (int c = 0; c <= kApiCategoryCount; ++c) {
+    for (int c = 0; c < kCauseCount; ++c) {
       if (cause_ns[c] > 0) f.offenders.push_back(Offender{"cause", std::string(kCauseNames[c]), 0, cause_ns[c]});
     }
     std::sort(f.offenders.begin(), f.offenders.end(),
               [](const Offender& a, const Offender& b) { return a.time_ns > b.time_ns; });
-    for (const auto& [gap, cause] : longest) {
-      f.spans.push_back(Span{gap.begin, gap.end, absl::StrCat("idle gap: ", kCauseNames[cause])});
+    for (const Gap& g : longest) {
+      if (!g.span.empty()) f.spans.push_back(Span{g.span.begin, g.span.end, absl::StrCat("idle gap: ", kCauseNames[g.cause])});
     }
     if (!worst_bucket.empty()) {
       f.spans.push_back(Span{worst_bucket.begin, worst_bucket.end,
                              absl::StrCat("least busy bucket: ", FormatPercent(worst_share), " busy")});
     }
-    f.recommendation = absl::StrCat("Most idle time is ", kCauseNames[top_cause], ": ", kCauseAdvice[top_cause], ".");
+    if (top_cause >= 0) {
+      f.recommendation = absl::StrCat("Most idle time that counts is ", kCauseNames[top_cause], ": ",
+                                      kCauseAdvice[top_cause], ".");
+    } else {
+      f.recommendation = "The idle time is one-off setup and start-up; the steady state keeps the GPU busy.";
+    }
+    if (excluded > 0) {
+      absl::StrAppend(&f.recommendation, " ", FormatDuration(excluded),
+                      " of idle time is start-up or one-off setup (graph building and instantiation, module "
+                      "loading, the wait before the first work): not counted as recoverable; profile the steady "
+                      "phase alone (--delay, or a cudaProfilerStart/Stop capture range) to see it without it.");
+    }
     if (micro_gaps > 0) {
       absl::StrAppend(&f.recommendation, " ", micro_gaps, " gaps are shorter than ", thresholds.micro_gap_us,
                       " us (", FormatDuration(micro_gap_total), " in all): launch latency between short kernels.");

@@ -1,6 +1,7 @@
 // launch.overhead: a device fed many short kernels with gaps between them comparable to their run
 // time spends a large part of its time waiting for the next launch.
 #include <algorithm>
+#include <cstdint>
 
 #include "absl/strings/str_cat.h"
 #include "lib/analysis/rules/rules.h"
@@ -12,42 +13,68 @@ std::vector<Finding> LaunchOverheadRule(const Timeline& timeline, const Threshol
   const core::Trace& trace = timeline.trace();
   const uint64_t short_ns = static_cast<uint64_t>(thresholds.short_kernel_us * 1000.0);
   const uint64_t gap_max_ns = static_cast<uint64_t>(thresholds.launch_gap_max_us * 1000.0);
+  // Durations and gaps of short kernels fit in 32 bits (the thresholds keep them to microseconds);
+  // one buffer holds first the one, then the other, for their medians.
+  auto clamp32 = [](uint64_t v) { return static_cast<uint32_t>(std::min<uint64_t>(v, UINT32_MAX)); };
+  std::vector<uint32_t> values;
+  // Per kernel signature: (count, time) of its short launches, named only at the end.
+  std::vector<std::pair<uint64_t, uint64_t>> by_signature(trace.dict.signature_count() + 1);
   for (const DeviceTimeline& d : timeline.devices()) {
     if (d.kernel_count == 0 || static_cast<double>(d.kernel_count) < thresholds.launch_min_kernels) continue;
-    std::vector<uint64_t> short_durations;
-    std::vector<uint64_t> gaps_after_short;
-    uint64_t gap_total = 0, graph_launched = 0;
-    OffenderTally names("kernel");
+    std::fill(by_signature.begin(), by_signature.end(), std::pair<uint64_t, uint64_t>{0, 0});
+    values.clear();
+    values.reserve(d.kernel_count);
+    uint64_t gap_total = 0, gap_count = 0, graph_launched = 0, unknown_count = 0, unknown_time = 0;
     // The end of everything so far: a gap is time no operation covers, whatever its stream.
-    uint64_t frontier = 0;
-    bool previous_short = false;
-    for (OpRef op : d.ops) {
-      const Interval x = timeline.OpInterval(op);
-      if (previous_short && x.begin > frontier && x.begin - frontier <= gap_max_ns) {
-        gaps_after_short.push_back(x.begin - frontier);
-        gap_total += x.begin - frontier;
+    // `on_gap` sees each gap that follows a short kernel.
+    auto walk = [&](auto&& on_short, auto&& on_gap) {
+      uint64_t frontier = 0;
+      bool previous_short = false;
+      for (OpRef op : d.ops) {
+        const Interval x = timeline.OpInterval(op);
+        if (previous_short && x.begin > frontier && x.begin - frontier <= gap_max_ns) on_gap(x.begin - frontier);
+        frontier = std::max(frontier, x.end);
+        previous_short = false;
+        if (op.kind() != OpKind::kKernel || x.length() >= short_ns) continue;
+        previous_short = true;
+        on_short(trace.kernels[op.index()], x.length());
       }
-      frontier = std::max(frontier, x.end);
-      previous_short = false;
-      if (op.kind() != OpKind::kKernel) continue;
-      const core::KernelRow& k = trace.kernels[op.index()];
-      if (x.length() >= short_ns) continue;
-      previous_short = true;
-      short_durations.push_back(x.length());
-      if (k.graph_id != 0) ++graph_launched;
-      names.Add(timeline.KernelName(k), x.length());
-    }
-    const double short_share = static_cast<double>(short_durations.size()) / static_cast<double>(d.kernel_count);
-    if (short_durations.empty() || short_share < thresholds.short_kernel_min_share) continue;
-    const size_t short_count = short_durations.size();
-    const uint64_t median_kernel = Median(std::move(short_durations));
-    const size_t gap_count = gaps_after_short.size();
-    const uint64_t median_gap = Median(std::move(gaps_after_short));
+    };
+    walk(
+        [&](const core::KernelRow& k, uint64_t length) {
+          values.push_back(clamp32(length));
+          if (k.graph_id != 0) ++graph_launched;
+          if (k.signature > 0 && k.signature < by_signature.size()) {
+            ++by_signature[k.signature].first;
+            by_signature[k.signature].second += length;
+          } else {
+            ++unknown_count;
+            unknown_time += length;
+          }
+        },
+        [&](uint64_t gap) {
+          gap_total += gap;
+          ++gap_count;
+        });
+    const size_t short_count = values.size();
+    const double short_share = static_cast<double>(short_count) / static_cast<double>(d.kernel_count);
+    if (short_count == 0 || short_share < thresholds.short_kernel_min_share || gap_count == 0) continue;
+    const uint64_t median_kernel = Median(values);
+    values.clear();
+    values.reserve(gap_count);
+    walk([](const core::KernelRow&, uint64_t) {}, [&](uint64_t gap) { values.push_back(clamp32(gap)); });
+    const uint64_t median_gap = Median(values);
     // Gaps that a fused kernel or a graph would remove.
-    if (gap_count == 0 ||
-        static_cast<double>(median_gap) < thresholds.launch_gap_to_runtime_ratio * static_cast<double>(median_kernel)) {
+    if (static_cast<double>(median_gap) < thresholds.launch_gap_to_runtime_ratio * static_cast<double>(median_kernel)) {
       continue;
     }
+    OffenderTally names("kernel");
+    for (uint32_t sig = 1; sig < by_signature.size(); ++sig) {
+      if (by_signature[sig].first > 0) {
+        names.Add(trace.dict.kernel_name(sig), by_signature[sig].second, by_signature[sig].first);
+      }
+    }
+    if (unknown_count > 0) names.Add("(unknown kernel)", unknown_time, unknown_count);
     const double active_s = static_cast<double>(d.active.length()) / 1e9;
     const double launch_rate = active_s > 0 ? static_cast<double>(d.kernel_count) / active_s : 0;
     const double graph_share = static_cast<double>(graph_launched) / static_cast<double>(short_count);

@@ -3,7 +3,9 @@
 #ifndef CUSCOPE_LIB_ANALYSIS_RULES_RULES_H_
 #define CUSCOPE_LIB_ANALYSIS_RULES_RULES_H_
 
+#include <algorithm>
 #include <array>
+#include <cstddef>
 #include <vector>
 
 #include "lib/analysis/finding.h"
@@ -26,21 +28,49 @@ std::vector<Finding> StreamsRule(const Timeline& timeline, const Thresholds& thr
 // hot.kernels: the top kernels by share of GPU kernel time.
 std::vector<Finding> HotKernelsRule(const Timeline& timeline, const Thresholds& thresholds);
 
-// How the host's API calls cover a stretch of time, split by what the call was doing. Calls on
+// How the host's API calls cover stretches of time, split by what the call was doing. Calls on
 // different threads that overlap count once, for the category that explains the time best (sync
-// before copy before alloc before launch before any other call).
+// before copy before alloc before setup before launch before any other call). A launch made while
+// its thread captures a stream counts as setup.
+//
+// It is a sweep: windows must be asked for in order (each beginning at or after the previous
+// one's end, as the gaps of one device are), and it walks the calls once in start order, keeping
+// no per-call state. `Rewind` starts over for another device.
 class HostActivity {
  public:
   explicit HostActivity(const Timeline& timeline);
   // Time of `window` per ApiCategory; the rest of the window no call covered.
-  std::array<uint64_t, kApiCategoryCount> Breakdown(Interval window) const;
+  std::array<uint64_t, kApiCategoryCount> Breakdown(Interval window);
+  void Rewind();
 
  private:
-  std::array<IntervalSet, kApiCategoryCount> exclusive_;
+  struct Piece {
+    uint64_t begin, end;
+    int category;
+  };
+  const core::ApiCallRow& Call(size_t i) const;
+  int CategoryOf(const core::ApiCallRow& call);
+
+  const Timeline& timeline_;
+  std::vector<uint32_t> order_;  // call indices by start; empty when the trace is already in order
+  size_t next_ = 0;
+  // Per category, the latest end of the calls already passed: what reaches into the next window.
+  std::array<uint64_t, kApiCategoryCount> reach_{};
+  std::vector<uint8_t> capturing_;  // per thread id: between BeginCapture and EndCapture
+  // Scratch, reused from window to window.
+  std::vector<Piece> pieces_;
+  IntervalSet merged_, covered_, next_covered_;
 };
 
-// Median of a list of values (the lower middle for an even count); 0 for an empty list.
-uint64_t Median(std::vector<uint64_t> values);
+// Median of a list of values (the lower middle for an even count); 0 for an empty list. Reorders
+// the values (selection, not a sort).
+template <typename T>
+uint64_t Median(std::vector<T>& values) {
+  if (values.empty()) return 0;
+  const size_t mid = (values.size() - 1) / 2;
+  std::nth_element(values.begin(), values.begin() + static_cast<std::ptrdiff_t>(mid), values.end());
+  return static_cast<uint64_t>(values[mid]);
+}
 
 }  // namespace cuscope::analysis
 

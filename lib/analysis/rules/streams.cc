@@ -3,7 +3,11 @@
 //   false dependency, such as the legacy default stream serializing every blocking stream.
 // streams.event_wait: operations that started late because their stream waited on an event,
 //   measured from the moment both the previous operation on the stream had finished and the launch
-//   call had returned.
+//   call had returned. A stall is only a cost when it costs GPU time: waiting for a producer while
+//   the GPU is busy with other work and the released operation then runs alongside other work is
+//   pipelining. What counts ("lost") is the GPU idle during the stall, plus the overlap the stall
+//   prevented: the time the GPU ran a single operation during the stall, up to the time the
+//   released operation then ran alone (two streams taking turns that could have run side by side).
 #include <algorithm>
 
 #include "absl/container/flat_hash_map.h"
@@ -114,7 +118,20 @@ void EventWaits(const Timeline& timeline, const Thresholds& thresholds, std::vec
       const uint32_t stream = timeline.OpStream(op);
       if (waiting_streams.contains(stream)) ops_by_stream[stream].push_back(op);
     }
-    uint64_t stalls = 0, stall_ns = 0, idle_ns = 0;
+    uint64_t stalls = 0, stall_ns = 0, idle_ns = 0, lost_ns = 0;
+    // Where two or more operations run at once: an operation starting before the latest end so far
+    // overlaps it until the earlier of the two ends.
+    IntervalSet concurrent;
+    {
+      IntervalSetBuilder builder;
+      uint64_t latest_end = 0;
+      for (OpRef op : d.ops) {
+        const Interval x = timeline.OpInterval(op);
+        if (x.begin < latest_end) builder.Add(x.begin, std::min(x.end, latest_end));
+        latest_end = std::max(latest_end, x.end);
+      }
+      concurrent = builder.Take();
+    }
     OffenderTally streams("stream"), kernels("kernel");
     std::vector<Span> spans;
     for (const auto* w : waits) {
@@ -141,31 +158,43 @@ void EventWaits(const Timeline& timeline, const Thresholds& thresholds, std::vec
       const Interval stall{ready, x.begin};
       ++stalls;
       stall_ns += stall.length();
-      idle_ns += stall.length() - CoveredLength(d.busy, stall);
+      const uint64_t busy_in_stall = CoveredLength(d.busy, stall);
+      const uint64_t idle_in_stall = stall.length() - busy_in_stall;
+      idle_ns += idle_in_stall;
+      const uint64_t single_in_stall = busy_in_stall - std::min(busy_in_stall, CoveredLength(concurrent, stall));
+      const uint64_t ran_alone = x.length() - std::min(x.length(), CoveredLength(concurrent, x));
+      lost_ns += idle_in_stall + std::min(single_in_stall, ran_alone);
       streams.Add(absl::StrCat("stream ", w->stream), stall.length());
       if (next->kind() == OpKind::kKernel) kernels.Add(timeline.KernelName(trace.kernels[next->index()]), stall.length());
       if (spans.size() < 3) spans.push_back(Span{stall.begin, stall.end, absl::StrCat("stream ", w->stream, " stalled")});
     }
     if (stalls == 0 || d.active.length() == 0) continue;
     const double share = static_cast<double>(stall_ns) / static_cast<double>(d.active.length());
-    if (share < thresholds.event_wait_min_share) continue;
+    const double lost_share = static_cast<double>(lost_ns) / static_cast<double>(d.active.length());
+    if (lost_share < thresholds.event_wait_min_share) continue;
     Finding f;
     f.rule_id = "streams.event_wait";
-    f.recoverable_ns = idle_ns;
-    f.severity = std::max(Severity::kWarning, SeverityFor(idle_ns, d.active.length(), thresholds));
+    f.recoverable_ns = lost_ns;
+    f.severity = SeverityFor(lost_ns, d.active.length(), thresholds);
+    if (static_cast<double>(lost_ns) >= thresholds.min_recoverable_ms * 1e6) f.severity = std::max(Severity::kWarning, f.severity);
     f.headline = absl::StrCat("GPU ", d.device, ": ", stalls, " event waits stalled streams for ",
-                              FormatDuration(stall_ns), " (", FormatDuration(idle_ns), " with the GPU idle)");
+                              FormatDuration(stall_ns), ", costing ", FormatDuration(lost_ns), " of GPU time (",
+                              FormatDuration(idle_ns), " with the GPU idle, the rest streams taking turns instead of "
+                              "overlapping)");
     f.Add("device", d.device, "id");
     f.Add("stalls", static_cast<double>(stalls), "count");
     f.Add("stall_ns", static_cast<double>(stall_ns), "ns");
     f.Add("stall_share", share, "ratio");
     f.Add("idle_during_stalls_ns", static_cast<double>(idle_ns), "ns");
+    f.Add("lost_ns", static_cast<double>(lost_ns), "ns");
+    f.Add("lost_share", lost_share, "ratio");
     f.offenders = streams.Top(3);
     for (Offender& o : kernels.Top(3)) f.offenders.push_back(std::move(o));
     f.spans = std::move(spans);
     f.recommendation =
-        "The waiting stream sits idle until the event's producer finishes: record the event as early as the data is "
-        "ready, split the producing kernel, or give the waiting stream independent work to run before the wait.";
+        "The waiting stream sits idle until the event completes, and its work then runs alone: record the event "
+        "right after the work the waiter really needs (not after unrelated work queued behind it), split the "
+        "producing kernel, or give the waiting stream independent work to run before the wait.";
     findings.push_back(std::move(f));
   }
 }

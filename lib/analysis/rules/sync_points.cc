@@ -2,7 +2,9 @@
 // synchronization calls, synchronous copies and memsets, or calls that synchronize implicitly
 // (cudaFree, pinned host allocation).
 //
-// What it could recover is the GPU idle time these waits cause: idle while the host waits, and
+// Reported when the waits take a large share of the thread's time, are many, and come at a rate
+// that says "every step" rather than "at the end of each phase". Waiting while the GPU is busy
+// costs nothing: what it could recover is the GPU idle time these waits cause: idle while the host waits, and
 // idle from the wait's return until the next GPU operation starts (the GPU drained its queue and
 // the host has to refill it).
 #include <algorithm>
@@ -31,8 +33,15 @@ std::vector<Finding> SyncPointsRule(const Timeline& timeline, const Thresholds& 
   std::vector<Finding> findings;
   const core::Trace& trace = timeline.trace();
   // Any device busy: the host waits on whichever it synchronizes with.
-  IntervalSet busy;
-  for (const DeviceTimeline& d : timeline.devices()) busy = Union(busy, d.busy);
+  // One device (the common case) is used in place; several are merged.
+  IntervalSet merged;
+  const IntervalSet* busy_ptr = &merged;
+  if (timeline.devices().size() == 1) {
+    busy_ptr = &timeline.devices().front().busy;
+  } else {
+    for (const DeviceTimeline& d : timeline.devices()) merged = Union(merged, d.busy);
+  }
+  const IntervalSet& busy = *busy_ptr;
   absl::flat_hash_map<uint64_t, const core::MemcpyRecord*> copy_by_correlation;
   for (const core::MemcpyRecord& m : trace.memcpys) {
     if (!m.async) copy_by_correlation[m.correlation_id] = &m;
@@ -45,7 +54,7 @@ std::vector<Finding> SyncPointsRule(const Timeline& timeline, const Thresholds& 
     IntervalSetBuilder waiting;
     uint64_t covered_end = 0;
     uint64_t calls = 0, stream_syncs = 0, device_syncs = 0, event_syncs = 0, sync_copies = 0, implicit = 0;
-    uint64_t readbacks = 0, pageable = 0, recoverable = 0;
+    uint64_t readbacks = 0, pageable = 0, recoverable = 0, idle_in_waits = 0;
     OffenderTally apis("api"), ranges("nvtx");
     for (uint32_t index : th.api_calls) {
       const core::ApiCallRow& call = trace.api_calls[index];
@@ -71,6 +80,7 @@ std::vector<Finding> SyncPointsRule(const Timeline& timeline, const Thresholds& 
         if (m.copy_kind == v1::COPY_KIND_DTOH && m.bytes <= readback_max) ++readbacks;
         if (m.src_kind == v1::MEMORY_KIND_PAGEABLE || m.dst_kind == v1::MEMORY_KIND_PAGEABLE) ++pageable;
       }
+      idle_in_waits += wait.length() - std::min(wait.length(), CoveredLength(busy, wait));
       const uint64_t caused = IdleCausedBy(busy, wait);
       recoverable += caused;
       apis.Add(timeline.ApiName(call), wait.length());
@@ -83,6 +93,9 @@ std::vector<Finding> SyncPointsRule(const Timeline& timeline, const Thresholds& 
     const uint64_t waiting_ns = TotalLength(waiting.Take());
     const double share = static_cast<double>(waiting_ns) / static_cast<double>(active_ns);
     if (share < thresholds.sync_min_share || static_cast<double>(calls) < thresholds.sync_min_calls) continue;
+    // A few syncs at phase ends are normal; a loop that syncs every step makes them at a high rate.
+    const double rate = static_cast<double>(calls) / (static_cast<double>(active_ns) / 1e9);
+    if (rate < thresholds.sync_min_rate_per_s) continue;
 
     Finding f;
     f.rule_id = "sync.points";
@@ -101,6 +114,8 @@ std::vector<Finding> SyncPointsRule(const Timeline& timeline, const Thresholds& 
     f.Add("implicit_syncs_alloc_free", static_cast<double>(implicit), "count");
     f.Add("small_readbacks", static_cast<double>(readbacks), "count");
     f.Add("pageable_sync_copies", static_cast<double>(pageable), "count");
+    f.Add("sync_rate_per_s", rate, "1/s");
+    f.Add("gpu_idle_during_waits_ns", static_cast<double>(idle_in_waits), "ns");
     f.Add("gpu_idle_caused_ns", static_cast<double>(recoverable), "ns");
     f.offenders = apis.Top(5);
     for (Offender& o : ranges.Top(3)) f.offenders.push_back(std::move(o));
