@@ -66,10 +66,20 @@ Analysis Analyze(const core::Trace& trace, const AnalyzeOptions& options) {
     out.warnings.push_back(absl::StrCat("the trace is damaged after chunk ", trace.chunks, " (",
                                         trace.corruption->message(), "); everything after it is lost"));
   }
-  if (trace.stats && trace.stats->records_dropped_by_cupti() > 0) {
-    out.warnings.push_back(absl::StrCat(trace.stats->records_dropped_by_cupti(),
-                                        " records were dropped during capture (buffer pool at its cap): busy time "
-                                        "is understated"));
+  if (trace.stats && (trace.stats->records_dropped_by_cupti() > 0 || trace.stats->buffers_refused_at_cap() > 0)) {
+    // CUPTI counts what it could not store; with what was written that gives the share of the
+    // timeline that is missing (records, not time: dropped records are spread over the capture).
+    const uint64_t dropped = trace.stats->records_dropped_by_cupti();
+    const uint64_t written = trace.stats->records_written();
+    const double missing = dropped + written > 0 ? 100.0 * static_cast<double>(dropped) / static_cast<double>(dropped + written) : 0;
+    out.warnings.push_back(absl::StrFormat(
+        "%d records were dropped during capture, %.1f%% of all recorded activity (%d buffer requests refused at "
+        "the %s memory cap): counts, busy time and gaps are understated by up to that share; raise "
+        "CUSCOPE_BUFFER_POOL_CAP or narrow the capture with --delay/--duration",
+        dropped, missing, trace.stats->buffers_refused_at_cap(),
+        trace.header.config().buffer_pool_cap_bytes() > 0
+            ? absl::StrFormat("%d MiB", trace.header.config().buffer_pool_cap_bytes() >> 20)
+            : std::string("buffer pool")));
   }
   if (!trace.stats && !trace.truncated() && trace.chunks > 0) {
     out.warnings.push_back("the trace has no final statistics: the session may not have ended cleanly");

@@ -122,6 +122,37 @@ TEST(AnalyzeCommand, NewerFormatVersionIsRefused) {
   EXPECT_NE(r.err.find("newer"), std::string::npos) << r.err;
 }
 
+TEST(AnalyzeCommand, DroppedRecordsAreReportedWithTheMissingShare) {
+  SyntheticTrace s;
+  for (int i = 0; i < 30; ++i) s.Launch("k", i * 100.0, 3, i * 100.0 + 5, 10);
+  const std::string path = cuscope::testing::TempTracePath();
+  {
+    auto writer = core::TraceWriter::Create(path, true);
+    ASSERT_TRUE(writer.ok());
+    v1::Header header;
+    header.mutable_config()->set_buffer_pool_cap_bytes(64ull << 20);
+    ASSERT_TRUE((*writer)->WriteHeader(header).ok());
+    v1::Chunk chunk;
+    s.builder().TakeChunk(&chunk);
+    chunk.mutable_stats()->set_records_written(60);
+    chunk.mutable_stats()->set_records_dropped_by_cupti(20);
+    chunk.mutable_stats()->set_buffers_refused_at_cap(3);
+    ASSERT_TRUE((*writer)->WriteChunk(chunk).ok());
+    ASSERT_TRUE((*writer)->Close().ok());
+  }
+  const Outcome r = Capture(RunAnalyze, {path});
+  EXPECT_EQ(r.code, 0);
+  EXPECT_NE(r.out.find("20 records were dropped during capture, 25.0% of all recorded activity (3 buffer requests "
+                       "refused at the 64 MiB memory cap)"),
+            std::string::npos)
+      << r.out;
+}
+
+TEST(AnalyzeCommand, NoDropsNoDropWarning) {
+  const Outcome r = Capture(RunAnalyze, {HealthyTrace()});
+  EXPECT_EQ(r.out.find("dropped during capture"), std::string::npos) << r.out;
+}
+
 TEST(AnalyzeCommand, TruncatedTraceIsAnalyzedWithAWarning) {
   // Two chunks; the second is cut in the middle.
   SyntheticTrace s;
