@@ -1,4 +1,5 @@
 // cuscope profile: run a program with the collector injected.
+#include <dlfcn.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -41,8 +42,15 @@ int RunProfile(const Args& args) {
       return 2;
     }
   }
-  for (const auto& [k, v] : plan->env) setenv(k.c_str(), v.c_str(), 1);
-  setenv("CUDA_INJECTION64_PATH", lib.c_str(), 1);
+  // The driver loads the collector; without a driver nothing would, and nothing would say so.
+  if (void* driver = dlopen("libcuda.so.1", RTLD_LAZY | RTLD_LOCAL); driver == nullptr) {
+    if (!plan->env.count("CUSCOPE_QUIET")) {
+      std::fprintf(stderr, "cuscope: no NVIDIA driver on this machine (libcuda.so.1 cannot be loaded); running %s unprofiled\n",
+                   plan->program[0].c_str());
+    }
+  } else {
+    dlclose(driver);
+  }
 
   std::vector<char*> argv;
   for (auto& a : plan->program) argv.push_back(a.data());
@@ -53,6 +61,9 @@ int RunProfile(const Args& args) {
     return 2;
   }
   if (child == 0) {
+    // The settings reach the program only, not this process.
+    for (const auto& [k, v] : plan->env) setenv(k.c_str(), v.c_str(), 1);
+    setenv("CUDA_INJECTION64_PATH", lib.c_str(), 1);
     ::execvp(argv[0], argv.data());
     std::fprintf(stderr, "cuscope: cannot run %s: %s\n", argv[0], std::strerror(errno));
     ::_exit(127);
