@@ -7,3 +7,7 @@ scripts/install_deps.sh
 scripts/build.sh
 cd build
 ctest --output-on-failure -j"$(nproc)" --timeout 600
+cd ..
+# Hardening (docs/hardening.md): the suite under sanitizers, then a short bounded fuzzing run.
+scripts/sanitize.sh
+scripts/fuzz.sh 60

@@ -19,6 +19,10 @@ bool OptionalColumnOk(const Column& c, int rows) {
   return c.empty() || c.size() == rows;
 }
 
+// Ids a row may carry: a defined thread, a defined string or none (0).
+bool ThreadOk(const Dictionary& dict, uint32_t id) { return id > 0 && id <= dict.thread_count(); }
+bool StringOk(const Dictionary& dict, uint32_t id) { return id <= dict.string_count(); }
+
 }  // namespace
 
 void DecodedChunk::Clear() {
@@ -136,6 +140,9 @@ absl::Status DecodeChunk(const v1::Chunk& chunk, const Dictionary& dict, Decoded
     r.thread = m.thread();
     r.name = m.name();
     r.domain = m.domain();
+    if (!ThreadOk(dict, r.thread) || !StringOk(dict, r.name) || !StringOk(dict, r.domain)) {
+      return Corrupt("NVTX row uses an undefined thread or string");
+    }
   }
   out->memory_ops.reserve(chunk.memory_operations_size());
   for (const auto& m : chunk.memory_operations()) {
@@ -159,6 +166,9 @@ absl::Status DecodeChunk(const v1::Chunk& chunk, const Dictionary& dict, Decoded
     r.kind = o.kind();
     r.thread = o.thread();
     r.correlation_id = o.correlation_id();
+    if (!ThreadOk(dict, r.thread) || !StringOk(dict, r.kind)) {
+      return Corrupt("overhead row uses an undefined thread or string");
+    }
   }
   out->metrics.reserve(chunk.kernel_metrics_size());
   for (const auto& m : chunk.kernel_metrics()) {
@@ -168,7 +178,11 @@ absl::Status DecodeChunk(const v1::Chunk& chunk, const Dictionary& dict, Decoded
     r.pass_count = m.pass_count();
     r.replay_mode = m.replay_mode();
     r.kernel_name = m.kernel_name();
-    for (const auto& v : m.values()) r.values.emplace_back(v.name(), v.value());
+    if (!StringOk(dict, r.kernel_name)) return Corrupt("metric row uses an undefined string");
+    for (const auto& v : m.values()) {
+      if (!StringOk(dict, v.name())) return Corrupt("metric row uses an undefined string");
+      r.values.emplace_back(v.name(), v.value());
+    }
   }
   out->windows.assign(chunk.windows().begin(), chunk.windows().end());
   if (chunk.has_stats()) out->stats = chunk.stats();
@@ -205,7 +219,9 @@ bool TraceReader::Fill(size_t n) {
       pos_ = 0;
     }
     const size_t old = buffer_.size();
-    const size_t want = std::max(kReadSize, n - old);
+    // Grow by reads of a fixed size: a length prefix promising a huge block costs memory only as
+    // far as the file really goes.
+    const size_t want = kReadSize;
     buffer_.resize(old + want);
     const size_t got = std::fread(buffer_.data() + old, 1, want, file_);
     buffer_.resize(old + got);

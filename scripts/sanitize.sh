@@ -1,0 +1,41 @@
+#!/usr/bin/env bash
+# Runs the CPU test suite under AddressSanitizer + UndefinedBehaviorSanitizer (build-asan/, every
+# test but the gpu-labelled ones) and the concurrency stress tests under ThreadSanitizer
+# (build-tsan/, ctest label "stress"). Any report fails the test that triggered it.
+#
+#   scripts/sanitize.sh [asan|tsan|all]     (default all)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+which="${1:-all}"
+jobs="${BUILD_JOBS:-$(nproc)}"
+scripts/install_deps.sh
+export PATH="/usr/local/cuda/bin:$PATH"
+# Sanitized code runs slower; -O1 keeps the suite quick and the reports readable.
+common=(-DCMAKE_BUILD_TYPE=None "-DCMAKE_CXX_FLAGS=-O1 -g1" -DCUSCOPE_WERROR=ON
+        -DCUSCOPE_BUILD_BENCH=OFF -DCUSCOPE_BUILD_EXAMPLES=OFF)
+
+# Tests that preload libcuscope.so into a program built without the sanitizer: the sanitizer's
+# runtime must be the first library of a process, which such a program cannot give it.
+uninstrumented_hosts='^InjectTest\.'
+
+if [ "$which" = all ] || [ "$which" = asan ]; then
+  echo "cuscope: AddressSanitizer + UndefinedBehaviorSanitizer build in build-asan/"
+  cmake -S . -B build-asan "${common[@]}" -DCUSCOPE_SANITIZE=address,undefined >/dev/null
+  cmake --build build-asan -j"$jobs"
+  (cd build-asan &&
+    ASAN_OPTIONS="detect_leaks=1:abort_on_error=1:strict_string_checks=1:detect_stack_use_after_return=1" \
+    UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1" \
+    ctest --output-on-failure -j"$(nproc)" -LE gpu -E "$uninstrumented_hosts" --timeout 900)
+fi
+
+if [ "$which" = all ] || [ "$which" = tsan ]; then
+  echo "cuscope: ThreadSanitizer build of the stress tests in build-tsan/"
+  cmake -S . -B build-tsan "${common[@]}" -DCUSCOPE_SANITIZE=thread >/dev/null
+  targets=(core_stress_test)
+  # The Session test needs libcuscope.so, which is built where the CUDA Toolkit is.
+  if cmake --build build-tsan --target help | grep session_stress_test >/dev/null; then targets+=(session_stress_test); fi
+  cmake --build build-tsan -j"$jobs" --target "${targets[@]}"
+  (cd build-tsan &&
+    TSAN_OPTIONS="halt_on_error=1:second_deadlock_stack=1" \
+    ctest --output-on-failure -L stress --timeout 900)
+fi

@@ -1,0 +1,149 @@
+#include "tests/fuzz/fuzz_checks.h"
+
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "google/protobuf/util/json_util.h"
+#include "lib/analysis/analyzer.h"
+#include "lib/core/trace.h"
+#include "lib/core/trace_reader.h"
+
+namespace cuscope::fuzz {
+namespace {
+
+// Every id a decoded row carries resolves in the dictionary.
+std::string CheckIds(const core::Trace& t) {
+  for (const core::KernelRow& k : t.kernels) {
+    if (!t.dict.has_signature(k.signature)) return absl::StrCat("kernel row with undefined signature ", k.signature);
+  }
+  for (const core::ApiCallRow& a : t.api_calls) {
+    if (a.function == 0 || a.function > t.dict.function_count() || a.thread == 0 ||
+        a.thread > t.dict.thread_count()) {
+      return absl::StrCat("API row with undefined function ", a.function, " or thread ", a.thread);
+    }
+  }
+  for (const core::NvtxRow& n : t.nvtx) {
+    if (n.thread == 0 || n.thread > t.dict.thread_count()) return absl::StrCat("NVTX row with undefined thread ", n.thread);
+  }
+  for (const core::OverheadRow& o : t.overheads) {
+    if (o.thread == 0 || o.thread > t.dict.thread_count()) {
+      return absl::StrCat("overhead row with undefined thread ", o.thread);
+    }
+  }
+  return "";
+}
+
+// A loaded trace accounts for the bytes it was given.
+std::string CheckAccounting(const core::Trace& t, size_t size) {
+  if (t.bytes_read + t.tail_bytes_dropped > size) {
+    return absl::StrCat("read ", t.bytes_read, " + dropped ", t.tail_bytes_dropped, " bytes of ", size);
+  }
+  if (!t.corruption && t.bytes_read + t.tail_bytes_dropped != size) {
+    return absl::StrCat("clean read of ", t.bytes_read, " + dropped ", t.tail_bytes_dropped, " bytes of ", size);
+  }
+  if (t.corruption && t.corruption->ok()) return "corruption recorded with an OK status";
+  return CheckIds(t);
+}
+
+bool DocumentedRefusal(const absl::Status& s) {
+  return absl::IsInvalidArgument(s) || absl::IsFailedPrecondition(s) || absl::IsDataLoss(s);
+}
+
+// The same bytes through the file path of the reader (an anonymous in-memory file).
+absl::StatusOr<core::Trace> LoadThroughFile(std::string_view bytes) {
+  const int fd = ::memfd_create("cuscope-fuzz", MFD_CLOEXEC);
+  if (fd < 0) return absl::InternalError("memfd_create failed");
+  size_t done = 0;
+  while (done < bytes.size()) {
+    const ssize_t n = ::write(fd, bytes.data() + done, bytes.size() - done);
+    if (n <= 0) {
+      ::close(fd);
+      return absl::InternalError("write to memfd failed");
+    }
+    done += static_cast<size_t>(n);
+  }
+  auto t = core::LoadTrace(absl::StrCat("/proc/self/fd/", fd));
+  ::close(fd);
+  return t;
+}
+
+}  // namespace
+
+std::string CheckTraceReader(std::string_view bytes) {
+  auto mem = core::LoadTraceFromBytes(std::string(bytes));
+  auto file = LoadThroughFile(bytes);
+  if (file.status().code() == absl::StatusCode::kInternal) return "";  // the test harness, not the reader
+  if (mem.ok() != file.ok()) {
+    return absl::StrCat("memory and file reads disagree: ", mem.status().ToString(), " vs ", file.status().ToString());
+  }
+  if (!mem.ok()) {
+    if (!DocumentedRefusal(mem.status())) return absl::StrCat("undocumented refusal: ", mem.status().ToString());
+    if (mem.status().code() != file.status().code()) {
+      return absl::StrCat("refusals differ: ", mem.status().ToString(), " vs ", file.status().ToString());
+    }
+    return "";
+  }
+  const core::Trace& t = *mem;
+  if (std::string problem = CheckAccounting(t, bytes.size()); !problem.empty()) return problem;
+  const core::Trace& f = *file;
+  if (f.chunks != t.chunks || f.bytes_read != t.bytes_read || f.tail_bytes_dropped != t.tail_bytes_dropped ||
+      f.corruption.has_value() != t.corruption.has_value() || f.record_count() != t.record_count()) {
+    return absl::StrCat("memory and file reads disagree: chunks ", t.chunks, "/", f.chunks, ", bytes ", t.bytes_read,
+                        "/", f.bytes_read, ", tail ", t.tail_bytes_dropped, "/", f.tail_bytes_dropped, ", records ",
+                        t.record_count(), "/", f.record_count());
+  }
+
+  // A clean trace cut anywhere after its header keeps the chunks before the cut and nothing else.
+  if (t.corruption || t.tail_bytes_dropped > 0) return "";
+  auto reader = core::TraceReader::FromBytes(std::string(bytes));
+  if (!reader.ok()) return absl::StrCat("reader refuses what LoadTraceFromBytes read: ", reader.status().ToString());
+  const size_t header_end = (*reader)->bytes_read();
+  std::vector<size_t> cuts = {header_end, (header_end + bytes.size()) / 2, bytes.size() - 1};
+  for (size_t cut : cuts) {
+    if (cut < header_end || cut >= bytes.size()) continue;
+    auto part = core::LoadTraceFromBytes(std::string(bytes.substr(0, cut)));
+    if (!part.ok()) return absl::StrCat("cut at ", cut, " (header ends at ", header_end, ") refused: ", part.status().ToString());
+    if (part->corruption) return absl::StrCat("cut at ", cut, " reported as corruption: ", part->corruption->ToString());
+    if (std::string problem = CheckAccounting(*part, cut); !problem.empty()) {
+      return absl::StrCat("cut at ", cut, ": ", problem);
+    }
+    if (part->chunks > t.chunks || part->record_count() > t.record_count()) {
+      return absl::StrCat("cut at ", cut, " holds more than the whole trace");
+    }
+  }
+  return "";
+}
+
+std::string CheckAnalyzer(std::string_view bytes) {
+  auto trace = core::LoadTraceFromBytes(std::string(bytes));
+  if (!trace.ok()) return "";
+  analysis::AnalyzeOptions options;
+  options.top_rows = 5;
+  const analysis::Analysis a = analysis::Analyze(*trace, options);
+  const std::string text = analysis::RenderAnalysisText(a, "fuzz.cuscope", options.top_rows);
+  if (!absl::StartsWith(text, "cuscope analyze fuzz.cuscope: ")) return "text report lacks its first line";
+  if (trace->truncated() && !absl::StrContains(text, "warning: ")) return "cut or damaged trace analyzed without a warning";
+  const std::string json = analysis::RenderAnalysisJson(a, "fuzz.cuscope");
+  v1::Report report;
+  const auto parsed = google::protobuf::util::JsonStringToMessage(json, &report);
+  if (!parsed.ok()) return absl::StrCat("JSON report does not parse back: ", parsed.ToString());
+  if (report.summary().records() != trace->record_count()) {
+    return absl::StrCat("JSON report counts ", report.summary().records(), " records, the trace holds ",
+                        trace->record_count());
+  }
+  if (report.summary().truncated() != trace->truncated()) return "JSON report's truncated flag is wrong";
+  if (static_cast<size_t>(report.findings_size()) != a.findings.size() ||
+      static_cast<size_t>(report.warnings_size()) != a.warnings.size()) {
+    return "JSON report lost findings or warnings";
+  }
+  return "";
+}
+
+}  // namespace cuscope::fuzz
