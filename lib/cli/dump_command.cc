@@ -155,8 +155,9 @@ int RunDump(const Args& args) {
     if (c.stats) {
       const auto& s = *c.stats;
       std::printf("stats    records=%" PRIu64 " dropped_by_cupti=%" PRIu64 " buffers_refused=%" PRIu64
-                  " callback_time=%" PRIu64 "ns writer_time=%" PRIu64 "ns cupti_overhead=%" PRIu64 "ns\n",
-                  s.records_written(), s.records_dropped_by_cupti(), s.buffers_refused_at_cap(), s.callback_time_ns(),
+                  " incomplete=%" PRIu64 " callback_time=%" PRIu64 "ns writer_time=%" PRIu64 "ns cupti_overhead=%" PRIu64 "ns\n",
+                  s.records_written(), s.records_dropped_by_cupti(), s.buffers_refused_at_cap(), s.records_incomplete(),
+                  s.callback_time_ns(),
                   s.writer_time_ns(), s.cupti_overhead_ns());
     }
   }

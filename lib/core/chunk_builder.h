@@ -34,6 +34,7 @@ class ChunkBuilder final : public ActivitySink {
   void Add(const MemoryOpRecord& r) override;
   void Add(const OverheadActivity& a) override;
   void AddUntranslated(uint32_t cupti_kind) override { ++untranslated_; }
+  void AddIncomplete(uint32_t cupti_kind) override { ++incomplete_; }
 
   // Metric values of one profiled launch.
   void AddKernelMetrics(uint64_t correlation_id, uint32_t device, std::string_view kernel_name, uint32_t pass_count,
@@ -43,6 +44,7 @@ class ChunkBuilder final : public ActivitySink {
   // Records added since the last TakeChunk (untranslated ones not counted).
   uint64_t pending_records() const { return pending_; }
   uint64_t untranslated_records() const { return untranslated_; }
+  uint64_t incomplete_records() const { return incomplete_; }
   // Sum of the durations of CUPTI's overhead records added so far (all chunks).
   uint64_t overhead_ns() const { return overhead_ns_; }
 
@@ -95,6 +97,7 @@ class ChunkBuilder final : public ActivitySink {
   uint64_t sequence_ = 0;
   uint64_t pending_ = 0;
   uint64_t untranslated_ = 0;
+  uint64_t incomplete_ = 0;
   // Column state: the previous row's values, for delta encoding.
   uint64_t kernel_prev_start_ = 0, kernel_prev_corr_ = 0, kernel_rows_ = 0;
   uint64_t api_prev_start_ = 0, api_prev_corr_ = 0, api_rows_ = 0;

@@ -152,6 +152,8 @@ class ActivitySink {
   virtual void Add(const OverheadActivity& a) = 0;
   // A record of a kind this version does not record.
   virtual void AddUntranslated(uint32_t cupti_kind) = 0;
+  // A record whose activity had not finished when CUPTI handed it over (no timestamps).
+  virtual void AddIncomplete(uint32_t cupti_kind) = 0;
 };
 
 // ---- Decoded rows (reader side) -------------------------------------------------------------

@@ -274,6 +274,7 @@ void WriteChunk(State& s, bool final_chunk) {
   st->set_records_dropped_by_cupti(s.dropped_by_cupti.load());
   st->set_records_written(s.records_written);
   st->set_records_untranslated(s.builder.untranslated_records());
+  st->set_records_incomplete(s.builder.incomplete_records());
   st->set_peak_pool_bytes(s.pool.peak_bytes());
   st->set_callback_time_ns(s.callback_ns.load());
   st->set_writer_time_ns(s.writer_ns);
@@ -356,7 +357,9 @@ void ControlLoop(State* s) {
       CloseWindow(*s, "duration");
     }
     if (now >= next_flush) {
-      cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
+      // Default flush: every buffer whose records are all complete, full or not. A forced flush
+      // here would hand over kernels still running, with their timestamps unset.
+      cuptiActivityFlushAll(0);
       next_flush = now + period;
     }
     lock.lock();

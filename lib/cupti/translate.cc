@@ -59,7 +59,15 @@ void ThreadOf(CUpti_ActivityObjectKind kind, const CUpti_ActivityObjectKindId& i
   }
 }
 
+// CUPTI_TIMESTAMP_UNKNOWN in start or end: the activity had not finished when its buffer was
+// handed over.
+bool Incomplete(uint64_t start, uint64_t end) { return start == CUPTI_TIMESTAMP_UNKNOWN || end == CUPTI_TIMESTAMP_UNKNOWN; }
+
 void TranslateKernel(const CUpti_ActivityKernel10& k, core::ActivitySink& sink) {
+  if (Incomplete(k.start, k.end)) {
+    sink.AddIncomplete(k.kind);
+    return;
+  }
   core::KernelActivity a;
   a.start = k.start;
   a.end = k.end;
@@ -89,11 +97,15 @@ void TranslateKernel(const CUpti_ActivityKernel10& k, core::ActivitySink& sink) 
   c.device_launched = k.isDeviceLaunched != 0;
   // Kernel replay for metric collection leaves one record of zero duration for the replayed
   // launch; a real kernel always takes time.
-  if (k.start != 0 && k.end == k.start) a.flags |= v1::KERNEL_FLAG_REPLAYED;
+  if (k.end == k.start) a.flags |= v1::KERNEL_FLAG_REPLAYED;
   sink.Add(a);
 }
 
 void TranslateMemcpy(const CUpti_ActivityMemcpy6& m, core::ActivitySink& sink) {
+  if (Incomplete(m.start, m.end)) {
+    sink.AddIncomplete(m.kind);
+    return;
+  }
   core::MemcpyRecord r;
   r.start = m.start;
   r.end = m.end;
@@ -112,6 +124,10 @@ void TranslateMemcpy(const CUpti_ActivityMemcpy6& m, core::ActivitySink& sink) {
 }
 
 void TranslateMemset(const CUpti_ActivityMemset4& m, core::ActivitySink& sink) {
+  if (Incomplete(m.start, m.end)) {
+    sink.AddIncomplete(m.kind);
+    return;
+  }
   core::MemsetRecord r;
   r.start = m.start;
   r.end = m.end;

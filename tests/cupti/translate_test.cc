@@ -23,6 +23,7 @@ struct CollectingSink final : core::ActivitySink {
   std::vector<core::MemoryOpRecord> memory;
   std::vector<core::OverheadActivity> overheads;
   std::vector<uint32_t> untranslated;
+  std::vector<uint32_t> incomplete;
   void Add(const core::KernelActivity& a) override {
     kernels.push_back(a);
     kernel_names.emplace_back(a.config.name);
@@ -38,6 +39,7 @@ struct CollectingSink final : core::ActivitySink {
   void Add(const core::MemoryOpRecord& r) override { memory.push_back(r); }
   void Add(const core::OverheadActivity& a) override { overheads.push_back(a); }
   void AddUntranslated(uint32_t kind) override { untranslated.push_back(kind); }
+  void AddIncomplete(uint32_t kind) override { incomplete.push_back(kind); }
 };
 
 // CUPTI hands records over as CUpti_Activity pointers to the full struct; so do the tests.
@@ -120,6 +122,22 @@ TEST(TranslateTest, ZeroDurationKernelIsMarkedReplayed) {
   CollectingSink sink;
   Translate(k, sink);
   EXPECT_EQ(sink.kernels[0].flags, static_cast<uint32_t>(v1::KERNEL_FLAG_REPLAYED));
+}
+
+TEST(TranslateTest, UnfinishedActivitiesAreCountedNotWrittenWithoutTimes) {
+  auto k = Zeroed<CUpti_ActivityKernel10>(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL);
+  k.name = "still_running";  // start and end unset: handed over before it finished
+  auto m = Zeroed<CUpti_ActivityMemcpy6>(CUPTI_ACTIVITY_KIND_MEMCPY);
+  m.start = 100;  // started, not ended
+  auto s = Zeroed<CUpti_ActivityMemset4>(CUPTI_ACTIVITY_KIND_MEMSET);
+  CollectingSink sink;
+  Translate(k, sink);
+  Translate(m, sink);
+  Translate(s, sink);
+  EXPECT_TRUE(sink.kernels.empty());
+  EXPECT_TRUE(sink.memcpys.empty());
+  EXPECT_TRUE(sink.memsets.empty());
+  EXPECT_EQ(sink.incomplete.size(), 3u);
 }
 
 TEST(TranslateTest, UnnamedKernelGetsAPlaceholder) {
