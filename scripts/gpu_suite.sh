@@ -36,7 +36,8 @@ for ex in launch_overhead sync_every_step pageable_copies legacy_default_stream 
   if [ "$ex" = launch_overhead ]; then run_example "$ex" --fixed=fused; run_example "$ex" --fixed=graph
   else run_example "$ex" --fixed; fi
 done
-tar -C "$tmp" -czf "$out/example_analyses.tgz" $(cd "$tmp" && ls *.txt)
+# The traces travel too, so the analyses can be redone off the GPU machine.
+tar -C "$tmp" -czf "$out/example_analyses.tgz" $(cd "$tmp" && ls *.txt *.cuscope)
 
 echo "== launch overhead: plain / bare CUPTI / cuscope, 100000 launches, 5 reps each, 3 rounds"
 for round in 1 2 3; do

@@ -81,6 +81,12 @@ Analysis Analyze(const core::Trace& trace, const AnalyzeOptions& options) {
             ? absl::StrFormat("%d MiB", trace.header.config().buffer_pool_cap_bytes() >> 20)
             : std::string("buffer pool")));
   }
+  if (trace.stats && trace.stats->records_incomplete() > 0) {
+    out.warnings.push_back(absl::StrCat(
+        trace.stats->records_incomplete(),
+        " operations were still running when the capture ended (the program exited or the capture window "
+        "closed with work in flight): they have no end time and are not on the timeline"));
+  }
   if (!trace.stats && !trace.truncated() && trace.chunks > 0) {
     out.warnings.push_back("the trace has no final statistics: the session may not have ended cleanly");
   }

@@ -21,6 +21,8 @@ const std::vector<ThresholdInfo>& ThresholdTable() {
        "idle gaps before this share of a device's ops are start-up"},
       {"idle_setup_recurring_gaps", &Thresholds::idle_setup_recurring_gaps,
        "setup gaps after start-up that make setup a steady-state cost"},
+      {"graph_node_gap_max_us", &Thresholds::graph_node_gap_max_us,
+       "gaps between kernels of one graph launch shorter than this are the GPU's node-to-node latency"},
       {"short_kernel_us", &Thresholds::short_kernel_us, "kernels shorter than this are short"},
       {"launch_min_kernels", &Thresholds::launch_min_kernels, "kernels needed to judge launch overhead"},
       {"short_kernel_min_share", &Thresholds::short_kernel_min_share, "share of short kernels to report"},

@@ -148,6 +148,28 @@ TEST(AnalyzeCommand, DroppedRecordsAreReportedWithTheMissingShare) {
       << r.out;
 }
 
+TEST(AnalyzeCommand, WorkStillRunningAtTheEndIsReported) {
+  SyntheticTrace s;
+  for (int i = 0; i < 30; ++i) s.Launch("k", i * 100.0, 3, i * 100.0 + 5, 10);
+  const std::string path = cuscope::testing::TempTracePath();
+  {
+    auto writer = core::TraceWriter::Create(path, true);
+    ASSERT_TRUE(writer.ok());
+    ASSERT_TRUE((*writer)->WriteHeader(v1::Header()).ok());
+    v1::Chunk chunk;
+    s.builder().TakeChunk(&chunk);
+    chunk.mutable_stats()->set_records_written(60);
+    chunk.mutable_stats()->set_records_incomplete(988);
+    ASSERT_TRUE((*writer)->WriteChunk(chunk).ok());
+    ASSERT_TRUE((*writer)->Close().ok());
+  }
+  const Outcome r = Capture(RunAnalyze, {path});
+  EXPECT_EQ(r.code, 0);
+  EXPECT_NE(r.out.find("988 operations were still running when the capture ended"), std::string::npos) << r.out;
+  const Outcome healthy = Capture(RunAnalyze, {HealthyTrace()});
+  EXPECT_EQ(healthy.out.find("still running"), std::string::npos) << healthy.out;
+}
+
 TEST(AnalyzeCommand, NoDropsNoDropWarning) {
   const Outcome r = Capture(RunAnalyze, {HealthyTrace()});
   EXPECT_EQ(r.out.find("dropped during capture"), std::string::npos) << r.out;

@@ -201,6 +201,62 @@ TEST(GpuIdleRule, LaunchesDuringStreamCaptureAreSetup) {
   EXPECT_EQ(*f[0].number("setup_gaps"), 1);
 }
 
+// One graph launch of `kernels` kernels of 1 us with `gap_us` between them, after a short setup.
+void GappedGraphLaunch(SyntheticTrace& s, int kernels, double gap_us, bool from_graph) {
+  const uint64_t corr = s.Api(from_graph ? "cudaGraphLaunch_v10000" : "cudaLaunchKernel_v7000", -10, 5);
+  s.Api("cudaStreamSynchronize_v3020", -4, kernels * (1.0 + gap_us) + 10);
+  for (int i = 0; i < kernels; ++i) {
+    s.Kernel("graph_node", i * (1.0 + gap_us), 1.0, 7, from_graph ? corr : 0, from_graph ? 5 : 0);
+  }
+}
+
+TEST(GpuIdleRule, GapsBetweenNodesOfOneGraphLaunchAreTheGpusOwnLatency) {
+  // 20,000 kernels of 1 us with 0.375 us between them: 27% idle, all of it inside the graph.
+  SyntheticTrace s;
+  GappedGraphLaunch(s, 20'000, 0.375, /*from_graph=*/true);
+  const auto f = RunRule(s, GpuIdleRule, "gpu.idle");
+  ASSERT_EQ(f.size(), 1u);
+  EXPECT_EQ(f[0].severity, Severity::kInfo) << f[0].headline;
+  EXPECT_EQ(*f[0].number("graph_node_gaps"), 19'999);
+  EXPECT_EQ(*f[0].number("graph_node_idle_ns"), 19'999 * 375.0);
+  EXPECT_EQ(f[0].recoverable_ns, 0u);
+  EXPECT_NE(f[0].headline.find("between the nodes of CUDA graphs"), std::string::npos) << f[0].headline;
+  EXPECT_NE(f[0].recommendation.find("fuse neighbouring kernels"), std::string::npos) << f[0].recommendation;
+}
+
+TEST(GpuIdleRule, TheSameGapsBetweenSeparateLaunchesCount) {
+  // Negative control: the same timeline from separate launches is the host's doing.
+  SyntheticTrace s;
+  GappedGraphLaunch(s, 20'000, 0.375, /*from_graph=*/false);
+  const auto f = RunRule(s, GpuIdleRule, "gpu.idle");
+  ASSERT_EQ(f.size(), 1u);
+  EXPECT_EQ(f[0].severity, Severity::kError) << f[0].headline;
+  EXPECT_EQ(*f[0].number("graph_node_gaps"), 0);
+  EXPECT_GT(f[0].recoverable_ns, 4'000'000u);
+}
+
+TEST(GpuIdleRule, GraphNodeGapThresholdBothSides) {
+  // 1,000 kernels of 1 us, gaps of 1.875 us (under the 2 us default: the GPU's) or 2 us (counted).
+  SyntheticTrace under;
+  GappedGraphLaunch(under, 1000, 1.875, true);
+  const auto f_under = RunRule(under, GpuIdleRule, "gpu.idle");
+  ASSERT_EQ(f_under.size(), 1u);
+  EXPECT_EQ(*f_under[0].number("graph_node_gaps"), 999);
+  EXPECT_EQ(f_under[0].severity, Severity::kInfo);
+  SyntheticTrace at;
+  GappedGraphLaunch(at, 1000, 2.0, true);
+  const auto f_at = RunRule(at, GpuIdleRule, "gpu.idle");
+  ASSERT_EQ(f_at.size(), 1u);
+  EXPECT_EQ(*f_at[0].number("graph_node_gaps"), 0);
+  EXPECT_EQ(f_at[0].severity, Severity::kError) << f_at[0].headline;
+  // The threshold is the user's to move.
+  SyntheticTrace moved;
+  GappedGraphLaunch(moved, 1000, 2.0, true);
+  const auto f_moved = RunRule(moved, GpuIdleRule, "gpu.idle", With({"graph_node_gap_max_us=2.5"}));
+  ASSERT_EQ(f_moved.size(), 1u);
+  EXPECT_EQ(*f_moved[0].number("graph_node_gaps"), 999);
+}
+
 TEST(GpuIdleRule, StartUpGapBeforeTheSteadyPhaseIsNotCounted) {
   auto trace = [](SyntheticTrace& s) {
     s.Launch("init", -5, 2, 0, 1);

@@ -9,6 +9,10 @@
 // which the host is mainly setting up (building or instantiating a CUDA graph, capturing a stream,
 // loading modules) are setup. Both are reported, but left out of the recoverable time and of the
 // span the severity is judged on, unless setup recurs (`idle_setup_recurring_gaps`).
+//
+// Nor is the short gap between two kernels of one CUDA graph launch: that is the GPU's own latency
+// from one graph node to the next, which no host change removes (fusing the kernels does). It is
+// reported too, and left out the same way.
 #include <algorithm>
 #include <array>
 #include <optional>
@@ -21,11 +25,12 @@ namespace {
 
 constexpr int kSetupCause = static_cast<int>(ApiCategory::kSetup);
 constexpr int kHostBoundCause = kApiCategoryCount;
-constexpr int kCauseCount = kApiCategoryCount + 1;
+constexpr int kGraphNodeCause = kApiCategoryCount + 1;
+constexpr int kCauseCount = kApiCategoryCount + 2;
 
 constexpr std::array<absl::string_view, kCauseCount> kCauseKeys = {
     "idle_in_sync_ns",   "idle_in_copy_ns",      "idle_in_alloc_ns",  "idle_in_setup_ns",
-    "idle_in_launch_ns", "idle_in_other_api_ns", "idle_host_bound_ns"};
+    "idle_in_launch_ns", "idle_in_other_api_ns", "idle_host_bound_ns", "idle_between_graph_nodes_ns"};
 constexpr std::array<absl::string_view, kCauseCount> kCauseNames = {
     "host in a synchronization call",
     "host in a memcpy/memset call",
@@ -33,7 +38,8 @@ constexpr std::array<absl::string_view, kCauseCount> kCauseNames = {
     "host setting up (graph construction/instantiation, module load) or starting up",
     "host launching work",
     "host in another CUDA call",
-    "host-bound (no CUDA call running)"};
+    "host-bound (no CUDA call running)",
+    "the GPU moving between the nodes of a CUDA graph"};
 constexpr std::array<absl::string_view, kCauseCount> kCauseAdvice = {
     "remove synchronization points or replace them with events the GPU waits on, so the host keeps "
     "submitting work while the GPU runs",
@@ -45,7 +51,9 @@ constexpr std::array<absl::string_view, kCauseCount> kCauseAdvice = {
     "launches are the bottleneck: fuse small kernels or capture the sequence in a CUDA graph",
     "look at the other CUDA calls made between kernels",
     "the host is busy outside CUDA between submissions (framework overhead, Python, I/O): profile the "
-    "host side, move work off the submitting thread, or queue more work ahead"};
+    "host side, move work off the submitting thread, or queue more work ahead",
+    "the GPU's own latency from one graph node to the next: fuse neighbouring kernels of the graph or give "
+    "each more work"};
 
 struct Gap {
   Interval span;
@@ -88,12 +96,27 @@ std::vector<Finding> GpuIdleRule(const Timeline& timeline, const Thresholds& thr
 
     std::array<uint64_t, kCauseCount> cause_ns{};
     const uint64_t micro_gap_ns = static_cast<uint64_t>(thresholds.micro_gap_us * 1000.0);
+    const uint64_t graph_gap_max_ns = static_cast<uint64_t>(thresholds.graph_node_gap_max_us * 1000.0);
     uint64_t gaps = 0, micro_gaps = 0, micro_gap_total = 0;
-    uint64_t startup_idle = 0, setup_idle = 0, setup_gaps = 0;
+    uint64_t startup_idle = 0, setup_idle = 0, setup_gaps = 0, graph_node_idle = 0, graph_node_gaps = 0;
     std::array<Gap, 3> longest{};
-    auto visit = [&](Interval gap) {
+    // `before` ended last before the gap, `after` starts at its end (none for the tail gap).
+    auto visit = [&](Interval gap, const OpRef* before, const OpRef* after) {
       if (gap.empty()) return;
       ++gaps;
+      if (before && after && gap.length() < graph_gap_max_ns && before->kind() == OpKind::kKernel &&
+          after->kind() == OpKind::kKernel) {
+        const core::KernelRow& a = timeline.trace().kernels[before->index()];
+        const core::KernelRow& b = timeline.trace().kernels[after->index()];
+        // Kernels of one graph launch carry the correlation id of that cudaGraphLaunch.
+        if (a.graph_id != 0 && b.graph_id != 0 && a.correlation_id != 0 && a.correlation_id == b.correlation_id) {
+          ++graph_node_gaps;
+          graph_node_idle += gap.length();
+          cause_ns[kGraphNodeCause] += gap.length();
+          KeepLongest(longest, Gap{gap, kGraphNodeCause});
+          return;
+        }
+      }
       const auto by_category = host->Breakdown(gap);
       Gap g{gap, kHostBoundCause};
       if (gap.end <= startup_end) {
@@ -131,13 +154,19 @@ std::vector<Finding> GpuIdleRule(const Timeline& timeline, const Thresholds& thr
       }
       KeepLongest(longest, g);
     };
-    // The gaps of the busy set within the active span, without building them.
-    uint64_t cursor = d.active.begin;
-    for (const Interval& x : d.busy) {
-      if (x.begin > cursor) visit({cursor, x.begin});
-      cursor = std::max(cursor, x.end);
+    // The gaps of the busy set within the active span, with the operations on either side: the
+    // operations in start order, against the latest end so far.
+    uint64_t frontier = d.active.begin;
+    const OpRef* frontier_op = nullptr;
+    for (const OpRef& op : d.ops) {
+      const Interval x = timeline.OpInterval(op);
+      if (x.begin > frontier) visit({frontier, x.begin}, frontier_op, &op);
+      if (x.end >= frontier) {
+        frontier = x.end;
+        frontier_op = &op;
+      }
     }
-    if (d.active.end > cursor) visit({cursor, d.active.end});
+    if (d.active.end > frontier) visit({frontier, d.active.end}, frontier_op, nullptr);
 
     // Utilization profile: buckets with little work show where in the run the GPU starved.
     const uint64_t buckets = std::max<uint64_t>(1, static_cast<uint64_t>(thresholds.utilization_buckets));
@@ -158,12 +187,14 @@ std::vector<Finding> GpuIdleRule(const Timeline& timeline, const Thresholds& thr
     const uint64_t idle_ns = active_ns - busy_ns;
     // Setup is a steady-state cost only when it keeps coming back.
     const bool setup_recurs = static_cast<double>(setup_gaps) >= thresholds.idle_setup_recurring_gaps;
-    const uint64_t excluded = std::min(idle_ns, startup_idle + (setup_recurs ? 0 : setup_idle));
+    const uint64_t setup_excluded = startup_idle + (setup_recurs ? 0 : setup_idle);
+    const uint64_t excluded = std::min(idle_ns, setup_excluded + graph_node_idle);
     const uint64_t steady_idle = idle_ns - excluded;
     const uint64_t steady_span = active_ns - excluded;
     // The cause to act on: the largest one that counts.
     std::array<uint64_t, kCauseCount> counted = cause_ns;
-    counted[kSetupCause] -= std::min(counted[kSetupCause], excluded);
+    counted[kSetupCause] -= std::min(counted[kSetupCause], setup_excluded);
+    counted[kGraphNodeCause] = 0;
     int top_cause = -1;
     for (int c = 0; c < kCauseCount; ++c) {
       if (counted[c] > 0 && (top_cause < 0 || counted[c] > counted[top_cause])) top_cause = c;
@@ -174,9 +205,15 @@ std::vector<Finding> GpuIdleRule(const Timeline& timeline, const Thresholds& thr
     f.severity = SeverityFor(steady_idle, steady_span, thresholds);
     f.headline = absl::StrCat("GPU ", d.device, " idle ", FormatPercent(1.0 - busy_share), " of its active time (",
                               FormatDuration(idle_ns), " of ", FormatDuration(active_ns), ")");
+    if (setup_excluded > 0) {
+      absl::StrAppend(&f.headline, ", ", FormatDuration(setup_excluded), " of it one-off setup or start-up");
+    }
+    if (graph_node_idle > 0) {
+      absl::StrAppend(&f.headline, ", ", FormatDuration(graph_node_idle), " of it between the nodes of CUDA graphs");
+    }
     if (excluded > 0) {
-      absl::StrAppend(&f.headline, ", ", FormatDuration(excluded), " of it one-off setup or start-up; steady state ",
-                      FormatDuration(steady_idle), " idle of ", FormatDuration(steady_span));
+      absl::StrAppend(&f.headline, "; steady state ", FormatDuration(steady_idle), " idle of ",
+                      FormatDuration(steady_span));
     }
     if (top_cause >= 0) absl::StrAppend(&f.headline, "; mostly ", kCauseNames[top_cause]);
     f.Add("device", d.device, "id");
@@ -189,6 +226,8 @@ std::vector<Finding> GpuIdleRule(const Timeline& timeline, const Thresholds& thr
     f.Add("startup_idle_ns", static_cast<double>(startup_idle), "ns");
     f.Add("setup_idle_ns", static_cast<double>(setup_idle), "ns");
     f.Add("setup_gaps", static_cast<double>(setup_gaps), "count");
+    f.Add("graph_node_idle_ns", static_cast<double>(graph_node_idle), "ns");
+    f.Add("graph_node_gaps", static_cast<double>(graph_node_gaps), "count");
     f.Add("gaps", static_cast<double>(gaps), "count");
     f.Add("micro_gaps", static_cast<double>(micro_gaps), "count");
     f.Add("micro_gap_ns", static_cast<double>(micro_gap_total), "ns");
@@ -211,13 +250,20 @@ std::vector<Finding> GpuIdleRule(const Timeline& timeline, const Thresholds& thr
       f.recommendation = absl::StrCat("Most idle time that counts is ", kCauseNames[top_cause], ": ",
                                       kCauseAdvice[top_cause], ".");
     } else {
-      f.recommendation = "The idle time is one-off setup and start-up; the steady state keeps the GPU busy.";
+      f.recommendation =
+          "The idle time is one-off setup, start-up or the GPU's own latency between graph nodes; "
+          "the steady state keeps the host feeding the GPU.";
     }
-    if (excluded > 0) {
-      absl::StrAppend(&f.recommendation, " ", FormatDuration(excluded),
+    if (setup_excluded > 0) {
+      absl::StrAppend(&f.recommendation, " ", FormatDuration(setup_excluded),
                       " of idle time is start-up or one-off setup (graph building and instantiation, module "
                       "loading, the wait before the first work): not counted as recoverable; profile the steady "
                       "phase alone (--delay, or a cudaProfilerStart/Stop capture range) to see it without it.");
+    }
+    if (graph_node_gaps > 0) {
+      absl::StrAppend(&f.recommendation, " ", graph_node_gaps, " gaps between kernels of the same CUDA graph launch (",
+                      FormatDuration(graph_node_idle), ") are ", kCauseNames[kGraphNodeCause], ": ",
+                      kCauseAdvice[kGraphNodeCause], "; not counted as recoverable by the host.");
     }
     if (micro_gaps > 0) {
       absl::StrAppend(&f.recommendation, " ", micro_gaps, " gaps are shorter than ", thresholds.micro_gap_us,
