@@ -3,7 +3,8 @@
 #   scripts/gpu_suite.sh [OUT_DIR]
 # Needs build-device/ from scripts/build_for_device.sh. Runs the gpu-labelled tests, every example
 # and its fixed twin under `cuscope profile` + `cuscope analyze`, the overhead measurements and
-# the long run, and writes the logs and the known-work trace under OUT_DIR (default gpu-results).
+# the long run, the kernel-metrics comparison with ncu, and writes the logs and the known-work
+# trace under OUT_DIR (default gpu-results).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 out=${1:-gpu-results}
@@ -81,3 +82,6 @@ done
 "$cli" stats --report cuda_gpu_kern_sum "$tmp/long_run.cuscope" 2>&1 | head -8
 "$cli" dump --limit 0 "$tmp/long_run.cuscope" | tail -3
 ls -l "$tmp/long_run.cuscope"
+
+echo "== kernel metrics against ncu --clock-control none (scripts/ncu_compare.sh)"
+bash scripts/ncu_compare.sh "$out/ncu"

@@ -35,6 +35,17 @@ struct SessionOptions {
   uint32_t flush_period_ms = 0;
   // Print nothing on stderr.
   bool quiet = false;
+
+  // Kernel internals: Range Profiler metrics for selected launches. `metrics` is a comma-separated
+  // list of sets (sol, occupancy, stalls, roofline) and ncu metric names; empty means none. Each
+  // profiled launch is replayed once per pass and runs serialized, so select few launches.
+  std::string metrics;
+  // "" for every kernel, an exact name (mangled, demangled or base name), or "regex:PATTERN".
+  std::string kernel_name;
+  uint64_t launch_skip = 0;   // matching launches passed over first
+  uint64_t launch_count = 0;  // at most this many profiled (0 = no limit)
+  // At most this many launches profiled per kernel name + grid + block (0 = no limit).
+  uint64_t per_kernel_count = 1;
 };
 
 class CUSCOPE_EXPORT Session {

@@ -15,6 +15,7 @@ int RunDump(const Args& args);     // dump_command.cc
 int RunInfo(const Args& args);     // info_command.cc
 int RunAnalyze(const Args& args);  // analyze_command.cc
 int RunStats(const Args& args);    // stats_command.cc
+int RunMetrics(const Args& args);  // metrics_command.cc
 
 }  // namespace cuscope::cli
 

@@ -147,10 +147,15 @@ int RunDump(const Args& args) {
       std::printf("\n");
     }
     for (const auto& w : c.windows) {
-      std::printf("window   %s %s %s\n", v1::WindowKind_Name(w.kind()).c_str(),
-                  w.start_ns() ? absl::StrCat("opens ", Rel(w.start_ns(), origin)).c_str()
-                               : absl::StrCat("closes ", Rel(w.end_ns(), origin)).c_str(),
-                  w.reason().c_str());
+      std::string when;
+      if (w.start_ns() != 0 && w.end_ns() != 0) {
+        when = absl::StrCat("spans ", Rel(w.start_ns(), origin), " .. ", Rel(w.end_ns(), origin));
+      } else if (w.start_ns() != 0) {
+        when = absl::StrCat("opens ", Rel(w.start_ns(), origin));
+      } else {
+        when = absl::StrCat("closes ", Rel(w.end_ns(), origin));
+      }
+      std::printf("window   %s %s %s\n", v1::WindowKind_Name(w.kind()).c_str(), when.c_str(), w.reason().c_str());
     }
     if (c.stats) {
       const auto& s = *c.stats;

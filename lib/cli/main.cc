@@ -12,9 +12,11 @@ constexpr const char kUsage[] =
     "\n"
     "commands:\n"
     "  profile [options] -- PROGRAM [ARGS...]   run PROGRAM and record its CUDA timeline\n"
+    "                                           (and kernel metrics with --metrics)\n"
     "  analyze TRACE                            say what holds the program back, with evidence\n"
     "  stats --report NAME[,NAME...] TRACE      summary tables (cuda_gpu_kern_sum, cuda_api_sum, ...)\n"
     "  dump TRACE                               print the records of a trace\n"
+    "  metrics [LIST]                           the metric sets and the ncu metric names behind them\n"
     "  info                                     GPUs, driver, CUPTI and counter permissions\n"
     "  version                                  print the version\n"
     "\n"
@@ -35,6 +37,7 @@ int main(int argc, char** argv) {
   if (command == "stats") return cuscope::cli::RunStats(args);
   if (command == "dump") return cuscope::cli::RunDump(args);
   if (command == "info") return cuscope::cli::RunInfo(args);
+  if (command == "metrics") return cuscope::cli::RunMetrics(args);
   if (command == "version" || command == "--version") {
     std::printf("cuscope 0.1.0 (trace format cuscope.v1)\n");
     return 0;

@@ -23,7 +23,17 @@ const char kProfileUsage[] =
     "      --buffer-size SIZE    one CUPTI buffer (default 4M)\n"
     "      --buffer-pool-cap SIZE  memory cap for all buffers (default 128M)\n"
     "      --flush-period-ms MS  how often partly filled buffers are written (default 500)\n"
-    "  -q, --quiet               print nothing of cuscope's own\n";
+    "  -q, --quiet               print nothing of cuscope's own\n"
+    "\n"
+    "Kernel internals (CUPTI Range Profiler; each profiled launch is replayed once per pass and\n"
+    "runs serialized, its timeline span is marked and left out of the timeline analysis):\n"
+    "      --metrics LIST        sets sol,occupancy,stalls,roofline and/or ncu metric names\n"
+    "  -k, --kernel-name NAME    only kernels named NAME (mangled, demangled or base name), or\n"
+    "                            regex:PATTERN searched in the mangled and demangled names\n"
+    "      --launch-skip N       pass over the first N matching launches\n"
+    "      --launch-count N      profile at most N launches in all\n"
+    "      --per-kernel-count N  profile at most N launches of each kernel name + grid + block\n"
+    "                            (default 1: the whole program once per kernel; 0 = no limit)\n";
 
 namespace {
 
@@ -42,6 +52,11 @@ constexpr ValueOption kValueOptions[] = {
     {"--buffer-size", nullptr, "CUSCOPE_BUFFER_SIZE"},
     {"--buffer-pool-cap", nullptr, "CUSCOPE_BUFFER_POOL_CAP"},
     {"--flush-period-ms", nullptr, "CUSCOPE_FLUSH_PERIOD_MS"},
+    {"--metrics", nullptr, "CUSCOPE_METRICS"},
+    {"--kernel-name", "-k", "CUSCOPE_KERNEL_NAME"},
+    {"--launch-skip", nullptr, "CUSCOPE_LAUNCH_SKIP"},
+    {"--launch-count", nullptr, "CUSCOPE_LAUNCH_COUNT"},
+    {"--per-kernel-count", nullptr, "CUSCOPE_PER_KERNEL_COUNT"},
 };
 
 }  // namespace

@@ -8,6 +8,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
+#include "lib/core/metric_sets.h"
 
 extern char** environ;
 
@@ -46,6 +47,12 @@ absl::StatusOr<double> ParseSeconds(const std::string& name, const std::string& 
   double d = 0;
   if (!absl::SimpleAtod(v, &d) || !(d >= 0) || d > 1e7) return Bad(name, v, "expected seconds >= 0");
   return d;
+}
+
+absl::StatusOr<uint64_t> ParseCount(const std::string& name, const std::string& v) {
+  uint64_t n = 0;
+  if (!absl::SimpleAtoi(v, &n)) return Bad(name, v, "expected a whole number >= 0");
+  return n;
 }
 
 }  // namespace
@@ -112,6 +119,23 @@ absl::StatusOr<Config> ParseConfigFromEnvironment(const std::vector<std::pair<st
     } else if (name == "CUSCOPE_CAPTURE_RANGE") {
       if (value != "none" && value != "cudaProfilerApi") return Bad(name, value, "expected none or cudaProfilerApi");
       c.capture_range = value;
+    } else if (name == "CUSCOPE_METRICS") {
+      auto m = ExpandMetricList(value);
+      if (!m.ok()) return Bad(name, value, std::string(m.status().message()));
+      c.metrics = *m;
+      c.metrics_request = value;
+    } else if (name == "CUSCOPE_KERNEL_NAME") {
+      if (value.empty()) return Bad(name, value, "expected a kernel name or regex:PATTERN");
+      c.kernel_selection.kernel_name = value;
+      if (auto sel = KernelSelector::Create(c.kernel_selection); !sel.ok()) {
+        return Bad(name, value, std::string(sel.status().message()));
+      }
+    } else if (name == "CUSCOPE_LAUNCH_SKIP" || name == "CUSCOPE_LAUNCH_COUNT" || name == "CUSCOPE_PER_KERNEL_COUNT") {
+      auto n = ParseCount(name, value);
+      if (!n.ok()) return n.status();
+      if (name == "CUSCOPE_LAUNCH_SKIP") c.kernel_selection.launch_skip = *n;
+      if (name == "CUSCOPE_LAUNCH_COUNT") c.kernel_selection.launch_count = *n;
+      if (name == "CUSCOPE_PER_KERNEL_COUNT") c.kernel_selection.per_kernel_count = *n;
     } else if (name == "CUSCOPE_LIBRARY") {
       // Read by `cuscope profile` to find the collector; nothing for the collector itself.
     } else if (name == "CUSCOPE_QUIET") {
@@ -123,12 +147,21 @@ absl::StatusOr<Config> ParseConfigFromEnvironment(const std::vector<std::pair<st
                                                      " (known: CUSCOPE_OUTPUT, CUSCOPE_FORCE_OVERWRITE, CUSCOPE_KINDS, "
                                                      "CUSCOPE_BUFFER_SIZE, CUSCOPE_BUFFER_POOL_CAP, "
                                                      "CUSCOPE_FLUSH_PERIOD_MS, CUSCOPE_DELAY, CUSCOPE_DURATION, "
-                                                     "CUSCOPE_CAPTURE_RANGE, CUSCOPE_QUIET, CUSCOPE_LIBRARY)"));
+                                                     "CUSCOPE_CAPTURE_RANGE, CUSCOPE_QUIET, CUSCOPE_METRICS, "
+                                                     "CUSCOPE_KERNEL_NAME, CUSCOPE_LAUNCH_SKIP, CUSCOPE_LAUNCH_COUNT, "
+                                                     "CUSCOPE_PER_KERNEL_COUNT, CUSCOPE_LIBRARY)"));
     }
   }
   if (c.buffer_pool_cap_bytes < c.buffer_bytes) {
     return absl::InvalidArgumentError(absl::StrCat("CUSCOPE_BUFFER_POOL_CAP (", c.buffer_pool_cap_bytes,
                                                    ") is smaller than one buffer (", c.buffer_bytes, ")"));
+  }
+  const bool selection_given = c.settings.count("CUSCOPE_KERNEL_NAME") || c.settings.count("CUSCOPE_LAUNCH_SKIP") ||
+                               c.settings.count("CUSCOPE_LAUNCH_COUNT") || c.settings.count("CUSCOPE_PER_KERNEL_COUNT");
+  if (selection_given && c.metrics.empty()) {
+    return absl::InvalidArgumentError(
+        "a kernel selection (CUSCOPE_KERNEL_NAME, CUSCOPE_LAUNCH_SKIP, CUSCOPE_LAUNCH_COUNT, CUSCOPE_PER_KERNEL_COUNT) "
+        "needs CUSCOPE_METRICS: it chooses the launches whose counters are collected");
   }
   return c;
 }

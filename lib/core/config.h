@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "lib/core/kernel_selection.h"
 
 namespace cuscope::core {
 
@@ -40,6 +41,11 @@ struct Config {
   // "none" or "cudaProfilerApi": collect only between cudaProfilerStart and cudaProfilerStop.
   std::string capture_range = "none";
   bool quiet = false;
+  // Kernel internals: the Range Profiler metrics to collect (set names expanded; empty = none),
+  // the list as the user gave it, and which launches to replay for them.
+  std::vector<std::string> metrics;
+  std::string metrics_request;
+  KernelSelection kernel_selection;
   // Every CUSCOPE_* variable as given, for the trace header.
   std::map<std::string, std::string> settings;
 

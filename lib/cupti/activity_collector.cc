@@ -23,6 +23,7 @@
 #include "lib/core/trace_writer.h"
 #include "lib/cupti/cupti_status.h"
 #include "lib/cupti/device_info.h"
+#include "lib/cupti/kernel_metrics_collector.h"
 #include "lib/cupti/translate.h"
 
 namespace cuscope::cupti {
@@ -108,6 +109,10 @@ struct State {
   std::deque<CompletedBuffer> queue;
   bool writer_exit = false;
   std::vector<PendingWindow> windows;  // guarded by queue_mu
+  std::vector<ProfiledLaunch> profiled;  // guarded by queue_mu
+
+  // Kernel metrics (Range Profiler), when asked for.
+  std::unique_ptr<KernelMetricsCollector> metrics;
 
   std::thread writer_thread;
   std::thread control_thread;
@@ -221,10 +226,20 @@ void CloseWindow(State& s, const std::string& reason) {
   QueueWindow(s, false, reason);
 }
 
-// cudaProfilerStart/Stop (and the driver's cuProfilerStart/Stop) as capture gates.
+// cudaProfilerStart/Stop (and the driver's cuProfilerStart/Stop) as capture gates; kernel
+// launches and context teardown for kernel metrics.
 void CUPTIAPI OnApiCallback(void* userdata, CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const void* data) {
   State* s = g_state.load(std::memory_order_acquire);
   if (s == nullptr || s->inert.load()) return;
+  const bool profiler_api = (domain == CUPTI_CB_DOMAIN_RUNTIME_API &&
+                             (cbid == CUPTI_RUNTIME_TRACE_CBID_cudaProfilerStart_v4000 ||
+                              cbid == CUPTI_RUNTIME_TRACE_CBID_cudaProfilerStop_v4000)) ||
+                            (domain == CUPTI_CB_DOMAIN_DRIVER_API &&
+                             (cbid == CUPTI_DRIVER_TRACE_CBID_cuProfilerStart || cbid == CUPTI_DRIVER_TRACE_CBID_cuProfilerStop));
+  if (!profiler_api) {
+    if (s->metrics != nullptr) s->metrics->OnCallback(domain, cbid, data, s->collecting.load(std::memory_order_relaxed));
+    return;
+  }
   const auto* info = static_cast<const CUpti_CallbackData*>(data);
   const bool start = (domain == CUPTI_CB_DOMAIN_RUNTIME_API && cbid == CUPTI_RUNTIME_TRACE_CBID_cudaProfilerStart_v4000) ||
                      (domain == CUPTI_CB_DOMAIN_DRIVER_API && cbid == CUPTI_DRIVER_TRACE_CBID_cuProfilerStart);
@@ -261,6 +276,16 @@ void WriteChunk(State& s, bool final_chunk) {
   }
   for (const auto& w : windows) {
     s.builder.AddWindow(v1::WINDOW_KIND_TIMELINE, w.open ? w.time : 0, w.open ? 0 : w.time, w.reason);
+  }
+  std::vector<ProfiledLaunch> profiled;
+  {
+    std::lock_guard<std::mutex> lock(s.queue_mu);
+    profiled.swap(s.profiled);
+  }
+  for (const auto& p : profiled) {
+    s.builder.AddKernelMetrics(p.correlation_id, p.device, p.kernel_name, p.passes, v1::REPLAY_MODE_KERNEL, p.values);
+    // The replay serialized the context for this span: not the program's own timeline.
+    s.builder.AddWindow(v1::WINDOW_KIND_METRICS, p.start_ns, p.end_ns, "kernel replay");
   }
   if (s.builder.pending_records() == 0 && windows.empty() && !final_chunk) return;
   v1::Chunk& chunk = s.chunk;
@@ -393,6 +418,7 @@ v1::Header BuildHeader(const State& s, uint64_t start) {
   cfg->set_duration_seconds(s.config.duration_seconds);
   cfg->set_profiler_api_gated(s.config.capture_range == "cudaProfilerApi");
   for (const auto& [k, v] : s.config.settings) (*cfg->mutable_settings())[k] = v;
+  for (const auto& m : s.config.metrics) cfg->add_metrics(m);
   return h;
 }
 
@@ -412,6 +438,28 @@ absl::Status EnableProfilerApiCallbacks(State& s) {
     }
   }
   return absl::OkStatus();
+}
+
+// Kernel metrics: the launch callbacks on the session's subscriber. A failure turns the metrics
+// off with one line; the timeline does not depend on them.
+void StartKernelMetrics(State& s) {
+  s.metrics = std::make_unique<KernelMetricsCollector>(
+      s.config,
+      [&s](ProfiledLaunch p) {
+        {
+          std::lock_guard<std::mutex> lock(s.queue_mu);
+          s.profiled.push_back(std::move(p));
+        }
+        s.queue_cv.notify_one();
+      },
+      [&s](const std::string& msg) { Warn(s, msg); });
+  for (const auto& [domain, cbid] : KernelMetricsCollector::Callbacks()) {
+    if (auto st = CuptiStatus(cuptiEnableCallback(1, s.subscriber, domain, cbid), "cuptiEnableCallback"); !st.ok()) {
+      Warn(s, absl::StrCat("kernel metrics are off: ", st.message(), "; the timeline goes on"));
+      s.metrics->Shutdown();
+      return;
+    }
+  }
 }
 
 // Undoes a partial start.
@@ -483,6 +531,7 @@ absl::Status StartCollector(const core::Config& config, const std::string& entry
     }
     QueueWindow(*s, true, "session");
   }
+  if (!config.metrics.empty()) StartKernelMetrics(*s);
   s->writer_thread = std::thread(WriterLoop, s);
   s->control_thread = std::thread(ControlLoop, s);
   return absl::OkStatus();
@@ -503,6 +552,7 @@ absl::Status StopCollector(CollectorSummary* summary) {
     s->control_thread.join();
   }
   CloseWindow(*s, "end");
+  if (s->metrics != nullptr) s->metrics->Shutdown();
   // Hands every buffer, partly filled ones too, to OnBufferCompleted.
   const absl::Status flushed =
       CuptiStatus(cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED), "cuptiActivityFlushAll");
@@ -525,6 +575,7 @@ absl::Status StopCollector(CollectorSummary* summary) {
     summary->bytes = s->writer->bytes_written();
     summary->dropped = s->dropped_by_cupti.load();
     summary->buffers_refused = s->pool.refused();
+    summary->launches_profiled = s->metrics != nullptr ? s->metrics->profiled() : 0;
   }
   if (!flushed.ok()) return flushed;
   if (s->write_failed.load()) return absl::DataLossError("the trace could not be written completely");

@@ -23,6 +23,7 @@ struct CollectorSummary {
   uint64_t bytes = 0;
   uint64_t dropped = 0;
   uint64_t buffers_refused = 0;
+  uint64_t launches_profiled = 0;  // kernel launches replayed for metrics
 };
 
 // Starts collection into the file `config.output` names. `entry` says how cuscope was started

@@ -104,13 +104,19 @@ v1::Device DescribeDevice(const DriverApi& api, int ordinal) {
     size_t bytes = 0;
     if (api.device_total_mem(&bytes, dev) == CUDA_SUCCESS) d.set_global_memory_bytes(bytes);
   }
-  // FP32: 2 FLOP per FMA, 128 FP32 lanes per SM on compute capability 8.x/9.x/10.x.
+  d.set_reserved_shared_memory_per_block(Attr(api, dev, CU_DEVICE_ATTRIBUTE_RESERVED_SHARED_MEMORY_PER_BLOCK));
+  // Peak FLOP rates at the boost clock, for the roofline. FP32: 128 lanes per SM on compute
+  // capability 8.x-10.x, 2 FLOP per FMA; FP16 on the same pipes packs two (HFMA2).
   const uint32_t cc = d.compute_capability_major();
   if (cc >= 8 && d.sm_clock_khz() > 0) {
-    const double lanes = 128.0;
-    d.set_peak_fp32_flops(2.0 * lanes * d.sm_count() * d.sm_clock_khz() * 1e3);
-    if (d.compute_capability_major() == 9 && d.compute_capability_minor() == 0) {
-      d.set_peak_fp64_flops(d.peak_fp32_flops());  // GH100: FP64 at the FP32 rate (vector)
+    const double per_sm_clock = static_cast<double>(d.sm_count()) * d.sm_clock_khz() * 1e3;
+    d.set_peak_fp32_flops(2.0 * 128 * per_sm_clock);
+    d.set_peak_fp16_flops(2.0 * d.peak_fp32_flops());
+    if (cc == 9 && d.compute_capability_minor() == 0) {
+      // GH100: 64 FP64 lanes per SM (half the FP32 rate); the four tensor cores of an SM do 2048
+      // dense FP16/BF16 FMA per clock, 4096 FLOP (989 TFLOP/s on an H100 SXM at 1.83 GHz).
+      d.set_peak_fp64_flops(2.0 * 64 * per_sm_clock);
+      d.set_peak_fp16_tensor_flops(4096.0 * per_sm_clock);
     }
   }
   return d;

@@ -74,6 +74,7 @@ absl::Status StopAndReport(bool quiet) {
   if (!quiet && !summary.path.empty()) {
     std::string line = absl::StrCat("trace written to ", summary.path, " (", summary.records, " records, ",
                                     summary.kernels, " kernels, ", summary.bytes, " bytes");
+    if (summary.launches_profiled > 0) absl::StrAppend(&line, ", ", summary.launches_profiled, " launches profiled");
     if (summary.dropped > 0 || summary.buffers_refused > 0) {
       absl::StrAppend(&line, "; ", summary.dropped, " records dropped, ", summary.buffers_refused,
                       " buffers refused at the memory cap");

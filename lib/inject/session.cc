@@ -8,6 +8,7 @@
 #include "cuscope/cuscope.h"
 #include "cuscope/region.h"
 #include "lib/core/config.h"
+#include "lib/core/metric_sets.h"
 #include "lib/cupti/activity_collector.h"
 #include "lib/cupti/device_info.h"
 #include "lib/inject/process_hooks.h"
@@ -26,7 +27,7 @@ int Fail(const std::string& message) {
 
 namespace {
 
-core::Config ToConfig(const SessionOptions& o) {
+absl::StatusOr<core::Config> ToConfig(const SessionOptions& o) {
   core::Config c;
   c.output = o.output;
   c.force_overwrite = o.force_overwrite;
@@ -35,6 +36,17 @@ core::Config ToConfig(const SessionOptions& o) {
   if (o.buffer_pool_cap_bytes != 0) c.buffer_pool_cap_bytes = o.buffer_pool_cap_bytes;
   if (o.flush_period_ms != 0) c.flush_period_ms = o.flush_period_ms;
   c.quiet = o.quiet;
+  if (!o.metrics.empty()) {
+    auto metrics = core::ExpandMetricList(o.metrics);
+    if (!metrics.ok()) return metrics.status();
+    c.metrics = *metrics;
+    c.metrics_request = o.metrics;
+  }
+  c.kernel_selection.kernel_name = o.kernel_name;
+  c.kernel_selection.launch_skip = o.launch_skip;
+  c.kernel_selection.launch_count = o.launch_count;
+  c.kernel_selection.per_kernel_count = o.per_kernel_count;
+  if (auto selector = core::KernelSelector::Create(c.kernel_selection); !selector.ok()) return selector.status();
   return c;
 }
 
@@ -48,7 +60,12 @@ Session::~Session() {
 
 bool Session::Start() {
   if (active_) return true;
-  core::Config config = ToConfig(options_);
+  auto parsed = ToConfig(options_);
+  if (!parsed.ok()) {
+    error_ = std::string(parsed.status().message());
+    return false;
+  }
+  core::Config config = *std::move(parsed);
   for (const auto& k : config.activity_kinds) {
     if (auto kinds = core::ParseActivityKinds(k); !kinds.ok()) {
       error_ = std::string(kinds.status().message());

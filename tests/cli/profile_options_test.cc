@@ -35,6 +35,29 @@ TEST(ProfileOptionsTest, MistakesAreReportedBeforeAnythingRuns) {
   EXPECT_FALSE(ParseProfileArgs({"--delay", "soon", "./app"}).ok());
 }
 
+TEST(ProfileOptionsTest, NcuStyleSelectionBecomesMetricSettings) {
+  auto p = ParseProfileArgs({"--metrics", "sol,occupancy", "-k", "regex:gemm|fma", "--launch-skip=3",
+                             "--launch-count", "4", "--per-kernel-count", "2", "./app"});
+  ASSERT_TRUE(p.ok()) << p.status();
+  EXPECT_EQ(p->env.at("CUSCOPE_METRICS"), "sol,occupancy");
+  EXPECT_EQ(p->env.at("CUSCOPE_KERNEL_NAME"), "regex:gemm|fma");
+  EXPECT_EQ(p->env.at("CUSCOPE_LAUNCH_SKIP"), "3");
+  EXPECT_EQ(p->env.at("CUSCOPE_LAUNCH_COUNT"), "4");
+  EXPECT_EQ(p->env.at("CUSCOPE_PER_KERNEL_COUNT"), "2");
+}
+
+TEST(ProfileOptionsTest, MetricMistakesAreReportedBeforeAnythingRuns) {
+  auto set = ParseProfileArgs({"--metrics", "sol,speed", "./app"});
+  ASSERT_FALSE(set.ok());
+  EXPECT_NE(std::string(set.status().message()).find("speed"), std::string::npos);
+  auto regex = ParseProfileArgs({"--metrics", "sol", "-k", "regex:(", "./app"});
+  ASSERT_FALSE(regex.ok());
+  EXPECT_NE(std::string(regex.status().message()).find("regex"), std::string::npos);
+  auto no_metrics = ParseProfileArgs({"--launch-count", "2", "./app"});
+  ASSERT_FALSE(no_metrics.ok());
+  EXPECT_NE(std::string(no_metrics.status().message()).find("CUSCOPE_METRICS"), std::string::npos);
+}
+
 TEST(ProfileOptionsTest, Help) {
   auto p = ParseProfileArgs({"--help"});
   ASSERT_TRUE(p.ok());

@@ -1,0 +1,115 @@
+#include "lib/core/kernel_selection.h"
+
+#include <cxxabi.h>
+
+#include <cstdlib>
+
+#include "absl/strings/str_cat.h"
+
+namespace cuscope::core {
+
+std::string DemangleName(std::string_view mangled) {
+  const std::string name(mangled);
+  if (name.rfind("_Z", 0) != 0) return name;
+  int status = 0;
+  char* out = abi::__cxa_demangle(name.c_str(), nullptr, nullptr, &status);
+  if (status != 0 || out == nullptr) {
+    std::free(out);
+    return name;
+  }
+  std::string demangled(out);
+  std::free(out);
+  return demangled;
+}
+
+std::string FunctionBaseName(std::string_view demangled) {
+  // Cut at the parameter list: the first '(' outside template brackets.
+  int depth = 0;
+  size_t end = demangled.size();
+  for (size_t i = 0; i < demangled.size(); ++i) {
+    const char c = demangled[i];
+    if (c == '<') ++depth;
+    if (c == '>' && depth > 0) --depth;
+    if (c == '(' && depth == 0) {
+      end = i;
+      break;
+    }
+  }
+  std::string_view head = demangled.substr(0, end);
+  // Drop the return type: whatever precedes the last space outside template brackets.
+  depth = 0;
+  size_t begin = 0;
+  for (size_t i = 0; i < head.size(); ++i) {
+    const char c = head[i];
+    if (c == '<') ++depth;
+    if (c == '>' && depth > 0) --depth;
+    if (c == ' ' && depth == 0) begin = i + 1;
+  }
+  head = head.substr(begin);
+  // Drop template arguments wherever they appear (ns::foo<int>, ns<1>::foo).
+  std::string base;
+  depth = 0;
+  for (const char c : head) {
+    if (c == '<') {
+      ++depth;
+    } else if (c == '>' && depth > 0) {
+      --depth;
+    } else if (depth == 0) {
+      base.push_back(c);
+    }
+  }
+  return base.empty() ? std::string(demangled) : base;
+}
+
+absl::StatusOr<KernelSelector> KernelSelector::Create(const KernelSelection& selection) {
+  KernelSelector s(selection);
+  constexpr std::string_view kRegexPrefix = "regex:";
+  if (selection.kernel_name.rfind(kRegexPrefix, 0) == 0) {
+    const std::string pattern = selection.kernel_name.substr(kRegexPrefix.size());
+    if (pattern.empty()) return absl::InvalidArgumentError("the kernel-name regex is empty");
+    // std::regex reports a bad pattern by throwing; it stays inside this function.
+    try {
+      s.regex_ = std::make_shared<const std::regex>(pattern, std::regex::ECMAScript | std::regex::optimize);
+    } catch (const std::regex_error& e) {
+      return absl::InvalidArgumentError(absl::StrCat("kernel-name regex \"", pattern, "\" does not compile: ", e.what()));
+    }
+  }
+  return s;
+}
+
+bool KernelSelector::NameMatches(std::string_view mangled_name) {
+  if (selection_.kernel_name.empty()) return true;
+  const std::string key(mangled_name);
+  if (auto it = name_matches_.find(key); it != name_matches_.end()) return it->second;
+  const std::string demangled = DemangleName(mangled_name);
+  bool match = false;
+  if (regex_ != nullptr) {
+    match = std::regex_search(key, *regex_) || std::regex_search(demangled, *regex_);
+  } else {
+    const std::string& want = selection_.kernel_name;
+    const std::string base = FunctionBaseName(demangled);
+    const size_t colon = base.rfind("::");
+    const std::string unqualified = colon == std::string::npos ? base : base.substr(colon + 2);
+    match = want == key || want == demangled || want == base || want == unqualified;
+  }
+  name_matches_.emplace(key, match);
+  return match;
+}
+
+bool KernelSelector::Select(std::string_view mangled_name, const LaunchShape& shape) {
+  if (Exhausted()) return false;
+  if (!NameMatches(mangled_name)) return false;
+  ++matched_;
+  if (matched_ <= selection_.launch_skip) return false;
+  if (selection_.per_kernel_count != 0) {
+    const std::string key = absl::StrCat(absl::string_view(mangled_name.data(), mangled_name.size()), "|", shape.grid[0], ",", shape.grid[1], ",", shape.grid[2], "|",
+                                         shape.block[0], ",", shape.block[1], ",", shape.block[2]);
+    uint64_t& n = profiled_per_kernel_[key];
+    if (n >= selection_.per_kernel_count) return false;
+    ++n;
+  }
+  ++profiled_;
+  return true;
+}
+
+}  // namespace cuscope::core

@@ -1,0 +1,92 @@
+// Kernel internals in-process: the CUPTI Range Profiler around selected kernel launches.
+//
+// The collector sees every kernel launch through CUPTI's driver-API callbacks. For a launch the
+// selection picks, it starts the Range Profiler (auto range, kernel replay) on the API's entry and
+// stops it on its exit: CUPTI replays that one kernel as many times as the metrics need passes,
+// saving and restoring the memory it touches, so the program's results do not change. The launch
+// becomes synchronous and its kernel record has no duration; the collector reports the span as a
+// metrics window so the timeline never reads it as the program's own time.
+//
+// Refusals (no range profiling on this device or driver, counters reserved for administrators,
+// another profiler holding them, a metric the chip lacks) become one `cuscope:` line each; the
+// metrics stop, the timeline goes on.
+#ifndef CUSCOPE_LIB_CUPTI_KERNEL_METRICS_COLLECTOR_H_
+#define CUSCOPE_LIB_CUPTI_KERNEL_METRICS_COLLECTOR_H_
+
+#include <cupti.h>
+
+#include <atomic>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "lib/core/config.h"
+#include "lib/core/kernel_selection.h"
+
+namespace cuscope::cupti {
+
+// The counters of one profiled launch.
+struct ProfiledLaunch {
+  uint64_t correlation_id = 0;  // the launching runtime call's, else the driver call's
+  uint32_t device = 0;
+  std::string kernel_name;  // mangled, as the kernel record has it
+  uint32_t passes = 0;
+  std::vector<std::pair<std::string, double>> values;
+  uint64_t start_ns = 0;  // CUPTI timestamps around the profiled launch call
+  uint64_t end_ns = 0;
+};
+
+class KernelMetricsCollector {
+ public:
+  using Emit = std::function<void(ProfiledLaunch)>;
+  using Warn = std::function<void(const std::string&)>;
+
+  // `config.metrics` must not be empty; the selection was validated with the config.
+  KernelMetricsCollector(const core::Config& config, Emit emit, Warn warn);
+  ~KernelMetricsCollector();
+
+  // The callbacks to enable on the session's subscriber.
+  static std::vector<std::pair<CUpti_CallbackDomain, CUpti_CallbackId>> Callbacks();
+
+  // Routes one callback; `timeline_open` says whether collection is on now (capture gating).
+  void OnCallback(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const void* data, bool timeline_open);
+
+  // Turns the Range Profiler off on every context still alive.
+  void Shutdown();
+
+  uint64_t profiled() const { return profiled_.load(); }
+
+  // Implementation details, named here so the source file's thread-local state can refer to them.
+  struct ContextProfiler;
+  struct Active;
+
+ private:
+
+  void OnLaunchEnter(CUpti_CallbackId cbid, const CUpti_CallbackData& info);
+  void OnLaunchExit(const CUpti_CallbackData& info);
+  void OnContextDestroy(CUcontext ctx);
+  // The context's profiler, set up on first use; nullptr when that failed (metrics are off then).
+  ContextProfiler* ProfilerFor(CUcontext ctx);
+  void TurnOff(const std::string& why);
+
+  core::Config config_;
+  Emit emit_;
+  Warn warn_;
+  std::atomic<bool> off_{false};
+  std::atomic<bool> busy_{false};  // a launch is being profiled; others pass unprofiled
+  std::atomic<uint64_t> profiled_{0};
+  std::mutex mu_;                  // selector_ and contexts_; never held across a CUPTI call
+  std::optional<core::KernelSelector> selector_;
+  absl::flat_hash_map<CUcontext, std::unique_ptr<ContextProfiler>> contexts_;
+  bool profiler_initialized_ = false;
+  bool rejected_reported_ = false;
+};
+
+}  // namespace cuscope::cupti
+
+#endif  // CUSCOPE_LIB_CUPTI_KERNEL_METRICS_COLLECTOR_H_

@@ -1,0 +1,187 @@
+#include "lib/core/kernel_selection.h"
+
+#include <string>
+#include <vector>
+
+#include "gtest/gtest.h"
+#include "lib/core/config.h"
+
+namespace cuscope::core {
+namespace {
+
+// _Z8fma_loopPfi is fma_loop(float*, int); the template one is void ns::scale<float>(float*, int).
+constexpr char kFma[] = "_Z8fma_loopPfi";
+constexpr char kScale[] = "_ZN2ns5scaleIfEEvPT_i";
+constexpr char kVecadd[] = "_Z6vecaddPKfS0_Pfm";
+
+LaunchShape Shape(uint32_t grid, uint32_t block) {
+  LaunchShape s;
+  s.grid = {grid, 1, 1};
+  s.block = {block, 1, 1};
+  return s;
+}
+
+KernelSelector Make(KernelSelection sel) {
+  auto s = KernelSelector::Create(sel);
+  EXPECT_TRUE(s.ok()) << s.status();
+  return std::move(*s);
+}
+
+// Which of `launches` (name, grid) get profiled.
+std::vector<int> Picked(KernelSelector& s, const std::vector<std::pair<const char*, uint32_t>>& launches) {
+  std::vector<int> picked;
+  for (size_t i = 0; i < launches.size(); ++i) {
+    if (s.Select(launches[i].first, Shape(launches[i].second, 256))) picked.push_back(static_cast<int>(i));
+  }
+  return picked;
+}
+
+TEST(DemangleTest, DemanglesAndFindsTheBaseName) {
+  EXPECT_EQ(DemangleName(kFma), "fma_loop(float*, int)");
+  EXPECT_EQ(DemangleName(kScale), "void ns::scale<float>(float*, int)");
+  EXPECT_EQ(DemangleName("plain_c_kernel"), "plain_c_kernel");
+  EXPECT_EQ(FunctionBaseName("void ns::scale<float>(float*, int)"), "ns::scale");
+  EXPECT_EQ(FunctionBaseName("fma_loop(float*, int)"), "fma_loop");
+  EXPECT_EQ(FunctionBaseName("void at::native::vectorized_elementwise_kernel<4, at::native::(anonymous namespace)::"
+                             "sigmoid_kernel_cuda(at::TensorIteratorBase&)::{lambda()#2}>(int, float)"),
+            "at::native::vectorized_elementwise_kernel");
+}
+
+TEST(KernelSelectorTest, DefaultProfilesEachDistinctKernelOnce) {
+  KernelSelector s = Make({});
+  // The second fma launch with a new grid is a distinct kernel; repeats are not.
+  EXPECT_EQ(Picked(s, {{kFma, 8}, {kFma, 8}, {kVecadd, 8}, {kFma, 16}, {kVecadd, 8}}), (std::vector<int>{0, 2, 3}));
+}
+
+TEST(KernelSelectorTest, PerKernelCountZeroProfilesEveryLaunch) {
+  KernelSelection sel;
+  sel.per_kernel_count = 0;
+  KernelSelector s = Make(sel);
+  EXPECT_EQ(Picked(s, {{kFma, 8}, {kFma, 8}, {kFma, 8}}), (std::vector<int>{0, 1, 2}));
+}
+
+TEST(KernelSelectorTest, PerKernelCountKeepsTheFirstKOfEach) {
+  KernelSelection sel;
+  sel.per_kernel_count = 2;
+  KernelSelector s = Make(sel);
+  EXPECT_EQ(Picked(s, {{kFma, 8}, {kVecadd, 8}, {kFma, 8}, {kFma, 8}, {kVecadd, 8}, {kVecadd, 8}}),
+            (std::vector<int>{0, 1, 2, 4}));
+}
+
+TEST(KernelSelectorTest, ExactNameMatchesMangledDemangledAndBaseNames) {
+  for (const std::string name : {"fma_loop", "_Z8fma_loopPfi", "fma_loop(float*, int)"}) {
+    KernelSelection sel;
+    sel.kernel_name = name;
+    KernelSelector s = Make(sel);
+    EXPECT_EQ(Picked(s, {{kVecadd, 8}, {kFma, 8}, {kScale, 8}}), (std::vector<int>{1})) << name;
+  }
+  for (const std::string name : {"ns::scale", "scale"}) {
+    KernelSelection sel;
+    sel.kernel_name = name;
+    KernelSelector s = Make(sel);
+    EXPECT_EQ(Picked(s, {{kVecadd, 8}, {kFma, 8}, {kScale, 8}}), (std::vector<int>{2})) << name;
+  }
+}
+
+TEST(KernelSelectorTest, ExactNameIsNotASubstringMatch) {
+  KernelSelection sel;
+  sel.kernel_name = "fma";
+  KernelSelector s = Make(sel);
+  EXPECT_TRUE(Picked(s, {{kFma, 8}, {kVecadd, 8}}).empty());
+}
+
+TEST(KernelSelectorTest, RegexSearchesMangledAndDemangledNames) {
+  KernelSelection sel;
+  sel.kernel_name = "regex:^void ns::";  // only the demangled form starts like this
+  KernelSelector s = Make(sel);
+  EXPECT_EQ(Picked(s, {{kFma, 8}, {kScale, 8}}), (std::vector<int>{1}));
+  sel.kernel_name = "regex:loop|vecadd";
+  KernelSelector t = Make(sel);
+  EXPECT_EQ(Picked(t, {{kFma, 8}, {kScale, 8}, {kVecadd, 8}}), (std::vector<int>{0, 2}));
+}
+
+TEST(KernelSelectorTest, BadRegexIsAnErrorNamingIt) {
+  KernelSelection sel;
+  sel.kernel_name = "regex:fma(";
+  auto s = KernelSelector::Create(sel);
+  ASSERT_FALSE(s.ok());
+  EXPECT_NE(s.status().message().find("fma("), std::string::npos) << s.status();
+}
+
+TEST(KernelSelectorTest, LaunchSkipCountsOnlyMatchingLaunches) {
+  KernelSelection sel;
+  sel.kernel_name = "fma_loop";
+  sel.launch_skip = 2;
+  sel.per_kernel_count = 0;
+  KernelSelector s = Make(sel);
+  // Launches 1 and 3 are the first two fma launches, skipped; vecadd launches do not count.
+  EXPECT_EQ(Picked(s, {{kVecadd, 8}, {kFma, 8}, {kVecadd, 8}, {kFma, 8}, {kFma, 8}, {kFma, 8}}),
+            (std::vector<int>{4, 5}));
+  EXPECT_EQ(s.matched(), 4u);
+}
+
+TEST(KernelSelectorTest, LaunchCountStopsSelectionAtItsEdge) {
+  KernelSelection sel;
+  sel.per_kernel_count = 0;
+  sel.launch_count = 3;
+  KernelSelector s = Make(sel);
+  EXPECT_EQ(Picked(s, {{kFma, 8}, {kFma, 8}}), (std::vector<int>{0, 1}));
+  EXPECT_FALSE(s.Exhausted());  // 2 of 3
+  EXPECT_TRUE(s.Select(kFma, Shape(8, 256)));
+  EXPECT_TRUE(s.Exhausted());  // 3 of 3
+  EXPECT_FALSE(s.Select(kFma, Shape(8, 256)));
+  EXPECT_EQ(s.profiled(), 3u);
+}
+
+TEST(KernelSelectorTest, SkipThenCountThenPerKernelCombine) {
+  KernelSelection sel;
+  sel.launch_skip = 1;
+  sel.launch_count = 2;
+  sel.per_kernel_count = 1;
+  KernelSelector s = Make(sel);
+  // 0 skipped; 1 fma profiled; 2 fma repeat refused; 3 vecadd profiled; then the count is reached.
+  EXPECT_EQ(Picked(s, {{kFma, 8}, {kFma, 8}, {kFma, 8}, {kVecadd, 8}, {kScale, 8}}), (std::vector<int>{1, 3}));
+}
+
+TEST(MetricsConfigTest, EnvironmentSetsMetricsAndSelection) {
+  auto c = ParseConfigFromEnvironment({{"CUSCOPE_METRICS", "sol,occupancy"},
+                                       {"CUSCOPE_KERNEL_NAME", "regex:gemm"},
+                                       {"CUSCOPE_LAUNCH_SKIP", "5"},
+                                       {"CUSCOPE_LAUNCH_COUNT", "10"},
+                                       {"CUSCOPE_PER_KERNEL_COUNT", "0"}});
+  ASSERT_TRUE(c.ok()) << c.status();
+  EXPECT_EQ(c->metrics_request, "sol,occupancy");
+  EXPECT_GT(c->metrics.size(), 8u);
+  EXPECT_EQ(c->kernel_selection.kernel_name, "regex:gemm");
+  EXPECT_EQ(c->kernel_selection.launch_skip, 5u);
+  EXPECT_EQ(c->kernel_selection.launch_count, 10u);
+  EXPECT_EQ(c->kernel_selection.per_kernel_count, 0u);
+}
+
+TEST(MetricsConfigTest, NoMetricsByDefault) {
+  auto c = ParseConfigFromEnvironment({});
+  ASSERT_TRUE(c.ok());
+  EXPECT_TRUE(c->metrics.empty());
+  EXPECT_EQ(c->kernel_selection.per_kernel_count, 1u);
+}
+
+TEST(MetricsConfigTest, BadValuesAreNamed) {
+  auto bad_set = ParseConfigFromEnvironment({{"CUSCOPE_METRICS", "sol,speed"}});
+  ASSERT_FALSE(bad_set.ok());
+  EXPECT_NE(bad_set.status().message().find("speed"), std::string::npos);
+  auto bad_regex = ParseConfigFromEnvironment({{"CUSCOPE_METRICS", "sol"}, {"CUSCOPE_KERNEL_NAME", "regex:["}});
+  ASSERT_FALSE(bad_regex.ok());
+  EXPECT_NE(bad_regex.status().message().find("CUSCOPE_KERNEL_NAME"), std::string::npos);
+  auto bad_count = ParseConfigFromEnvironment({{"CUSCOPE_METRICS", "sol"}, {"CUSCOPE_LAUNCH_COUNT", "-1"}});
+  ASSERT_FALSE(bad_count.ok());
+  EXPECT_NE(bad_count.status().message().find("CUSCOPE_LAUNCH_COUNT"), std::string::npos);
+}
+
+TEST(MetricsConfigTest, SelectionWithoutMetricsIsRefused) {
+  auto c = ParseConfigFromEnvironment({{"CUSCOPE_LAUNCH_COUNT", "3"}});
+  ASSERT_FALSE(c.ok());
+  EXPECT_NE(c.status().message().find("needs CUSCOPE_METRICS"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace cuscope::core
