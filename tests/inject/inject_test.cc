@@ -68,4 +68,14 @@ TEST(InjectTest, BadSettingIsOneLineNamingIt) {
   EXPECT_TRUE(absl::StrContains(r.err, "CUSCOPE_BUFER_SIZE")) << r.err;
 }
 
+TEST(InjectTest, BadMetricListIsOneLineNamingTheEntry) {
+  const Result r =
+      RunShell(absl::StrCat("LD_PRELOAD=", CUSCOPE_LIBRARY_FILE, " CUSCOPE_METRICS=sol,speed sh -c 'echo hi'"));
+  EXPECT_EQ(r.exit_code, 0);
+  EXPECT_EQ(r.out, "hi\n");
+  EXPECT_EQ(CuscopeLines(r.err), 1u) << r.err;
+  EXPECT_TRUE(absl::StrContains(r.err, "CUSCOPE_METRICS=sol,speed")) << r.err;
+  EXPECT_TRUE(absl::StrContains(r.err, "\"speed\"")) << r.err;
+}
+
 }  // namespace
