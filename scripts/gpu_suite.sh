@@ -84,4 +84,4 @@ done
 ls -l "$tmp/long_run.cuscope"
 
 echo "== kernel metrics against ncu --clock-control none (scripts/ncu_compare.sh)"
-bash scripts/ncu_compare.sh "$out/ncu"
+bash scripts/ncu_compare.sh "$out/ncu" && rm -rf "$out/ncu"

@@ -7,9 +7,9 @@
 #   example_kernel_internals: stream_triad (DRAM-bound), fma_chains (compute-bound),
 #                             pointer_chase (low occupancy, latency-bound)
 #   examples/torch_gemm.py:   every kernel, the cuBLAS GEMMs among them
-# then writes OUT_DIR/ncu_comparison.md (scripts/compare_ncu.py) and times collecting sol+occupancy
-# for the same kernels with each tool. Every trace and ncu CSV stays in OUT_DIR to redo the
-# comparison elsewhere.
+# then writes OUT_DIR/ncu_comparison.md (scripts/compare_ncu.py; ncu_comparison_cache_none.md against
+# ncu with its cache flush off) and times collecting sol+occupancy for the same kernels with each
+# tool. The traces, dumps and ncu CSVs are packed into OUT_DIR.tgz to redo the comparison elsewhere.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 out=${1:-gpu-results}
@@ -43,6 +43,16 @@ timed gemm_cuscope "$cli" profile -f -o "$out/gemm_cuscope" --metrics sol,occupa
 timed gemm_ncu "$ncu" --clock-control none --target-processes all --metrics "$metrics,$launch_metrics" -f \
   -o "$out/gemm_ncu" "$python" examples/torch_gemm.py
 "$ncu" --import "$out/gemm_ncu.ncu-rep" --csv --page raw --print-units base --print-kernel-base mangled > "$out/gemm_ncu.csv"
+# ncu flushes every cache before each replay pass by default; CUPTI's kernel replay does not. The
+# same launches once more with ncu's flush off, to tell that apart from a difference in counting.
+"$ncu" --clock-control none --cache-control none --metrics "$metrics" -k "$filter" -f -o "$out/ki_ncu_nocache" "$ki" \
+  > "$out/ki_ncu_nocache.log" 2>&1
+"$ncu" --import "$out/ki_ncu_nocache.ncu-rep" --csv --page raw --print-units base --print-kernel-base mangled \
+  > "$out/ki_ncu_nocache.csv"
+"$ncu" --clock-control none --cache-control none --target-processes all --metrics "$metrics" -f \
+  -o "$out/gemm_ncu_nocache" "$python" examples/torch_gemm.py > "$out/gemm_ncu_nocache.log" 2>&1
+"$ncu" --import "$out/gemm_ncu_nocache.ncu-rep" --csv --page raw --print-units base --print-kernel-base mangled \
+  > "$out/gemm_ncu_nocache.csv"
 for t in ki gemm; do "$cli" dump --limit 100000 "$out/${t}_cuscope.cuscope" | grep -E "^metrics|^kernel" > "$out/${t}_cuscope.dump"; done
 grep -h "checksum" "$out"/ki_*.log "$out"/gemm_*.log
 
@@ -61,4 +71,8 @@ done
 
 "$python" scripts/compare_ncu.py --cuscope "$out/ki_cuscope.dump" --ncu "$out/ki_ncu.csv" \
   --cuscope "$out/gemm_cuscope.dump" --ncu "$out/gemm_ncu.csv" > "$out/ncu_comparison.md"
-tail -40 "$out/ncu_comparison.md"
+"$python" scripts/compare_ncu.py --cuscope "$out/ki_cuscope.dump" --ncu "$out/ki_ncu_nocache.csv" \
+  --cuscope "$out/gemm_cuscope.dump" --ncu "$out/gemm_ncu_nocache.csv" > "$out/ncu_comparison_cache_none.md"
+for f in ncu_comparison ncu_comparison_cache_none; do echo "-- $f"; sed -n '/^## Summary/,$p' "$out/$f.md"; done
+# What comes back: the traces, dumps, CSVs, logs and reports (not ncu's own report files).
+tar -C "$out" -czf "$out.tgz" --exclude='*.ncu-rep' --exclude='cost_*.cuscope' .

@@ -130,6 +130,8 @@ struct State {
 
   // Writer thread only.
   core::ChunkBuilder builder{ApiName};
+  std::vector<ProfiledLaunch> profiled_pending;  // taken from `profiled`, not yet in a chunk
+  ReplayedLaunches replayed;                     // every profiled launch of the session
   bool header_written = false;
   uint64_t records_written = 0;
   uint64_t kernels_written = 0;
@@ -251,6 +253,20 @@ void CUPTIAPI OnApiCallback(void* userdata, CUpti_CallbackDomain domain, CUpti_C
 
 // ---- Writer thread --------------------------------------------------------------------------
 
+// Moves the launches profiled since the last call to the writer's side, so the kernel records of
+// those launches are known as replayed before they are translated.
+void TakeProfiled(State& s) {
+  std::vector<ProfiledLaunch> profiled;
+  {
+    std::lock_guard<std::mutex> lock(s.queue_mu);
+    profiled.swap(s.profiled);
+  }
+  for (auto& p : profiled) {
+    s.replayed[p.correlation_id] = p.start_ns;
+    s.profiled_pending.push_back(std::move(p));
+  }
+}
+
 void WriteChunk(State& s, bool final_chunk) {
   if (s.write_failed.load()) return;
   if (!s.header_written) {
@@ -277,11 +293,9 @@ void WriteChunk(State& s, bool final_chunk) {
   for (const auto& w : windows) {
     s.builder.AddWindow(v1::WINDOW_KIND_TIMELINE, w.open ? w.time : 0, w.open ? 0 : w.time, w.reason);
   }
+  TakeProfiled(s);
   std::vector<ProfiledLaunch> profiled;
-  {
-    std::lock_guard<std::mutex> lock(s.queue_mu);
-    profiled.swap(s.profiled);
-  }
+  profiled.swap(s.profiled_pending);
   for (const auto& p : profiled) {
     s.builder.AddKernelMetrics(p.correlation_id, p.device, p.kernel_name, p.passes, v1::REPLAY_MODE_KERNEL, p.values);
     // The replay serialized the context for this span: not the program's own timeline.
@@ -321,9 +335,11 @@ void WriteChunk(State& s, bool final_chunk) {
 void ProcessBuffer(State& s, const CompletedBuffer& b) {
   const auto t0 = SteadyClock::now();
   if (!s.write_failed.load()) {
+    TakeProfiled(s);
+    const ReplayedLaunches* replayed = s.replayed.empty() ? nullptr : &s.replayed;
     CUpti_Activity* record = nullptr;
     while (cuptiActivityGetNextRecord(b.buffer, b.valid, &record) == CUPTI_SUCCESS) {
-      TranslateActivity(*record, s.builder);
+      TranslateActivity(*record, s.builder, replayed);
       if (record->kind == CUPTI_ACTIVITY_KIND_OVERHEAD) {
         // CUPTI hands ownership of the overhead details to the client.
         std::free(reinterpret_cast<CUpti_ActivityOverhead3*>(record)->overheadData);

@@ -63,14 +63,19 @@ void ThreadOf(CUpti_ActivityObjectKind kind, const CUpti_ActivityObjectKindId& i
 // handed over.
 bool Incomplete(uint64_t start, uint64_t end) { return start == CUPTI_TIMESTAMP_UNKNOWN || end == CUPTI_TIMESTAMP_UNKNOWN; }
 
-void TranslateKernel(const CUpti_ActivityKernel10& k, core::ActivitySink& sink) {
-  if (Incomplete(k.start, k.end)) {
+void TranslateKernel(const CUpti_ActivityKernel10& k, core::ActivitySink& sink, const ReplayedLaunches* replayed) {
+  // A launch replayed for metrics has no timestamps of its own (CUPTI leaves them unset or equal):
+  // it is kept, at the time its profiling began, so its counters have a kernel row to link to.
+  const auto replay = replayed != nullptr ? replayed->find(k.correlationId) : ReplayedLaunches::const_iterator();
+  const bool was_replayed = replayed != nullptr && replay != replayed->end();
+  if (Incomplete(k.start, k.end) && !was_replayed) {
     sink.AddIncomplete(k.kind);
     return;
   }
   core::KernelActivity a;
   a.start = k.start;
   a.end = k.end;
+  if (was_replayed && Incomplete(k.start, k.end)) a.start = a.end = replay->second;
   a.correlation_id = k.correlationId;
   a.stream = k.streamId;
   a.graph_id = k.graphId;
@@ -97,7 +102,7 @@ void TranslateKernel(const CUpti_ActivityKernel10& k, core::ActivitySink& sink) 
   c.device_launched = k.isDeviceLaunched != 0;
   // Kernel replay for metric collection leaves one record of zero duration for the replayed
   // launch; a real kernel always takes time.
-  if (k.end == k.start) a.flags |= v1::KERNEL_FLAG_REPLAYED;
+  if (k.end == k.start || was_replayed) a.flags |= v1::KERNEL_FLAG_REPLAYED;
   sink.Add(a);
 }
 
@@ -234,11 +239,11 @@ std::string_view OverheadKindName(CUpti_ActivityOverheadKind kind) {
   }
 }
 
-void TranslateActivity(const CUpti_Activity& record, core::ActivitySink& sink) {
+void TranslateActivity(const CUpti_Activity& record, core::ActivitySink& sink, const ReplayedLaunches* replayed) {
   switch (record.kind) {
     case CUPTI_ACTIVITY_KIND_KERNEL:
     case CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL:
-      TranslateKernel(reinterpret_cast<const CUpti_ActivityKernel10&>(record), sink);
+      TranslateKernel(reinterpret_cast<const CUpti_ActivityKernel10&>(record), sink, replayed);
       break;
     case CUPTI_ACTIVITY_KIND_MEMCPY:
       TranslateMemcpy(reinterpret_cast<const CUpti_ActivityMemcpy6&>(record), sink);

@@ -124,6 +124,33 @@ TEST(TranslateTest, ZeroDurationKernelIsMarkedReplayed) {
   EXPECT_EQ(sink.kernels[0].flags, static_cast<uint32_t>(v1::KERNEL_FLAG_REPLAYED));
 }
 
+TEST(TranslateTest, ReplayedLaunchWithoutTimesIsKeptAtItsProfilingStart) {
+  // What the H200 delivers for a launch replayed by the Range Profiler: no timestamps at all.
+  auto replayed = Zeroed<CUpti_ActivityKernel10>(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL);
+  replayed.name = "fma_chains";
+  replayed.correlationId = 169;
+  auto running = replayed;  // a different launch, still running when handed over
+  running.correlationId = 170;
+  auto timed = replayed;  // a profiled launch that did get times: flagged all the same
+  timed.correlationId = 171;
+  timed.start = 900;
+  timed.end = 1900;
+  const ReplayedLaunches launches = {{169, 123456}, {171, 800}};
+  CollectingSink sink;
+  TranslateActivity(reinterpret_cast<const CUpti_Activity&>(replayed), sink, &launches);
+  TranslateActivity(reinterpret_cast<const CUpti_Activity&>(running), sink, &launches);
+  TranslateActivity(reinterpret_cast<const CUpti_Activity&>(timed), sink, &launches);
+  ASSERT_EQ(sink.kernels.size(), 2u);
+  EXPECT_EQ(sink.kernels[0].correlation_id, 169u);
+  EXPECT_EQ(sink.kernels[0].start, 123456u);
+  EXPECT_EQ(sink.kernels[0].end, 123456u);
+  EXPECT_EQ(sink.kernels[0].flags, static_cast<uint32_t>(v1::KERNEL_FLAG_REPLAYED));
+  EXPECT_EQ(sink.kernels[1].correlation_id, 171u);
+  EXPECT_EQ(sink.kernels[1].start, 900u);
+  EXPECT_EQ(sink.kernels[1].flags, static_cast<uint32_t>(v1::KERNEL_FLAG_REPLAYED));
+  EXPECT_EQ(sink.incomplete.size(), 1u);  // the running one, counted
+}
+
 TEST(TranslateTest, UnfinishedActivitiesAreCountedNotWrittenWithoutTimes) {
   auto k = Zeroed<CUpti_ActivityKernel10>(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL);
   k.name = "still_running";  // start and end unset: handed over before it finished
