@@ -57,10 +57,11 @@ for round in 1 2; do
   "$B/bench/launch_overhead_bench" --mode plain | tail -1
 done
 
-echo "== PyTorch 20000 tiny kernels: plain / torch.profiler / bare CUPTI injected / cuscope, 4 rounds of 9 reps"
+echo "== PyTorch 20000 tiny kernels: plain / torch.profiler (loop; whole region) / bare CUPTI injected / cuscope, 4 rounds of 9 reps"
 for round in 1 2 3 4; do
   python3 bench/gpu/torch_overhead.py --reps 9 --mode plain | tail -1
   python3 bench/gpu/torch_overhead.py --reps 9 --mode torch-profiler 2>/dev/null | tail -1
+  python3 bench/gpu/torch_overhead.py --reps 9 --mode torch-profiler-region 2>/dev/null | tail -1
   CUDA_INJECTION64_PATH="$B/bench/libbare_cupti_injection.so" \
     python3 bench/gpu/torch_overhead.py --reps 9 --mode plain | tail -1 | sed 's/mode=plain/mode=bare-cupti/'
   CUSCOPE_QUIET=1 CUSCOPE_FORCE_OVERWRITE=1 CUSCOPE_OUTPUT="$tmp/torch" CUDA_INJECTION64_PATH="$lib" \

@@ -335,8 +335,9 @@ KernelMetricsCollector::ContextProfiler* KernelMetricsCollector::ProfilerFor(CUc
   }
   if (!config->rejected.empty() && !rejected_reported_) {
     rejected_reported_ = true;
+    const size_t rest = config->metrics.size();
     warn_(absl::StrCat("not collected, chip ", chip_name, " has no such metric: ", absl::StrJoin(config->rejected, ", "),
-                       "; the other ", config->metrics.size(), " metrics are collected"));
+                       "; the ", rest == 1 ? "other metric is" : absl::StrCat(rest, " others are"), " collected"));
   }
   p->config = std::move(*config);
   auto evaluator = MetricEvaluator::Create(chip_name, availability, p->config.metrics);
