@@ -4,6 +4,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
 #include "google/protobuf/util/json_util.h"
 #include "lib/analysis/rules/rules.h"
 
@@ -19,8 +20,8 @@ Severity Analysis::worst() const {
 
 std::vector<Finding> RunRules(const Timeline& timeline, const Thresholds& thresholds) {
   using Rule = std::vector<Finding> (*)(const Timeline&, const Thresholds&);
-  static constexpr Rule kRules[] = {GpuIdleRule,  LaunchOverheadRule, SyncPointsRule,
-                                    CopiesRule,   StreamsRule,        HotKernelsRule};
+  static constexpr Rule kRules[] = {GpuIdleRule, LaunchOverheadRule, SyncPointsRule,     CopiesRule,
+                                    StreamsRule, HotKernelsRule,     KernelInternalsRule};
   std::vector<Finding> findings;
   for (Rule rule : kRules) {
     for (Finding& f : rule(timeline, thresholds)) findings.push_back(std::move(f));
@@ -48,7 +49,10 @@ Analysis Analyze(const core::Trace& trace, const AnalyzeOptions& options) {
     ds->set_device(d.device);
     ds->set_active_ns(d.active.length());
     ds->set_busy_ns(d.busy_ns());
-    ds->set_busy_share(d.active.length() ? static_cast<double>(d.busy_ns()) / static_cast<double>(d.active.length()) : 0);
+    // Metric collection (kernel replay) is neither busy nor idle for the program.
+    const uint64_t counted = d.counted_active_ns();
+    ds->set_busy_share(counted ? static_cast<double>(d.busy_ns()) / static_cast<double>(counted) : 0);
+    ds->set_metrics_collection_ns(d.metrics_idle_ns());
     ds->set_kernels(d.kernel_count);
     ds->set_kernel_time_ns(d.kernel_time_ns);
   }
@@ -94,8 +98,27 @@ Analysis Analyze(const core::Trace& trace, const AnalyzeOptions& options) {
     out.warnings.push_back(absl::StrCat(timeline.replayed_kernel_count(),
                                         " replayed launches (metric collection) are left out of the timeline"));
   }
+  if (!timeline.metric_windows().empty()) {
+    out.warnings.push_back(absl::StrCat(
+        "metric collection took ", FormatDuration(TotalLength(timeline.metric_windows())), " (",
+        timeline.metric_window_count(), timeline.metric_window_count() == 1 ? " replay window" : " replay windows",
+        " and the launch calls of the profiled launches): that time is left out of GPU idle time and busy share; "
+        "the profiled launch calls and any host call spanning them last longer than without profiling"));
+  }
 
+  for (const DeviceTimeline& d : timeline.devices()) {
+    if (d.replayed_kernel_ns > 0 && d.replayed_kernel_ns >= d.kernel_time_ns) {
+      out.warnings.push_back(absl::StrCat(
+          "most of GPU ", d.device, "'s kernel time (", FormatDuration(d.replayed_kernel_ns), " of ",
+          FormatDuration(d.replayed_kernel_ns + d.kernel_time_ns),
+          ") is in launches replayed for metrics, which the timeline cannot place: the timeline findings describe "
+          "the profiled run; profile without --metrics, or profile fewer launches (--launch-skip, --launch-count), "
+          "for the program's own timeline"));
+    }
+  }
   out.findings = RunRules(timeline, options.thresholds);
+  out.kernel_verdicts = JudgeKernels(timeline, options.thresholds);
+  out.kernel_internals = SummarizeVerdicts(out.kernel_verdicts, timeline);
   if (options.include_tables) {
     out.tables.push_back(KernelSummary(timeline));
     if (!trace.memcpys.empty() || !trace.memsets.empty()) out.tables.push_back(MemoryTimeSummary(timeline));
@@ -108,11 +131,173 @@ Analysis Analyze(const core::Trace& trace, const AnalyzeOptions& options) {
 namespace {
 
 std::string FormatNumber(const Number& n) {
-  if (n.unit == "ns") return FormatDuration(static_cast<uint64_t>(n.value));
+  if (n.unit == "ns") return FormatDuration(ClampToU64(n.value));
   if (n.unit == "ratio") return FormatPercent(n.value);
-  if (n.unit == "bytes") return FormatBytes(static_cast<uint64_t>(n.value));
+  if (n.unit == "bytes") return FormatBytes(ClampToU64(n.value));
   if (n.unit == "1/s") return absl::StrFormat("%.0f/s", n.value);
+  if (n.unit == "%") return absl::StrFormat("%.1f%%", n.value);
+  if (n.unit == "FLOP/s" || n.unit == "Hz") return FormatSi(n.value, n.unit);
+  if (n.unit == "FLOP/B") return absl::StrFormat("%.3g FLOP/B", n.value);
+  if (n.unit == "cycles/inst" || n.unit == "waves") return absl::StrFormat("%.2f", n.value);
+  if (n.unit == "warps") return absl::StrFormat("%.1f", n.value);
+  if (n.unit.empty()) return absl::StrFormat("%g", n.value);
   return absl::StrFormat("%.0f", n.value);
+}
+
+// Items joined with ", " into lines no wider than 120 columns, each starting with `indent`.
+std::string Wrapped(const std::vector<std::string>& items, const std::string& first, const std::string& indent) {
+  std::string out = first, line;
+  for (const std::string& item : items) {
+    if (!line.empty() && indent.size() + line.size() + 2 + item.size() > 120) {
+      absl::StrAppend(&out, line, ",\n", indent);
+      line.clear();
+    }
+    absl::StrAppend(&line, line.empty() ? "" : ", ", item);
+  }
+  absl::StrAppend(&out, line, "\n");
+  return out;
+}
+
+std::string OptionalPct(const char* label, const std::optional<double>& v) {
+  return v ? absl::StrFormat("%s %.1f%%", label, *v) : std::string();
+}
+
+v1::OccupancyLimiter ToProto(OccupancyLimiter l) {
+  switch (l) {
+    case OccupancyLimiter::kNone: return v1::OCCUPANCY_LIMITER_NONE;
+    case OccupancyLimiter::kRegisters: return v1::OCCUPANCY_LIMITER_REGISTERS;
+    case OccupancyLimiter::kSharedMemory: return v1::OCCUPANCY_LIMITER_SHARED_MEMORY;
+    case OccupancyLimiter::kWarps: return v1::OCCUPANCY_LIMITER_WARPS;
+    case OccupancyLimiter::kBlocks: return v1::OCCUPANCY_LIMITER_BLOCKS;
+  }
+  return v1::OCCUPANCY_LIMITER_UNKNOWN;
+}
+
+v1::KernelVerdict ToProto(const KernelVerdict& v) {
+  v1::KernelVerdict p;
+  p.set_kernel_name(v.name);
+  p.set_device(v.device);
+  if (v.launch_known) {
+    p.set_grid(v.GridText());
+    p.set_block(v.BlockText());
+  }
+  p.set_profiled_launches(v.profiled_launches);
+  p.set_pass_count(v.pass_count);
+  p.set_timeline_launches(v.timeline_launches);
+  p.set_gpu_time_ns(v.gpu_time_ns);
+  p.set_kernel_time_share(v.kernel_time_share);
+  // The enums share their numbering.
+  p.set_bottleneck(static_cast<v1::Bottleneck>(static_cast<int>(v.bottleneck)));
+  p.set_reason(v.reason);
+  for (const std::string& u : v.undecided) p.add_undecided(u);
+  if (v.sm_pct) p.set_sm_pct(*v.sm_pct);
+  if (v.memory_pct) p.set_memory_pct(*v.memory_pct);
+  if (v.dram_pct) p.set_dram_pct(*v.dram_pct);
+  p.set_dram_derived(v.dram_derived);
+  if (v.l2_pct) p.set_l2_pct(*v.l2_pct);
+  if (v.l1_pct) p.set_l1_pct(*v.l1_pct);
+  if (v.achieved_occupancy_pct) p.set_achieved_occupancy_pct(*v.achieved_occupancy_pct);
+  if (v.duration_ns) p.set_duration_ns(*v.duration_ns);
+  if (v.theoretical) {
+    const Occupancy& o = *v.theoretical;
+    v1::TheoreticalOccupancy* t = p.mutable_theoretical_occupancy();
+    t->set_warps_per_block(o.warps_per_block);
+    t->set_registers_per_warp(o.registers_per_warp);
+    t->set_shared_memory_per_block(o.shared_memory_per_block);
+    t->set_blocks_by_registers(o.blocks_by_registers);
+    t->set_blocks_by_shared_memory(o.blocks_by_shared_memory);
+    t->set_blocks_by_warps(o.blocks_by_warps);
+    t->set_blocks_by_block_limit(o.blocks_by_block_limit);
+    t->set_blocks_per_sm(o.blocks_per_sm);
+    t->set_active_warps_per_sm(o.active_warps_per_sm);
+    t->set_max_warps_per_sm(o.max_warps_per_sm);
+    t->set_occupancy_pct(o.occupancy_pct);
+    t->set_limiter(ToProto(o.limiter));
+    t->set_cluster_launch(o.cluster_launch);
+    t->set_not_launchable(std::string(o.not_launchable));
+  }
+  p.set_theoretical_occupancy_error(v.theoretical_error);
+  if (v.waves) p.set_waves(*v.waves);
+  p.set_occupancy(static_cast<v1::OccupancyAssessment>(static_cast<int>(v.occupancy)));
+  p.set_occupancy_note(v.occupancy_note);
+  for (const StallShare& st : v.stalls) {
+    v1::StallReason* ps = p.add_stalls();
+    ps->set_reason(st.reason);
+    ps->set_cycles_per_instruction(st.cycles);
+    ps->set_share(st.share);
+  }
+  if (v.top_stall) p.set_top_stall(v.stalls[*v.top_stall].reason);
+  p.set_stall_note(v.stall_note);
+  if (v.roofline.present) {
+    const RooflinePoint& r = v.roofline;
+    v1::RooflinePoint* pr = p.mutable_roofline();
+    pr->set_fp32_flop(r.fp32_flop);
+    pr->set_fp64_flop(r.fp64_flop);
+    pr->set_fp16_flop(r.fp16_flop);
+    pr->set_flop_per_second(r.flop_per_second);
+    pr->set_precision(r.precision);
+    if (r.dram_bytes) pr->set_dram_bytes(*r.dram_bytes);
+    if (r.intensity) pr->set_intensity(*r.intensity);
+    if (r.ridge) pr->set_ridge(*r.ridge);
+    if (r.roof_pct) pr->set_roof_pct(*r.roof_pct);
+    if (r.peak_flops_pct) pr->set_peak_flops_pct(*r.peak_flops_pct);
+    if (r.tensor_pipe_pct) pr->set_tensor_pipe_pct(*r.tensor_pipe_pct);
+  }
+  p.set_roofline_note(v.roofline_note);
+  for (const MetricValue& m : v.metrics) {
+    v1::Number* n = p.add_metrics();
+    n->set_key(m.name);
+    n->set_value(m.value);
+    n->set_unit(m.unit);
+  }
+  p.set_recommendation(v.recommendation);
+  p.set_recoverable_ns(v.recoverable_ns);
+  return p;
+}
+
+// The kernel-internals section: each profiled kernel's verdict and the evidence, in a few lines.
+std::string RenderKernelInternals(const Analysis& analysis) {
+  const KernelInternalsSummary& s = analysis.kernel_internals;
+  if (analysis.kernel_verdicts.empty()) return "";
+  std::string out =
+      absl::StrCat("Kernel internals: ", s.groups, s.groups == 1 ? " profiled kernel, " : " profiled kernels, ",
+                   s.profiled_launches, s.profiled_launches == 1 ? " launch" : " launches", " profiled");
+  if (s.kernel_time_ns > 0) {
+    const double total = static_cast<double>(s.kernel_time_ns);
+    absl::StrAppend(&out, "; they take ", FormatPercent(static_cast<double>(s.profiled_time_ns) / total),
+                    " of GPU kernel time");
+    std::vector<std::string> parts;
+    for (int b = 0; b < kBottleneckCount; ++b) {
+      if (s.time_by_bottleneck[b] == 0) continue;
+      parts.push_back(absl::StrCat(FormatPercent(static_cast<double>(s.time_by_bottleneck[b]) / total), " ",
+                                   std::string(BottleneckName(static_cast<Bottleneck>(b)))));
+    }
+    if (!parts.empty()) absl::StrAppend(&out, " (", absl::StrJoin(parts, ", "), ")");
+  }
+  out += ":\n\n";
+  int rank = 0;
+  for (const KernelVerdict& v : analysis.kernel_verdicts) {
+    absl::StrAppend(&out, "  ", ++rank, ". ", v.Label(), ": ", std::string(BottleneckName(v.bottleneck)), " (",
+                    FormatDuration(v.gpu_time_ns), ", ", FormatPercent(v.kernel_time_share), " of kernel time, ",
+                    v.profiled_launches, v.profiled_launches == 1 ? " launch" : " launches", " profiled)\n");
+    absl::StrAppend(&out, "     why: ", v.reason, "\n");
+    std::vector<std::string> throughput;
+    for (const std::string& part : {OptionalPct("SM", v.sm_pct), OptionalPct("memory", v.memory_pct),
+                                    OptionalPct(v.dram_derived ? "DRAM (derived)" : "DRAM", v.dram_pct),
+                                    OptionalPct("L2", v.l2_pct), OptionalPct("L1", v.l1_pct)}) {
+      if (!part.empty()) throughput.push_back(part);
+    }
+    if (v.duration_ns) {
+      throughput.push_back(absl::StrCat("duration ", FormatDuration(ClampToU64(*v.duration_ns))));
+    }
+    if (!throughput.empty()) out += Wrapped(throughput, "     throughput: ", "       ");
+    absl::StrAppend(&out, "     occupancy: ", v.occupancy_note, "\n");
+    if (!v.stall_note.empty()) absl::StrAppend(&out, "     stalls: ", v.stall_note, "\n");
+    if (!v.roofline_note.empty()) absl::StrAppend(&out, "     roofline: ", v.roofline_note, "\n");
+    for (const std::string& u : v.undecided) absl::StrAppend(&out, "     not decided: ", u, "\n");
+    absl::StrAppend(&out, "     advice: ", v.recommendation, "\n\n");
+  }
+  return out;
 }
 
 }  // namespace
@@ -124,15 +309,21 @@ std::string RenderAnalysisText(const Analysis& analysis, const std::string& trac
                                  FormatDuration(s.span_ns()), "\n");
   for (const std::string& w : analysis.warnings) absl::StrAppend(&out, "warning: ", w, "\n");
   for (const v1::DeviceSummary& d : s.devices()) {
+    const uint64_t metrics_ns = std::min(d.active_ns(), d.metrics_collection_ns());
     absl::StrAppend(&out, "GPU ", d.device(), ": busy ", FormatPercent(d.busy_share()), " of its active ",
-                    FormatDuration(d.active_ns()), " (", d.kernels(), " kernels, ", FormatDuration(d.kernel_time_ns()),
-                    " kernel time)\n");
+                    FormatDuration(d.active_ns() - metrics_ns));
+    if (metrics_ns > 0) absl::StrAppend(&out, " (without ", FormatDuration(metrics_ns), " of metric collection)");
+    absl::StrAppend(&out, " (", d.kernels(), " kernels, ", FormatDuration(d.kernel_time_ns()), " kernel time)\n");
   }
   out += "\n";
   if (analysis.healthy()) {
     absl::StrAppend(&out, "Nothing wrong found: no rule raised a warning or an error.\n");
     if (s.devices_size() == 0) absl::StrAppend(&out, "(the trace holds no GPU work)\n");
   }
+  // The kernel-internals section goes under the hot-kernel list: after that finding, or after all
+  // findings when there is none.
+  const std::string internals = RenderKernelInternals(analysis);
+  bool internals_shown = internals.empty();
   if (!analysis.findings.empty()) {
     absl::StrAppend(&out, "Findings (most severe and most costly first):\n\n");
     int rank = 0;
@@ -140,11 +331,17 @@ std::string RenderAnalysisText(const Analysis& analysis, const std::string& trac
       absl::StrAppend(&out, ++rank, ". [", std::string(SeverityName(f.severity)), "] ", f.rule_id, ": ", f.headline, "\n");
       if (f.recoverable_ns > 0) absl::StrAppend(&out, "   could recover: up to ", FormatDuration(f.recoverable_ns), "\n");
       std::string numbers;
+      std::vector<std::string> metrics;  // PerfWorks counter values: many, so wrapped
       for (const Number& n : f.numbers) {
         if (n.unit == "id") continue;
+        if (n.key.find("__") != std::string::npos) {
+          metrics.push_back(absl::StrCat(n.key, "=", FormatNumber(n)));
+          continue;
+        }
         absl::StrAppend(&numbers, numbers.empty() ? "" : ", ", n.key, "=", FormatNumber(n));
       }
       if (!numbers.empty()) absl::StrAppend(&out, "   numbers: ", numbers, "\n");
+      if (!metrics.empty()) out += Wrapped(metrics, "   metrics: ", "     ");
       for (const Offender& o : f.offenders) {
         absl::StrAppend(&out, "   ", o.kind, ": ", o.name, " (");
         if (o.count > 0) absl::StrAppend(&out, o.count, "x, ");
@@ -155,8 +352,13 @@ std::string RenderAnalysisText(const Analysis& analysis, const std::string& trac
                         FormatDuration(sp.end > sp.begin ? sp.end - sp.begin : 0), ")\n");
       }
       absl::StrAppend(&out, "   advice: ", f.recommendation, "\n\n");
+      if (f.rule_id == "hot.kernels" && !internals_shown) {
+        out += internals;
+        internals_shown = true;
+      }
     }
   }
+  if (!internals_shown) out += internals;
   for (const Table& t : analysis.tables) absl::StrAppend(&out, RenderText(t, top_rows), "\n");
   return out;
 }
@@ -204,6 +406,20 @@ v1::Report ToReport(const Analysis& analysis, const std::string& trace_path) {
     }
   }
   for (const std::string& w : analysis.warnings) r.add_warnings(w);
+  for (const KernelVerdict& v : analysis.kernel_verdicts) *r.add_kernel_verdicts() = ToProto(v);
+  const KernelInternalsSummary& s = analysis.kernel_internals;
+  if (s.groups > 0) {
+    v1::KernelInternalsSummary* ps = r.mutable_kernel_internals();
+    ps->set_groups(s.groups);
+    ps->set_profiled_launches(s.profiled_launches);
+    ps->set_profiled_time_ns(s.profiled_time_ns);
+    ps->set_kernel_time_ns(s.kernel_time_ns);
+    ps->set_compute_bound_ns(s.time_by_bottleneck[static_cast<int>(Bottleneck::kCompute)]);
+    ps->set_memory_bound_ns(s.time_by_bottleneck[static_cast<int>(Bottleneck::kMemory)]);
+    ps->set_latency_bound_ns(s.time_by_bottleneck[static_cast<int>(Bottleneck::kLatency)]);
+    ps->set_mixed_ns(s.time_by_bottleneck[static_cast<int>(Bottleneck::kMixed)]);
+    ps->set_undetermined_ns(s.time_by_bottleneck[static_cast<int>(Bottleneck::kUndetermined)]);
+  }
   return r;
 }
 

@@ -8,6 +8,7 @@
 
 #include "cuscope/v1/report.pb.h"
 #include "lib/analysis/finding.h"
+#include "lib/analysis/kernel_internals.h"
 #include "lib/analysis/tables.h"
 #include "lib/analysis/thresholds.h"
 #include "lib/analysis/timeline.h"
@@ -27,6 +28,9 @@ struct Analysis {
   std::vector<Finding> findings;  // ranked
   std::vector<Table> tables;
   std::vector<std::string> warnings;
+  // Kernel internals: a verdict per profiled kernel group, and the time-weighted summary.
+  std::vector<KernelVerdict> kernel_verdicts;
+  KernelInternalsSummary kernel_internals;
   // True when no finding is a warning or an error.
   bool healthy() const;
   Severity worst() const;

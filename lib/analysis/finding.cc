@@ -75,4 +75,20 @@ std::string FormatBytes(uint64_t bytes) {
 
 std::string FormatPercent(double share) { return absl::StrFormat("%.1f%%", share * 100.0); }
 
+uint64_t ClampToU64(double value) {
+  if (!(value > 0)) return 0;
+  if (value >= 18446744073709549568.0) return UINT64_MAX;  // the largest double below 2^64
+  return static_cast<uint64_t>(value);
+}
+
+std::string FormatSi(double value, std::string_view unit) {
+  static constexpr std::pair<double, const char*> kPrefixes[] = {
+      {1e15, "P"}, {1e12, "T"}, {1e9, "G"}, {1e6, "M"}, {1e3, "k"}};
+  const double magnitude = value < 0 ? -value : value;
+  for (const auto& [scale, prefix] : kPrefixes) {
+    if (magnitude >= scale) return absl::StrFormat("%.3g %s%s", value / scale, prefix, std::string(unit));
+  }
+  return absl::StrFormat("%.3g %s", value, std::string(unit));
+}
+
 }  // namespace cuscope::analysis

@@ -75,6 +75,11 @@ class OffenderTally {
 std::string FormatDuration(uint64_t ns);
 std::string FormatBytes(uint64_t bytes);
 std::string FormatPercent(double share);  // 0.123 -> "12.3%"
+// A double as a count of ns or bytes: 0 for negative or NaN, saturated at the top (a cast of an
+// out-of-range double is undefined, and metric values come from the file).
+uint64_t ClampToU64(double value);
+// A value with an SI prefix and its unit: 1.234e12, "FLOP/s" -> "1.23 TFLOP/s".
+std::string FormatSi(double value, std::string_view unit);
 
 }  // namespace cuscope::analysis
 

@@ -8,6 +8,7 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "lib/analysis/kernel_internals.h"
 
 namespace cuscope::analysis {
 namespace {
@@ -402,10 +403,67 @@ Table KernelExecutionSummary(const Timeline& timeline) {
   return table;
 }
 
+Table KernelMetricsSummary(const Timeline& timeline, const Thresholds& thresholds) {
+  Table table;
+  table.name = "kern_metrics";
+  table.title = "Profiled kernels: throughput (% of peak), occupancy, top stall, roofline and verdict";
+  table.columns = {{"Time (%)", ColumnType::kPercent},     {"Total Time (ns)", ColumnType::kInteger},
+                   {"Profiled", ColumnType::kInteger},     {"Avg Dur (ns)", ColumnType::kDecimal},
+                   {"SM (%)", ColumnType::kPercent},       {"Mem (%)", ColumnType::kPercent},
+                   {"DRAM (%)", ColumnType::kPercent},     {"L2 (%)", ColumnType::kPercent},
+                   {"L1 (%)", ColumnType::kPercent},       {"Ach Occ (%)", ColumnType::kPercent},
+                   {"Theo Occ (%)", ColumnType::kPercent}, {"Occ Limiter", ColumnType::kText},
+                   {"Top Stall", ColumnType::kText},       {"GFLOP/s", ColumnType::kDecimal},
+                   {"AI (FLOP/B)", ColumnType::kDecimal},  {"Verdict", ColumnType::kText},
+                   {"GridXYZ", ColumnType::kText},         {"BlockXYZ", ColumnType::kText},
+                   {"Name", ColumnType::kText}};
+  auto cell = [](const std::optional<double>& v, int decimals = 1) {
+    return v && std::isfinite(*v) ? absl::StrFormat("%.*f", decimals, *v) : std::string();
+  };
+  for (const KernelVerdict& v : JudgeKernels(timeline, thresholds)) {
+    std::string limiter;
+    if (v.theoretical) {
+      limiter = v.theoretical->limiter == OccupancyLimiter::kNone
+                    ? std::string("none")
+                    : std::string(OccupancyLimiterName(v.theoretical->limiter));
+    }
+    std::string stall;
+    if (v.top_stall) {
+      const StallShare& s = v.stalls[*v.top_stall];
+      stall = absl::StrFormat("%s (%.0f%%)", s.reason, 100.0 * s.share);
+    }
+    std::optional<double> gflops;
+    if (v.roofline.present && v.roofline.flop_per_second > 0) gflops = v.roofline.flop_per_second / 1e9;
+    table.rows.push_back({
+        absl::StrFormat("%.1f", 100.0 * v.kernel_time_share),
+        absl::StrCat(v.gpu_time_ns),
+        absl::StrCat(v.profiled_launches),
+        cell(v.duration_ns),
+        cell(v.sm_pct),
+        cell(v.memory_pct),
+        cell(v.dram_pct),
+        cell(v.l2_pct),
+        cell(v.l1_pct),
+        cell(v.achieved_occupancy_pct),
+        cell(v.theoretical ? std::optional<double>(v.theoretical->occupancy_pct) : std::nullopt),
+        limiter,
+        stall,
+        cell(gflops),
+        cell(v.roofline.intensity, 3),
+        std::string(BottleneckName(v.bottleneck)),
+        v.launch_known ? v.GridText() : std::string(),
+        v.launch_known ? v.BlockText() : std::string(),
+        v.name,
+    });
+  }
+  return table;
+}
+
 const std::vector<std::string_view>& ReportNames() {
   static const std::vector<std::string_view> kNames = {"cuda_gpu_kern_sum",     "cuda_gpu_kern_gb_sum",
                                                        "cuda_api_sum",          "cuda_gpu_mem_time_sum",
-                                                       "cuda_gpu_mem_size_sum", "cuda_kern_exec_sum"};
+                                                       "cuda_gpu_mem_size_sum", "cuda_kern_exec_sum",
+                                                       "kern_metrics"};
   return kNames;
 }
 
@@ -416,6 +474,7 @@ std::optional<Table> BuildReport(std::string_view name, const Timeline& timeline
   if (name == "cuda_gpu_mem_time_sum") return MemoryTimeSummary(timeline);
   if (name == "cuda_gpu_mem_size_sum") return MemorySizeSummary(timeline);
   if (name == "cuda_kern_exec_sum") return KernelExecutionSummary(timeline);
+  if (name == "kern_metrics") return KernelMetricsSummary(timeline);
   return std::nullopt;
 }
 
@@ -433,6 +492,7 @@ std::string WithThousands(const std::string& digits) {
 }
 
 std::string FormatCell(const std::string& value, ColumnType type) {
+  if (value.empty() && type != ColumnType::kText) return "-";
   switch (type) {
     case ColumnType::kInteger: return WithThousands(value);
     case ColumnType::kDecimal: {
@@ -537,8 +597,9 @@ std::string RenderJson(const Table& table) {
     out += r ? ",{" : "{";
     for (size_t c = 0; c < table.columns.size() && c < table.rows[r].size(); ++c) {
       const bool numeric = table.columns[c].type != ColumnType::kText;
+      const std::string& v = table.rows[r][c];
       absl::StrAppend(&out, c ? "," : "", JsonQuote(table.columns[c].name), ":",
-                      numeric ? table.rows[r][c] : JsonQuote(table.rows[r][c]));
+                      numeric ? (v.empty() ? std::string("null") : v) : JsonQuote(v));
     }
     out += "}";
   }

@@ -9,6 +9,7 @@
 #include <string_view>
 #include <vector>
 
+#include "lib/analysis/thresholds.h"
 #include "lib/analysis/timeline.h"
 
 namespace cuscope::analysis {
@@ -40,12 +41,17 @@ Table MemorySizeSummary(const Timeline& timeline);
 // Per (launch API, kernel): API time, queue delay (kernel start - API end, positive only) and
 // kernel time.
 Table KernelExecutionSummary(const Timeline& timeline);
+// Per profiled kernel group (name, grid, block): its time, the sol/occupancy/stall/roofline
+// figures averaged over its profiled launches, and the verdict (`kern_metrics`). Numeric cells of
+// metrics that were not collected are empty.
+Table KernelMetricsSummary(const Timeline& timeline, const Thresholds& thresholds = Thresholds());
 
 // The report names `cuscope stats --report` accepts, in the order they are documented.
 const std::vector<std::string_view>& ReportNames();
 std::optional<Table> BuildReport(std::string_view name, const Timeline& timeline);
 
-// `max_rows` 0 = all rows; the rest are counted in a last line.
+// `max_rows` 0 = all rows; the rest are counted in a last line. Empty numeric cells show as "-"
+// (as empty fields in CSV and null in JSON).
 std::string RenderText(const Table& table, size_t max_rows = 0);
 std::string RenderCsv(const Table& table);
 // An object: {"report": name, "title": ..., "rows": [{column: value, ...}, ...]}.

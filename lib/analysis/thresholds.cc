@@ -47,6 +47,14 @@ const std::vector<ThresholdInfo>& ThresholdTable() {
       {"event_wait_min_share", &Thresholds::event_wait_min_share, "GPU time lost to event waits, as a share of the span, to report"},
       {"hot_kernels_top", &Thresholds::hot_kernels_top, "kernels in the hot list"},
       {"hot_kernel_min_share", &Thresholds::hot_kernel_min_share, "kernel-time share of the top kernel to report"},
+      {"kernel_compute_bound_pct", &Thresholds::kernel_compute_bound_pct,
+       "SM throughput (% of peak) from which a profiled kernel is compute-bound"},
+      {"kernel_memory_bound_pct", &Thresholds::kernel_memory_bound_pct,
+       "DRAM or L2 throughput (% of peak) from which a profiled kernel is memory-bound"},
+      {"kernel_latency_bound_pct", &Thresholds::kernel_latency_bound_pct,
+       "SM and memory throughput (% of peak) both below which a profiled kernel is latency-bound"},
+      {"kernel_low_occupancy_pct", &Thresholds::kernel_low_occupancy_pct,
+       "achieved occupancy (% of warp slots) below which occupancy is low"},
   };
   return kTable;
 }

@@ -108,6 +108,21 @@ struct Thresholds {
   double hot_kernels_top = 5;
   // The hot list is reported when its first kernel holds at least this share of kernel time.
   double hot_kernel_min_share = 0.2;
+
+  // ---- kernel.internals (percent of peak, as ncu reports them) ----------------------------------
+  // SM throughput at or above this is compute-bound: the busiest SM pipe runs near its peak.
+  double kernel_compute_bound_pct = 60;
+  // DRAM or L2 throughput at or above this is memory-bound. gpu__compute_memory_throughput is not
+  // used for it: it is the maximum over L1, L2 and DRAM, and a GEMM reading from L1 shows ~95%
+  // there while its DRAM traffic is ~20% of peak.
+  double kernel_memory_bound_pct = 60;
+  // Below this on both sides (SM, and every memory unit measured) the kernel is latency-bound: far
+  // from both roofs, waiting rather than working. Between this and the bound thresholds it is mixed.
+  double kernel_latency_bound_pct = 40;
+  // Achieved occupancy (share of the SM's warp slots) below this is low: under ~5 warps per
+  // scheduler of a 64-warp SM, a scheduler often has no eligible warp while the rest wait. Low
+  // occupancy is only reported as a problem when neither roof is reached.
+  double kernel_low_occupancy_pct = 30;
 };
 
 struct ThresholdInfo {

@@ -7,6 +7,8 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
+#include "lib/analysis/finding.h"
+#include "lib/core/metric_sets.h"
 
 namespace cuscope::analysis {
 namespace {
@@ -43,6 +45,14 @@ Timeline Timeline::Build(const core::Trace& trace) {
     t.traits_[id] = ClassifyApi(t.api_names_[id]);
   }
 
+  // ---- Launches replayed for metrics: their correlation ids -----------------------------------
+  for (const core::MetricRow& m : trace.metrics) {
+    if (m.correlation_id != 0) t.profiled_correlations_.push_back(m.correlation_id);
+  }
+  std::sort(t.profiled_correlations_.begin(), t.profiled_correlations_.end());
+  t.profiled_correlations_.erase(std::unique(t.profiled_correlations_.begin(), t.profiled_correlations_.end()),
+                                 t.profiled_correlations_.end());
+
   // ---- GPU operations per device -------------------------------------------------------------
   struct PerDevice {
     std::vector<OpRef> kernels, memcpys, memsets;
@@ -64,7 +74,7 @@ Timeline Timeline::Build(const core::Trace& trace) {
       ++(*cached_counts)[kind];
     };
     for (const core::KernelRow& k : trace.kernels) {
-      if (!k.replayed()) count(k.signature < signature_device.size() ? signature_device[k.signature] : 0, 0);
+      if (!t.Replayed(k)) count(k.signature < signature_device.size() ? signature_device[k.signature] : 0, 0);
     }
     for (const core::MemcpyRecord& m : trace.memcpys) count(m.device, 1);
     for (const core::MemsetRecord& m : trace.memsets) count(m.device, 2);
@@ -86,7 +96,7 @@ Timeline Timeline::Build(const core::Trace& trace) {
   };
   for (uint32_t i = 0; i < trace.kernels.size(); ++i) {
     const core::KernelRow& k = trace.kernels[i];
-    if (k.replayed()) {
+    if (t.Replayed(k)) {
       ++t.replayed_kernels_;
       continue;
     }
@@ -248,6 +258,41 @@ Timeline Timeline::Build(const core::Trace& trace) {
   for (ThreadTimeline& th : t.threads_) {
     std::sort(th.ranges.begin(), th.ranges.end(),
               [](const NvtxRange& a, const NvtxRange& b) { return a.begin < b.begin; });
+  }
+
+  // ---- Metric-collection windows --------------------------------------------------------------
+  {
+    std::vector<Interval> windows;
+    for (const v1::CaptureWindow& w : trace.windows) {
+      if (w.kind() != v1::WINDOW_KIND_METRICS) continue;
+      ++t.metric_window_count_;
+      // A window still open when the trace ended lasted at least to the last recorded activity.
+      const uint64_t end = w.end_ns() != 0 ? w.end_ns() : std::max(w.start_ns(), t.span_.end);
+      windows.push_back({w.start_ns(), end});
+    }
+    // The launch call of a profiled launch is all profiler time as well: the Range Profiler is set
+    // up inside it (hundreds of ms on a context's first profiled launch) before the replay window
+    // opens, and the launch itself takes microseconds.
+    if (!t.profiled_correlations_.empty()) {
+      for (const core::ApiCallRow& call : trace.api_calls) {
+        if (t.Profiled(call.correlation_id) && call.end > call.start) windows.push_back({call.start, call.end});
+      }
+    }
+    t.metric_windows_ = UnionOf(std::move(windows));
+  }
+  for (const core::MetricRow& m : trace.metrics) {
+    for (const auto& [name, value] : m.values) {
+      if (!(value > 0) || trace.dict.str(name) != core::metric::kDuration) continue;
+      for (DeviceTimeline& d : t.devices_) {
+        if (d.device == m.device) d.replayed_kernel_ns += ClampToU64(value);
+      }
+    }
+  }
+  if (!t.metric_windows_.empty()) {
+    for (DeviceTimeline& d : t.devices_) {
+      if (d.active.empty()) continue;
+      d.metrics_idle = Subtract(Intersect(t.metric_windows_, IntervalSet{d.active}), d.busy);
+    }
   }
 
   // ---- Correlation ---------------------------------------------------------------------------

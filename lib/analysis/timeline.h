@@ -3,7 +3,11 @@
 // that the model costs a few bytes per record on top of the trace.
 //
 // Replayed kernel launches (metric collection) are not part of the timeline: CUPTI serializes the
-// context to replay them and their timing is not the program's.
+// context to replay them and their timing is not the program's. A launch is replayed when its row
+// carries KERNEL_FLAG_REPLAYED or when a metric row has its correlation id. The spans of METRICS
+// capture windows (kernel replay in progress: the context is serialized for 100s of ms) and the
+// launch calls of profiled launches are kept apart too: idle time inside them is the profiler's,
+// not the program's.
 #ifndef CUSCOPE_LIB_ANALYSIS_TIMELINE_H_
 #define CUSCOPE_LIB_ANALYSIS_TIMELINE_H_
 
@@ -49,7 +53,16 @@ struct DeviceTimeline {
   Interval active;         // first operation's start to last one's end
   uint64_t kernel_count = 0;
   uint64_t kernel_time_ns = 0;  // sum of kernel durations (overlapping kernels both count)
+  // The idle stretches of the active span that lie inside METRICS windows: time metric collection
+  // took, which is neither busy nor idle for the program.
+  IntervalSet metrics_idle;
+  // The measured duration (gpu__time_duration) of the launches replayed for metrics: the program's
+  // GPU work, though the timeline cannot place it.
+  uint64_t replayed_kernel_ns = 0;
   uint64_t busy_ns() const { return TotalLength(busy); }
+  uint64_t metrics_idle_ns() const { return TotalLength(metrics_idle); }
+  // The active span without the metric-collection time: what busy share and idle time are judged on.
+  uint64_t counted_active_ns() const { return active.length() - std::min(active.length(), metrics_idle_ns()); }
 };
 
 struct NvtxRange {
@@ -79,11 +92,25 @@ class Timeline {
   // Kernels on the timeline (replayed launches excluded).
   uint64_t kernel_count() const { return kernel_count_; }
   uint64_t replayed_kernel_count() const { return replayed_kernels_; }
+  // The time metric collection took: the union of the METRICS capture windows (a window still open
+  // at the end is closed at the end of the span) and of the launch calls of profiled launches, and
+  // how many METRICS windows there were.
+  const IntervalSet& metric_windows() const { return metric_windows_; }
+  uint64_t metric_window_count() const { return metric_window_count_; }
 
   Interval OpInterval(OpRef op) const;
   uint32_t OpStream(OpRef op) const;
   uint32_t KernelDevice(const core::KernelRow& k) const;
-  bool OnTimeline(const core::KernelRow& k) const { return !k.replayed(); }
+  // A launch CUPTI replayed for metrics: flagged so, or one whose correlation id a metric row has.
+  bool Replayed(const core::KernelRow& k) const {
+    return k.replayed() || (!profiled_correlations_.empty() && Profiled(k.correlation_id));
+  }
+  bool OnTimeline(const core::KernelRow& k) const { return !Replayed(k); }
+  // Whether a metric row has this correlation id.
+  bool Profiled(uint64_t correlation_id) const {
+    return correlation_id != 0 &&
+           std::binary_search(profiled_correlations_.begin(), profiled_correlations_.end(), correlation_id);
+  }
 
   // The API call that issued a GPU operation, or null.
   const core::ApiCallRow* ApiFor(uint64_t correlation_id) const;
@@ -108,6 +135,9 @@ class Timeline {
   Interval span_;
   uint64_t kernel_count_ = 0;
   uint64_t replayed_kernels_ = 0;
+  std::vector<uint64_t> profiled_correlations_;  // of the metric rows, sorted, unique
+  IntervalSet metric_windows_;
+  uint64_t metric_window_count_ = 0;
   std::vector<ApiTraits> traits_;  // by function id
   std::vector<std::string_view> api_names_;  // by function id
   // Correlation id -> api call index + 1: dense from `corr_base_` when ids are dense, otherwise a

@@ -1,4 +1,5 @@
 // cuscope stats --report NAME[,NAME...] [--format text|csv|json] TRACE
+#include <algorithm>
 #include <cstdio>
 #include <string>
 #include <vector>
@@ -34,7 +35,9 @@ int RunStats(const Args& args) {
     if (arg == "--help" || arg == "-h") {
       std::printf(
           "usage: cuscope stats --report NAME[,NAME...] [--format text|csv|json] TRACE\n"
-          "reports: %s\n",
+          "reports: %s\n"
+          "kern_metrics: the profiled kernels (CUSCOPE_METRICS): throughput, occupancy, top stall, roofline, "
+          "verdict\n",
           KnownReports().c_str());
       return 0;
     } else if (arg == "--report" || arg == "-r") {
@@ -54,7 +57,8 @@ int RunStats(const Args& args) {
       return StatsError("stats takes one trace file");
     }
   }
-  if (reports.empty()) {
+  const bool all_reports = reports.empty();
+  if (all_reports) {
     for (std::string_view n : analysis::ReportNames()) reports.emplace_back(n);
   }
   for (const std::string& name : reports) {
@@ -70,6 +74,10 @@ int RunStats(const Args& args) {
     std::fprintf(stderr, "cuscope: warning: %s is truncated (%llu bytes dropped at the tail%s); tables cover what was read\n",
                  path.c_str(), static_cast<unsigned long long>(trace->tail_bytes_dropped),
                  trace->corruption ? ", damaged block" : "");
+  }
+  if (all_reports && trace->metrics.empty()) {
+    // Asked for everything: the kernel-metrics table only when some kernel was profiled.
+    reports.erase(std::remove(reports.begin(), reports.end(), "kern_metrics"), reports.end());
   }
   const analysis::Timeline timeline = analysis::Timeline::Build(*trace);
   std::string out;

@@ -5,6 +5,7 @@
 
 #include "gtest/gtest.h"
 #include "lib/cli/commands.h"
+#include "lib/core/metric_sets.h"
 #include "lib/core/trace_writer.h"
 #include "tests/analysis/synthetic_trace.h"
 
@@ -36,6 +37,37 @@ std::string SickTrace() {
     s.Launch("tiny_kernel", t0, 3, t0 + 5, 5);
     s.Api("cudaDeviceSynchronize_v3020", t0 + 4, 40);
   }
+  return s.Write();
+}
+
+// A program whose two kernels were profiled: a GEMM (compute-bound, reading ~95% through L1 with
+// DRAM at 20%, low occupancy from 128 registers per thread) and an elementwise kernel (memory-bound,
+// without the roofline set).
+std::string ProfiledTrace() {
+  namespace metric = core::metric;
+  using cuscope::testing::Config;
+  SyntheticTrace s;
+  s.AddDevice(cuscope::testing::H200Device());
+  const core::KernelConfig gemm = Config("gemm_kernel", 264, 256, 128);
+  const core::KernelConfig relu = Config("relu_kernel", 1024, 256, 32);
+  for (int i = 0; i < 10; ++i) {
+    s.KernelWith(gemm, i * 1300.0, 1000);
+    s.KernelWith(relu, i * 1300.0 + 1050, 200);
+  }
+  auto m = [](std::string_view name, double value) { return std::make_pair(std::string(name), value); };
+  s.ProfiledLaunch(gemm, 20000, 250000,
+                   {m(metric::kDuration, 1e6), m(metric::kSmThroughputPct, 72), m(metric::kMemoryThroughputPct, 95),
+                    m(metric::kDramThroughputPct, 20), m(metric::kL2ThroughputPct, 41),
+                    m(metric::kL1ThroughputPct, 95), m(metric::kAchievedOccupancyPct, 24),
+                    m(metric::kWarpCyclesPerIssue, 10), m(metric::StallMetric("math_pipe_throttle"), 4),
+                    m(metric::StallMetric("long_scoreboard"), 2), m(metric::StallMetric("selected"), 1),
+                    m(metric::kFfma, 2.5e10), m(metric::kDramBytes, 2e8)});
+  s.ProfiledLaunch(relu, 300000, 250000,
+                   {m(metric::kDuration, 2e5), m(metric::kSmThroughputPct, 15), m(metric::kMemoryThroughputPct, 88),
+                    m(metric::kDramThroughputPct, 86), m(metric::kL2ThroughputPct, 60),
+                    m(metric::kL1ThroughputPct, 30), m(metric::kAchievedOccupancyPct, 70),
+                    m(metric::kWarpCyclesPerIssue, 40), m(metric::StallMetric("long_scoreboard"), 30),
+                    m(metric::StallMetric("selected"), 1)});
   return s.Write();
 }
 
@@ -225,6 +257,104 @@ TEST(StatsCommand, UnknownReportIsAClearErrorExitTwo) {
   EXPECT_NE(r.err.find("unknown report 'gpu_magic'"), std::string::npos) << r.err;
   EXPECT_NE(r.err.find("cuda_kern_exec_sum"), std::string::npos);
   EXPECT_EQ(r.out, "");
+}
+
+TEST(AnalyzeCommand, KernelInternalsSectionFollowsTheHotKernelList) {
+  const Outcome r = Capture(RunAnalyze, {ProfiledTrace()});
+  EXPECT_EQ(r.code, 0);
+  const size_t hot = r.out.find("] hot.kernels: ");
+  const size_t section = r.out.find("Kernel internals: 2 profiled kernels, 2 launches profiled; they take 100.0% of "
+                                    "GPU kernel time (83.3% compute-bound, 16.7% memory-bound):");
+  const size_t tables = r.out.find("CUDA GPU kernel summary (cuda_gpu_kern_sum)");
+  ASSERT_NE(hot, std::string::npos) << r.out;
+  ASSERT_NE(section, std::string::npos) << r.out;
+  ASSERT_NE(tables, std::string::npos) << r.out;
+  EXPECT_LT(hot, section);
+  EXPECT_LT(section, tables);
+  EXPECT_NE(r.out.find("  1. gemm_kernel [grid 264 1 1, block 256 1 1]: compute-bound (11.000 ms, 83.3% of kernel "
+                       "time, 1 launch profiled)"),
+            std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("     occupancy: achieved occupancy 24.0% (theoretical 25.0%, limited by registers): low, but "
+                       "the kernel reaches the compute roof"),
+            std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("  2. relu_kernel [grid 1024 1 1, block 256 1 1]: memory-bound"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("     stalls: top stall long_scoreboard: 75.0% of the 40.0 cycles"), std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("warning: metric collection took 500.000 ms (2 replay windows and the launch calls"),
+            std::string::npos)
+      << r.out;
+  // Each profiled kernel is a finding too, with its counters listed.
+  EXPECT_NE(r.out.find("] kernel.internals: gemm_kernel [grid 264 1 1, block 256 1 1]: compute-bound: SM "
+                       "throughput 72.0% of peak"),
+            std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("sm__throughput.avg.pct_of_peak_sustained_elapsed=72.0%"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("GPU 0: busy 92.7% of its active 12.950 ms (20 kernels, 12.000 ms kernel time)"),
+            std::string::npos)
+      << r.out;
+  // The replayed launches and their 250 ms windows are not idle GPU time.
+  EXPECT_EQ(r.out.find("gpu.idle"), std::string::npos) << r.out;
+}
+
+TEST(AnalyzeCommand, NoMetricsNoKernelInternalsSection) {
+  const Outcome r = Capture(RunAnalyze, {HealthyTrace()});
+  EXPECT_EQ(r.out.find("Kernel internals"), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find("metric collection"), std::string::npos) << r.out;
+}
+
+TEST(AnalyzeCommand, JsonCarriesTheKernelVerdicts) {
+  const Outcome r = Capture(RunAnalyze, {ProfiledTrace(), "--format", "json"});
+  EXPECT_EQ(r.code, 0);
+  EXPECT_NE(r.out.find("\"kernel_verdicts\": ["), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("\"bottleneck\": \"BOTTLENECK_COMPUTE\""), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("\"bottleneck\": \"BOTTLENECK_MEMORY\""), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("\"limiter\": \"OCCUPANCY_LIMITER_REGISTERS\""), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("\"top_stall\": \"math_pipe_throttle\""), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("\"compute_bound_ns\": \"11000000\""), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("\"metrics_collection_ns\": \"0\""), std::string::npos) << r.out;
+}
+
+TEST(StatsCommand, KernelMetricsReportAsText) {
+  const Outcome r = Capture(RunStats, {"--report", "kern_metrics", ProfiledTrace()});
+  EXPECT_EQ(r.code, 0);
+  // gemm: 10 x 1 ms on the timeline + the replayed launch's 1 ms of 13.2 ms in all; 2.5e10 FMAs in 1 ms are
+  // 50 TFLOP/s over 2e8 DRAM bytes (250 FLOP/B); 128 registers allow 25%. relu has no roofline set: "-".
+  const std::string expected =
+      "Profiled kernels: throughput (% of peak), occupancy, top stall, roofline and verdict (kern_metrics):"
+      "\n"
+      "\n"
+      "Time (%)  Total Time (ns)  Profiled  Avg Dur (ns)  SM (%)  Mem (%)  DRAM (%)  L2 (%)  L1 (%)  Ach Oc"
+      "c (%)  Theo Occ (%)  Occ Limiter  Top Stall                 GFLOP/s   AI (FLOP/B)  Verdict        Gr"
+      "idXYZ   BlockXYZ  Name\n"
+      "--------  ---------------  --------  ------------  ------  -------  --------  ------  ------  ------"
+      "-----  ------------  -----------  ------------------------  --------  -----------  -------------  --"
+      "------  --------  -----------\n"
+      "    83.3       11,000,000         1   1,000,000.0    72.0     95.0      20.0    41.0    95.0        "
+      " 24.0          25.0  registers    math_pipe_throttle (40%)  50,000.0      250.000  compute-bound  26"
+      "4 1 1   256 1 1   gemm_kernel\n"
+      "    16.7        2,200,000         1     200,000.0    15.0     88.0      86.0    60.0    30.0        "
+      " 70.0         100.0  none         long_scoreboard (75%)            -            -  memory-bound   10"
+      "24 1 1  256 1 1   relu_kernel\n";
+  EXPECT_EQ(r.out, expected);
+}
+
+TEST(StatsCommand, KernelMetricsReportAsCsvAndJson) {
+  const std::string trace = ProfiledTrace();
+  const Outcome csv = Capture(RunStats, {"--report", "kern_metrics", "--format", "csv", trace});
+  EXPECT_NE(csv.out.find("\n16.7,2200000,1,200000.0,15.0,88.0,86.0,60.0,30.0,70.0,100.0,none,long_scoreboard (75%),,,"
+                         "memory-bound,1024 1 1,256 1 1,relu_kernel\n"),
+            std::string::npos)
+      << csv.out;
+  const Outcome json = Capture(RunStats, {"--report", "kern_metrics", "--format", "json", trace});
+  EXPECT_NE(json.out.find("\"GFLOP/s\":null,\"AI (FLOP/B)\":null,\"Verdict\":\"memory-bound\""), std::string::npos)
+      << json.out;
+}
+
+TEST(StatsCommand, AllReportsIncludeKernelMetricsOnlyWhenSomethingWasProfiled) {
+  EXPECT_EQ(Capture(RunStats, {HealthyTrace()}).out.find("(kern_metrics)"), std::string::npos);
+  EXPECT_NE(Capture(RunStats, {ProfiledTrace()}).out.find("(kern_metrics)"), std::string::npos);
 }
 
 }  // namespace

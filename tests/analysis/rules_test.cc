@@ -673,6 +673,108 @@ TEST(HotKernelsRule, EvenSpreadThresholdBothSides) {
   EXPECT_EQ(RunRule(lowered, HotKernelsRule, "hot.kernels", With({"hot_kernel_min_share=0.1"})).size(), 1u);
 }
 
+// ---- metric collection and gpu.idle --------------------------------------------------------------
+
+// Ten 10 us kernels every 100 us, a profiled launch replayed for 200 ms, ten more kernels.
+void KernelsAroundAMetricWindow(SyntheticTrace& s, bool with_window) {
+  for (int i = 0; i < 10; ++i) s.Kernel("step", i * 100.0, 10);
+  if (with_window) {
+    s.ProfiledLaunch(cuscope::testing::Config("profiled", 1, 128), 1000, 200'000,
+                     {{"sm__throughput.avg.pct_of_peak_sustained_elapsed", 50}});
+  }
+  for (int i = 0; i < 10; ++i) s.Kernel("step", 201'000 + i * 100.0, 10);
+}
+
+TEST(GpuIdleRule, MetricCollectionIsNeitherIdleTimeNorActiveSpan) {
+  SyntheticTrace s;
+  KernelsAroundAMetricWindow(s, true);
+  const auto f = RunRule(s, GpuIdleRule, "gpu.idle");
+  ASSERT_EQ(f.size(), 1u);
+  // 19 gaps of 90 us outside the window; the 200 ms inside it count for nothing.
+  EXPECT_EQ(*f[0].number("idle_ns"), 19 * 90'000.0);
+  EXPECT_EQ(*f[0].number("active_ns"), 1'910'000.0);
+  EXPECT_EQ(*f[0].number("metrics_collection_ns"), 200'000'000.0);
+  EXPECT_NEAR(*f[0].number("busy_share"), 200.0 / 1910.0, 1e-9);
+  EXPECT_EQ(f[0].recoverable_ns, 1'710'000u);
+  EXPECT_NE(f[0].headline.find("of metric collection left out"), std::string::npos) << f[0].headline;
+  // The gaps are walked without the window: the replayed launch's 200 ms call is not a cause of
+  // idle time, and no gap reported is longer than 90 us.
+  EXPECT_EQ(*f[0].number("idle_in_launch_ns"), 0.0);
+  EXPECT_EQ(*f[0].number("idle_host_bound_ns"), 19 * 90'000.0);
+  EXPECT_EQ(*f[0].number("gaps"), 19.0);
+  for (const Span& span : f[0].spans) {
+    if (span.label.rfind("idle gap", 0) == 0) {
+      EXPECT_EQ(span.end - span.begin, 90'000u) << span.label;
+    }
+  }
+}
+
+TEST(GpuIdleRule, WithoutTheWindowTheSameGapIsIdle) {
+  // The control: the 200 ms stretch with no METRICS window over it is idle time.
+  SyntheticTrace s;
+  KernelsAroundAMetricWindow(s, false);
+  const auto f = RunRule(s, GpuIdleRule, "gpu.idle");
+  ASSERT_EQ(f.size(), 1u);
+  EXPECT_GT(*f[0].number("idle_ns"), 200'000'000.0);
+  EXPECT_EQ(*f[0].number("metrics_collection_ns"), 0.0);
+}
+
+TEST(GpuIdleRule, ProfilerSetupInsideTheLaunchCallBeforeTheWindowIsNotIdleEither) {
+  // The Range Profiler is set up inside the profiled launch's call (150 ms here) before the replay
+  // window opens: the whole call is metric collection.
+  SyntheticTrace s;
+  for (int i = 0; i < 10; ++i) s.Kernel("step", i * 100.0, 95);
+  const uint64_t corr = s.Api("cudaLaunchKernel_v7000", 1000, 300'000);
+  s.KernelWith(cuscope::testing::Config("profiled", 1, 128), 151'000, 0, corr, v1::KERNEL_FLAG_REPLAYED);
+  s.Metrics(corr, "profiled", 0, 151'000, 150'000, {{"sm__throughput.avg.pct_of_peak_sustained_elapsed", 50}});
+  for (int i = 0; i < 10; ++i) s.Kernel("step", 301'000 + i * 100.0, 95);
+  EXPECT_TRUE(RunRule(s, GpuIdleRule, "gpu.idle").empty());
+  const core::Trace trace = s.Load();
+  EXPECT_EQ(TotalLength(Timeline::Build(trace).metric_windows()), 300'000'000u);
+}
+
+// Five 10 us kernels on the timeline around three launches replayed for metrics, each measured at
+// `replayed_us` (0: no duration collected).
+void MostlyProfiledRun(SyntheticTrace& s, double replayed_us) {
+  for (int i = 0; i < 3; ++i) s.Kernel("step", i * 100.0, 10);
+  for (int i = 0; i < 3; ++i) {
+    cuscope::testing::MetricValues values = {{"sm__throughput.avg.pct_of_peak_sustained_elapsed", 50}};
+    if (replayed_us > 0) values.emplace_back("gpu__time_duration.sum", replayed_us * 1000);
+    s.ProfiledLaunch(cuscope::testing::Config("profiled", 1, 128), 300 + i * 100'000.0, 100'000, values);
+  }
+  for (int i = 0; i < 2; ++i) s.Kernel("step", 300'300 + i * 100.0, 10);
+}
+
+TEST(GpuIdleRule, KernelsReplayedForMetricsCountAsBusy) {
+  // 50 us on the timeline and 3 x 100 us replayed, in a counted span of 410 us: 85% busy.
+  SyntheticTrace profiled;
+  MostlyProfiledRun(profiled, 100);
+  EXPECT_TRUE(RunRule(profiled, GpuIdleRule, "gpu.idle").empty());
+  // Without their measured duration the same run looks 88% idle.
+  SyntheticTrace unmeasured;
+  MostlyProfiledRun(unmeasured, 0);
+  const auto f = RunRule(unmeasured, GpuIdleRule, "gpu.idle");
+  ASSERT_EQ(f.size(), 1u);
+  EXPECT_EQ(*f[0].number("active_ns"), 410'000.0);
+  EXPECT_EQ(*f[0].number("replayed_kernel_ns"), 0.0);
+  // Measured at 20 us each they fill only part of the idle time: reported, with them counted.
+  SyntheticTrace partly;
+  MostlyProfiledRun(partly, 20);
+  const auto g = RunRule(partly, GpuIdleRule, "gpu.idle");
+  ASSERT_EQ(g.size(), 1u);
+  EXPECT_EQ(*g[0].number("replayed_kernel_ns"), 60'000.0);
+  EXPECT_EQ(*g[0].number("idle_ns"), 300'000.0);
+}
+
+TEST(GpuIdleRule, ABusyDeviceInterruptedByMetricCollectionIsNotReported) {
+  SyntheticTrace s;
+  for (int i = 0; i < 10; ++i) s.Kernel("step", i * 100.0, 95);
+  s.ProfiledLaunch(cuscope::testing::Config("profiled", 1, 128), 1000, 300'000,
+                   {{"sm__throughput.avg.pct_of_peak_sustained_elapsed", 50}});
+  for (int i = 0; i < 10; ++i) s.Kernel("step", 301'000 + i * 100.0, 95);
+  EXPECT_TRUE(RunRule(s, GpuIdleRule, "gpu.idle").empty());
+}
+
 // ---- thresholds -------------------------------------------------------------------------------
 
 TEST(ThresholdsTest, OverridesByNameAndRejectsBadInput) {

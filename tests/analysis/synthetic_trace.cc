@@ -16,7 +16,47 @@ std::string TempTracePath() {
   return absl::StrCat(dir != nullptr ? dir : "/tmp", "/cuscope_analysis_test_", getpid(), "_", counter++, ".cuscope");
 }
 
+v1::Device H200Device(uint32_t id) {
+  v1::Device d;
+  d.set_id(id);
+  d.set_name("NVIDIA H200");
+  d.set_compute_capability_major(9);
+  d.set_compute_capability_minor(0);
+  d.set_sm_count(132);
+  d.set_max_warps_per_sm(64);
+  d.set_max_threads_per_sm(2048);
+  d.set_max_blocks_per_sm(32);
+  d.set_max_threads_per_block(1024);
+  d.set_registers_per_sm(65536);
+  d.set_max_registers_per_block(65536);
+  d.set_shared_memory_per_sm(233472);         // 228 KiB
+  d.set_max_shared_memory_per_block(232448);  // opt-in maximum: 227 KiB
+  d.set_reserved_shared_memory_per_block(1024);
+  d.set_warp_size(32);
+  d.set_sm_clock_khz(1980000);
+  d.set_peak_dram_bytes_per_second(4'800'000'000'000ull);
+  d.set_peak_fp32_flops(60e12);
+  d.set_peak_fp64_flops(30e12);
+  d.set_peak_fp16_flops(120e12);
+  d.set_peak_fp16_tensor_flops(960e12);
+  return d;
+}
+
+core::KernelConfig Config(std::string_view name, int grid_x, int block_x, uint32_t registers,
+                          int32_t dynamic_shared_memory, uint32_t device) {
+  core::KernelConfig c;
+  c.name = name;
+  c.device = device;
+  c.grid_x = grid_x;
+  c.block_x = block_x;
+  c.registers_per_thread = registers;
+  c.dynamic_shared_memory = dynamic_shared_memory;
+  return c;
+}
+
 SyntheticTrace::SyntheticTrace() {
+  header_.set_format_version(1);
+  header_.mutable_session()->set_pid(42);
   builder_ = std::make_unique<core::ChunkBuilder>([this](v1::ApiDomain, uint32_t callback_id) {
     auto it = name_of_.find(callback_id);
     return it == name_of_.end() ? std::string("unknown") : it->second;
@@ -61,6 +101,32 @@ void SyntheticTrace::Launch(const std::string& kernel, double api_start_us, doub
   const uint64_t corr =
       Api(graph_id ? "cudaGraphLaunch_v10000" : "cudaLaunchKernel_v7000", api_start_us, api_duration_us, tid);
   Kernel(kernel, kernel_start_us, kernel_duration_us, stream, corr, graph_id);
+}
+
+void SyntheticTrace::KernelWith(const core::KernelConfig& config, double start_us, double duration_us,
+                                uint64_t correlation, uint32_t flags, uint32_t stream) {
+  core::KernelActivity k;
+  k.start = Us(start_us);
+  k.end = Us(start_us + duration_us);
+  k.correlation_id = correlation;
+  k.stream = stream;
+  k.flags = flags;
+  k.config = config;
+  builder_->Add(k);
+}
+
+uint64_t SyntheticTrace::ProfiledLaunch(const core::KernelConfig& config, double start_us, double window_us,
+                                        const MetricValues& values, uint32_t flags) {
+  const uint64_t corr = Api("cudaLaunchKernel_v7000", start_us, window_us);
+  KernelWith(config, start_us + window_us / 2, 0, corr, flags);
+  Metrics(corr, std::string(config.name), config.device, start_us, window_us, values);
+  return corr;
+}
+
+void SyntheticTrace::Metrics(uint64_t correlation, const std::string& kernel, uint32_t device,
+                             double window_start_us, double window_us, const MetricValues& values) {
+  builder_->AddKernelMetrics(correlation, device, kernel, /*pass_count=*/8, v1::REPLAY_MODE_KERNEL, values);
+  builder_->AddWindow(v1::WINDOW_KIND_METRICS, Us(window_start_us), Us(window_start_us + window_us), "kernel replay");
 }
 
 void SyntheticTrace::Memcpy(v1::CopyKind kind, double start_us, double duration_us, uint64_t bytes, bool async,
@@ -123,10 +189,7 @@ std::string SyntheticTrace::Write() {
   auto writer = core::TraceWriter::Create(path_, /*overwrite=*/true);
   EXPECT_TRUE(writer.ok()) << writer.status();
   if (!writer.ok()) return path_;
-  v1::Header header;
-  header.set_format_version(1);
-  header.mutable_session()->set_pid(42);
-  EXPECT_TRUE((*writer)->WriteHeader(header).ok());
+  EXPECT_TRUE((*writer)->WriteHeader(header_).ok());
   v1::Chunk chunk;
   builder_->TakeChunk(&chunk);
   chunk.mutable_stats()->set_records_written(1);

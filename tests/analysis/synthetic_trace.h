@@ -8,6 +8,8 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "lib/core/chunk_builder.h"
 #include "lib/core/trace.h"
@@ -15,6 +17,18 @@
 namespace cuscope::testing {
 
 inline constexpr uint64_t kOrigin = 1'700'000'000'000'000'000ull;
+// Metric values of one profiled launch, by PerfWorks name.
+using MetricValues = std::vector<std::pair<std::string, double>>;
+
+// The limits of an H200 (compute capability 9.0, 132 SMs) as the collector writes them into the
+// header. The peak rates are rounded (FP32 60 TFLOP/s, DRAM 4.8 TB/s: a ridge point of 12.5 FLOP/B)
+// so that tests can state expected values exactly.
+v1::Device H200Device(uint32_t id = 0);
+
+// A launch configuration; `name` is not copied: pass a string literal or a string that outlives it.
+core::KernelConfig Config(std::string_view name, int grid_x, int block_x, uint32_t registers = 32,
+                          int32_t dynamic_shared_memory = 0, uint32_t device = 0);
+
 inline uint64_t Us(double us) { return static_cast<uint64_t>(static_cast<int64_t>(kOrigin) + static_cast<int64_t>(us * 1000.0)); }
 
 class SyntheticTrace {
@@ -34,6 +48,23 @@ class SyntheticTrace {
               v1::MemoryKind host_kind = v1::MEMORY_KIND_PINNED, uint32_t stream = 7, uint64_t correlation = 0);
   void Memset(double start_us, double duration_us, uint64_t bytes, bool async, uint32_t stream = 7,
               uint64_t correlation = 0);
+  // A kernel with a full launch configuration (registers, shared memory, grid, block).
+  void KernelWith(const core::KernelConfig& config, double start_us, double duration_us, uint64_t correlation = 0,
+                  uint32_t flags = 0, uint32_t stream = 7);
+  // A launch profiled for metrics, as the collector records it: its launch call spanning the replay,
+  // the kernel record CUPTI leaves for the replayed launch (no duration; `flags` as given: the
+  // analyzer must recognize it by its metric row even without KERNEL_FLAG_REPLAYED), the metric
+  // row with the launch's correlation id, and a METRICS window over the call. Returns the
+  // correlation id.
+  uint64_t ProfiledLaunch(const core::KernelConfig& config, double start_us, double window_us,
+                          const MetricValues& values, uint32_t flags = 0);
+  // A metric row and its METRICS window alone.
+  void Metrics(uint64_t correlation, const std::string& kernel, uint32_t device, double window_start_us,
+               double window_us, const MetricValues& values);
+  // Devices for the header.
+  void AddDevice(const v1::Device& device) { *header_.add_devices() = device; }
+  // The header as it will be written (capture settings, metrics requested).
+  v1::Header& header() { return header_; }
   void StreamWaitEvent(uint32_t stream, double start_us, double duration_us);
   void NvtxRange(const std::string& name, double start_us, double end_us, uint64_t tid = 1);
 
@@ -46,6 +77,7 @@ class SyntheticTrace {
   std::map<std::string, uint32_t> callback_of_;
   std::map<uint32_t, std::string> name_of_;
   std::unique_ptr<core::ChunkBuilder> builder_;
+  v1::Header header_;
   uint64_t next_correlation_ = 1000;
   uint64_t next_nvtx_ = 1;
   std::string path_;

@@ -33,6 +33,38 @@ TEST(TimelineTest, ReplayedLaunchesAreLeftOut) {
   EXPECT_EQ(t.devices()[0].busy_ns(), 10'000u);
 }
 
+TEST(TimelineTest, ALaunchWithAMetricRowIsReplayedEvenWithoutTheFlag) {
+  SyntheticTrace s;
+  s.Kernel("real", 0, 10);
+  // CUPTI's record of the profiled launch, unflagged, with a (bogus) duration of 500 us.
+  s.KernelWith(cuscope::testing::Config("profiled", 1, 128), 100, 500, /*correlation=*/77);
+  s.Metrics(77, "profiled", 0, 90, 600, {{"sm__throughput.avg.pct_of_peak_sustained_elapsed", 50}});
+  const core::Trace trace = s.Load();
+  const Timeline t = Timeline::Build(trace);
+  EXPECT_EQ(t.kernel_count(), 1u);
+  EXPECT_EQ(t.replayed_kernel_count(), 1u);
+  EXPECT_EQ(t.devices()[0].busy_ns(), 10'000u);
+  EXPECT_TRUE(t.Profiled(77));
+  EXPECT_FALSE(t.Profiled(78));
+}
+
+TEST(TimelineTest, IdleTimeInsideMetricWindowsIsSetApart) {
+  SyntheticTrace s;
+  s.Kernel("a", 0, 10);
+  s.Kernel("b", 100'040, 10);
+  core::KernelConfig replayed = cuscope::testing::Config("b", 1, 128);
+  s.ProfiledLaunch(replayed, 20, 100'000, {{"sm__throughput.avg.pct_of_peak_sustained_elapsed", 50}});
+  const core::Trace trace = s.Load();
+  const Timeline t = Timeline::Build(trace);
+  ASSERT_EQ(t.devices().size(), 1u);
+  const DeviceTimeline& d = t.devices()[0];
+  EXPECT_EQ(d.active.length(), 100'050'000u);
+  EXPECT_EQ(d.metrics_idle_ns(), 100'000'000u);
+  EXPECT_EQ(d.counted_active_ns(), 50'000u);
+  EXPECT_EQ(t.metric_window_count(), 1u);
+  EXPECT_EQ(TotalLength(t.metric_windows()), 100'000'000u);
+}
+
 TEST(TimelineTest, LaunchDelayFromTheCorrelatedCall) {
   SyntheticTrace s;
   s.Launch("k", 0, 5, 25, 10);

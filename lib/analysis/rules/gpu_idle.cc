@@ -13,6 +13,12 @@
 // Nor is the short gap between two kernels of one CUDA graph launch: that is the GPU's own latency
 // from one graph node to the next, which no host change removes (fusing the kernels does). It is
 // reported too, and left out the same way.
+//
+// Metric collection is left out altogether: while CUPTI replays a launch for its counters (METRICS
+// capture windows, and the profiled launch's call, in which the profiler is set up) the context is
+// serialized for 100s of ms, and that idle time is the profiler's. It is removed from the gaps and
+// from the active span the busy share is taken of. The replayed launches' measured duration is the
+// program's work the timeline cannot place: it counts as busy.
 #include <algorithm>
 #include <array>
 #include <optional>
@@ -77,10 +83,15 @@ std::vector<Finding> GpuIdleRule(const Timeline& timeline, const Thresholds& thr
   std::vector<Finding> findings;
   std::optional<HostActivity> host;  // built only when some device is idle enough to explain
   for (const DeviceTimeline& d : timeline.devices()) {
-    const uint64_t active_ns = d.active.length();
+    const uint64_t active_ns = d.counted_active_ns();
+    const uint64_t metrics_ns = d.metrics_idle_ns();
     if (active_ns == 0) continue;
     const uint64_t busy_ns = d.busy_ns();
-    const double busy_share = static_cast<double>(busy_ns) / static_cast<double>(active_ns);
+    // Launches replayed for metrics ran the program's work too, for their measured duration, where
+    // the timeline cannot show it: counted as busy, so that a run whose kernels were all profiled
+    // is not called idle.
+    const uint64_t replayed_ns = std::min(active_ns - std::min(active_ns, busy_ns), d.replayed_kernel_ns);
+    const double busy_share = static_cast<double>(busy_ns + replayed_ns) / static_cast<double>(active_ns);
     if (busy_share >= thresholds.gpu_busy_min_share) continue;
     if (host) {
       host->Rewind();
@@ -154,29 +165,48 @@ std::vector<Finding> GpuIdleRule(const Timeline& timeline, const Thresholds& thr
       }
       KeepLongest(longest, g);
     };
+    // A gap without its stretches inside METRICS windows: the pieces left, in order. Gaps come in
+    // time order, so one cursor walks the windows once.
+    size_t window = 0;
+    auto visit_counted = [&](Interval gap, const OpRef* before, const OpRef* after) {
+      const IntervalSet& skip = d.metrics_idle;
+      while (window < skip.size() && skip[window].end <= gap.begin) ++window;
+      uint64_t cursor = gap.begin;
+      const OpRef* left = before;
+      for (size_t w = window; w < skip.size() && skip[w].begin < gap.end; ++w) {
+        if (skip[w].begin > cursor) visit({cursor, skip[w].begin}, left, nullptr);
+        cursor = std::max(cursor, skip[w].end);
+        left = nullptr;
+      }
+      if (cursor < gap.end) visit({cursor, gap.end}, left, after);
+    };
     // The gaps of the busy set within the active span, with the operations on either side: the
     // operations in start order, against the latest end so far.
     uint64_t frontier = d.active.begin;
     const OpRef* frontier_op = nullptr;
     for (const OpRef& op : d.ops) {
       const Interval x = timeline.OpInterval(op);
-      if (x.begin > frontier) visit({frontier, x.begin}, frontier_op, &op);
+      if (x.begin > frontier) visit_counted({frontier, x.begin}, frontier_op, &op);
       if (x.end >= frontier) {
         frontier = x.end;
         frontier_op = &op;
       }
     }
-    if (d.active.end > frontier) visit({frontier, d.active.end}, frontier_op, nullptr);
+    if (d.active.end > frontier) visit_counted({frontier, d.active.end}, frontier_op, nullptr);
 
     // Utilization profile: buckets with little work show where in the run the GPU starved.
+    // Buckets split the whole active span; metric-collection time inside a bucket is not counted.
     const uint64_t buckets = std::max<uint64_t>(1, static_cast<uint64_t>(thresholds.utilization_buckets));
+    const uint64_t full_ns = d.active.length();
     uint64_t low_buckets = 0;
     Interval worst_bucket;
     double worst_share = 2.0;
     for (uint64_t b = 0; b < buckets; ++b) {
-      const Interval bucket{d.active.begin + active_ns * b / buckets, d.active.begin + active_ns * (b + 1) / buckets};
+      const Interval bucket{d.active.begin + full_ns * b / buckets, d.active.begin + full_ns * (b + 1) / buckets};
       if (bucket.empty()) continue;
-      const double share = static_cast<double>(CoveredLength(d.busy, bucket)) / static_cast<double>(bucket.length());
+      const uint64_t counted = bucket.length() - std::min(bucket.length(), CoveredLength(d.metrics_idle, bucket));
+      if (counted == 0) continue;
+      const double share = static_cast<double>(CoveredLength(d.busy, bucket)) / static_cast<double>(counted);
       if (share < thresholds.utilization_low_share) ++low_buckets;
       if (share < worst_share) {
         worst_share = share;
@@ -184,7 +214,7 @@ std::vector<Finding> GpuIdleRule(const Timeline& timeline, const Thresholds& thr
       }
     }
 
-    const uint64_t idle_ns = active_ns - busy_ns;
+    const uint64_t idle_ns = active_ns - busy_ns - replayed_ns;
     // Setup is a steady-state cost only when it keeps coming back.
     const bool setup_recurs = static_cast<double>(setup_gaps) >= thresholds.idle_setup_recurring_gaps;
     const uint64_t setup_excluded = startup_idle + (setup_recurs ? 0 : setup_idle);
@@ -211,6 +241,12 @@ std::vector<Finding> GpuIdleRule(const Timeline& timeline, const Thresholds& thr
     if (graph_node_idle > 0) {
       absl::StrAppend(&f.headline, ", ", FormatDuration(graph_node_idle), " of it between the nodes of CUDA graphs");
     }
+    if (metrics_ns > 0) {
+      absl::StrAppend(&f.headline, " (", FormatDuration(metrics_ns), " of metric collection left out)");
+    }
+    if (replayed_ns > 0) {
+      absl::StrAppend(&f.headline, " (", FormatDuration(replayed_ns), " of kernels replayed for metrics counted busy)");
+    }
     if (excluded > 0) {
       absl::StrAppend(&f.headline, "; steady state ", FormatDuration(steady_idle), " idle of ",
                       FormatDuration(steady_span));
@@ -228,6 +264,8 @@ std::vector<Finding> GpuIdleRule(const Timeline& timeline, const Thresholds& thr
     f.Add("setup_gaps", static_cast<double>(setup_gaps), "count");
     f.Add("graph_node_idle_ns", static_cast<double>(graph_node_idle), "ns");
     f.Add("graph_node_gaps", static_cast<double>(graph_node_gaps), "count");
+    f.Add("metrics_collection_ns", static_cast<double>(metrics_ns), "ns");
+    f.Add("replayed_kernel_ns", static_cast<double>(replayed_ns), "ns");
     f.Add("gaps", static_cast<double>(gaps), "count");
     f.Add("micro_gaps", static_cast<double>(micro_gaps), "count");
     f.Add("micro_gap_ns", static_cast<double>(micro_gap_total), "ns");
@@ -264,6 +302,16 @@ std::vector<Finding> GpuIdleRule(const Timeline& timeline, const Thresholds& thr
       absl::StrAppend(&f.recommendation, " ", graph_node_gaps, " gaps between kernels of the same CUDA graph launch (",
                       FormatDuration(graph_node_idle), ") are ", kCauseNames[kGraphNodeCause], ": ",
                       kCauseAdvice[kGraphNodeCause], "; not counted as recoverable by the host.");
+    }
+    if (metrics_ns > 0) {
+      absl::StrAppend(&f.recommendation, " ", FormatDuration(metrics_ns),
+                      " the GPU spent in metric collection (kernel replay) is left out of the idle time and of "
+                      "the active span.");
+    }
+    if (replayed_ns > 0) {
+      absl::StrAppend(&f.recommendation, " ", FormatDuration(replayed_ns),
+                      " of kernels replayed for metrics cannot be placed on the timeline and is counted as busy; the "
+                      "causes above are the measured gaps, without it.");
     }
     if (micro_gaps > 0) {
       absl::StrAppend(&f.recommendation, " ", micro_gaps, " gaps are shorter than ", thresholds.micro_gap_us,

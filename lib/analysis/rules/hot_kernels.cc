@@ -14,7 +14,7 @@ std::vector<Finding> HotKernelsRule(const Timeline& timeline, const Thresholds& 
   std::vector<std::pair<uint64_t, uint64_t>> by_signature(trace.dict.signature_count() + 1);  // (time, count)
   uint64_t total = 0;
   for (const core::KernelRow& k : trace.kernels) {
-    if (k.replayed()) continue;
+    if (!timeline.OnTimeline(k)) continue;
     const uint64_t duration = k.end > k.start ? k.end - k.start : 0;
     total += duration;
     if (k.signature < by_signature.size()) {

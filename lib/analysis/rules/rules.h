@@ -27,6 +27,9 @@ std::vector<Finding> CopiesRule(const Timeline& timeline, const Thresholds& thre
 std::vector<Finding> StreamsRule(const Timeline& timeline, const Thresholds& thresholds);
 // hot.kernels: the top kernels by share of GPU kernel time.
 std::vector<Finding> HotKernelsRule(const Timeline& timeline, const Thresholds& thresholds);
+// kernel.internals: one finding per profiled kernel group: compute-, memory- or latency-bound,
+// occupancy judged against throughput, the dominant stall, the roofline position.
+std::vector<Finding> KernelInternalsRule(const Timeline& timeline, const Thresholds& thresholds);
 
 // How the host's API calls cover stretches of time, split by what the call was doing. Calls on
 // different threads that overlap count once, for the category that explains the time best (sync

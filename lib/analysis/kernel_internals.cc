@@ -1,0 +1,695 @@
+#include "lib/analysis/kernel_internals.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+#include "lib/analysis/finding.h"
+#include "lib/analysis/stall_reasons.h"
+#include "lib/core/metric_sets.h"
+
+namespace cuscope::analysis {
+namespace {
+
+namespace metric = core::metric;
+
+constexpr absl::string_view kStallPrefix = "smsp__average_warps_issue_stalled_";
+constexpr absl::string_view kStallSuffix = "_per_issue_active.ratio";
+
+absl::string_view Absl(std::string_view s) { return absl::string_view(s.data(), s.size()); }
+
+std::string Pct(double pct) { return absl::StrFormat("%.1f%%", pct); }
+
+// ---- Grouping ---------------------------------------------------------------------------------
+
+struct Group {
+  KernelVerdict v;
+  uint32_t name_id = 0;
+  // Per metric name: sum of values and the launches that had it.
+  absl::flat_hash_map<std::string, std::pair<double, uint64_t>> sums;
+  double replayed_duration_ns = 0;
+};
+
+std::string GroupKey(uint32_t device, uint32_t name, bool known, const std::array<int32_t, 3>& grid,
+                     const std::array<int32_t, 3>& block) {
+  if (!known) return absl::StrCat(device, "|", name, "|?");
+  return absl::StrCat(device, "|", name, "|", grid[0], ",", grid[1], ",", grid[2], "|", block[0], ",", block[1], ",",
+                      block[2]);
+}
+
+LaunchConfig LaunchOf(const v1::KernelSignature& s) {
+  LaunchConfig c;
+  c.block_x = static_cast<uint32_t>(std::max(1, s.block_x()));
+  c.block_y = static_cast<uint32_t>(std::max(1, s.block_y()));
+  c.block_z = static_cast<uint32_t>(std::max(1, s.block_z()));
+  c.registers_per_thread = s.registers_per_thread();
+  c.static_shared_memory = static_cast<uint64_t>(std::max(0, s.static_shared_memory()));
+  c.dynamic_shared_memory = static_cast<uint64_t>(std::max(0, s.dynamic_shared_memory()));
+  c.cluster_x = s.cluster_x();
+  c.cluster_y = s.cluster_y();
+  c.cluster_z = s.cluster_z();
+  return c;
+}
+
+const v1::Device* FindDevice(const core::Trace& trace, uint32_t device) {
+  for (const v1::Device& d : trace.header.devices()) {
+    if (d.id() == device) return &d;
+  }
+  return nullptr;
+}
+
+// ---- Reading the averaged values ----------------------------------------------------------------
+
+std::optional<double> Value(const KernelVerdict& v, std::string_view name) {
+  const MetricValue* m = v.metric(name);
+  if (m == nullptr) return std::nullopt;
+  return m->value;
+}
+
+void ReadRoofline(KernelVerdict& v, const v1::Device* device) {
+  RooflinePoint& r = v.roofline;
+  auto flops = [&](std::string_view fma, std::string_view add, std::string_view mul, bool& any) {
+    // A fused multiply-add is two operations.
+    const std::optional<double> f = Value(v, fma), a = Value(v, add), m = Value(v, mul);
+    any = any || f || a || m;
+    return 2 * f.value_or(0) + a.value_or(0) + m.value_or(0);
+  };
+  bool any = false;
+  r.fp32_flop = flops(metric::kFfma, metric::kFadd, metric::kFmul, any);
+  r.fp64_flop = flops(metric::kDfma, metric::kDadd, metric::kDmul, any);
+  r.fp16_flop = flops(metric::kHfma, metric::kHadd, metric::kHmul, any);
+  r.tensor_pipe_pct = Value(v, metric::kTensorPipePct);
+  r.dram_bytes = Value(v, metric::kDramBytes);
+  r.present = any;
+  if (!any) return;
+  const double total = r.fp32_flop + r.fp64_flop + r.fp16_flop;
+  double peak = 0;
+  if (r.fp64_flop > r.fp32_flop && r.fp64_flop >= r.fp16_flop) {
+    r.precision = "FP64";
+    peak = device ? device->peak_fp64_flops() : 0;
+  } else if (r.fp16_flop > r.fp32_flop) {
+    r.precision = "FP16";
+    peak = device ? device->peak_fp16_flops() : 0;
+  } else {
+    r.precision = "FP32";
+    peak = device ? device->peak_fp32_flops() : 0;
+  }
+  if (v.duration_ns && *v.duration_ns > 0) r.flop_per_second = total / (*v.duration_ns * 1e-9);
+  if (r.dram_bytes && *r.dram_bytes > 0) r.intensity = total / *r.dram_bytes;
+  const double peak_dram = device ? static_cast<double>(device->peak_dram_bytes_per_second()) : 0;
+  if (peak > 0 && peak_dram > 0) r.ridge = peak / peak_dram;
+  if (peak > 0 && r.flop_per_second > 0) {
+    r.peak_flops_pct = 100.0 * r.flop_per_second / peak;
+    // The roof at this intensity: the memory slope below the ridge, the flat compute roof above.
+    double roof = peak;
+    if (r.intensity && peak_dram > 0) roof = std::min(peak, *r.intensity * peak_dram);
+    if (roof > 0) r.roof_pct = 100.0 * r.flop_per_second / roof;
+  }
+}
+
+void ReadStalls(KernelVerdict& v) {
+  double sum = 0;
+  for (const MetricValue& m : v.metrics) {
+    const absl::string_view name = m.name;
+    if (!absl::StartsWith(name, kStallPrefix) || !absl::EndsWith(name, kStallSuffix)) continue;
+    if (name.size() <= kStallPrefix.size() + kStallSuffix.size()) continue;
+    const absl::string_view reason =
+        name.substr(kStallPrefix.size(), name.size() - kStallPrefix.size() - kStallSuffix.size());
+    v.stalls.push_back(StallShare{std::string(reason), std::max(0.0, m.value), 0});
+    sum += std::max(0.0, m.value);
+  }
+  if (v.stalls.empty()) return;
+  // The reasons add up to about the warp cycles per issued instruction; without that metric their
+  // sum stands in for it.
+  const std::optional<double> per_issue = Value(v, metric::kWarpCyclesPerIssue);
+  const double total = per_issue && *per_issue > 0 ? *per_issue : sum;
+  for (StallShare& s : v.stalls) s.share = total > 0 ? s.cycles / total : 0;
+  std::stable_sort(v.stalls.begin(), v.stalls.end(),
+                   [](const StallShare& a, const StallShare& b) { return a.cycles > b.cycles; });
+  for (size_t i = 0; i < v.stalls.size(); ++i) {
+    if (v.stalls[i].cycles > 0 && DescribeStall(v.stalls[i].reason).actionable) {
+      v.top_stall = i;
+      break;
+    }
+  }
+}
+
+// ---- The verdict ----------------------------------------------------------------------------------
+
+void DecideBottleneck(KernelVerdict& v, const Thresholds& t) {
+  const double compute_min = t.kernel_compute_bound_pct;
+  const double memory_min = t.kernel_memory_bound_pct;
+  const double latency_max = t.kernel_latency_bound_pct;
+  // The memory roofs that count: DRAM and L2.
+  std::optional<double> roof;
+  std::string roof_name;
+  if (v.dram_pct) {
+    roof = *v.dram_pct;
+    roof_name = v.dram_derived ? "DRAM (from dram__bytes / duration)" : "DRAM";
+  }
+  if (v.l2_pct && (!roof || *v.l2_pct > *roof)) {
+    roof = *v.l2_pct;
+    roof_name = "L2";
+  }
+  // The compute side: SM throughput, or lacking it the FP rate against its peak (roofline set).
+  std::optional<double> compute = v.sm_pct;
+  std::string compute_name = "SM throughput";
+  if (!compute && v.roofline.peak_flops_pct) {
+    compute = v.roofline.peak_flops_pct;
+    compute_name = absl::StrCat(v.roofline.precision, " FLOP rate");
+  }
+  const bool compute_high = compute && *compute >= compute_min;
+  const bool memory_high = roof && *roof >= memory_min;
+  // The memory units broken down, for the reasons.
+  auto breakdown = [&v] {
+    std::vector<std::string> parts;
+    if (v.dram_pct) parts.push_back(absl::StrCat("DRAM ", Pct(*v.dram_pct)));
+    if (v.l2_pct) parts.push_back(absl::StrCat("L2 ", Pct(*v.l2_pct)));
+    if (v.l1_pct) parts.push_back(absl::StrCat("L1 ", Pct(*v.l1_pct)));
+    return absl::StrJoin(parts, ", ");
+  };
+  // L1/shared memory is the busy unit when its throughput, or gpu__compute_memory_throughput (the
+  // maximum over L1, L2 and DRAM), is high while DRAM and L2 are measured and are not.
+  const double l1_side = std::max(v.memory_pct.value_or(0), v.l1_pct.value_or(0));
+  const bool l1_busy = roof && !memory_high && l1_side >= memory_min;
+  v.l1_limited = l1_busy;
+
+  if (compute_high && memory_high) {
+    bool memory_wins = *roof > *compute;
+    std::string how = "the higher of the two";
+    if (v.roofline.intensity && v.roofline.ridge) {
+      memory_wins = v.roofline.below_ridge();
+      how = absl::StrFormat("arithmetic intensity %.3g FLOP/B is %s the ridge point %.3g FLOP/B",
+                            *v.roofline.intensity, memory_wins ? "below" : "above", *v.roofline.ridge);
+    }
+    v.bottleneck = memory_wins ? Bottleneck::kMemory : Bottleneck::kCompute;
+    v.reason = absl::StrCat("both roofs are near: ", compute_name, " ", Pct(*compute), " and ", roof_name, " ",
+                            Pct(*roof), " (thresholds ", Pct(compute_min), " / ", Pct(memory_min), "); ", how,
+                            " makes it ", std::string(BottleneckName(v.bottleneck)));
+    return;
+  }
+  if (compute_high) {
+    v.bottleneck = Bottleneck::kCompute;
+    v.reason = absl::StrCat(compute_name, " ", Pct(*compute), " of peak (>= ", Pct(compute_min), ")");
+    if (l1_busy) {
+      absl::StrAppend(&v.reason, "; memory throughput ", Pct(l1_side), " is L1/shared-memory traffic (",
+                      breakdown(), "), not DRAM: not memory-bound");
+    } else if (!roof && v.memory_pct && *v.memory_pct >= memory_min) {
+      absl::StrAppend(&v.reason, "; memory throughput ", Pct(*v.memory_pct),
+                      " (the maximum over L1, L2 and DRAM; no DRAM/L2 breakdown collected)");
+    } else if (roof) {
+      absl::StrAppend(&v.reason, "; ", breakdown());
+    }
+    return;
+  }
+  if (memory_high) {
+    v.bottleneck = Bottleneck::kMemory;
+    v.reason = absl::StrCat(roof_name, " throughput ", Pct(*roof), " of peak (>= ", Pct(memory_min), ")");
+    if (compute) absl::StrAppend(&v.reason, "; ", compute_name, " ", Pct(*compute));
+    return;
+  }
+
+  // Neither roof reached: far from both, or in between.
+  if (!v.sm_pct) {
+    v.bottleneck = Bottleneck::kUndetermined;
+    v.reason = "SM throughput was not collected (sol set): cannot tell compute-, memory- or latency-bound apart";
+    if (compute) {
+      absl::StrAppend(&v.reason, " (", compute_name, " ", Pct(*compute), " alone does not say the SM is idle)");
+    }
+    return;
+  }
+  if (!roof && !v.memory_pct && !v.l1_pct) {
+    v.bottleneck = Bottleneck::kUndetermined;
+    v.reason = absl::StrCat("SM throughput ", Pct(*v.sm_pct),
+                            ", but no memory throughput was collected (sol set): cannot tell memory-bound from "
+                            "latency-bound");
+    return;
+  }
+  if (!roof && l1_side >= memory_min) {
+    v.bottleneck = Bottleneck::kUndetermined;
+    v.reason = absl::StrCat(v.memory_pct && *v.memory_pct >= memory_min ? "memory throughput " : "L1 throughput ",
+                            Pct(l1_side),
+                            " is high, but without the DRAM and L2 breakdown (sol set) DRAM-bound cannot be told "
+                            "from L1 traffic");
+    return;
+  }
+  const double busiest_memory = std::max({roof.value_or(0), v.memory_pct.value_or(0), v.l1_pct.value_or(0)});
+  if (*v.sm_pct < latency_max && busiest_memory < latency_max) {
+    v.bottleneck = Bottleneck::kLatency;
+    v.reason = absl::StrCat("far from both roofs: SM throughput ", Pct(*v.sm_pct), " and memory ",
+                            Pct(busiest_memory), " (busiest unit) are both below ", Pct(latency_max));
+    return;
+  }
+  v.bottleneck = Bottleneck::kMixed;
+  if (l1_busy) {
+    v.reason = absl::StrCat("L1/shared-memory throughput ", Pct(l1_side), " is the busiest unit while ", breakdown(),
+                            ": the L1/shared-memory path limits it, not DRAM; SM throughput ", Pct(*v.sm_pct));
+  } else {
+    v.reason = absl::StrCat("no roof reached, but not far from one either: SM throughput ", Pct(*v.sm_pct),
+                            ", busiest memory unit ", Pct(busiest_memory), " (latency-bound below ", Pct(latency_max),
+                            " on both)");
+  }
+}
+
+std::string RegisterAdvice(const KernelVerdict& v, const v1::Device& device) {
+  const Occupancy& o = *v.theoretical;
+  std::string out = absl::StrCat(v.launch.registers_per_thread, " registers per thread allow ", o.blocks_per_sm,
+                                 " blocks (", o.active_warps_per_sm, " warps) per SM");
+  // The most registers per thread that would fit one more block.
+  for (uint32_t regs = (v.launch.registers_per_thread - 1) / 8 * 8; regs >= 8; regs -= 8) {
+    LaunchConfig fewer = v.launch;
+    fewer.registers_per_thread = regs;
+    auto more = TheoreticalOccupancy(fewer, device);
+    if (more.ok() && more->active_warps_per_sm > o.active_warps_per_sm) {
+      absl::StrAppend(&out, "; at ", regs, " or fewer, ", more->blocks_per_sm, " blocks (",
+                      Pct(more->occupancy_pct), ") would fit: cap them with __launch_bounds__ or -maxrregcount, "
+                      "or keep fewer values live");
+      return out;
+    }
+  }
+  return out;
+}
+
+std::string LimiterAdvice(const KernelVerdict& v, const v1::Device* device) {
+  const Occupancy& o = *v.theoretical;
+  switch (o.limiter) {
+    case OccupancyLimiter::kRegisters:
+      return device ? RegisterAdvice(v, *device) : "use fewer registers per thread";
+    case OccupancyLimiter::kSharedMemory:
+      return absl::StrCat(o.shared_memory_per_block, " B of shared memory per block (with the system's reservation) "
+                          "allow ", o.blocks_per_sm, " blocks per SM: use smaller tiles or fewer pipeline stages");
+    case OccupancyLimiter::kWarps:
+      return absl::StrCat("blocks of ", o.warps_per_block, " warps fit ", o.blocks_per_sm, " times into ",
+                          o.max_warps_per_sm, " warp slots: pick a block size whose warp count divides ",
+                          o.max_warps_per_sm);
+    case OccupancyLimiter::kBlocks: {
+      const uint32_t needed = o.blocks_by_block_limit > 0 ? o.max_warps_per_sm / o.blocks_by_block_limit : 0;
+      return absl::StrCat("blocks of ", o.warps_per_block, " warps hit the limit of ", o.blocks_by_block_limit,
+                          " resident blocks per SM: use blocks of at least ", needed, " warps (", needed * 32,
+                          " threads)");
+    }
+    case OccupancyLimiter::kNone: break;
+  }
+  return "";
+}
+
+void DecideOccupancy(KernelVerdict& v, const Thresholds& t, const v1::Device* device) {
+  std::optional<double> occupancy = v.achieved_occupancy_pct;
+  std::string what = "achieved occupancy";
+  if (!occupancy && v.theoretical) {
+    occupancy = v.theoretical->occupancy_pct;
+    what = "theoretical occupancy (achieved not collected)";
+  }
+  std::string theoretical_text;
+  if (v.theoretical) {
+    theoretical_text = absl::StrCat("theoretical ", Pct(v.theoretical->occupancy_pct), ", ",
+                                    v.theoretical->limiter == OccupancyLimiter::kNone
+                                        ? std::string("no limiter")
+                                        : absl::StrCat("limited by ", LimiterNames(*v.theoretical)));
+  }
+  if (!occupancy) {
+    v.occupancy = OccupancyVerdict::kUnknown;
+    v.occupancy_note =
+        absl::StrCat("occupancy unknown: the occupancy set was not collected and the theoretical one is unknown (",
+                     v.theoretical_error, ")");
+    return;
+  }
+  const std::string head = absl::StrCat(what, " ", Pct(*occupancy),
+                                        theoretical_text.empty() ? "" : absl::StrCat(" (", theoretical_text, ")"));
+  if (*occupancy >= t.kernel_low_occupancy_pct) {
+    v.occupancy = OccupancyVerdict::kFine;
+    v.occupancy_note = absl::StrCat(head, ": not low");
+    return;
+  }
+  switch (v.bottleneck) {
+    case Bottleneck::kCompute:
+    case Bottleneck::kMemory:
+      v.occupancy = OccupancyVerdict::kLowButFine;
+      v.occupancy_note = absl::StrCat(head, ": low, but the kernel reaches the ",
+                                      v.bottleneck == Bottleneck::kCompute ? "compute" : "memory",
+                                      " roof with these warps; more would not help: leave it");
+      return;
+    case Bottleneck::kUndetermined:
+      v.occupancy = OccupancyVerdict::kUnknown;
+      v.occupancy_note = absl::StrCat(head, ": low; whether it matters depends on throughput, which was not "
+                                            "collected (sol set)");
+      return;
+    case Bottleneck::kLatency:
+    case Bottleneck::kMixed: break;
+  }
+  v.occupancy = OccupancyVerdict::kProblem;
+  v.occupancy_note = absl::StrCat(head, ": low, and neither roof is reached: too few warps to hide latency");
+  if (!v.theoretical) {
+    absl::StrAppend(&v.occupancy_note, "; the launch configuration's limiter is unknown (", v.theoretical_error, ")");
+  } else if (v.theoretical->occupancy_pct < t.kernel_low_occupancy_pct &&
+             v.theoretical->limiter != OccupancyLimiter::kNone) {
+    absl::StrAppend(&v.occupancy_note, "; the launch configuration caps it, limited by ",
+                    LimiterNames(*v.theoretical), ": ", LimiterAdvice(v, device));
+  } else {
+    absl::StrAppend(&v.occupancy_note, "; the launch allows ", Pct(v.theoretical->occupancy_pct),
+                    ", so the gap is at run time: too few blocks to fill the SMs");
+    if (v.waves) absl::StrAppend(&v.occupancy_note, absl::StrFormat(" (%.2f waves)", *v.waves));
+    absl::StrAppend(&v.occupancy_note, ", or blocks of uneven length leaving SMs idle at the tail");
+  }
+}
+
+void DescribeStalls(KernelVerdict& v) {
+  if (v.stalls.empty()) return;
+  const std::optional<double> per_issue = Value(v, metric::kWarpCyclesPerIssue);
+  if (!v.top_stall) {
+    v.stall_note = "no stall reason stands out: warps mostly issue or wait only to be selected";
+    return;
+  }
+  const StallShare& s = v.stalls[*v.top_stall];
+  const StallReasonInfo& info = DescribeStall(s.reason);
+  v.stall_note = absl::StrCat("top stall ", s.reason, ": ", FormatPercent(s.share), " of ",
+                              per_issue ? absl::StrFormat("the %.1f cycles between a warp's instructions", *per_issue)
+                                        : std::string("the stall cycles"),
+                              ", ", std::string(info.meaning));
+}
+
+void DescribeRoofline(KernelVerdict& v) {
+  const RooflinePoint& r = v.roofline;
+  if (!r.present) return;
+  std::vector<std::string> parts;
+  if (r.flop_per_second > 0) parts.push_back(absl::StrCat(FormatSi(r.flop_per_second, "FLOP/s"), " ", r.precision));
+  if (r.peak_flops_pct) parts.push_back(absl::StrCat(Pct(*r.peak_flops_pct), " of the ", r.precision, " peak"));
+  if (r.intensity) parts.push_back(absl::StrFormat("arithmetic intensity %.3g FLOP/B", *r.intensity));
+  if (r.ridge) parts.push_back(absl::StrFormat("ridge point %.3g FLOP/B", *r.ridge));
+  if (r.intensity && r.ridge) {
+    parts.push_back(r.below_ridge() ? "below the ridge: under the memory roof"
+                                    : "above the ridge: under the compute roof");
+  }
+  if (r.roof_pct) parts.push_back(absl::StrCat(Pct(*r.roof_pct), " of the roof at this intensity"));
+  if (r.tensor_pipe_pct) {
+    parts.push_back(absl::StrCat("tensor pipe ", Pct(*r.tensor_pipe_pct), " active",
+                                 *r.tensor_pipe_pct > 1 ? " (tensor-core math is not in the FLOP count)" : ""));
+  }
+  v.roofline_note = absl::StrJoin(parts, ", ");
+}
+
+void Recommend(KernelVerdict& v, const std::vector<std::string>& missing_sets) {
+  std::string& out = v.recommendation;
+  switch (v.bottleneck) {
+    case Bottleneck::kCompute:
+      out = "Compute-bound: do less math or faster math: tensor cores for matrix math (TF32, BF16, FP16, FP8), "
+            "lower precision, fused multiply-add, and no redundant work (recomputed values, math that a table or "
+            "algebra removes).";
+      break;
+    case Bottleneck::kMemory:
+      out = "Memory-bound: move fewer bytes: fuse with the kernels before and after so intermediates stay on chip, "
+            "store narrower types (BF16, FP16, INT8), tile for reuse in shared memory and L2, and load each value "
+            "once.";
+      if (v.roofline.intensity && v.roofline.ridge) {
+        absl::StrAppend(&out, absl::StrFormat(" Arithmetic intensity %.3g FLOP/B against a ridge point of %.3g "
+                                              "FLOP/B: ",
+                                              *v.roofline.intensity, *v.roofline.ridge),
+                        v.roofline.below_ridge() ? "more reuse per byte is what lifts it."
+                                                 : "the FLOPs allow more, so the bytes moved are not all needed "
+                                                   "ones (cache misses, poor coalescing).");
+      }
+      break;
+    case Bottleneck::kLatency:
+      out = "Latency-bound: far from both roofs, the warps mostly wait.";
+      break;
+    case Bottleneck::kMixed:
+      out = "Neither roof is reached and neither is far.";
+      if (v.l1_limited) {
+        absl::StrAppend(&out, " L1/shared memory is the busiest unit: remove shared-memory bank conflicts and "
+                              "uncoalesced or repeated accesses, and keep reused data in registers.");
+      }
+      break;
+    case Bottleneck::kUndetermined:
+      out = absl::StrCat("No verdict: collect ",
+                         missing_sets.empty() ? std::string("the sol set") : absl::StrJoin(missing_sets, ", "),
+                         " for this kernel (cuscope profile --metrics LIST, or CUSCOPE_METRICS=LIST).");
+      break;
+  }
+  if (v.occupancy == OccupancyVerdict::kProblem) absl::StrAppend(&out, " Occupancy: ", v.occupancy_note, ".");
+  if (v.top_stall && v.bottleneck != Bottleneck::kUndetermined) {
+    const StallShare& s = v.stalls[*v.top_stall];
+    absl::StrAppend(&out, " Top stall ", s.reason, " (", FormatPercent(s.share),
+                    "): ", std::string(DescribeStall(s.reason).advice), ".");
+  }
+  if ((v.bottleneck == Bottleneck::kLatency || v.bottleneck == Bottleneck::kMixed) && v.waves && *v.waves < 1) {
+    absl::StrAppend(&out, absl::StrFormat(" The grid fills %.0f%% of one wave of the GPU: give it more blocks "
+                                          "(finer split of the work, batching, or a persistent-thread layout).",
+                                          100.0 * *v.waves));
+  }
+}
+
+// Records what could not be decided; returns the metric sets missing for this kernel.
+std::vector<std::string> ListUndecided(KernelVerdict& v, const core::Trace& trace) {
+  // The header lists the metrics the user asked for: a set asked for but absent from the rows was
+  // not produced (the chip lacks the counters, or the collector could not schedule them). Each set
+  // is recognized by a metric no other set has.
+  auto requested = [&trace](std::string_view key_metric) {
+    for (const std::string& r : trace.header.config().metrics()) {
+      if (r == key_metric) return true;
+    }
+    return false;
+  };
+  struct Check {
+    const char* set;
+    std::string_view key_metric;
+    bool missing;
+    const char* consequence;
+  };
+  const Check checks[] = {
+      {"sol", metric::kSmThroughputPct, !v.sm_pct && !v.memory_pct && !v.dram_pct && !v.l2_pct,
+       "SM and memory throughput unknown"},
+      {"occupancy", metric::kAchievedOccupancyPct, !v.achieved_occupancy_pct, "achieved occupancy unknown"},
+      {"stalls", metric::kWarpCyclesPerIssue, v.stalls.empty(), "no stall breakdown"},
+      {"roofline", metric::kFfma, !v.roofline.present, "no FLOP counts or arithmetic intensity"},
+  };
+  std::vector<std::string> missing;
+  for (const Check& c : checks) {
+    if (!c.missing) continue;
+    missing.emplace_back(c.set);
+    v.undecided.push_back(absl::StrCat(c.set, " set not collected",
+                                       requested(c.key_metric) ? " (it was requested: the device or driver produced no "
+                                                          "values for this kernel)"
+                                                        : "",
+                                       ": ", c.consequence));
+  }
+  if (!v.theoretical) v.undecided.push_back(absl::StrCat("theoretical occupancy unknown: ", v.theoretical_error));
+  if (v.roofline.present && !v.roofline.ridge) {
+    v.undecided.push_back("no ridge point: the trace header lacks the device's peak FLOP/s or DRAM bandwidth");
+  }
+  return missing;
+}
+
+void Judge(KernelVerdict& v, const core::Trace& trace, const Thresholds& t) {
+  const v1::Device* device = FindDevice(trace, v.device);
+  v.duration_ns = Value(v, metric::kDuration);
+  v.sm_pct = Value(v, metric::kSmThroughputPct);
+  v.memory_pct = Value(v, metric::kMemoryThroughputPct);
+  v.dram_pct = Value(v, metric::kDramThroughputPct);
+  v.l2_pct = Value(v, metric::kL2ThroughputPct);
+  v.l1_pct = Value(v, metric::kL1ThroughputPct);
+  v.achieved_occupancy_pct = Value(v, metric::kAchievedOccupancyPct);
+  ReadRoofline(v, device);
+  if (!v.dram_pct && v.roofline.dram_bytes && v.duration_ns && *v.duration_ns > 0 && device &&
+      device->peak_dram_bytes_per_second() > 0) {
+    v.dram_pct = 100.0 * *v.roofline.dram_bytes / (*v.duration_ns * 1e-9) /
+                 static_cast<double>(device->peak_dram_bytes_per_second());
+    v.dram_derived = true;
+  }
+  if (!v.launch_known) {
+    v.theoretical_error = "the profiled launch's kernel record (launch configuration) is not in the trace";
+  } else if (device == nullptr) {
+    v.theoretical_error = absl::StrCat("device ", v.device, " is not in the trace header");
+  } else {
+    auto occupancy = TheoreticalOccupancy(v.launch, *device);
+    if (occupancy.ok()) {
+      v.theoretical = *occupancy;
+      const double resident = static_cast<double>(device->sm_count()) * occupancy->blocks_per_sm;
+      const double blocks = static_cast<double>(v.grid[0]) * v.grid[1] * v.grid[2];
+      if (resident > 0 && blocks > 0) v.waves = blocks / resident;
+    } else {
+      v.theoretical_error = std::string(occupancy.status().message());
+    }
+  }
+  ReadStalls(v);
+  DecideBottleneck(v, t);
+  DecideOccupancy(v, t, device);
+  DescribeStalls(v);
+  DescribeRoofline(v);
+  const std::vector<std::string> missing_sets = ListUndecided(v, trace);
+  Recommend(v, missing_sets);
+  if (v.bottleneck != Bottleneck::kUndetermined) {
+    double nearest = 0;
+    for (const auto& x : {v.sm_pct, v.memory_pct, v.dram_pct, v.l2_pct, v.l1_pct, v.roofline.roof_pct}) {
+      if (x) nearest = std::max(nearest, *x);
+    }
+    const double headroom = std::clamp(1.0 - nearest / 100.0, 0.0, 1.0);
+    v.recoverable_ns = ClampToU64(static_cast<double>(v.gpu_time_ns) * headroom);
+  }
+}
+
+}  // namespace
+
+std::string_view BottleneckName(Bottleneck b) {
+  switch (b) {
+    case Bottleneck::kUndetermined: return "undetermined";
+    case Bottleneck::kCompute: return "compute-bound";
+    case Bottleneck::kMemory: return "memory-bound";
+    case Bottleneck::kLatency: return "latency-bound";
+    case Bottleneck::kMixed: return "mixed";
+  }
+  return "undetermined";
+}
+
+std::string_view OccupancyVerdictName(OccupancyVerdict v) {
+  switch (v) {
+    case OccupancyVerdict::kUnknown: return "unknown";
+    case OccupancyVerdict::kFine: return "fine";
+    case OccupancyVerdict::kLowButFine: return "low but fine";
+    case OccupancyVerdict::kProblem: return "problem";
+  }
+  return "unknown";
+}
+
+std::string MetricUnit(std::string_view metric_name) {
+  const absl::string_view n = Absl(metric_name);
+  if (absl::StrContains(n, ".pct_of_peak") || absl::EndsWith(n, "_pct")) return "%";
+  if (n == Absl(metric::kDuration) || absl::StartsWith(n, "gpu__time_duration")) return "ns";
+  if (absl::StartsWith(n, "dram__bytes") || absl::StrContains(n, "__bytes")) return "bytes";
+  if (absl::EndsWith(n, ".per_second")) return "Hz";
+  if (absl::StrContains(n, "warps_active")) return "warps";
+  if (absl::StartsWith(n, kStallPrefix) || n == Absl(metric::kWarpCyclesPerIssue)) return "cycles/inst";
+  if (absl::StrContains(n, "cycles")) return "cycles";
+  if (absl::StrContains(n, "inst_executed")) return "count";
+  return "";
+}
+
+std::string KernelVerdict::GridText() const { return absl::StrCat(grid[0], " ", grid[1], " ", grid[2]); }
+std::string KernelVerdict::BlockText() const { return absl::StrCat(block[0], " ", block[1], " ", block[2]); }
+
+std::string KernelVerdict::Label() const {
+  if (!launch_known) return name;
+  return absl::StrCat(name, " [grid ", GridText(), ", block ", BlockText(), "]");
+}
+
+const MetricValue* KernelVerdict::metric(std::string_view metric_name) const {
+  for (const MetricValue& m : metrics) {
+    if (m.name == metric_name) return &m;
+  }
+  return nullptr;
+}
+
+std::vector<KernelVerdict> JudgeKernels(const Timeline& timeline, const Thresholds& thresholds) {
+  const core::Trace& trace = timeline.trace();
+  if (trace.metrics.empty()) return {};
+  const core::Dictionary& dict = trace.dict;
+
+  // The kernel row of each profiled launch, by correlation id.
+  absl::flat_hash_map<uint64_t, const core::KernelRow*> profiled_row;
+  for (const core::KernelRow& k : trace.kernels) {
+    if (timeline.Profiled(k.correlation_id)) profiled_row.try_emplace(k.correlation_id, &k);
+  }
+
+  std::vector<Group> groups;
+  absl::flat_hash_map<std::string, size_t> group_of_key;
+  for (const core::MetricRow& row : trace.metrics) {
+    const core::KernelRow* k = nullptr;
+    if (auto it = profiled_row.find(row.correlation_id); it != profiled_row.end()) k = it->second;
+    const v1::KernelSignature* sig = k && dict.has_signature(k->signature) ? &dict.signature(k->signature) : nullptr;
+    const uint32_t device = sig ? sig->device() : row.device;
+    const uint32_t name = sig ? sig->name() : row.kernel_name;
+    std::array<int32_t, 3> grid{0, 0, 0}, block{0, 0, 0};
+    if (sig) {
+      grid = {sig->grid_x(), sig->grid_y(), sig->grid_z()};
+      block = {sig->block_x(), sig->block_y(), sig->block_z()};
+    }
+    auto [it, inserted] = group_of_key.try_emplace(GroupKey(device, name, sig != nullptr, grid, block), groups.size());
+    if (inserted) {
+      Group& g = groups.emplace_back();
+      g.name_id = name;
+      g.v.name = name != 0 ? dict.str(name) : std::string("(unknown kernel)");
+      g.v.device = device;
+      g.v.launch_known = sig != nullptr;
+      g.v.grid = grid;
+      g.v.block = block;
+      if (sig) g.v.launch = LaunchOf(*sig);
+    }
+    Group& g = groups[it->second];
+    ++g.v.profiled_launches;
+    g.v.pass_count = std::max(g.v.pass_count, row.pass_count);
+    for (const auto& [metric_id, value] : row.values) {
+      if (!std::isfinite(value)) continue;  // a counter the chip could not produce
+      auto& [sum, n] = g.sums[dict.str(metric_id)];
+      sum += value;
+      ++n;
+      if (dict.str(metric_id) == metric::kDuration) g.replayed_duration_ns += std::max(0.0, value);
+    }
+  }
+
+  // Timeline time per group: signatures map to the group of their name and shape, or, for a group
+  // whose profiled launch had no kernel record, to the group of their name alone.
+  std::vector<size_t> group_of_signature(dict.signature_count() + 1, groups.size());
+  for (uint32_t id = 1; id <= dict.signature_count(); ++id) {
+    const v1::KernelSignature& s = dict.signature(id);
+    const std::array<int32_t, 3> grid{s.grid_x(), s.grid_y(), s.grid_z()};
+    const std::array<int32_t, 3> block{s.block_x(), s.block_y(), s.block_z()};
+    auto it = group_of_key.find(GroupKey(s.device(), s.name(), true, grid, block));
+    if (it == group_of_key.end()) it = group_of_key.find(GroupKey(s.device(), s.name(), false, grid, block));
+    if (it != group_of_key.end()) group_of_signature[id] = it->second;
+  }
+  for (const core::KernelRow& k : trace.kernels) {
+    if (!timeline.OnTimeline(k) || k.signature >= group_of_signature.size()) continue;
+    const size_t g = group_of_signature[k.signature];
+    if (g == groups.size()) continue;
+    ++groups[g].v.timeline_launches;
+    groups[g].v.timeline_time_ns += k.end > k.start ? k.end - k.start : 0;
+  }
+
+  uint64_t all_kernel_time = 0;
+  for (const DeviceTimeline& d : timeline.devices()) all_kernel_time += d.kernel_time_ns;
+  for (const Group& g : groups) all_kernel_time += ClampToU64(g.replayed_duration_ns);
+
+  std::vector<KernelVerdict> out;
+  out.reserve(groups.size());
+  for (Group& g : groups) {
+    KernelVerdict& v = g.v;
+    for (auto& [name, sum_n] : g.sums) {
+      const auto& [sum, n] = sum_n;
+      v.metrics.push_back(MetricValue{name, sum / static_cast<double>(n), MetricUnit(name), n});
+    }
+    std::sort(v.metrics.begin(), v.metrics.end(),
+              [](const MetricValue& a, const MetricValue& b) { return a.name < b.name; });
+    v.gpu_time_ns = v.timeline_time_ns + ClampToU64(g.replayed_duration_ns);
+    v.kernel_time_share =
+        all_kernel_time > 0 ? static_cast<double>(v.gpu_time_ns) / static_cast<double>(all_kernel_time) : 0;
+    for (const DeviceTimeline& d : timeline.devices()) {
+      if (d.device == v.device) v.device_span_ns = d.counted_active_ns();
+    }
+    v.device_span_ns = std::max(v.device_span_ns, v.gpu_time_ns);
+    Judge(v, trace, thresholds);
+    out.push_back(std::move(v));
+  }
+  std::stable_sort(out.begin(), out.end(), [](const KernelVerdict& a, const KernelVerdict& b) {
+    if (a.gpu_time_ns != b.gpu_time_ns) return a.gpu_time_ns > b.gpu_time_ns;
+    return a.name < b.name;
+  });
+  return out;
+}
+
+KernelInternalsSummary SummarizeVerdicts(const std::vector<KernelVerdict>& verdicts, const Timeline& timeline) {
+  KernelInternalsSummary s;
+  for (const DeviceTimeline& d : timeline.devices()) s.kernel_time_ns += d.kernel_time_ns;
+  for (const KernelVerdict& v : verdicts) {
+    ++s.groups;
+    s.profiled_launches += v.profiled_launches;
+    s.profiled_time_ns += v.gpu_time_ns;
+    s.kernel_time_ns += v.gpu_time_ns - v.timeline_time_ns;
+    s.time_by_bottleneck[static_cast<int>(v.bottleneck)] += v.gpu_time_ns;
+  }
+  return s;
+}
+
+}  // namespace cuscope::analysis
