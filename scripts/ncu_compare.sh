@@ -55,6 +55,8 @@ timed gemm_ncu "$ncu" --clock-control none --target-processes all --metrics "$me
   > "$out/gemm_ncu_nocache.csv"
 for t in ki gemm; do "$cli" dump --limit 100000 "$out/${t}_cuscope.cuscope" | grep -E "^metrics|^kernel" > "$out/${t}_cuscope.dump"; done
 grep -h "checksum" "$out"/ki_*.log "$out"/gemm_*.log
+echo "== the analyzer's verdicts on the profiled kernels"
+for t in ki gemm; do "$cli" stats --report kern_metrics "$out/${t}_cuscope.cuscope" | cut -c1-220; done
 
 echo "== cost: collecting sol+occupancy for the same kernels, whole-program wall time"
 sol_occ=$("$cli" metrics --csv sol,occupancy)
