@@ -257,6 +257,40 @@ TEST(GpuIdleRule, GraphNodeGapThresholdBothSides) {
   EXPECT_EQ(*f_moved[0].number("graph_node_gaps"), 999);
 }
 
+// One launch of a 1,000-node graph at `at_us`: the host stays in cudaGraphLaunch while it submits
+// the nodes, and the GPU runs dry for `stall_us` in the middle (what a busy H200 host showed).
+void SlowGraphLaunch(SyntheticTrace& s, double at_us, double stall_us) {
+  const uint64_t corr = s.Api("cudaGraphLaunch_v10000", at_us - 5, 2 * 1000 + stall_us);
+  for (int i = 0; i < 1000; ++i) {
+    s.Kernel("graph_node", at_us + i * 1.25 + (i >= 500 ? stall_us : 0), 1.0, 7, corr, 5);
+  }
+}
+
+TEST(GpuIdleRule, AGraphsFirstLaunchStallingTheGpuIsOneOffSetup) {
+  SyntheticTrace s;
+  s.Launch("init", -20, 2, -15, 1);
+  SlowGraphLaunch(s, 0, 5000);
+  const auto f = RunRule(s, GpuIdleRule, "gpu.idle", With({"idle_startup_ops_share=0"}));
+  ASSERT_EQ(f.size(), 1u);
+  EXPECT_EQ(f[0].severity, Severity::kInfo) << f[0].headline;
+  // The 5 ms stall, the 0.25 us gap beside it, and the 14 us from the init kernel to the first node.
+  EXPECT_NEAR(*f[0].number("setup_idle_ns"), 5'000'000 + 250 + 14'000, 1);
+  EXPECT_LT(f[0].recoverable_ns, 100'000u);
+}
+
+TEST(GpuIdleRule, TheSameStallInALaterLaunchOfTheGraphCounts) {
+  // Negative control: the graph launched a second time stalls the same way; that one is steady.
+  SyntheticTrace s;
+  s.Launch("init", -20, 2, -15, 1);
+  SlowGraphLaunch(s, 0, 10);
+  SlowGraphLaunch(s, 1300, 5000);
+  const auto f = RunRule(s, GpuIdleRule, "gpu.idle", With({"idle_startup_ops_share=0"}));
+  ASSERT_EQ(f.size(), 1u);
+  EXPECT_NE(f[0].severity, Severity::kInfo) << f[0].headline;
+  EXPECT_GE(f[0].recoverable_ns, 5'000'000u);
+  EXPECT_NE(f[0].headline.find("host launching work"), std::string::npos) << f[0].headline;
+}
+
 TEST(GpuIdleRule, StartUpGapBeforeTheSteadyPhaseIsNotCounted) {
   auto trace = [](SyntheticTrace& s) {
     s.Launch("init", -5, 2, 0, 1);
