@@ -4,6 +4,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/install_deps.sh
+scripts/install_chromium.sh  # the browser test of `cuscope report`
 scripts/build.sh
 cd build
 ctest --output-on-failure -j"$(nproc)" --timeout 600

@@ -16,6 +16,10 @@ int RunInfo(const Args& args);     // info_command.cc
 int RunAnalyze(const Args& args);  // analyze_command.cc
 int RunStats(const Args& args);    // stats_command.cc
 int RunMetrics(const Args& args);  // metrics_command.cc
+int RunExport(const Args& args);   // export_command.cc
+int RunReport(const Args& args);   // report_command.cc
+int RunDiff(const Args& args);     // diff_command.cc
+int RunLog(const Args& args);      // log_command.cc
 
 }  // namespace cuscope::cli
 

@@ -15,7 +15,11 @@ constexpr const char kUsage[] =
     "                                           (and kernel metrics with --metrics)\n"
     "  analyze TRACE                            say what holds the program back, with evidence\n"
     "  stats --report NAME[,NAME...] TRACE      summary tables (cuda_gpu_kern_sum, cuda_api_sum, ...)\n"
+    "  report TRACE -o FILE.html                one self-contained HTML report: findings, timeline, roofline\n"
+    "  diff BASE NEW (or BASE... -- NEW...)     did the change help? time, GPU busy, kernels, findings\n"
+    "  log add --change TEXT BASE NEW | show    a tuning log of changes and their effect\n"
     "  dump TRACE                               print the records of a trace\n"
+    "  export [--format F] TRACE -o FILE        a timeline for Perfetto (ui.perfetto.dev) or Chrome JSON\n"
     "  metrics [LIST]                           the metric sets and the ncu metric names behind them\n"
     "  info                                     GPUs, driver, CUPTI and counter permissions\n"
     "  version                                  print the version\n"
@@ -35,7 +39,11 @@ int main(int argc, char** argv) {
   if (command == "profile") return cuscope::cli::RunProfile(args);
   if (command == "analyze") return cuscope::cli::RunAnalyze(args);
   if (command == "stats") return cuscope::cli::RunStats(args);
+  if (command == "report") return cuscope::cli::RunReport(args);
+  if (command == "diff") return cuscope::cli::RunDiff(args);
+  if (command == "log") return cuscope::cli::RunLog(args);
   if (command == "dump") return cuscope::cli::RunDump(args);
+  if (command == "export") return cuscope::cli::RunExport(args);
   if (command == "info") return cuscope::cli::RunInfo(args);
   if (command == "metrics") return cuscope::cli::RunMetrics(args);
   if (command == "version" || command == "--version") {

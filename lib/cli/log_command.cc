@@ -1,0 +1,111 @@
+// cuscope log add --change TEXT BASE NEW [--file F]   (or BASE... -- NEW..., --base/--new lists)
+// cuscope log show [--file F]
+#include <cstdio>
+#include <fstream>
+#include <sstream>
+#include <string>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
+#include "absl/time/clock.h"
+#include "lib/cli/commands.h"
+#include "lib/cli/run_sets.h"
+#include "lib/report/diff.h"
+#include "lib/report/tuning_log.h"
+
+namespace cuscope::cli {
+namespace {
+
+constexpr const char kLogUsage[] =
+    "usage: cuscope log add --change TEXT BASE NEW [--file F]\n"
+    "       cuscope log add --change TEXT BASE1 BASE2... -- NEW1 NEW2... [--file F]\n"
+    "       cuscope log add --change TEXT --base A,B --new C,D [--file F]\n"
+    "       cuscope log show [--file F]\n"
+    "\n"
+    "A tuning log in your project: 'add' compares the runs as cuscope diff does and appends one entry (date, the\n"
+    "change, end-to-end time, GPU busy share, kernel time and top finding before and after, the verdict);\n"
+    "'show' prints the log as a table.\n"
+    "  --file F        the log (default ./cuscope_tuning_log.jsonl); a name ending in .md is kept as a Markdown\n"
+    "                  table instead of JSON Lines\n"
+    "  --change TEXT   what changed between BASE and NEW (required for add)\n";
+
+int LogError(const std::string& message) {
+  std::fprintf(stderr, "cuscope: %s\n", message.c_str());
+  return 2;
+}
+
+int LogShow(const std::string& file) {
+  if (report::IsMarkdownLog(file)) {
+    // A Markdown log is already a table: print it as it is.
+    std::ifstream in(file, std::ios::binary);
+    if (!in) return LogError(absl::StrCat(file, ": no such log (cuscope log add writes it)"));
+    std::ostringstream text;
+    text << in.rdbuf();
+    std::fputs(text.str().c_str(), stdout);
+    return 0;
+  }
+  absl::StatusOr<std::vector<report::LogEntry>> entries = report::ReadJsonLog(file);
+  if (!entries.ok()) return LogError(std::string(entries.status().message()));
+  std::printf("%s: %zu %s\n\n%s", file.c_str(), entries->size(), entries->size() == 1 ? "entry" : "entries",
+              report::RenderLogTable(*entries).c_str());
+  return 0;
+}
+
+}  // namespace
+
+int RunLog(const Args& args) {
+  if (args.empty()) return LogError("log: say add or show (see cuscope log --help)");
+  if (args[0] == "--help" || args[0] == "-h") {
+    std::fputs(kLogUsage, stdout);
+    return 0;
+  }
+  const std::string action = args[0];
+  if (action != "add" && action != "show") {
+    return LogError(absl::StrCat("log: unknown action '", action, "' (add or show)"));
+  }
+  std::string file = report::kDefaultLogFile, change;
+  bool change_given = false;
+  RunSetArgs sets;
+  for (size_t i = 1; i < args.size(); ++i) {
+    const std::string& arg = args[i];
+    const bool has_value = i + 1 < args.size();
+    if (arg == "--" && !sets.separator) {
+      sets.separator = true;
+    } else if (arg == "--help" || arg == "-h") {
+      std::fputs(kLogUsage, stdout);
+      return 0;
+    } else if (arg == "--file" || arg == "-f") {
+      if (!has_value) return LogError("--file takes a path");
+      file = args[++i];
+    } else if (arg == "--change" || arg == "-m") {
+      if (!has_value) return LogError("--change takes a description of the change");
+      change = args[++i];
+      change_given = true;
+    } else if (arg == "--base" || arg == "--new") {
+      if (!has_value) return LogError(absl::StrCat(arg, " takes TRACE[,TRACE...]"));
+      for (absl::string_view p : absl::StrSplit(args[++i], ',', absl::SkipEmpty())) {
+        (arg == "--base" ? sets.base_list : sets.new_list).emplace_back(p);
+      }
+    } else if (!arg.empty() && arg[0] == '-') {
+      return LogError(absl::StrCat("log: unknown option '", arg, "' (see cuscope log --help)"));
+    } else {
+      (sets.separator ? sets.after_separator : sets.before_separator).push_back(arg);
+    }
+  }
+  if (action == "show") {
+    if (!sets.before_separator.empty() || sets.separator || change_given) return LogError("log show takes only --file");
+    return LogShow(file);
+  }
+  if (!change_given || change.empty()) return LogError("log add: say what changed with --change \"...\"");
+  absl::StatusOr<RunSets> resolved = ResolveRunSets(sets);
+  if (!resolved.ok()) return LogError(absl::StrCat("log add: ", resolved.status().message()));
+  std::vector<report::RunFigures> base, next;
+  if (absl::Status s = LoadRunSets(*resolved, &base, &next); !s.ok()) return LogError(std::string(s.message()));
+  const report::DiffResult diff = report::DiffRuns(base, next);
+  const report::LogEntry entry = report::MakeLogEntry(diff, base, next, change, absl::Now());
+  if (absl::Status s = report::AppendLogEntry(file, entry); !s.ok()) return LogError(std::string(s.message()));
+  std::printf("cuscope: logged to %s: %s\n  %s\n", file.c_str(), change.c_str(), diff.conclusion.c_str());
+  return 0;
+}
+
+}  // namespace cuscope::cli

@@ -1,0 +1,89 @@
+// cuscope report TRACE [-o FILE] [--threshold NAME=VALUE]... [--max-slices N]
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <string>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "lib/analysis/analyzer.h"
+#include "lib/cli/commands.h"
+#include "lib/report/html_report.h"
+
+namespace cuscope::cli {
+namespace {
+
+constexpr const char kReportUsage[] =
+    "usage: cuscope report TRACE [-o FILE] [--threshold NAME=VALUE]... [--max-slices N]\n"
+    "\n"
+    "Writes one self-contained HTML file (no network access needed to view it): the ranked findings, a zoomable\n"
+    "timeline of GPU streams and host threads, GPU utilization over time, the roofline of the profiled kernels\n"
+    "and the summary tables.\n"
+    "  -o, --output FILE   where to write it (default: the trace's name with .html, in the current directory)\n"
+    "  --threshold N=V     override a rule threshold, as for cuscope analyze\n"
+    "  --max-slices N      timeline slices to draw in all, roughly (default 60000); busier lanes merge short\n"
+    "                      slices, and the page says how many\n";
+
+int ReportError(const std::string& message) {
+  std::fprintf(stderr, "cuscope: %s\n", message.c_str());
+  return 2;
+}
+
+// run_1234.cuscope -> run_1234.html, in the current directory.
+std::string DefaultOutput(const std::string& trace_path) {
+  std::string base = trace_path.substr(trace_path.find_last_of('/') + 1);
+  if (absl::EndsWith(base, ".cuscope")) base.resize(base.size() - 8);
+  return absl::StrCat(base.empty() ? "report" : base, ".html");
+}
+
+}  // namespace
+
+int RunReport(const Args& args) {
+  std::string path, output;
+  analysis::AnalyzeOptions options;
+  report::ReportDataOptions data_options;
+  for (size_t i = 0; i < args.size(); ++i) {
+    const std::string& arg = args[i];
+    const bool has_value = i + 1 < args.size();
+    if (arg == "--help" || arg == "-h") {
+      std::fputs(kReportUsage, stdout);
+      return 0;
+    } else if (arg == "-o" || arg == "--output") {
+      if (!has_value) return ReportError("--output takes a file name");
+      output = args[++i];
+    } else if (arg == "--threshold") {
+      if (!has_value) return ReportError("--threshold takes NAME=VALUE");
+      const absl::Status status = analysis::ApplyThresholdOverride(args[++i], &options.thresholds);
+      if (!status.ok()) return ReportError(std::string(status.message()));
+    } else if (arg == "--max-slices") {
+      char* end = nullptr;
+      const std::string& v = has_value ? args[++i] : std::string();
+      const unsigned long long n = std::strtoull(v.c_str(), &end, 10);
+      if (v.empty() || *end != '\0' || n < 100) return ReportError("--max-slices takes a number of at least 100");
+      data_options.max_slices = n;
+    } else if (!arg.empty() && arg[0] == '-') {
+      return ReportError(absl::StrCat("report: unknown option '", arg, "' (see cuscope report --help)"));
+    } else if (path.empty()) {
+      path = arg;
+    } else {
+      return ReportError("report takes one trace file");
+    }
+  }
+  if (path.empty()) return ReportError("report: no trace file given (usage: cuscope report TRACE -o FILE)");
+  if (output.empty()) output = DefaultOutput(path);
+
+  absl::StatusOr<core::Trace> trace = core::LoadTrace(path);
+  if (!trace.ok()) return ReportError(absl::StrCat(path, ": ", trace.status().message()));
+  const analysis::Analysis result = analysis::Analyze(*trace, options);
+  const std::string html = report::RenderHtmlReport(*trace, result, path, data_options);
+  std::ofstream out(output, std::ios::binary | std::ios::trunc);
+  out.write(html.data(), static_cast<std::streamsize>(html.size()));
+  out.close();
+  if (!out) return ReportError(absl::StrCat(output, ": cannot write the report"));
+  for (const std::string& w : result.warnings) std::fprintf(stderr, "cuscope: warning: %s\n", w.c_str());
+  std::printf("cuscope: wrote %s (%zu findings, %.1f KiB)\n", output.c_str(), result.findings.size(),
+              static_cast<double>(html.size()) / 1024.0);
+  return 0;
+}
+
+}  // namespace cuscope::cli

@@ -1,0 +1,52 @@
+#include "lib/cli/run_sets.h"
+
+#include <cstdio>
+
+#include "absl/strings/str_cat.h"
+
+namespace cuscope::cli {
+
+absl::StatusOr<RunSets> ResolveRunSets(const RunSetArgs& args) {
+  RunSets sets;
+  const bool lists = !args.base_list.empty() || !args.new_list.empty();
+  if (lists) {
+    if (!args.before_separator.empty() || args.separator) {
+      return absl::InvalidArgumentError("give the runs either as --base/--new lists or as trace arguments, not both");
+    }
+    if (args.base_list.empty() || args.new_list.empty()) {
+      return absl::InvalidArgumentError("--base and --new both need at least one trace");
+    }
+    sets.base = args.base_list;
+    sets.next = args.new_list;
+  } else if (args.separator) {
+    if (args.before_separator.empty() || args.after_separator.empty()) {
+      return absl::InvalidArgumentError("BASE... -- NEW...: both sides need at least one trace");
+    }
+    sets.base = args.before_separator;
+    sets.next = args.after_separator;
+  } else if (args.before_separator.size() == 2) {
+    sets.base = {args.before_separator[0]};
+    sets.next = {args.before_separator[1]};
+  } else {
+    return absl::InvalidArgumentError(
+        "give two traces (BASE NEW), or several runs per side as BASE... -- NEW... or --base A,B --new C,D");
+  }
+  return sets;
+}
+
+absl::Status LoadRunSets(const RunSets& sets, std::vector<report::RunFigures>* base,
+                         std::vector<report::RunFigures>* next) {
+  for (auto [paths, out] : {std::pair{&sets.base, base}, std::pair{&sets.next, next}}) {
+    for (const std::string& path : *paths) {
+      absl::StatusOr<report::RunFigures> figures = report::LoadRunFigures(path);
+      if (!figures.ok()) return figures.status();
+      if (figures->truncated) {
+        std::fprintf(stderr, "cuscope: warning: %s is truncated: its figures cover what was read\n", path.c_str());
+      }
+      out->push_back(*std::move(figures));
+    }
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace cuscope::cli

@@ -1,0 +1,34 @@
+// The two sets of runs `cuscope diff` and `cuscope log add` compare, from their arguments:
+//   BASE NEW                     one run each
+//   BASE... -- NEW...            several runs each, separated by "--"
+//   --base A,B,C --new D,E,F     the same as lists
+#ifndef CUSCOPE_LIB_CLI_RUN_SETS_H_
+#define CUSCOPE_LIB_CLI_RUN_SETS_H_
+
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "lib/report/run_figures.h"
+
+namespace cuscope::cli {
+
+struct RunSetArgs {
+  std::vector<std::string> before_separator;  // positional arguments before "--" (all of them without one)
+  std::vector<std::string> after_separator;
+  bool separator = false;
+  std::vector<std::string> base_list, new_list;  // from --base and --new
+};
+
+struct RunSets {
+  std::vector<std::string> base, next;
+};
+
+absl::StatusOr<RunSets> ResolveRunSets(const RunSetArgs& args);
+// Loads and analyzes every trace of both sets (a truncated trace is a warning on stderr).
+absl::Status LoadRunSets(const RunSets& sets, std::vector<report::RunFigures>* base,
+                         std::vector<report::RunFigures>* next);
+
+}  // namespace cuscope::cli
+
+#endif  // CUSCOPE_LIB_CLI_RUN_SETS_H_

@@ -1,0 +1,292 @@
+#include "lib/export/chrome_json_writer.h"
+
+#include <cmath>
+
+#include "absl/strings/str_cat.h"
+
+namespace cuscope::exporter {
+namespace {
+
+// Length of the UTF-8 sequence starting at s[i] when it is well formed, else 0.
+size_t Utf8Length(std::string_view s, size_t i) {
+  const auto byte = [&](size_t k) { return static_cast<unsigned char>(s[k]); };
+  const unsigned char c = byte(i);
+  size_t n = 0;
+  uint32_t min = 0;
+  if (c >= 0xc2 && c <= 0xdf) {
+    n = 2;
+    min = 0x80;
+  } else if (c >= 0xe0 && c <= 0xef) {
+    n = 3;
+    min = 0x800;
+  } else if (c >= 0xf0 && c <= 0xf4) {
+    n = 4;
+    min = 0x10000;
+  } else {
+    return 0;
+  }
+  if (i + n > s.size()) return 0;
+  uint32_t cp = c & (0xff >> (n + 1));
+  for (size_t k = 1; k < n; ++k) {
+    if ((byte(i + k) & 0xc0) != 0x80) return 0;
+    cp = (cp << 6) | (byte(i + k) & 0x3f);
+  }
+  if (cp < min || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff)) return 0;
+  return n;
+}
+
+}  // namespace
+
+void ChromeJsonWriter::String(std::string_view text) {
+  std::string& out = out_->buffer();
+  out.push_back('"');
+  for (size_t i = 0; i < text.size();) {
+    const unsigned char c = static_cast<unsigned char>(text[i]);
+    if (c == '"' || c == '\\') {
+      out.push_back('\\');
+      out.push_back(static_cast<char>(c));
+      ++i;
+    } else if (c < 0x20) {
+      static constexpr char kHex[] = "0123456789abcdef";
+      out.append("\\u00");
+      out.push_back(kHex[c >> 4]);
+      out.push_back(kHex[c & 15]);
+      ++i;
+    } else if (c < 0x80) {
+      out.push_back(static_cast<char>(c));
+      ++i;
+    } else if (const size_t n = Utf8Length(text, i); n > 0) {
+      out.append(text.data() + i, n);
+      i += n;
+    } else {
+      // Names come from the program (NVTX): a byte that is not UTF-8 would make the file unreadable.
+      out.append("\\ufffd");
+      ++i;
+    }
+  }
+  out.push_back('"');
+}
+
+void ChromeJsonWriter::Time(std::string_view key, uint64_t ns, bool relative) {
+  std::string& out = out_->buffer();
+  out.append(",\"");
+  out.append(key.data(), key.size());
+  out.append("\":");
+  uint64_t value = ns;
+  if (relative) {
+    if (ns < origin_) {
+      out.push_back('-');
+      value = origin_ - ns;
+    } else {
+      value = ns - origin_;
+    }
+  }
+  absl::StrAppend(&out, value / 1000);
+  const uint64_t fraction = value % 1000;
+  out.push_back('.');
+  out.push_back(static_cast<char>('0' + fraction / 100));
+  out.push_back(static_cast<char>('0' + fraction / 10 % 10));
+  out.push_back(static_cast<char>('0' + fraction % 10));
+}
+
+void ChromeJsonWriter::BeginEvent(char phase, const Place& place, bool with_tid) {
+  std::string& out = out_->buffer();
+  out.append(first_event_ ? "{\"ph\":\"" : ",\n{\"ph\":\"");
+  first_event_ = false;
+  out.push_back(phase);
+  absl::StrAppend(&out, "\",\"pid\":", place.pid);
+  if (with_tid) absl::StrAppend(&out, ",\"tid\":", place.tid);
+}
+
+void ChromeJsonWriter::Args(absl::Span<const Arg> args) {
+  if (args.empty()) return;
+  std::string& out = out_->buffer();
+  out.append(",\"args\":{");
+  bool first = true;
+  for (const Arg& arg : args) {
+    if (!first) out.push_back(',');
+    first = false;
+    String(arg.name.text);
+    out.push_back(':');
+    switch (arg.type) {
+      case Arg::Type::kUint: absl::StrAppend(&out, arg.u); break;
+      case Arg::Type::kInt: absl::StrAppend(&out, arg.i); break;
+      case Arg::Type::kDouble:
+        // JSON has no NaN or infinity.
+        if (std::isfinite(arg.d)) {
+          absl::StrAppend(&out, arg.d);
+        } else {
+          out.append("null");
+        }
+        break;
+      case Arg::Type::kBool: out.append(arg.b ? "true" : "false"); break;
+      case Arg::Type::kString: String(arg.s.text); break;
+    }
+  }
+  out.push_back('}');
+}
+
+void ChromeJsonWriter::Metadata(std::string_view name, uint32_t pid, const uint32_t* tid, std::string_view key,
+                                std::string_view text, int64_t number, bool is_number) {
+  Place place;
+  place.pid = pid;
+  place.tid = tid != nullptr ? *tid : 0;
+  BeginEvent('M', place, tid != nullptr);
+  std::string& out = out_->buffer();
+  out.append(",\"name\":");
+  String(name);
+  out.append(",\"args\":{");
+  String(key);
+  out.push_back(':');
+  if (is_number) {
+    absl::StrAppend(&out, number);
+  } else {
+    String(text);
+  }
+  out.append("}}");
+}
+
+uint32_t ChromeJsonWriter::SyntheticTid(uint32_t pid, int64_t preferred) {
+  if (preferred > 0 && preferred < kSyntheticBase &&
+      used_tids_.insert({pid, static_cast<uint32_t>(preferred)}).second) {
+    return static_cast<uint32_t>(preferred);
+  }
+  while (!used_tids_.insert({pid, next_tid_}).second) ++next_tid_;
+  return next_tid_++;
+}
+
+absl::Status ChromeJsonWriter::Start(const ExportInfo& info) {
+  origin_ = info.first_ns;
+  source_path_ = info.source_path;
+  out_->Append("{\"traceEvents\":[\n");
+  return out_->status();
+}
+
+absl::Status ChromeJsonWriter::AddTrack(const Track& track) {
+  Place place;
+  const Place* parent = nullptr;
+  if (track.parent != 0) {
+    auto it = places_.find(track.parent);
+    if (it == places_.end()) return absl::InternalError(absl::StrCat("track ", track.id, " before its parent"));
+    parent = &it->second;
+  }
+  switch (track.type) {
+    case TrackType::kProcess:
+      place.pid = track.pid > 0 ? static_cast<uint32_t>(track.pid) : next_pid_++;
+      Metadata("process_name", place.pid, nullptr, "name", track.name, 0, false);
+      Metadata("process_sort_index", place.pid, nullptr, "sort_index", {}, track.order, true);
+      break;
+    case TrackType::kThread:
+      place.pid = parent != nullptr ? parent->pid : next_pid_++;
+      if (track.tid > 0 && track.tid <= UINT32_MAX &&
+          used_tids_.insert({place.pid, static_cast<uint32_t>(track.tid)}).second) {
+        place.tid = static_cast<uint32_t>(track.tid);
+      } else {
+        place.tid = SyntheticTid(place.pid, 0);
+      }
+      if (!track.name.empty()) Metadata("thread_name", place.pid, &place.tid, "name", track.name, 0, false);
+      Metadata("thread_sort_index", place.pid, &place.tid, "sort_index", {}, track.order, true);
+      break;
+    case TrackType::kGroup:
+    case TrackType::kSlices:
+      if (parent == nullptr) {
+        // A top-level track: a process of its own; a slice track is also its only thread.
+        place.pid = next_pid_++;
+        Metadata("process_name", place.pid, nullptr, "name", track.name, 0, false);
+        Metadata("process_sort_index", place.pid, nullptr, "sort_index", {}, track.order, true);
+        if (track.type == TrackType::kGroup) break;
+      } else {
+        place.pid = parent->pid;
+      }
+      place.tid = SyntheticTid(place.pid, track.preferred_tid);
+      Metadata("thread_name", place.pid, &place.tid, "name", track.name, 0, false);
+      Metadata("thread_sort_index", place.pid, &place.tid, "sort_index", {}, track.order, true);
+      break;
+    case TrackType::kCounter:
+      place.pid = parent != nullptr ? parent->pid : next_pid_++;
+      place.counter_name = track.name;
+      place.unit = track.unit.empty() ? "value" : track.unit;
+      break;
+  }
+  places_[track.id] = std::move(place);
+  out_->MaybeFlush();
+  return out_->status();
+}
+
+absl::Status ChromeJsonWriter::AddSlice(const Slice& slice) {
+  auto it = places_.find(slice.track);
+  if (it == places_.end()) return absl::InternalError(absl::StrCat("slice on undeclared track ", slice.track));
+  BeginEvent('X', it->second);
+  Time("ts", slice.start, true);
+  Time("dur", slice.end - slice.start, false);
+  std::string& out = out_->buffer();
+  out.append(",\"name\":");
+  String(slice.name.text);
+  if (!slice.category.text.empty()) {
+    out.append(",\"cat\":");
+    String(slice.category.text);
+  }
+  Args(slice.args);
+  // One bind id per event (event_sink.h: a slice has a flow in or a flow out, not both).
+  if (slice.flow_in != 0) {
+    absl::StrAppend(&out, ",\"bind_id\":", slice.flow_in, ",\"flow_in\":true");
+  } else if (slice.flow_out != 0) {
+    absl::StrAppend(&out, ",\"bind_id\":", slice.flow_out, ",\"flow_out\":true");
+  }
+  out.push_back('}');
+  out_->MaybeFlush();
+  return out_->status();
+}
+
+absl::Status ChromeJsonWriter::AddInstant(const Instant& instant) {
+  auto it = places_.find(instant.track);
+  if (it == places_.end()) return absl::InternalError(absl::StrCat("instant on undeclared track ", instant.track));
+  BeginEvent('i', it->second);
+  Time("ts", instant.time, true);
+  std::string& out = out_->buffer();
+  out.append(",\"s\":\"t\",\"name\":");
+  String(instant.name.text);
+  if (!instant.category.text.empty()) {
+    out.append(",\"cat\":");
+    String(instant.category.text);
+  }
+  Args(instant.args);
+  out.push_back('}');
+  out_->MaybeFlush();
+  return out_->status();
+}
+
+absl::Status ChromeJsonWriter::AddCounter(uint64_t track, uint64_t time, double value) {
+  auto it = places_.find(track);
+  if (it == places_.end()) return absl::InternalError(absl::StrCat("counter on undeclared track ", track));
+  const Place& place = it->second;
+  BeginEvent('C', place, false);
+  Time("ts", time, true);
+  std::string& out = out_->buffer();
+  out.append(",\"name\":");
+  String(place.counter_name);
+  out.append(",\"args\":{");
+  String(place.unit);
+  out.push_back(':');
+  if (std::isfinite(value)) {
+    absl::StrAppend(&out, value);
+  } else {
+    out.append("0");
+  }
+  out.append("}}");
+  out_->MaybeFlush();
+  return out_->status();
+}
+
+absl::Status ChromeJsonWriter::Finish() {
+  std::string& out = out_->buffer();
+  out.append("\n],\"displayTimeUnit\":\"ns\",\"otherData\":{\"cuscope_first_ns\":");
+  // As a string: a number this large would be read as a double.
+  String(absl::StrCat(origin_));
+  out.append(",\"cuscope_source\":");
+  String(source_path_);
+  out.append(",\"cuscope_time_unit\":\"us since cuscope_first_ns\"}}\n");
+  return out_->status();
+}
+
+}  // namespace cuscope::exporter

@@ -1,0 +1,65 @@
+// The export's first pass: one streaming read of the trace that learns what the export must know
+// before it writes anything, without keeping records.
+//
+// It holds: the time span; the devices, streams and host threads that have work (so every track
+// is declared up front); the correlation ids of API calls and of GPU operations (about one bit per
+// id, so that a flow arrow is written only when both of its ends are in the trace); the
+// correlation ids of metric rows (few: the launches replayed for metrics); and the capture windows
+// (few).
+#ifndef CUSCOPE_LIB_EXPORT_SCAN_H_
+#define CUSCOPE_LIB_EXPORT_SCAN_H_
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "cuscope/v1/trace.pb.h"
+#include "lib/core/trace_reader.h"
+#include "lib/export/correlation_set.h"
+
+namespace cuscope::exporter {
+
+struct ThreadUse {
+  uint32_t pid = 0;
+  uint64_t tid = 0;
+  bool api = false;
+  bool nvtx = false;
+  bool overhead = false;
+};
+
+struct ScanResult {
+  v1::Header header;
+  // Earliest and latest timestamp of any record or capture window; first_ns > last_ns when the
+  // trace holds none.
+  uint64_t first_ns = UINT64_MAX;
+  uint64_t last_ns = 0;
+  std::vector<uint32_t> devices;                       // with GPU work, ascending
+  std::vector<std::pair<uint32_t, uint32_t>> streams;  // (device, stream), ascending
+  std::map<uint32_t, ThreadUse> threads;               // by Dictionary thread id
+  CorrelationSet api_correlations;
+  CorrelationSet runtime_correlations;  // of runtime API calls (a driver call inside may share one)
+  CorrelationSet gpu_correlations;
+  std::vector<uint64_t> profiled_correlations;  // of metric rows; sorted, unique
+  std::vector<v1::CaptureWindow> windows;       // in file order
+
+  uint64_t chunks = 0;
+  uint64_t kernels = 0, api_calls = 0, memcpys = 0, memsets = 0, nvtx_markers = 0, overheads = 0;
+  uint64_t tail_bytes_dropped = 0;
+  // Set when a block did not decode: the records before it are all there is.
+  std::optional<absl::Status> corruption;
+
+  bool empty() const { return first_ns > last_ns; }
+  bool Profiled(uint64_t correlation_id) const;
+};
+
+// Reads `reader` to its end.
+ScanResult Scan(core::TraceReader& reader);
+
+}  // namespace cuscope::exporter
+
+#endif  // CUSCOPE_LIB_EXPORT_SCAN_H_

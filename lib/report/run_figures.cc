@@ -1,0 +1,67 @@
+#include "lib/report/run_figures.h"
+
+#include <algorithm>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/strings/str_cat.h"
+#include "lib/core/kernel_selection.h"
+
+namespace cuscope::report {
+
+const FindingFigure* RunFigures::top_finding() const {
+  for (const FindingFigure& f : findings) {
+    if (f.severity >= analysis::Severity::kWarning) return &f;
+  }
+  return nullptr;
+}
+
+RunFigures FiguresOf(const core::Trace& trace, const analysis::Analysis& analysis, std::string label) {
+  RunFigures r;
+  r.label = std::move(label);
+  const v1::TraceSummary& s = analysis.summary;
+  r.end_to_end_ns = s.span_ns();
+  r.truncated = s.truncated();
+  for (const v1::DeviceSummary& d : s.devices()) {
+    r.gpu_busy_ns += d.busy_ns();
+    r.gpu_active_ns += d.active_ns() - std::min(d.active_ns(), d.metrics_collection_ns());
+    r.kernel_count += d.kernels();
+    r.kernel_time_ns += d.kernel_time_ns();
+  }
+  r.gpu_busy_share = r.gpu_active_ns ? static_cast<double>(r.gpu_busy_ns) / static_cast<double>(r.gpu_active_ns) : 0;
+
+  // Kernel time by name, over the launches on the timeline (replayed ones are the profiler's).
+  const analysis::Timeline timeline = analysis::Timeline::Build(trace);
+  absl::flat_hash_map<uint32_t, size_t> slot_of_signature;
+  absl::flat_hash_map<std::string_view, size_t> slot_of_name;
+  for (const core::KernelRow& k : trace.kernels) {
+    if (!timeline.OnTimeline(k)) continue;
+    auto [it, inserted] = slot_of_signature.try_emplace(k.signature, 0);
+    if (inserted) {
+      const std::string_view name = timeline.KernelName(k);
+      auto [nit, new_name] = slot_of_name.try_emplace(name, r.kernels.size());
+      if (new_name) r.kernels.push_back(KernelFigure{std::string(name), core::DemangleName(name), 0, 0});
+      it->second = nit->second;
+    }
+    KernelFigure& f = r.kernels[it->second];
+    ++f.count;
+    f.total_ns += k.end > k.start ? k.end - k.start : 0;
+  }
+  std::sort(r.kernels.begin(), r.kernels.end(), [](const KernelFigure& a, const KernelFigure& b) {
+    return a.total_ns != b.total_ns ? a.total_ns > b.total_ns : a.name < b.name;
+  });
+  for (const analysis::Finding& f : analysis.findings) {
+    r.findings.push_back(FindingFigure{f.rule_id, f.severity, f.headline, f.recoverable_ns});
+  }
+  return r;
+}
+
+absl::StatusOr<RunFigures> LoadRunFigures(const std::string& path) {
+  absl::StatusOr<core::Trace> trace = core::LoadTrace(path);
+  if (!trace.ok()) return absl::Status(trace.status().code(), absl::StrCat(path, ": ", trace.status().message()));
+  analysis::AnalyzeOptions options;
+  options.include_tables = false;
+  const analysis::Analysis result = analysis::Analyze(*trace, options);
+  return FiguresOf(*trace, result, path);
+}
+
+}  // namespace cuscope::report

@@ -1,0 +1,270 @@
+// `cuscope export --format chrome-json`: the scenario of export_test_trace.h exported and parsed
+// back with protobuf's JSON parser into a google.protobuf.Struct.
+#include <google/protobuf/struct.pb.h>
+#include <google/protobuf/util/json_util.h>
+
+#include <algorithm>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "gtest/gtest.h"
+#include "lib/export/chrome_json_writer.h"
+#include "lib/export/exporter.h"
+#include "lib/export/output_file.h"
+#include "tests/export/export_test_trace.h"
+
+namespace cuscope::exporter::testing {
+namespace {
+
+using google::protobuf::Struct;
+using google::protobuf::Value;
+
+class ChromeJsonExportTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    BuildScenario(&trace_);
+    input_ = trace_.Write();
+    const std::string output = TempPath(".json");
+    ExportOptions options;
+    options.format = ExportFormat::kChromeJson;
+    options.bucket_ns = 10'000;
+    auto summary = ExportToFile(input_, output, options);
+    ASSERT_TRUE(summary.ok()) << summary.status();
+    text_ = ReadFile(output);
+    const auto status = google::protobuf::util::JsonStringToMessage(text_, &root_);
+    ASSERT_TRUE(status.ok()) << status.ToString();
+    for (const Value& e : root_.fields().at("traceEvents").list_value().values()) events_.push_back(&e.struct_value());
+  }
+
+  static std::string Str(const Struct& s, const std::string& key) {
+    auto it = s.fields().find(key);
+    return it == s.fields().end() ? "" : it->second.string_value();
+  }
+  static double Num(const Struct& s, const std::string& key) {
+    auto it = s.fields().find(key);
+    return it == s.fields().end() ? -1 : it->second.number_value();
+  }
+  static const Struct& Args(const Struct& s) { return s.fields().at("args").struct_value(); }
+
+  std::vector<const Struct*> Phase(const std::string& ph, const std::string& name = "") const {
+    std::vector<const Struct*> out;
+    for (const Struct* e : events_) {
+      if (Str(*e, "ph") == ph && (name.empty() || Str(*e, "name") == name)) out.push_back(e);
+    }
+    return out;
+  }
+  // The pid named `name` by a process_name event.
+  double Pid(const std::string& name) const {
+    for (const Struct* e : Phase("M", "process_name")) {
+      if (Str(Args(*e), "name") == name) return Num(*e, "pid");
+    }
+    ADD_FAILURE() << "no process " << name;
+    return -1;
+  }
+  // The tid named `name` by a thread_name event in process `pid`.
+  double Tid(double pid, const std::string& name) const {
+    for (const Struct* e : Phase("M", "thread_name")) {
+      if (Num(*e, "pid") == pid && Str(Args(*e), "name") == name) return Num(*e, "tid");
+    }
+    ADD_FAILURE() << "no thread " << name;
+    return -1;
+  }
+  const Struct& OnlyX(const std::string& name) const {
+    const std::vector<const Struct*> found = Phase("X", name);
+    EXPECT_EQ(found.size(), 1u) << name;
+    static const Struct kNone;
+    return found.empty() ? kNone : *found[0];
+  }
+
+  TestTrace trace_;
+  std::string input_, text_;
+  Struct root_;
+  std::vector<const Struct*> events_;
+};
+
+TEST_F(ChromeJsonExportTest, ProcessesAndThreads) {
+  EXPECT_EQ(Pid("app"), 42);
+  const double gpu = Pid("GPU 0: NVIDIA H200");
+  EXPECT_EQ(gpu, ChromeJsonWriter::kSyntheticBase);
+  // A stream is a thread of its GPU's process, with the stream id as tid.
+  EXPECT_EQ(Tid(gpu, "Stream 7"), 7);
+  EXPECT_EQ(Tid(gpu, "Stream 8"), 8);
+  EXPECT_GE(Tid(gpu, "Stream 7 (overlap 1)"), ChromeJsonWriter::kSyntheticBase);
+  EXPECT_GE(Tid(42, "NVTX, thread 100"), ChromeJsonWriter::kSyntheticBase);
+  EXPECT_NE(Pid("cuscope findings"), -1);
+  EXPECT_EQ(Str(root_.fields().at("otherData").struct_value(), "cuscope_first_ns"), "1700000000000000000");
+}
+
+TEST_F(ChromeJsonExportTest, CompleteEventsInMicroseconds) {
+  const double gpu = Pid("GPU 0: NVIDIA H200");
+  const std::vector<const Struct*> kernels = Phase("X", "kernel(float*)");
+  ASSERT_EQ(kernels.size(), 2u);
+  const Struct& k = *kernels[0];
+  EXPECT_EQ(Num(k, "pid"), gpu);
+  EXPECT_EQ(Num(k, "tid"), 7);
+  EXPECT_EQ(Num(k, "ts"), 5.0);  // µs since the first timestamp (kT0)
+  EXPECT_EQ(Num(k, "dur"), 10.0);
+  EXPECT_EQ(Str(k, "cat"), "kernel");
+  EXPECT_EQ(Str(Args(k), "grid"), "(4, 1, 1)");
+  EXPECT_EQ(Str(Args(k), "block"), "(128, 1, 1)");
+  EXPECT_EQ(Num(Args(k), "registers per thread"), 32);
+  EXPECT_EQ(Num(Args(k), "correlation id"), 1);
+  EXPECT_EQ(Num(*kernels[1], "ts"), 10000.0);
+  EXPECT_EQ(Num(*kernels[1], "dur"), 1.0);
+  // Nanoseconds survive: the API call inside the launch starts 1.5 µs in.
+  const Struct& driver = OnlyX("cuLaunchKernel");
+  EXPECT_EQ(Num(driver, "ts"), 1.5);
+  EXPECT_EQ(Num(driver, "pid"), 42);
+  EXPECT_EQ(Num(driver, "tid"), 100);
+  EXPECT_EQ(Str(driver, "cat"), "cuda_driver");
+
+  const Struct& copy = OnlyX("Memcpy HtoD");
+  EXPECT_EQ(Num(Args(copy), "bytes"), 1048576);
+  EXPECT_EQ(Str(Args(copy), "source memory"), "pinned");
+  EXPECT_EQ(Args(copy).fields().at("async").bool_value(), true);
+
+  const Struct& k2 = OnlyX("k2()");
+  EXPECT_EQ(Num(k2, "tid"), Tid(gpu, "Stream 7 (overlap 1)"));
+
+  const Struct& outer = OnlyX("outer");
+  EXPECT_EQ(Num(outer, "ts"), 0.5);
+  EXPECT_EQ(Num(outer, "dur"), 39.5);
+  EXPECT_EQ(Num(outer, "tid"), Tid(42, "NVTX, thread 100"));
+  const std::vector<const Struct*> marks = Phase("i", "checkpoint");
+  ASSERT_EQ(marks.size(), 1u);
+  EXPECT_EQ(Num(*marks[0], "ts"), 4.0);
+  EXPECT_EQ(Str(*marks[0], "s"), "t");
+
+  const Struct& replayed = OnlyX("profiled() [metrics replay]");
+  EXPECT_EQ(Num(replayed, "dur"), 0.0);
+  EXPECT_EQ(Args(replayed).fields().at("replayed for metrics").bool_value(), true);
+}
+
+TEST_F(ChromeJsonExportTest, FlowsByBindId) {
+  std::map<std::string, std::vector<std::pair<double, std::string>>> flows;  // bind id -> (ts, name + direction)
+  for (const Struct* e : Phase("X")) {
+    auto it = e->fields().find("bind_id");
+    if (it == e->fields().end()) continue;
+    const bool out = e->fields().count("flow_out") && e->fields().at("flow_out").bool_value();
+    const bool in = e->fields().count("flow_in") && e->fields().at("flow_in").bool_value();
+    EXPECT_NE(out, in);
+    flows[std::to_string(static_cast<int>(it->second.number_value()))].push_back(
+        {Num(*e, "ts"), Str(*e, "name") + (out ? " out" : " in")});
+  }
+  for (auto& [id, ends] : flows) std::sort(ends.begin(), ends.end());
+  using E = std::vector<std::pair<double, std::string>>;
+  const std::map<std::string, E> want = {
+      {"1", E{{1.0, "cudaLaunchKernel out"}, {5.0, "kernel(float*) in"}}},
+      {"2", E{{20.0, "cudaMemcpyAsync out"}, {22.0, "Memcpy HtoD in"}}},
+      {"3", E{{15.0, "cudaMemsetAsync out"}, {16.0, "Memset in"}}},
+      {"4", E{{45.0, "cudaLaunchKernel out"}, {50.0, "profiled() [metrics replay] in"}}},
+      {"5", E{{70.0, "cudaGraphLaunch out"}, {72.0, "node1() in"}}},
+      {"6", E{{9990.0, "cudaLaunchKernel out"}, {10000.0, "kernel(float*) in"}}},
+  };
+  EXPECT_EQ(flows, want);
+}
+
+TEST_F(ChromeJsonExportTest, UtilizationCounter) {
+  std::vector<std::pair<double, double>> got;
+  for (const Struct* e : Phase("C", "GPU 0 utilization")) {
+    EXPECT_EQ(Num(*e, "pid"), Pid("GPU 0: NVIDIA H200"));
+    got.push_back({Num(*e, "ts"), Num(Args(*e), "%")});
+  }
+  const std::vector<std::pair<double, double>> want = {{0, 50},  {10, 80}, {30, 20},     {40, 0},
+                                                       {70, 40}, {80, 0},  {10000, 100}, {10001, 0}};
+  EXPECT_EQ(got, want);
+}
+
+TEST_F(ChromeJsonExportTest, CompleteEventsNestPerThread) {
+  // Viewers build each thread's stack from complete events: on one (pid, tid) two events must be
+  // disjoint or one inside the other.
+  std::map<std::pair<double, double>, std::vector<std::pair<double, double>>> by_thread;
+  for (const Struct* e : Phase("X")) {
+    by_thread[{Num(*e, "pid"), Num(*e, "tid")}].push_back({Num(*e, "ts"), Num(*e, "ts") + Num(*e, "dur")});
+  }
+  for (const auto& [thread, spans] : by_thread) {
+    for (const auto& a : spans) {
+      for (const auto& b : spans) {
+        const bool disjoint = a.second <= b.first || b.second <= a.first;
+        const bool nested =
+            (a.first <= b.first && b.second <= a.second) || (b.first <= a.first && a.second <= b.second);
+        EXPECT_TRUE(disjoint || nested) << thread.first << "/" << thread.second;
+      }
+    }
+  }
+  EXPECT_GE(by_thread.size(), 7u);
+}
+
+TEST_F(ChromeJsonExportTest, EscapesNames) {
+  TestTrace t;
+  t.Api("cudaLaunchKernel_v7000", 0, 1000, 1);
+  t.Kernel("quote\"back\\slash\ttab\x01", 2000, 3000, 7, 1);
+  t.Nvtx(v1::NVTX_KIND_MARK, 1, 500, "caf\xc3\xa9");
+  t.EndChunk();
+  const std::string out = TempPath(".json");
+  ExportOptions options;
+  options.format = ExportFormat::kChromeJson;
+  options.findings = false;
+  ASSERT_TRUE(ExportToFile(t.Write(), out, options).ok());
+  Struct root;
+  const std::string text = ReadFile(out);
+  ASSERT_TRUE(google::protobuf::util::JsonStringToMessage(text, &root).ok()) << text;
+  bool kernel = false, mark = false;
+  for (const Value& e : root.fields().at("traceEvents").list_value().values()) {
+    const std::string name = Str(e.struct_value(), "name");
+    kernel |= name == "quote\"back\\slash\ttab\x01";
+    mark |= name == "caf\xc3\xa9";
+  }
+  EXPECT_TRUE(kernel);
+  EXPECT_TRUE(mark);
+}
+
+// The trace format cannot carry bytes that are not UTF-8, but the writer must never write a file a
+// JSON reader refuses, whatever it is handed.
+TEST(ChromeJsonWriterTest, BytesThatAreNotUtf8BecomeReplacementCharacters) {
+  const std::string path = TempPath(".json");
+  auto file = OutputFile::Create(path, false);
+  ASSERT_TRUE(file.ok()) << file.status();
+  ChromeJsonWriter writer(file->get());
+  ASSERT_TRUE(writer.Start(ExportInfo{100, 200, "in"}).ok());
+  Track group;
+  group.id = 1;
+  group.type = TrackType::kGroup;
+  group.name = "bad \xff\xc3 name";
+  ASSERT_TRUE(writer.AddTrack(group).ok());
+  Track slices;
+  slices.id = 2;
+  slices.parent = 1;
+  slices.name = "\xe2\x82";  // a cut sequence
+  ASSERT_TRUE(writer.AddTrack(slices).ok());
+  Slice s;
+  s.track = 2;
+  s.start = 150;
+  s.end = 160;
+  s.name = Name{0, "ok \xf0\x9f\x99\x82"};  // a valid 4-byte sequence stays
+  ASSERT_TRUE(writer.AddSlice(s).ok());
+  ASSERT_TRUE(writer.Finish().ok());
+  ASSERT_TRUE((*file)->Close().ok());
+  Struct root;
+  const std::string text = ReadFile(path);
+  ASSERT_TRUE(google::protobuf::util::JsonStringToMessage(text, &root).ok()) << text;
+  std::vector<std::string> names;
+  for (const Value& e : root.fields().at("traceEvents").list_value().values()) {
+    const Struct& ev = e.struct_value();
+    if (ev.fields().at("ph").string_value() == "M" &&
+        ev.fields().at("name").string_value().find("_name") != std::string::npos) {
+      names.push_back(ev.fields().at("args").struct_value().fields().at("name").string_value());
+    } else if (ev.fields().at("ph").string_value() == "X") {
+      names.push_back(ev.fields().at("name").string_value());
+      EXPECT_EQ(ev.fields().at("ts").number_value(), 0.05);
+      EXPECT_EQ(ev.fields().at("dur").number_value(), 0.01);
+    }
+  }
+  const std::vector<std::string> want = {"bad \xef\xbf\xbd\xef\xbf\xbd name", "\xef\xbf\xbd\xef\xbf\xbd",
+                                         "ok \xf0\x9f\x99\x82"};
+  EXPECT_EQ(names, want);
+}
+
+}  // namespace
+}  // namespace cuscope::exporter::testing

@@ -1,0 +1,206 @@
+#include "lib/report/diff.h"
+
+#include <string>
+#include <vector>
+
+#include "absl/strings/match.h"
+#include "google/protobuf/struct.pb.h"
+#include "google/protobuf/util/json_util.h"
+#include "gtest/gtest.h"
+#include "lib/report/run_figures.h"
+#include "tests/report/report_test_traces.h"
+
+namespace cuscope::report {
+namespace {
+
+using ::cuscope::testing::FusedRun;
+using ::cuscope::testing::LaunchBoundRun;
+
+RunFigures Load(const std::string& path) {
+  absl::StatusOr<RunFigures> f = LoadRunFigures(path);
+  EXPECT_TRUE(f.ok()) << f.status();
+  return f.ok() ? *f : RunFigures();
+}
+
+bool HasRule(const std::vector<FindingDelta>& list, const std::string& rule) {
+  for (const FindingDelta& f : list) {
+    if (f.rule_id == rule) return true;
+  }
+  return false;
+}
+
+// A run's figures without a trace: for the statistics alone.
+RunFigures Figures(double end_to_end_ns, double busy = 0.5, std::vector<FindingFigure> findings = {}) {
+  RunFigures r;
+  r.label = "run";
+  r.end_to_end_ns = static_cast<uint64_t>(end_to_end_ns);
+  r.gpu_busy_share = busy;
+  r.kernel_time_ns = r.end_to_end_ns / 2;
+  r.findings = std::move(findings);
+  return r;
+}
+
+TEST(RunFiguresTest, FromASyntheticTrace) {
+  const RunFigures f = Load(LaunchBoundRun());
+  // 400 launches of 20 us, the last kernel 1 us after its call, 4 us long: 8005 us end to end.
+  EXPECT_EQ(f.end_to_end_ns, 8'005'000u);
+  EXPECT_EQ(f.kernel_count, 400u);
+  EXPECT_EQ(f.kernel_time_ns, 1'600'000u);
+  ASSERT_EQ(f.kernels.size(), 1u);
+  EXPECT_EQ(f.kernels[0].name, "_Z4stepPfi");
+  EXPECT_EQ(f.kernels[0].display_name, "step(float*, int)");
+  EXPECT_EQ(f.kernels[0].count, 400u);
+  // GPU active from the first kernel (21 us) to the last one's end (8005 us).
+  EXPECT_EQ(f.gpu_active_ns, 7'984'000u);
+  EXPECT_NEAR(f.gpu_busy_share, 1.6 / 7.984, 1e-9);
+  ASSERT_NE(f.top_finding(), nullptr);
+}
+
+TEST(DiffTest, FusingTheLaunchLoopHelped) {
+  const DiffResult d = DiffRuns({Load(LaunchBoundRun())}, {Load(FusedRun())});
+  EXPECT_EQ(d.verdict, Verdict::kHelped);
+  // 8005 us -> 20 launches of 20 us, the kernels 80 us each back to back from 21 us: 1621 us.
+  EXPECT_DOUBLE_EQ(d.end_to_end.base.mean, 8'005'000);
+  EXPECT_DOUBLE_EQ(d.end_to_end.next.mean, 1'621'000);
+  EXPECT_TRUE(absl::StrContains(d.conclusion, "NEW is 4.94x faster end to end (8.005 ms -> 1.621 ms)")) << d.conclusion;
+  EXPECT_TRUE(absl::StrContains(d.conclusion, "GPU busy 20.0% -> 100.0%")) << d.conclusion;
+  EXPECT_FALSE(d.end_to_end.noise_test);
+  // Kernels: the loop's kernel went away, the fused one is new.
+  ASSERT_EQ(d.kernels.size(), 2u);
+  EXPECT_EQ(d.kernels[0].name, "_Z4stepPfi");  // 1.6 ms, the larger of the two
+  EXPECT_DOUBLE_EQ(d.kernels[0].base_count, 400);
+  EXPECT_DOUBLE_EQ(d.kernels[0].new_count, 0);
+  EXPECT_DOUBLE_EQ(d.kernels[0].change_ns(), -1'600'000);
+  EXPECT_DOUBLE_EQ(*d.kernels[0].change_relative(), -1.0);
+  EXPECT_DOUBLE_EQ(d.kernels[1].new_total_ns, 1'600'000);
+  EXPECT_FALSE(d.kernels[1].change_relative().has_value());
+  // The launch-bound findings are resolved.
+  EXPECT_TRUE(HasRule(d.resolved, "gpu.idle")) << RenderDiffText(d);
+  EXPECT_TRUE(HasRule(d.resolved, "launch.overhead")) << RenderDiffText(d);
+  EXPECT_FALSE(HasRule(d.appeared, "gpu.idle"));
+}
+
+TEST(DiffTest, TheOtherWayRoundGotWorseAndTheFindingsAreNew) {
+  const DiffResult d = DiffRuns({Load(FusedRun())}, {Load(LaunchBoundRun())});
+  EXPECT_EQ(d.verdict, Verdict::kWorse);
+  EXPECT_TRUE(absl::StrContains(d.conclusion, "NEW is 4.94x slower end to end")) << d.conclusion;
+  EXPECT_TRUE(HasRule(d.appeared, "gpu.idle"));
+  EXPECT_TRUE(HasRule(d.appeared, "launch.overhead"));
+  EXPECT_TRUE(d.resolved.empty() || !HasRule(d.resolved, "gpu.idle"));
+}
+
+TEST(DiffTest, ASmallChangeOfOneRunIsNoClearChange) {
+  // Launch calls of 20 us vs 20.2 us: 1% longer end to end.
+  const DiffResult d = DiffRuns({Load(LaunchBoundRun(20))}, {Load(LaunchBoundRun(20.2))});
+  EXPECT_EQ(d.verdict, Verdict::kNoChange) << d.conclusion;
+  EXPECT_TRUE(absl::StrContains(d.conclusion, "No clear change")) << d.conclusion;
+  EXPECT_TRUE(absl::StrContains(d.rule, "at least 2%")) << d.rule;
+  EXPECT_TRUE(d.resolved.empty());
+  EXPECT_TRUE(d.appeared.empty());
+  EXPECT_FALSE(d.persisting.empty());
+}
+
+TEST(DiffTest, RepeatedRunsWithinNoise) {
+  // Runs that scatter by ~4% around similar means.
+  const std::vector<RunFigures> base = {Load(LaunchBoundRun(20)), Load(LaunchBoundRun(21)), Load(LaunchBoundRun(19.4))};
+  const std::vector<RunFigures> next = {Load(LaunchBoundRun(20.6)), Load(LaunchBoundRun(19.3)),
+                                        Load(LaunchBoundRun(20.9))};
+  const DiffResult d = DiffRuns(base, next);
+  EXPECT_TRUE(d.end_to_end.noise_test);
+  EXPECT_EQ(d.verdict, Verdict::kWithinNoise) << d.conclusion;
+  EXPECT_TRUE(absl::StrContains(d.conclusion, "No change beyond run-to-run noise")) << d.conclusion;
+  EXPECT_TRUE(absl::StrContains(d.rule, "Welch's t-test")) << d.rule;
+  EXPECT_EQ(d.end_to_end.base.n(), 3u);
+  EXPECT_LT(*d.end_to_end.t_statistic, d.end_to_end.t_critical);
+}
+
+TEST(DiffTest, RepeatedRunsBeyondNoise) {
+  const std::vector<RunFigures> base = {Load(LaunchBoundRun(20)), Load(LaunchBoundRun(20.2))};
+  const std::vector<RunFigures> next = {Load(FusedRun(80)), Load(FusedRun(81))};
+  const DiffResult d = DiffRuns(base, next);
+  EXPECT_EQ(d.verdict, Verdict::kHelped) << d.conclusion;
+  EXPECT_TRUE(absl::StrContains(d.conclusion, "beyond run-to-run noise (Welch's t = ")) << d.conclusion;
+  EXPECT_TRUE(absl::StrContains(d.conclusion, "means of 2 and 2 runs")) << d.conclusion;
+  EXPECT_GT(*d.end_to_end.t_statistic, d.end_to_end.t_critical);
+}
+
+TEST(DiffStatisticsTest, WelchTestByHand) {
+  // BASE 100, 102, 98 (mean 100, s 2); NEW 90, 91, 89 (mean 90, s 1).
+  // se = sqrt(4/3 + 1/3) = 1.291; t = 7.746; df = (5/3)^2 / ((4/3)^2/2 + (1/3)^2/2) = 2.94 -> 2 -> 4.303.
+  const Comparison c = Compare("end_to_end", "ns", {100, 102, 98}, {90, 91, 89}, DiffOptions());
+  EXPECT_TRUE(c.noise_test);
+  EXPECT_DOUBLE_EQ(c.base.mean, 100);
+  EXPECT_DOUBLE_EQ(c.base.stddev, 2);
+  EXPECT_NEAR(*c.t_statistic, 7.746, 1e-3);
+  EXPECT_NEAR(c.df, 2.941, 1e-3);
+  EXPECT_DOUBLE_EQ(c.t_critical, 4.303);
+  EXPECT_TRUE(c.significant);
+  // The same difference with wide spreads is noise.
+  const Comparison wide = Compare("end_to_end", "ns", {100, 120, 80}, {90, 110, 70}, DiffOptions());
+  EXPECT_FALSE(wide.significant);
+  // Identical runs on each side: any difference counts, none does not.
+  EXPECT_TRUE(Compare("x", "ns", {5, 5}, {6, 6}, DiffOptions()).significant);
+  EXPECT_FALSE(Compare("x", "ns", {5, 5}, {5, 5}, DiffOptions()).significant);
+}
+
+TEST(DiffStatisticsTest, CriticalValues) {
+  EXPECT_DOUBLE_EQ(TCritical95(0.5), 12.706);
+  EXPECT_DOUBLE_EQ(TCritical95(1), 12.706);
+  EXPECT_DOUBLE_EQ(TCritical95(4.9), 2.776);  // rounded down: errs towards "within noise"
+  EXPECT_DOUBLE_EQ(TCritical95(30), 2.042);
+  EXPECT_DOUBLE_EQ(TCritical95(1000), 1.980);
+  EXPECT_DOUBLE_EQ(TCritical95(std::numeric_limits<double>::infinity()), 1.960);
+}
+
+TEST(DiffTest, FindingsMatchedByRuleAcrossRuns) {
+  const FindingFigure idle{"gpu.idle", analysis::Severity::kError, "idle", 10};
+  const FindingFigure sync{"sync.points", analysis::Severity::kWarning, "sync", 5};
+  const FindingFigure copies{"copies.pageable", analysis::Severity::kWarning, "pageable", 5};
+  const DiffResult d = DiffRuns({Figures(100, 0.5, {idle, sync}), Figures(100, 0.5, {idle})},
+                                {Figures(50, 0.9, {sync, copies}), Figures(52, 0.9, {copies})});
+  ASSERT_EQ(d.resolved.size(), 1u);
+  EXPECT_EQ(d.resolved[0].rule_id, "gpu.idle");
+  EXPECT_EQ(d.resolved[0].base_runs, 2u);
+  ASSERT_EQ(d.appeared.size(), 1u);
+  EXPECT_EQ(d.appeared[0].rule_id, "copies.pageable");
+  EXPECT_EQ(*d.appeared[0].new_severity, analysis::Severity::kWarning);
+  ASSERT_EQ(d.persisting.size(), 1u);
+  EXPECT_EQ(d.persisting[0].rule_id, "sync.points");
+  EXPECT_EQ(d.persisting[0].base_runs, 1u);
+  EXPECT_EQ(d.persisting[0].new_runs, 1u);
+}
+
+TEST(DiffTest, EmptyRunIsNotComparable) {
+  const DiffResult d = DiffRuns({Figures(0)}, {Figures(10)});
+  EXPECT_EQ(d.verdict, Verdict::kNotComparable);
+  EXPECT_TRUE(absl::StrContains(d.conclusion, "BASE has no recorded activity")) << d.conclusion;
+}
+
+TEST(DiffRenderTest, TextAndJson) {
+  const DiffResult d = DiffRuns({Load(LaunchBoundRun())}, {Load(FusedRun())});
+  const std::string text = RenderDiffText(d);
+  EXPECT_TRUE(absl::StartsWith(text, "cuscope diff\n  BASE: ")) << text;
+  EXPECT_TRUE(absl::StrContains(text, "Verdict: NEW is 4.94x faster")) << text;
+  EXPECT_TRUE(
+      absl::StrContains(text, "Findings resolved (raised for BASE, not for NEW):\n  launch.overhead [error -> -]: "))
+      << text;
+  EXPECT_TRUE(absl::StrContains(text, "\n  gpu.idle [error -> -]: GPU 0 idle 80.0%")) << text;
+  EXPECT_TRUE(absl::StrContains(text, "Findings new (raised for NEW, not for BASE): none\n")) << text;
+  EXPECT_TRUE(absl::StrContains(text, "step(float*, int)")) << text;
+  EXPECT_TRUE(absl::StrContains(text, "-100.0%")) << text;
+
+  google::protobuf::Struct json;
+  ASSERT_TRUE(google::protobuf::util::JsonStringToMessage(RenderDiffJson(d), &json).ok());
+  const auto& f = json.fields();
+  EXPECT_EQ(f.at("verdict").string_value(), "helped");
+  EXPECT_DOUBLE_EQ(
+      f.at("end_to_end").struct_value().fields().at("base").struct_value().fields().at("mean").number_value(),
+      8'005'000);
+  EXPECT_DOUBLE_EQ(f.at("end_to_end").struct_value().fields().at("change").number_value(), 1'621'000.0 - 8'005'000.0);
+  EXPECT_EQ(f.at("kernels").list_value().values_size(), 2);
+  EXPECT_EQ(f.at("findings_resolved").list_value().values(0).struct_value().fields().at("rule_id").string_value(),
+            d.resolved[0].rule_id);
+}
+
+}  // namespace
+}  // namespace cuscope::report

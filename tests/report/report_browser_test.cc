@@ -1,0 +1,257 @@
+// `cuscope report` pages rendered by headless Chromium: every script runs without an error, the
+// page marks itself rendered, and the findings' headlines are in the rendered DOM. Exits 77
+// (skipped) when no Chromium binary is found; scripts/install_chromium.sh installs Debian's.
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <optional>
+#include <regex>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_replace.h"
+#include "gtest/gtest.h"
+#include "lib/analysis/analyzer.h"
+#include "lib/core/metric_sets.h"
+#include "lib/report/html_report.h"
+#include "tests/report/report_test_traces.h"
+
+namespace cuscope::report {
+namespace {
+
+std::string g_chromium;
+
+std::optional<std::string> FindChromium() {
+  if (const char* given = std::getenv("CUSCOPE_CHROMIUM"); given != nullptr && *given != '\0')
+    return std::string(given);
+  const char* path = std::getenv("PATH");
+  if (path == nullptr) return std::nullopt;
+  for (const char* name : {"chromium", "chromium-browser", "google-chrome", "google-chrome-stable"}) {
+    std::string dirs = path;
+    for (size_t begin = 0; begin <= dirs.size();) {
+      size_t end = dirs.find(':', begin);
+      if (end == std::string::npos) end = dirs.size();
+      const std::string candidate = absl::StrCat(dirs.substr(begin, end - begin), "/", name);
+      if (end > begin && access(candidate.c_str(), X_OK) == 0) return candidate;
+      begin = end + 1;
+    }
+  }
+  return std::nullopt;
+}
+
+std::string TempDir() {
+  const char* dir = std::getenv("TEST_TMPDIR");
+  const std::string path = absl::StrCat(dir ? dir : "/tmp", "/cuscope_browser_test_", getpid());
+  std::filesystem::create_directories(path);
+  return path;
+}
+
+std::string Quote(const std::string& s) { return absl::StrCat("'", absl::StrReplaceAll(s, {{"'", "'\\''"}}), "'"); }
+
+// Runs a shell command and returns its standard output; the exit status goes to `status`.
+std::string RunShell(const std::string& command, int* status) {
+  std::string out;
+  FILE* pipe = popen(command.c_str(), "r");
+  if (pipe == nullptr) {
+    *status = -1;
+    return out;
+  }
+  char buffer[65536];
+  for (size_t n; (n = fread(buffer, 1, sizeof buffer, pipe)) > 0;) out.append(buffer, n);
+  const int raw = pclose(pipe);
+  *status = WIFEXITED(raw) ? WEXITSTATUS(raw) : -1;
+  return out;
+}
+
+// The DOM after the page's scripts ran (5 s of virtual time: far more than they need).
+std::string RenderedDom(const std::string& html_path) {
+  const std::string profile = absl::StrCat(TempDir(), "/profile");
+  int status = 0;
+  const std::string dom = RunShell(
+      absl::StrCat("timeout 120 ", Quote(g_chromium), " --headless --no-sandbox --disable-gpu --disable-dev-shm-usage",
+                   " --user-data-dir=", Quote(profile), " --virtual-time-budget=5000 --dump-dom ", Quote(html_path),
+                   " 2>/dev/null"),
+      &status);
+  EXPECT_EQ(status, 0) << "chromium failed on " << html_path;
+  return dom;
+}
+
+// Text as Chromium serializes it inside an element.
+std::string DomText(const std::string& text) {
+  return absl::StrReplaceAll(text, {{"&", "&amp;"}, {"<", "&lt;"}, {">", "&gt;"}, {"\xc2\xa0", "&nbsp;"}});
+}
+
+void ExpectRenderedCleanly(const std::string& dom, const std::string& what) {
+  EXPECT_NE(dom.find("data-rendered=\"ok\""), std::string::npos) << what << ": the page did not finish rendering";
+  static const std::regex kEmptyErrors(R"(<div id="script-errors"[^>]*></div>)");
+  EXPECT_TRUE(std::regex_search(dom, kEmptyErrors)) << what << ": script errors:\n"
+                                                    << dom.substr(dom.find("id=\"script-errors\""), 2000);
+}
+
+void ExpectHeadlines(const std::string& dom, const analysis::Analysis& analysis, const std::string& what) {
+  for (const analysis::Finding& f : analysis.findings) {
+    EXPECT_NE(dom.find(DomText(f.headline)), std::string::npos) << what << ": headline not rendered: " << f.headline;
+  }
+}
+
+std::string Source(const std::string& relative) {
+  const char* dir = std::getenv("CUSCOPE_SOURCE_DIR");
+  return absl::StrCat(dir ? dir : ".", "/", relative);
+}
+
+TEST(ReportBrowserTest, LaunchOverheadReportFromTheCommand) {
+  const char* bin = std::getenv("CUSCOPE_BIN");
+  ASSERT_NE(bin, nullptr) << "CUSCOPE_BIN names the cuscope binary (set by ctest)";
+  const std::string trace_path = Source("traces/h200_examples/launch_overhead.cuscope");
+  const std::string html = absl::StrCat(TempDir(), "/launch_overhead.html");
+  int status = 0;
+  RunShell(absl::StrCat(Quote(bin), " report ", Quote(trace_path), " -o ", Quote(html), " 2>&1"), &status);
+  ASSERT_EQ(status, 0);
+
+  absl::StatusOr<core::Trace> trace = core::LoadTrace(trace_path);
+  ASSERT_TRUE(trace.ok()) << trace.status();
+  const analysis::Analysis analysis = analysis::Analyze(*trace, analysis::AnalyzeOptions());
+  ASSERT_FALSE(analysis.findings.empty());
+  const std::string dom = RenderedDom(html);
+  ExpectRenderedCleanly(dom, html);
+  ExpectHeadlines(dom, analysis, html);
+  // Every section drew something: cards, the canvases, the roofline's "not measured" list, tables.
+  EXPECT_NE(dom.find("class=\"card\""), std::string::npos);
+  EXPECT_NE(dom.find("<canvas id=\"timeline\""), std::string::npos);
+  EXPECT_NE(dom.find("style=\"width: "), std::string::npos);  // the canvases were sized
+  EXPECT_NE(dom.find("<svg id=\"roofline-chart\""), std::string::npos);
+  EXPECT_NE(dom.find("Not measured"), std::string::npos);
+  EXPECT_NE(dom.find("id=\"table-cuda_gpu_kern_sum\""), std::string::npos);
+  EXPECT_NE(dom.find("slices drawn for"), std::string::npos);
+}
+
+// Zoom, pan, hover, the buttons, the findings' timeline links and the tables' "show all": a script
+// appended to the page drives them with synthetic events after it rendered, and records the text of
+// the tooltip over the kernels of the busy stretch.
+TEST(ReportBrowserTest, InteractionsRunWithoutErrors) {
+  const std::string trace_path = Source("traces/h200_examples/launch_overhead.cuscope");
+  absl::StatusOr<core::Trace> trace = core::LoadTrace(trace_path);
+  ASSERT_TRUE(trace.ok()) << trace.status();
+  const analysis::Analysis analysis = analysis::Analyze(*trace, analysis::AnalyzeOptions());
+  std::string page = RenderHtmlReport(*trace, analysis, trace_path);
+  constexpr char kDriver[] = R"js(<script>
+(function () {
+  try {
+    const c = document.getElementById('timeline');
+    const r = c.getBoundingClientRect();
+    const at = (x, y, extra) =>
+      Object.assign({clientX: r.left + x, clientY: r.top + y, bubbles: true, cancelable: true}, extra || {});
+    for (const dy of [-300, -300, 250]) c.dispatchEvent(new WheelEvent('wheel', at(r.width * 0.7, 40, {deltaY: dy})));
+    c.dispatchEvent(new MouseEvent('mousedown', at(400, 40)));
+    window.dispatchEvent(new MouseEvent('mousemove', at(300, 40)));
+    window.dispatchEvent(new MouseEvent('mouseup', at(300, 40)));
+    for (let y = 2; y < r.height; y += 7) window.dispatchEvent(new MouseEvent('mousemove', at(r.width * 0.8, y)));
+    for (const id of ['zoom-in', 'zoom-out', 'pan-left', 'pan-right', 'zoom-reset']) {
+      document.getElementById(id).click();
+    }
+    c.dispatchEvent(new MouseEvent('dblclick', at(500, 40)));
+    document.querySelectorAll('#findings button.link').forEach((b) => b.click());
+    document.querySelectorAll('#tables button').forEach((b) => b.click());
+    document.getElementById('zoom-reset').click();
+    // The kernel lane (below the axis and the GPU's group row) in the busy last third of the trace.
+    window.dispatchEvent(new MouseEvent('mousemove', at(r.width * 0.85, 24 + 20 + 9)));
+    document.body.dataset.tooltip = document.getElementById('tooltip').textContent;
+    document.body.dataset.interacted = window.cuscopeErrors.length ? 'error' : 'ok';
+  } catch (e) {
+    window.cuscopeRecordError('interaction: ' + (e && e.stack ? e.stack : e));
+  }
+})();
+</script>
+)js";
+  page.insert(page.rfind("</body>"), kDriver);
+  const std::string html = absl::StrCat(TempDir(), "/interactions.html");
+  std::ofstream(html) << page;
+  const std::string dom = RenderedDom(html);
+  ExpectRenderedCleanly(dom, html);
+  EXPECT_NE(dom.find("data-interacted=\"ok\""), std::string::npos) << "the interactions did not finish";
+  const std::string tooltip = "tiny_step(unsigned int*, int, int)\nkernel · GPU 0 · NVIDIA H200 · stream 13";
+  EXPECT_NE(dom.find(tooltip), std::string::npos) << dom.substr(dom.find("<body"), 600);
+}
+
+TEST(ReportBrowserTest, EveryH200TraceRenders) {
+  std::vector<std::string> traces;
+  for (const char* dir : {"traces", "traces/h200_examples"}) {
+    for (const auto& entry : std::filesystem::directory_iterator(Source(dir))) {
+      if (entry.path().extension() == ".cuscope") traces.push_back(entry.path().string());
+    }
+  }
+  ASSERT_GE(traces.size(), 14u);
+  for (const std::string& path : traces) {
+    absl::StatusOr<core::Trace> trace = core::LoadTrace(path);
+    ASSERT_TRUE(trace.ok()) << path << ": " << trace.status();
+    const analysis::Analysis analysis = analysis::Analyze(*trace, analysis::AnalyzeOptions());
+    const std::string html = absl::StrCat(TempDir(), "/", std::filesystem::path(path).stem().string(), ".html");
+    std::ofstream(html) << RenderHtmlReport(*trace, analysis, path);
+    const std::string dom = RenderedDom(html);
+    ExpectRenderedCleanly(dom, path);
+    ExpectHeadlines(dom, analysis, path);
+  }
+}
+
+// A trace with nothing in it: every section says so instead of failing.
+TEST(ReportBrowserTest, EmptyTraceRenders) {
+  testing::SyntheticTrace t;
+  const core::Trace trace = t.Load();
+  const analysis::Analysis analysis = analysis::Analyze(trace, analysis::AnalyzeOptions());
+  const std::string html = absl::StrCat(TempDir(), "/empty.html");
+  std::ofstream(html) << RenderHtmlReport(trace, analysis, "empty");
+  const std::string dom = RenderedDom(html);
+  ExpectRenderedCleanly(dom, html);
+  EXPECT_NE(dom.find("The trace holds no GPU work and no CUDA calls."), std::string::npos);
+  EXPECT_NE(dom.find("The trace header has no device peaks"), std::string::npos);
+}
+
+TEST(ReportBrowserTest, RooflinePointsAreDrawn) {
+  testing::SyntheticTrace t;
+  t.AddDevice(testing::H200Device());
+  testing::AddLaunchLoop(t, 10, 20, 4);
+  t.ProfiledLaunch(testing::Config("_Z4gemmPfS_", 1024, 256), 500, 100,
+                   {{std::string(core::metric::kDuration), 1e6},
+                    {std::string(core::metric::kFfma), 1e9},
+                    {std::string(core::metric::kDramBytes), 1e8}});
+  t.ProfiledLaunch(testing::Config("_Z6streamPf", 4096, 256), 700, 100,
+                   {{std::string(core::metric::kDuration), 2e5},
+                    {std::string(core::metric::kFadd), 1e7},
+                    {std::string(core::metric::kDramBytes), 8e8}});
+  const core::Trace trace = t.Load();
+  const analysis::Analysis analysis = analysis::Analyze(trace, analysis::AnalyzeOptions());
+  const std::string html = absl::StrCat(TempDir(), "/roofline.html");
+  std::ofstream(html) << RenderHtmlReport(trace, analysis, "synthetic roofline");
+  const std::string dom = RenderedDom(html);
+  ExpectRenderedCleanly(dom, html);
+  ExpectHeadlines(dom, analysis, html);
+  size_t circles = 0;
+  for (size_t at = dom.find("<circle"); at != std::string::npos; at = dom.find("<circle", at + 1)) ++circles;
+  EXPECT_EQ(circles, 2u);
+  EXPECT_NE(dom.find("FP32 60.0 TFLOP/s"), std::string::npos);
+  EXPECT_NE(dom.find("FP16 tensor 960 TFLOP/s"), std::string::npos);
+  EXPECT_NE(dom.find("id=\"roofline-points\""), std::string::npos);
+  EXPECT_NE(dom.find("gemm(float*, float*) [grid 1024 1 1, block 256 1 1]"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace cuscope::report
+
+int main(int argc, char** argv) {
+  const std::optional<std::string> chromium = cuscope::report::FindChromium();
+  if (!chromium) {
+    std::printf(
+        "report_browser: SKIPPED: no chromium, chromium-browser or google-chrome on PATH (or CUSCOPE_CHROMIUM); "
+        "scripts/install_chromium.sh installs Debian's chromium\n");
+    return 77;
+  }
+  cuscope::report::g_chromium = *chromium;
+  std::printf("report_browser: using %s\n", chromium->c_str());
+  ::testing::InitGoogleTest(&argc, argv);
+  return RUN_ALL_TESTS();
+}

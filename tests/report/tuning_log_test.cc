@@ -1,0 +1,128 @@
+#include "lib/report/tuning_log.h"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <fstream>
+#include <sstream>
+#include <string>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
+#include "absl/time/time.h"
+#include "gtest/gtest.h"
+#include "tests/report/report_test_traces.h"
+
+namespace cuscope::report {
+namespace {
+
+std::string TempLog(const std::string& extension) {
+  static std::atomic<int> counter{0};
+  const char* dir = std::getenv("TEST_TMPDIR");
+  const std::string path = absl::StrCat(dir ? dir : "/tmp", "/cuscope_log_test_", getpid(), "_", counter++, extension);
+  std::remove(path.c_str());
+  return path;
+}
+
+std::string ReadFile(const std::string& path) {
+  std::ifstream in(path);
+  std::ostringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+struct Runs {
+  std::vector<RunFigures> base, next;
+  DiffResult diff;
+};
+
+Runs LaunchLoopFused() {
+  Runs r;
+  r.base.push_back(*LoadRunFigures(testing::LaunchBoundRun()));
+  r.next.push_back(*LoadRunFigures(testing::FusedRun()));
+  r.diff = DiffRuns(r.base, r.next);
+  return r;
+}
+
+const absl::Time kWhen = absl::FromUnixSeconds(1733211000);  // 2024-12-03T07:30:00Z
+
+TEST(TuningLogTest, EntryHoldsTheFiguresBeforeAndAfter) {
+  const Runs r = LaunchLoopFused();
+  const LogEntry e = MakeLogEntry(r.diff, r.base, r.next, "fuse the step kernels", kWhen);
+  EXPECT_EQ(e.date, "2024-12-03T07:30:00Z");
+  EXPECT_EQ(e.change, "fuse the step kernels");
+  EXPECT_DOUBLE_EQ(e.before.end_to_end_ns, 8'005'000);
+  EXPECT_DOUBLE_EQ(e.after.end_to_end_ns, 1'621'000);
+  EXPECT_DOUBLE_EQ(e.before.kernel_time_ns, 1'600'000);
+  EXPECT_DOUBLE_EQ(e.after.gpu_busy_share, 1.0);
+  EXPECT_EQ(e.verdict, "helped");
+  EXPECT_EQ(e.conclusion, r.diff.conclusion);
+  EXPECT_EQ(e.before.traces, std::vector<std::string>{r.base[0].label});
+  EXPECT_TRUE(absl::StartsWith(e.before.top_finding, r.base[0].top_finding()->rule_id + ": ")) << e.before.top_finding;
+  EXPECT_EQ(e.after.top_finding, r.next[0].top_finding() ? e.after.top_finding : "none");
+}
+
+TEST(TuningLogTest, JsonLinesRoundTrip) {
+  const Runs r = LaunchLoopFused();
+  const std::string path = TempLog(".jsonl");
+  LogEntry first = MakeLogEntry(r.diff, r.base, r.next, "fuse \"step\" <kernels> | pipes\nand a newline · µ", kWhen);
+  LogEntry second = MakeLogEntry(DiffRuns(r.next, r.base), r.next, r.base, "undo it", kWhen + absl::Hours(1));
+  ASSERT_TRUE(AppendLogEntry(path, first).ok());
+  ASSERT_TRUE(AppendLogEntry(path, second).ok());
+  const std::string text = ReadFile(path);
+  EXPECT_EQ(std::count(text.begin(), text.end(), '\n'), 2) << text;
+
+  absl::StatusOr<std::vector<LogEntry>> read = ReadJsonLog(path);
+  ASSERT_TRUE(read.ok()) << read.status();
+  ASSERT_EQ(read->size(), 2u);
+  const LogEntry& a = (*read)[0];
+  EXPECT_EQ(a.date, first.date);
+  EXPECT_EQ(a.change, first.change);
+  EXPECT_EQ(a.before.traces, first.before.traces);
+  EXPECT_DOUBLE_EQ(a.before.end_to_end_ns, first.before.end_to_end_ns);
+  EXPECT_DOUBLE_EQ(a.after.gpu_busy_share, first.after.gpu_busy_share);
+  EXPECT_DOUBLE_EQ(a.after.kernel_time_ns, first.after.kernel_time_ns);
+  EXPECT_EQ(a.before.top_finding, first.before.top_finding);
+  EXPECT_EQ(a.verdict, "helped");
+  EXPECT_EQ(a.conclusion, first.conclusion);
+  EXPECT_EQ((*read)[1].verdict, "worse");
+  EXPECT_EQ((*read)[1].date, "2024-12-03T08:30:00Z");
+
+  const std::string table = RenderLogTable(*read);
+  EXPECT_TRUE(absl::StrContains(table, "date")) << table;
+  EXPECT_TRUE(absl::StrContains(table, "8.005 ms -> 1.621 ms")) << table;
+  EXPECT_TRUE(absl::StrContains(table, "undo it")) << table;
+  EXPECT_TRUE(absl::StrContains(table, "helped")) << table;
+  EXPECT_TRUE(absl::StrContains(table, first.conclusion)) << table;
+}
+
+TEST(TuningLogTest, BadLineIsNamed) {
+  const std::string path = TempLog(".jsonl");
+  std::ofstream(path) << EntryToJsonLine(LogEntry{"2024-12-03T07:30:00Z", "x", {}, {}, "helped", "c"}) << "\n\n"
+                      << "{not json\n";
+  absl::StatusOr<std::vector<LogEntry>> read = ReadJsonLog(path);
+  ASSERT_FALSE(read.ok());
+  EXPECT_TRUE(absl::StrContains(read.status().message(), ":3: ")) << read.status();
+  EXPECT_EQ(ReadJsonLog(TempLog(".jsonl")).status().code(), absl::StatusCode::kNotFound);
+}
+
+TEST(TuningLogTest, MarkdownTableWithOneHeader) {
+  const Runs r = LaunchLoopFused();
+  const std::string path = TempLog(".md");
+  EXPECT_TRUE(IsMarkdownLog(path));
+  EXPECT_FALSE(IsMarkdownLog("log.jsonl"));
+  ASSERT_TRUE(AppendLogEntry(path, MakeLogEntry(r.diff, r.base, r.next, "a | b", kWhen)).ok());
+  ASSERT_TRUE(AppendLogEntry(path, MakeLogEntry(r.diff, r.base, r.next, "second\nline", kWhen)).ok());
+  const std::vector<std::string> lines = absl::StrSplit(ReadFile(path), '\n', absl::SkipEmpty());
+  ASSERT_EQ(lines.size(), 4u);
+  EXPECT_TRUE(absl::StartsWith(lines[0], "| date | change |"));
+  EXPECT_TRUE(absl::StartsWith(lines[1], "| --- |"));
+  EXPECT_TRUE(absl::StartsWith(lines[2], "| 2024-12-03T07:30:00Z | a \\| b | 8.005 ms -> 1.621 ms | 20.0% -> 100.0% |"))
+      << lines[2];
+  EXPECT_TRUE(absl::StrContains(lines[3], "| second line |")) << lines[3];
+}
+
+}  // namespace
+}  // namespace cuscope::report
