@@ -10,8 +10,10 @@ which="${1:-all}"
 jobs="${BUILD_JOBS:-$(nproc)}"
 scripts/install_deps.sh
 export PATH="/usr/local/cuda/bin:$PATH"
-# Sanitized code runs slower; -O1 keeps the suite quick and the reports readable.
-common=(-DCMAKE_BUILD_TYPE=None "-DCMAKE_CXX_FLAGS=-O1 -g1" -DCUSCOPE_WERROR=ON
+# Sanitized code runs slower; -O1 keeps the suite quick and the reports readable. At -O1 with the
+# sanitizers GCC 12 reports -Wmaybe-uninitialized inside libstdc++'s <regex>: off for these builds
+# (the Release build keeps it).
+common=(-DCMAKE_BUILD_TYPE=None "-DCMAKE_CXX_FLAGS=-O1 -g1 -Wno-maybe-uninitialized" -DCUSCOPE_WERROR=ON
         -DCUSCOPE_BUILD_BENCH=OFF -DCUSCOPE_BUILD_EXAMPLES=OFF)
 
 # Tests that preload libcuscope.so into a program built without the sanitizer: the sanitizer's

@@ -1,10 +1,3 @@
-// GCC 12 reports -Wmaybe-uninitialized inside libstdc++'s <regex> when it compiles the pattern
-// parser under the sanitizer builds' optimization; the warning is in the library, not here.
-#if defined(__GNUC__) && !defined(__clang__)
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
-#endif
-
 #include "lib/core/kernel_selection.h"
 
 #include <cxxabi.h>
@@ -120,7 +113,3 @@ bool KernelSelector::Select(std::string_view mangled_name, const LaunchShape& sh
 }
 
 }  // namespace cuscope::core
-
-#if defined(__GNUC__) && !defined(__clang__)
-#pragma GCC diagnostic pop
-#endif
