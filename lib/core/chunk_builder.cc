@@ -129,6 +129,36 @@ void ChunkBuilder::Add(const KernelActivity& a) {
   kernel_prev_corr_ = a.correlation_id;
   ++kernel_rows_;
   ++pending_;
+  if (kernel_totals_on_ && (a.flags & v1::KERNEL_FLAG_REPLAYED) == 0 && a.end > a.start) {
+    if (signature_totals_.size() < sig) signature_totals_.resize(sig);
+    SignatureTotal& t = signature_totals_[sig - 1];
+    if (t.launches == 0) {
+      t.name = InternString(a.config.name);
+      t.device = a.config.device;
+      t.shape.grid = {static_cast<uint32_t>(a.config.grid_x), static_cast<uint32_t>(a.config.grid_y),
+                      static_cast<uint32_t>(a.config.grid_z)};
+      t.shape.block = {static_cast<uint32_t>(a.config.block_x), static_cast<uint32_t>(a.config.block_y),
+                       static_cast<uint32_t>(a.config.block_z)};
+    }
+    t.ns += a.end - a.start;
+    ++t.launches;
+    total_kernel_ns_ += a.end - a.start;
+  }
+}
+
+std::vector<HotKernelChoice> ChunkBuilder::KernelTotals() const {
+  std::vector<HotKernelChoice> out;
+  out.reserve(signature_totals_.size());
+  for (const SignatureTotal& t : signature_totals_) {
+    if (t.launches == 0) continue;
+    HotKernelChoice& k = out.emplace_back();
+    k.name = string_texts_[t.name - 1];
+    k.device = t.device;
+    k.shape = t.shape;
+    k.total_ns = t.ns;
+    k.launches = t.launches;
+  }
+  return out;
 }
 
 void ChunkBuilder::Add(const ApiActivity& a) {
@@ -238,8 +268,17 @@ void ChunkBuilder::Add(const OverheadActivity& a) {
 
 void ChunkBuilder::AddKernelMetrics(uint64_t correlation_id, uint32_t device, std::string_view kernel_name,
                                     uint32_t pass_count, v1::ReplayMode replay_mode,
-                                    const std::vector<std::pair<std::string, double>>& values) {
+                                    const std::vector<std::pair<std::string, double>>& values,
+                                    const LaunchShape* shape) {
   auto* m = chunk_.add_kernel_metrics();
+  if (shape != nullptr) {
+    m->set_grid_x(shape->grid[0]);
+    m->set_grid_y(shape->grid[1]);
+    m->set_grid_z(shape->grid[2]);
+    m->set_block_x(shape->block[0]);
+    m->set_block_y(shape->block[1]);
+    m->set_block_z(shape->block[2]);
+  }
   m->set_correlation_id(correlation_id);
   m->set_device(device);
   m->set_kernel_name(InternString(kernel_name));
@@ -259,6 +298,47 @@ void ChunkBuilder::AddWindow(v1::WindowKind kind, uint64_t start_ns, uint64_t en
   w->set_start_ns(start_ns);
   w->set_end_ns(end_ns);
   w->set_reason(std::string(reason));
+}
+
+void ChunkBuilder::AddCounterSeries(uint32_t device, v1::CounterSource source, std::string_view name,
+                                    const std::vector<CounterPoint>& points) {
+  if (points.empty()) return;
+  auto* s = chunk_.add_counter_series();
+  s->set_device(device);
+  s->set_source(source);
+  s->set_name(InternString(name));
+  bool any_duration = false;
+  for (const auto& p : points) any_duration = any_duration || p.end > p.start;
+  uint64_t prev = 0;
+  for (size_t i = 0; i < points.size(); ++i) {
+    const auto& p = points[i];
+    s->add_start_delta(i == 0 ? Relative(p.start) : static_cast<int64_t>(p.start - prev));
+    prev = p.start;
+    if (any_duration) s->add_duration(p.end > p.start ? p.end - p.start : 0);
+    s->add_value(p.value);
+  }
+  pending_ += points.size();
+}
+
+void ChunkBuilder::AddTopDownSelection(uint64_t time_ns, uint64_t window_kernel_ns,
+                                       const std::vector<HotKernelChoice>& kernels) {
+  auto* sel = chunk_.mutable_top_down();
+  sel->set_time_ns(time_ns);
+  sel->set_window_kernel_ns(window_kernel_ns);
+  for (const auto& k : kernels) {
+    auto* h = sel->add_kernels();
+    h->set_name(InternString(k.name));
+    h->set_device(k.device);
+    h->set_grid_x(k.shape.grid[0]);
+    h->set_grid_y(k.shape.grid[1]);
+    h->set_grid_z(k.shape.grid[2]);
+    h->set_block_x(k.shape.block[0]);
+    h->set_block_y(k.shape.block[1]);
+    h->set_block_z(k.shape.block[2]);
+    h->set_total_ns(k.total_ns);
+    h->set_launches(k.launches);
+  }
+  ++pending_;
 }
 
 void ChunkBuilder::TakeChunk(v1::Chunk* out) {

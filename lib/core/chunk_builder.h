@@ -14,6 +14,8 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "cuscope/v1/trace.pb.h"
+#include "lib/core/hot_kernels.h"
+#include "lib/core/kernel_selection.h"
 #include "lib/core/records.h"
 
 namespace cuscope::core {
@@ -36,10 +38,30 @@ class ChunkBuilder final : public ActivitySink {
   void AddUntranslated(uint32_t cupti_kind) override { ++untranslated_; }
   void AddIncomplete(uint32_t cupti_kind) override { ++incomplete_; }
 
-  // Metric values of one profiled launch.
+  // Metric values of one profiled launch, with its grid and block when known.
   void AddKernelMetrics(uint64_t correlation_id, uint32_t device, std::string_view kernel_name, uint32_t pass_count,
-                        v1::ReplayMode replay_mode, const std::vector<std::pair<std::string, double>>& values);
+                        v1::ReplayMode replay_mode, const std::vector<std::pair<std::string, double>>& values,
+                        const LaunchShape* shape = nullptr);
   void AddWindow(v1::WindowKind kind, uint64_t start_ns, uint64_t end_ns, std::string_view reason);
+
+  // Samples of one GPU counter, in time order.
+  struct CounterPoint {
+    uint64_t start = 0;
+    uint64_t end = 0;  // == start for an instantaneous reading
+    double value = 0;
+  };
+  void AddCounterSeries(uint32_t device, v1::CounterSource source, std::string_view name,
+                        const std::vector<CounterPoint>& points);
+
+  // The hot kernels the top-down chose at `time_ns`, hottest first.
+  void AddTopDownSelection(uint64_t time_ns, uint64_t window_kernel_ns, const std::vector<HotKernelChoice>& kernels);
+
+  // Kernel GPU time per signature, for the top-down's choice. Off until enabled; replayed launches
+  // are never counted.
+  void EnableKernelTotals() { kernel_totals_on_ = true; }
+  // The totals so far, one per signature (SelectHotKernels merges the same name and shape).
+  std::vector<HotKernelChoice> KernelTotals() const;
+  uint64_t total_kernel_ns() const { return total_kernel_ns_; }
 
   // Records added since the last TakeChunk (untranslated ones not counted).
   uint64_t pending_records() const { return pending_; }
@@ -102,6 +124,18 @@ class ChunkBuilder final : public ActivitySink {
   uint64_t kernel_prev_start_ = 0, kernel_prev_corr_ = 0, kernel_rows_ = 0;
   uint64_t api_prev_start_ = 0, api_prev_corr_ = 0, api_rows_ = 0;
   uint64_t overhead_ns_ = 0;
+  // Top-down: per signature id (index id - 1), its kernel time and launches; names and shapes
+  // from the signature as interned.
+  struct SignatureTotal {
+    uint32_t name = 0;  // string id
+    uint32_t device = 0;
+    LaunchShape shape;
+    uint64_t ns = 0;
+    uint64_t launches = 0;
+  };
+  bool kernel_totals_on_ = false;
+  std::vector<SignatureTotal> signature_totals_;
+  uint64_t total_kernel_ns_ = 0;
 };
 
 }  // namespace cuscope::core

@@ -10,6 +10,7 @@
 #ifndef CUSCOPE_LIB_CORE_RECORDS_H_
 #define CUSCOPE_LIB_CORE_RECORDS_H_
 
+#include <array>
 #include <cstdint>
 #include <string>
 #include <string_view>
@@ -202,7 +203,20 @@ struct MetricRow {
   uint32_t pass_count = 0;
   v1::ReplayMode replay_mode = v1::REPLAY_MODE_UNKNOWN;
   uint32_t kernel_name = 0;
+  // The launch's shape; zeros when the trace predates it.
+  std::array<uint32_t, 3> grid{0, 0, 0};
+  std::array<uint32_t, 3> block{0, 0, 0};
   std::vector<std::pair<uint32_t, double>> values;  // (metric name string id, value)
+};
+
+// One sampled value of a GPU counter: over [start, end] (PM sampling) or at start == end (NVML).
+struct CounterSample {
+  uint64_t start = 0;
+  uint64_t end = 0;
+  uint32_t device = 0;
+  v1::CounterSource source = v1::COUNTER_SOURCE_UNKNOWN;
+  uint32_t name = 0;  // string id
+  double value = 0;
 };
 
 // The rows of every record kind, as a chunk or a whole trace holds them.
@@ -216,10 +230,11 @@ struct RecordRows {
   std::vector<MemoryOpRecord> memory_ops;
   std::vector<OverheadRow> overheads;
   std::vector<MetricRow> metrics;
+  std::vector<CounterSample> counter_samples;
 
   size_t record_count() const {
     return kernels.size() + api_calls.size() + memcpys.size() + memsets.size() + syncs.size() + nvtx.size() +
-           memory_ops.size() + overheads.size() + metrics.size();
+           memory_ops.size() + overheads.size() + metrics.size() + counter_samples.size();
   }
   void ClearRows();
   // Moves every row of `other` to the end of these rows; `other` is left empty.

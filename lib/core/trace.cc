@@ -30,6 +30,7 @@ Trace ReadAll(TraceReader& reader) {
     if (!*more) break;
     t.AppendRows(c);
     MoveAppend(c.windows, t.windows);
+    if (c.top_down) t.top_down.push_back(std::move(*c.top_down));
     if (c.stats) t.stats = c.stats;
   }
   t.header = reader.header();
@@ -52,6 +53,7 @@ void RecordRows::ClearRows() {
   memory_ops.clear();
   overheads.clear();
   metrics.clear();
+  counter_samples.clear();
 }
 
 void RecordRows::AppendRows(RecordRows& other) {
@@ -64,6 +66,7 @@ void RecordRows::AppendRows(RecordRows& other) {
   MoveAppend(other.memory_ops, memory_ops);
   MoveAppend(other.overheads, overheads);
   MoveAppend(other.metrics, metrics);
+  MoveAppend(other.counter_samples, counter_samples);
 }
 
 absl::StatusOr<Trace> LoadTrace(const std::string& path) {

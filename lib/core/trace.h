@@ -19,6 +19,8 @@ struct Trace : RecordRows {
   v1::Header header;
   Dictionary dict;
   std::vector<v1::CaptureWindow> windows;
+  // The choices of the one-run top-down, in order (one per timeline window that closed).
+  std::vector<v1::TopDownSelection> top_down;
   // The last chunk's running totals: the session's, if it ended cleanly.
   std::optional<v1::CaptureStats> stats;
 

@@ -29,6 +29,7 @@ void DecodedChunk::Clear() {
   sequence = 0;
   ClearRows();
   windows.clear();
+  top_down.reset();
   stats.reset();
 }
 
@@ -178,11 +179,37 @@ absl::Status DecodeChunk(const v1::Chunk& chunk, const Dictionary& dict, Decoded
     r.pass_count = m.pass_count();
     r.replay_mode = m.replay_mode();
     r.kernel_name = m.kernel_name();
+    r.grid = {m.grid_x(), m.grid_y(), m.grid_z()};
+    r.block = {m.block_x(), m.block_y(), m.block_z()};
     if (!StringOk(dict, r.kernel_name)) return Corrupt("metric row uses an undefined string");
     for (const auto& v : m.values()) {
       if (!StringOk(dict, v.name())) return Corrupt("metric row uses an undefined string");
       r.values.emplace_back(v.name(), v.value());
     }
+  }
+  for (const auto& series : chunk.counter_series()) {
+    const int n = series.start_delta_size();
+    if (series.value_size() != n || !OptionalColumnOk(series.duration(), n)) {
+      return Corrupt(absl::StrCat("counter columns of chunk ", chunk.sequence(), " differ in length"));
+    }
+    if (!StringOk(dict, series.name())) return Corrupt("counter series uses an undefined string");
+    uint64_t start = base;
+    for (int i = 0; i < n; ++i) {
+      CounterSample& r = out->counter_samples.emplace_back();
+      start += static_cast<uint64_t>(series.start_delta(i));
+      r.start = start;
+      r.end = start + (series.duration_size() > 0 ? series.duration(i) : 0);
+      r.device = series.device();
+      r.source = series.source();
+      r.name = series.name();
+      r.value = series.value(i);
+    }
+  }
+  if (chunk.has_top_down()) {
+    for (const auto& hot : chunk.top_down().kernels()) {
+      if (!StringOk(dict, hot.name())) return Corrupt("top-down selection uses an undefined string");
+    }
+    out->top_down = chunk.top_down();
   }
   out->windows.assign(chunk.windows().begin(), chunk.windows().end());
   if (chunk.has_stats()) out->stats = chunk.stats();

@@ -26,6 +26,7 @@ namespace cuscope::core {
 struct DecodedChunk : RecordRows {
   uint64_t sequence = 0;
   std::vector<v1::CaptureWindow> windows;
+  std::optional<v1::TopDownSelection> top_down;
   std::optional<v1::CaptureStats> stats;
   void Clear();
 };
