@@ -33,7 +33,21 @@ const char kProfileUsage[] =
     "      --launch-skip N       pass over the first N matching launches\n"
     "      --launch-count N      profile at most N launches in all\n"
     "      --per-kernel-count N  profile at most N launches of each kernel name + grid + block\n"
-    "                            (default 1: the whole program once per kernel; 0 = no limit)\n";
+    "                            (default 1: the whole program once per kernel; 0 = no limit)\n"
+    "      --replay-mode kernel  how passes are made: CUPTI saves the memory a launch touches and\n"
+    "                            replays it once per pass (the only mode that runs in-process)\n"
+    "\n"
+    "GPU counters over time (CUPTI PM sampling and NVML, like nsys --gpu-metrics-devices):\n"
+    "      --gpu-metrics-devices none|all|IDS  sample these devices during the timeline window\n"
+    "                            (default none; all with --top-down)\n"
+    "      --gpu-metrics-frequency HZ  PM sampling rate, 10..200000 (default 10000)\n"
+    "\n"
+    "One-run top-down (timeline window, then kernel metrics on its hottest kernels):\n"
+    "      --top-down[=N]        after the --duration or cudaProfilerStart/Stop window closes,\n"
+    "                            collect --metrics (default sol,occupancy,stalls) on the next\n"
+    "                            launches of the window's N hottest kernels, name + grid + block\n"
+    "                            (default N = 3)\n"
+    "      --top-down-launches N launches profiled per hot kernel (default 3)\n";
 
 namespace {
 
@@ -57,7 +71,15 @@ constexpr ValueOption kValueOptions[] = {
     {"--launch-skip", nullptr, "CUSCOPE_LAUNCH_SKIP"},
     {"--launch-count", nullptr, "CUSCOPE_LAUNCH_COUNT"},
     {"--per-kernel-count", nullptr, "CUSCOPE_PER_KERNEL_COUNT"},
+    {"--replay-mode", nullptr, "CUSCOPE_REPLAY_MODE"},
+    {"--top-down-launches", nullptr, "CUSCOPE_TOP_DOWN_LAUNCHES"},
+    {"--gpu-metrics-devices", nullptr, "CUSCOPE_GPU_METRICS_DEVICES"},
+    {"--gpu-metrics-frequency", nullptr, "CUSCOPE_GPU_METRICS_FREQUENCY"},
 };
+
+// Kernels the top-down profiles when --top-down has no value: the few that usually hold most of
+// a program's GPU time, at a few launches each.
+constexpr char kDefaultTopDownKernels[] = "3";
 
 }  // namespace
 
@@ -77,6 +99,14 @@ absl::StatusOr<ProfilePlan> ParseProfileArgs(const std::vector<std::string>& arg
     }
     if (a == "-f" || a == "--force-overwrite" || a == "--force-overwrite=true") {
       plan.env["CUSCOPE_FORCE_OVERWRITE"] = "1";
+      continue;
+    }
+    if (a == "--top-down") {
+      plan.env["CUSCOPE_TOP_DOWN"] = kDefaultTopDownKernels;
+      continue;
+    }
+    if (a.rfind("--top-down=", 0) == 0) {
+      plan.env["CUSCOPE_TOP_DOWN"] = a.substr(11);
       continue;
     }
     if (a == "-q" || a == "--quiet") {

@@ -136,6 +136,45 @@ absl::StatusOr<Config> ParseConfigFromEnvironment(const std::vector<std::pair<st
       if (name == "CUSCOPE_LAUNCH_SKIP") c.kernel_selection.launch_skip = *n;
       if (name == "CUSCOPE_LAUNCH_COUNT") c.kernel_selection.launch_count = *n;
       if (name == "CUSCOPE_PER_KERNEL_COUNT") c.kernel_selection.per_kernel_count = *n;
+    } else if (name == "CUSCOPE_TOP_DOWN") {
+      uint32_t n = 0;
+      if (!absl::SimpleAtoi(value, &n) || n > 100) return Bad(name, value, "expected a number of kernels, 0..100");
+      c.top_down_kernels = n;
+    } else if (name == "CUSCOPE_TOP_DOWN_LAUNCHES") {
+      uint64_t n = 0;
+      if (!absl::SimpleAtoi(value, &n) || n == 0 || n > 1000) return Bad(name, value, "expected 1..1000 launches");
+      c.top_down_launches = n;
+    } else if (name == "CUSCOPE_REPLAY_MODE") {
+      if (value == "application" || value == "user") {
+        return Bad(name, value,
+                   "only kernel replay runs inside the program (CUPTI's application and user replay need the "
+                   "program, or the tool, to repeat the work once per pass)");
+      }
+      if (value != "kernel") return Bad(name, value, "expected kernel");
+      c.replay_mode = value;
+    } else if (name == "CUSCOPE_GPU_METRICS_DEVICES") {
+      if (value == "none") {
+        c.gpu_metrics = false;
+        c.gpu_metrics_devices.clear();
+      } else if (value == "all") {
+        c.gpu_metrics = true;
+        c.gpu_metrics_devices.clear();
+      } else {
+        std::vector<uint32_t> ids;
+        for (absl::string_view part : absl::StrSplit(value, ',')) {
+          uint32_t id = 0;
+          if (!absl::SimpleAtoi(part, &id) || id > 1023) {
+            return Bad(name, value, "expected none, all or device ids such as 0,1");
+          }
+          if (std::find(ids.begin(), ids.end(), id) == ids.end()) ids.push_back(id);
+        }
+        c.gpu_metrics = true;
+        c.gpu_metrics_devices = ids;
+      }
+    } else if (name == "CUSCOPE_GPU_METRICS_FREQUENCY") {
+      uint32_t hz = 0;
+      if (!absl::SimpleAtoi(value, &hz) || hz < 10 || hz > 200000) return Bad(name, value, "expected 10..200000 Hz");
+      c.gpu_metrics_frequency_hz = hz;
     } else if (name == "CUSCOPE_LIBRARY") {
       // Read by `cuscope profile` to find the collector; nothing for the collector itself.
     } else if (name == "CUSCOPE_QUIET") {
@@ -149,7 +188,10 @@ absl::StatusOr<Config> ParseConfigFromEnvironment(const std::vector<std::pair<st
                                                      "CUSCOPE_FLUSH_PERIOD_MS, CUSCOPE_DELAY, CUSCOPE_DURATION, "
                                                      "CUSCOPE_CAPTURE_RANGE, CUSCOPE_QUIET, CUSCOPE_METRICS, "
                                                      "CUSCOPE_KERNEL_NAME, CUSCOPE_LAUNCH_SKIP, CUSCOPE_LAUNCH_COUNT, "
-                                                     "CUSCOPE_PER_KERNEL_COUNT, CUSCOPE_LIBRARY)"));
+                                                     "CUSCOPE_PER_KERNEL_COUNT, CUSCOPE_REPLAY_MODE, "
+                                                     "CUSCOPE_TOP_DOWN, CUSCOPE_TOP_DOWN_LAUNCHES, "
+                                                     "CUSCOPE_GPU_METRICS_DEVICES, CUSCOPE_GPU_METRICS_FREQUENCY, "
+                                                     "CUSCOPE_LIBRARY)"));
     }
   }
   if (c.buffer_pool_cap_bytes < c.buffer_bytes) {
@@ -158,6 +200,37 @@ absl::StatusOr<Config> ParseConfigFromEnvironment(const std::vector<std::pair<st
   }
   const bool selection_given = c.settings.count("CUSCOPE_KERNEL_NAME") || c.settings.count("CUSCOPE_LAUNCH_SKIP") ||
                                c.settings.count("CUSCOPE_LAUNCH_COUNT") || c.settings.count("CUSCOPE_PER_KERNEL_COUNT");
+  if (c.top_down_kernels > 0) {
+    if (selection_given) {
+      return absl::InvalidArgumentError(
+          "CUSCOPE_TOP_DOWN chooses the kernels itself: leave out CUSCOPE_KERNEL_NAME, CUSCOPE_LAUNCH_SKIP, "
+          "CUSCOPE_LAUNCH_COUNT and CUSCOPE_PER_KERNEL_COUNT (CUSCOPE_TOP_DOWN_LAUNCHES sets the launches per kernel)");
+    }
+    if (c.duration_seconds <= 0 && c.capture_range != "cudaProfilerApi") {
+      return absl::InvalidArgumentError(
+          "CUSCOPE_TOP_DOWN needs a timeline window that ends while the program runs: CUSCOPE_DURATION, or "
+          "CUSCOPE_CAPTURE_RANGE=cudaProfilerApi");
+    }
+    if (c.metrics.empty()) {
+      auto m = ExpandMetricList("sol,occupancy,stalls");
+      if (!m.ok()) return m.status();
+      c.metrics = *m;
+      c.metrics_request = "sol,occupancy,stalls";
+    }
+    // The whole method: counters over time in the window unless the user said otherwise.
+    if (!c.settings.count("CUSCOPE_GPU_METRICS_DEVICES")) c.gpu_metrics = true;
+  } else if (c.settings.count("CUSCOPE_TOP_DOWN_LAUNCHES")) {
+    return absl::InvalidArgumentError("CUSCOPE_TOP_DOWN_LAUNCHES needs CUSCOPE_TOP_DOWN");
+  } else if (c.gpu_metrics && !c.metrics.empty()) {
+    // PM sampling and the Range Profiler share the GPU's counters; the top-down runs them one
+    // after the other.
+    return absl::InvalidArgumentError(
+        "CUSCOPE_GPU_METRICS_DEVICES and CUSCOPE_METRICS cannot run at the same time (they share the GPU's "
+        "performance counters); CUSCOPE_TOP_DOWN runs both, one after the other");
+  }
+  if (c.settings.count("CUSCOPE_GPU_METRICS_FREQUENCY") && !c.gpu_metrics) {
+    return absl::InvalidArgumentError("CUSCOPE_GPU_METRICS_FREQUENCY needs CUSCOPE_GPU_METRICS_DEVICES (or CUSCOPE_TOP_DOWN)");
+  }
   if (selection_given && c.metrics.empty()) {
     return absl::InvalidArgumentError(
         "a kernel selection (CUSCOPE_KERNEL_NAME, CUSCOPE_LAUNCH_SKIP, CUSCOPE_LAUNCH_COUNT, CUSCOPE_PER_KERNEL_COUNT) "

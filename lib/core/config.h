@@ -46,6 +46,20 @@ struct Config {
   std::vector<std::string> metrics;
   std::string metrics_request;
   KernelSelection kernel_selection;
+  // How the Range Profiler gets its passes. Only "kernel" runs in-process: CUPTI saves the memory
+  // a launch touches and replays it once per pass.
+  std::string replay_mode = "kernel";
+  // One-run top-down: after the timeline window (delay/duration or profiler start/stop) closes,
+  // collect `metrics` on the next `top_down_launches` launches of each of the window's
+  // `top_down_kernels` hottest kernels (name + grid + block). 0 = off.
+  uint32_t top_down_kernels = 0;
+  uint64_t top_down_launches = 3;
+  // GPU counters over time (PM sampling and NVML) during the timeline window: off, every device,
+  // or the listed device ids. 10 kHz is nsys's default GPU-metrics rate; its measured cost is in
+  // the README.
+  bool gpu_metrics = false;
+  std::vector<uint32_t> gpu_metrics_devices;  // empty with gpu_metrics = every device
+  uint32_t gpu_metrics_frequency_hz = 10000;
   // Every CUSCOPE_* variable as given, for the trace header.
   std::map<std::string, std::string> settings;
 

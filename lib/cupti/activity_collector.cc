@@ -11,6 +11,7 @@
 #include <fstream>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <thread>
 #include <vector>
 
@@ -19,6 +20,8 @@
 #include "absl/strings/str_cat.h"
 #include "lib/core/buffer_pool.h"
 #include "lib/core/chunk_builder.h"
+#include "lib/core/hot_kernels.h"
+#include "lib/core/kernel_selection.h"
 #include "lib/core/output_name.h"
 #include "lib/core/trace_writer.h"
 #include "lib/cupti/cupti_status.h"
@@ -84,12 +87,16 @@ std::string ApiName(v1::ApiDomain domain, uint32_t cbid) {
 struct CompletedBuffer {
   uint8_t* buffer;
   size_t valid;
+  // Not a buffer: the top-down's turn to choose its hot kernels, queued behind every buffer of
+  // its timeline window.
+  bool choose_hot_kernels = false;
 };
 
 struct PendingWindow {
   bool open;  // true: a window starts, false: the open window ends
   uint64_t time;
   std::string reason;
+  v1::WindowKind kind = v1::WINDOW_KIND_TIMELINE;
 };
 
 // Everything one collection session owns. Allocated at start and never freed: CUPTI may call a
@@ -113,6 +120,11 @@ struct State {
 
   // Kernel metrics (Range Profiler), when asked for.
   std::unique_ptr<KernelMetricsCollector> metrics;
+  // One-run top-down: when its timeline window closed (CUPTI time; 0 = not yet), and whether the
+  // control thread has queued the choice. A window closes once: reopening it later records more
+  // timeline but chooses nothing new.
+  std::atomic<uint64_t> top_down_closed_at{0};
+  bool top_down_queued = false;  // control thread only
 
   std::thread writer_thread;
   std::thread control_thread;
@@ -226,6 +238,13 @@ void CloseWindow(State& s, const std::string& reason) {
   if (!s.collecting.load()) return;
   DisableKinds(s);
   QueueWindow(s, false, reason);
+  if (s.config.top_down_kernels > 0 && reason != "end") {
+    uint64_t expected = 0;
+    if (s.top_down_closed_at.compare_exchange_strong(expected, CuptiNow())) {
+      std::lock_guard<std::mutex> lock(s.control_mu);
+      s.control_cv.notify_all();
+    }
+  }
 }
 
 // cudaProfilerStart/Stop (and the driver's cuProfilerStart/Stop) as capture gates; kernel
@@ -291,13 +310,14 @@ void WriteChunk(State& s, bool final_chunk) {
     windows.swap(s.windows);
   }
   for (const auto& w : windows) {
-    s.builder.AddWindow(v1::WINDOW_KIND_TIMELINE, w.open ? w.time : 0, w.open ? 0 : w.time, w.reason);
+    s.builder.AddWindow(w.kind, w.open ? w.time : 0, w.open ? 0 : w.time, w.reason);
   }
   TakeProfiled(s);
   std::vector<ProfiledLaunch> profiled;
   profiled.swap(s.profiled_pending);
   for (const auto& p : profiled) {
-    s.builder.AddKernelMetrics(p.correlation_id, p.device, p.kernel_name, p.passes, v1::REPLAY_MODE_KERNEL, p.values);
+    s.builder.AddKernelMetrics(p.correlation_id, p.device, p.kernel_name, p.passes, v1::REPLAY_MODE_KERNEL, p.values,
+                               &p.shape);
     // The replay serialized the context for this span: not the program's own timeline.
     s.builder.AddWindow(v1::WINDOW_KIND_METRICS, p.start_ns, p.end_ns, "kernel replay");
   }
@@ -351,6 +371,27 @@ void ProcessBuffer(State& s, const CompletedBuffer& b) {
   WriteChunk(s, false);
 }
 
+// The top-down's choice, made once every buffer of its timeline window has been translated: the
+// window's hottest kernels, handed to the metrics collector as its only targets.
+void ChooseHotKernels(State& s) {
+  auto chosen = core::SelectHotKernels(s.builder.KernelTotals(), s.config.top_down_kernels);
+  s.builder.AddTopDownSelection(CuptiNow(), s.builder.total_kernel_ns(), chosen);
+  if (chosen.empty()) {
+    Warn(s, "top-down: no kernel ran in the timeline window; no kernel metrics to collect");
+  } else {
+    std::string names;
+    for (const auto& k : chosen) {
+      absl::StrAppend(&names, names.empty() ? "" : ", ", core::FunctionBaseName(core::DemangleName(k.name)), " (",
+                      k.shape.grid[0], "x", k.shape.grid[1], "x", k.shape.grid[2], " / ", k.shape.block[0], "x",
+                      k.shape.block[1], "x", k.shape.block[2], ")");
+    }
+    Warn(s, absl::StrCat("top-down: collecting ", s.config.metrics_request, " on the next ", s.config.top_down_launches,
+                         " launches of ", names));
+  }
+  if (s.metrics != nullptr) s.metrics->SetTargets(std::move(chosen), s.config.top_down_launches);
+  WriteChunk(s, false);
+}
+
 void WriterLoop(State* s) {
   while (true) {
     CompletedBuffer b{};
@@ -361,15 +402,32 @@ void WriterLoop(State* s) {
       b = s->queue.front();
       s->queue.pop_front();
     }
+    if (b.choose_hot_kernels) {
+      ChooseHotKernels(*s);
+      continue;
+    }
     ProcessBuffer(*s, b);
   }
   WriteChunk(*s, true);
 }
 
-// The control thread: opens and closes the delay/duration windows, and hands partly filled
-// buffers to the writer every flush period. CUPTI's own periodic flush delivers only full
-// buffers, so without this a quiet program's records would reach the file only at exit, and a
-// crash would lose them.
+// Queues the top-down's choice behind the window's records. A default flush hands over the buffers
+// whose records are all complete; kernels still running when it is called are not counted (a
+// forced flush would hand them over without timestamps). The caller waits a moment after the
+// window closed first, so only a kernel longer than that is missed.
+void QueueHotKernelChoice(State& s) {
+  cuptiActivityFlushAll(0);
+  {
+    std::lock_guard<std::mutex> lock(s.queue_mu);
+    s.queue.push_back({nullptr, 0, true});
+  }
+  s.queue_cv.notify_one();
+}
+
+// The control thread: opens and closes the delay/duration windows, hands partly filled buffers to
+// the writer every flush period, and queues the top-down's choice after its window closed. CUPTI's
+// own periodic flush delivers only full buffers, so without this a quiet program's records would
+// reach the file only at exit, and a crash would lose them.
 void ControlLoop(State* s) {
   using Clock = std::chrono::steady_clock;
   const auto start = Clock::now();
@@ -380,14 +438,23 @@ void ControlLoop(State* s) {
   const auto open_at = start + seconds(s->config.delay_seconds);
   const auto close_at = open_at + seconds(s->config.duration_seconds);
   const auto period = std::chrono::milliseconds(s->config.flush_period_ms);
+  // How long the top-down lets the window's last kernels finish before choosing.
+  constexpr auto kSettle = std::chrono::milliseconds(100);
+  std::optional<Clock::time_point> choose_at;
   auto next_flush = start + period;
+  const auto woken = [s, &choose_at] {
+    return s->control_exit || (!choose_at && !s->top_down_queued && s->top_down_closed_at.load() != 0);
+  };
   std::unique_lock<std::mutex> lock(s->control_mu);
   while (true) {
     auto wake = next_flush;
     if (open_pending) wake = std::min(wake, open_at);
     if (close_pending) wake = std::min(wake, close_at);
-    if (s->control_cv.wait_until(lock, wake, [s] { return s->control_exit; })) return;
+    if (choose_at) wake = std::min(wake, *choose_at);
+    s->control_cv.wait_until(lock, wake, woken);
+    if (s->control_exit) return;
     const auto now = Clock::now();
+    if (!choose_at && !s->top_down_queued && s->top_down_closed_at.load() != 0) choose_at = now + kSettle;
     lock.unlock();  // never hold a lock of ours while calling into CUPTI
     if (open_pending && now >= open_at) {
       open_pending = false;
@@ -396,6 +463,12 @@ void ControlLoop(State* s) {
     if (close_pending && now >= close_at) {
       close_pending = false;
       CloseWindow(*s, "duration");
+      if (s->config.top_down_kernels > 0) choose_at = now + kSettle;
+    }
+    if (choose_at && now >= *choose_at) {
+      choose_at.reset();
+      s->top_down_queued = true;
+      QueueHotKernelChoice(*s);
     }
     if (now >= next_flush) {
       // Default flush: every buffer whose records are all complete, full or not. A forced flush
@@ -435,6 +508,9 @@ v1::Header BuildHeader(const State& s, uint64_t start) {
   cfg->set_profiler_api_gated(s.config.capture_range == "cudaProfilerApi");
   for (const auto& [k, v] : s.config.settings) (*cfg->mutable_settings())[k] = v;
   for (const auto& m : s.config.metrics) cfg->add_metrics(m);
+  cfg->set_top_down_kernels(s.config.top_down_kernels);
+  if (s.config.top_down_kernels > 0) cfg->set_top_down_launches(static_cast<uint32_t>(s.config.top_down_launches));
+  if (!s.config.metrics.empty()) cfg->set_replay_mode(v1::REPLAY_MODE_KERNEL);
   return h;
 }
 
@@ -548,6 +624,7 @@ absl::Status StartCollector(const core::Config& config, const std::string& entry
     QueueWindow(*s, true, "session");
   }
   if (!config.metrics.empty()) StartKernelMetrics(*s);
+  if (config.top_down_kernels > 0) s->builder.EnableKernelTotals();
   s->writer_thread = std::thread(WriterLoop, s);
   s->control_thread = std::thread(ControlLoop, s);
   return absl::OkStatus();

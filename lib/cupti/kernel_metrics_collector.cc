@@ -222,6 +222,7 @@ struct KernelMetricsCollector::Active {
   ContextProfiler* profiler = nullptr;
   uint64_t correlation_id = 0;
   std::string kernel_name;
+  core::LaunchShape shape;
   uint64_t start_ns = 0;
 };
 
@@ -274,7 +275,8 @@ void KernelMetricsCollector::OnCallback(CUpti_CallbackDomain domain, CUpti_Callb
   }
   if (domain != CUPTI_CB_DOMAIN_DRIVER_API) return;
   if (info.callbackSite == CUPTI_API_ENTER) {
-    if (timeline_open) OnLaunchEnter(cbid, info);
+    // The top-down profiles after its timeline window has closed.
+    if (timeline_open || config_.top_down_kernels > 0) OnLaunchEnter(cbid, info);
   } else {
     OnLaunchExit(info);
   }
@@ -374,19 +376,13 @@ void KernelMetricsCollector::OnLaunchEnter(CUpti_CallbackId cbid, const CUpti_Ca
   bool keep_busy = false;
   do {
     const LaunchInfo launch = ReadLaunch(cbid, info.functionParams);
-    {
-      std::lock_guard<std::mutex> lock(mu_);
-      if (!selector_ || selector_->Exhausted()) break;
-    }
+    if (!MayChoose()) break;
     // A launch being captured into a graph does not run now: nothing to replay.
     if (StreamIsCapturingFn fn = StreamIsCapturing(); fn != nullptr) {
       CUstreamCaptureStatus capture = CU_STREAM_CAPTURE_STATUS_NONE;
       if (fn(launch.stream, &capture) != CUDA_SUCCESS || capture != CU_STREAM_CAPTURE_STATUS_NONE) break;
     }
-    {
-      std::lock_guard<std::mutex> lock(mu_);
-      if (!selector_->Select(info.symbolName, launch.shape)) break;
-    }
+    if (!Choose(info.symbolName, launch.shape)) break;
     // The metrics window opens here: setting the profiler up on first use is part of the cost.
     const uint64_t start_ns = Now();
     ContextProfiler* profiler = ProfilerFor(info.context);
@@ -395,6 +391,7 @@ void KernelMetricsCollector::OnLaunchEnter(CUpti_CallbackId cbid, const CUpti_Ca
     active->profiler = profiler;
     active->correlation_id = t_runtime_correlation != 0 ? t_runtime_correlation : info.correlationId;
     active->kernel_name = info.symbolName;
+    active->shape = launch.shape;
     active->start_ns = start_ns;
     if (auto st = profiler->Start(); !st.ok()) {
       TurnOff(Explain(st));
@@ -417,6 +414,7 @@ void KernelMetricsCollector::OnLaunchExit(const CUpti_CallbackData& /*info*/) {
     out.correlation_id = active->correlation_id;
     out.device = p->device;
     out.kernel_name = std::move(active->kernel_name);
+    out.shape = active->shape;
     out.passes = static_cast<uint32_t>(p->config.passes);
     out.start_ns = active->start_ns;
     out.end_ns = end;
@@ -435,6 +433,40 @@ void KernelMetricsCollector::OnLaunchExit(const CUpti_CallbackData& /*info*/) {
     }
   }
   busy_.store(false, std::memory_order_release);
+}
+
+bool KernelMetricsCollector::MayChoose() {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (config_.top_down_kernels > 0) {
+    if (!targets_) return false;
+    for (size_t i = 0; i < targets_->size(); ++i) {
+      if (target_profiled_[i] < launches_each_) return true;
+    }
+    return false;
+  }
+  return selector_ && !selector_->Exhausted();
+}
+
+bool KernelMetricsCollector::Choose(std::string_view mangled_name, const core::LaunchShape& shape) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (config_.top_down_kernels == 0) return selector_->Select(mangled_name, shape);
+  if (!targets_) return false;
+  for (size_t i = 0; i < targets_->size(); ++i) {
+    const auto& t = (*targets_)[i];
+    if (t.name == mangled_name && t.shape.grid == shape.grid && t.shape.block == shape.block) {
+      if (target_profiled_[i] >= launches_each_) return false;
+      ++target_profiled_[i];
+      return true;
+    }
+  }
+  return false;
+}
+
+void KernelMetricsCollector::SetTargets(std::vector<core::HotKernelChoice> targets, uint64_t launches_each) {
+  std::lock_guard<std::mutex> lock(mu_);
+  target_profiled_.assign(targets.size(), 0);
+  targets_ = std::move(targets);
+  launches_each_ = launches_each;
 }
 
 void KernelMetricsCollector::OnContextDestroy(CUcontext ctx) {

@@ -21,11 +21,13 @@
 #include <mutex>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
 #include "lib/core/config.h"
+#include "lib/core/hot_kernels.h"
 #include "lib/core/kernel_selection.h"
 
 namespace cuscope::cupti {
@@ -35,6 +37,7 @@ struct ProfiledLaunch {
   uint64_t correlation_id = 0;  // the launching runtime call's, else the driver call's
   uint32_t device = 0;
   std::string kernel_name;  // mangled, as the kernel record has it
+  core::LaunchShape shape;
   uint32_t passes = 0;
   std::vector<std::pair<std::string, double>> values;
   uint64_t start_ns = 0;  // CUPTI timestamps around the profiled launch call
@@ -56,6 +59,10 @@ class KernelMetricsCollector {
   // Routes one callback; `timeline_open` says whether collection is on now (capture gating).
   void OnCallback(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const void* data, bool timeline_open);
 
+  // One-run top-down: until this is called nothing is profiled; from then on, only launches of
+  // these kernels (name, grid and block), at most `launches_each` of each. Any thread.
+  void SetTargets(std::vector<core::HotKernelChoice> targets, uint64_t launches_each);
+
   // Turns the Range Profiler off on every context still alive.
   void Shutdown();
 
@@ -70,6 +77,9 @@ class KernelMetricsCollector {
   void OnLaunchEnter(CUpti_CallbackId cbid, const CUpti_CallbackData& info);
   void OnLaunchExit(const CUpti_CallbackData& info);
   void OnContextDestroy(CUcontext ctx);
+  // Whether any launch may still be chosen, and whether this one is (counting it).
+  bool MayChoose();
+  bool Choose(std::string_view mangled_name, const core::LaunchShape& shape);
   // The context's profiler, set up on first use; nullptr when that failed (metrics are off then).
   ContextProfiler* ProfilerFor(CUcontext ctx);
   void TurnOff(const std::string& why);
@@ -82,6 +92,10 @@ class KernelMetricsCollector {
   std::atomic<uint64_t> profiled_{0};
   std::mutex mu_;                  // selector_ and contexts_; never held across a CUPTI call
   std::optional<core::KernelSelector> selector_;
+  // Top-down targets and how many launches of each were profiled; unset until SetTargets.
+  std::optional<std::vector<core::HotKernelChoice>> targets_;
+  std::vector<uint64_t> target_profiled_;
+  uint64_t launches_each_ = 0;
   absl::flat_hash_map<CUcontext, std::unique_ptr<ContextProfiler>> contexts_;
   bool profiler_initialized_ = false;
   bool rejected_reported_ = false;

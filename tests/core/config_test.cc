@@ -78,5 +78,83 @@ TEST(ConfigTest, AllExpandsToEveryKind) {
   EXPECT_EQ(k->size(), std::size(kActivityKindNames));
 }
 
+TEST(ConfigTest, TopDownNeedsAWindowThatEndsAndDefaultsToTheWholeMethod) {
+  auto none = ParseConfigFromEnvironment({{"CUSCOPE_TOP_DOWN", "3"}});
+  ASSERT_FALSE(none.ok());
+  EXPECT_NE(none.status().message().find("CUSCOPE_DURATION"), std::string::npos) << none.status();
+
+  auto c = ParseConfigFromEnvironment({{"CUSCOPE_TOP_DOWN", "2"}, {"CUSCOPE_DURATION", "5"}});
+  ASSERT_TRUE(c.ok()) << c.status();
+  EXPECT_EQ(c->top_down_kernels, 2u);
+  EXPECT_EQ(c->top_down_launches, 3u);
+  EXPECT_EQ(c->metrics_request, "sol,occupancy,stalls");
+  EXPECT_FALSE(c->metrics.empty());
+  EXPECT_TRUE(c->gpu_metrics);  // counters over time come with it
+  EXPECT_TRUE(c->gpu_metrics_devices.empty());
+
+  auto gated = ParseConfigFromEnvironment({{"CUSCOPE_TOP_DOWN", "1"},
+                                           {"CUSCOPE_CAPTURE_RANGE", "cudaProfilerApi"},
+                                           {"CUSCOPE_METRICS", "occupancy"},
+                                           {"CUSCOPE_GPU_METRICS_DEVICES", "none"},
+                                           {"CUSCOPE_TOP_DOWN_LAUNCHES", "1"}});
+  ASSERT_TRUE(gated.ok()) << gated.status();
+  EXPECT_EQ(gated->metrics_request, "occupancy");
+  EXPECT_FALSE(gated->gpu_metrics);
+  EXPECT_EQ(gated->top_down_launches, 1u);
+}
+
+TEST(ConfigTest, TopDownChoosesItsOwnKernels) {
+  auto c = ParseConfigFromEnvironment(
+      {{"CUSCOPE_TOP_DOWN", "3"}, {"CUSCOPE_DURATION", "5"}, {"CUSCOPE_KERNEL_NAME", "gemm"}});
+  ASSERT_FALSE(c.ok());
+  EXPECT_NE(c.status().message().find("chooses the kernels itself"), std::string::npos) << c.status();
+  EXPECT_FALSE(ParseConfigFromEnvironment({{"CUSCOPE_TOP_DOWN_LAUNCHES", "2"}}).ok());
+  EXPECT_FALSE(ParseConfigFromEnvironment({{"CUSCOPE_TOP_DOWN", "101"}, {"CUSCOPE_DURATION", "5"}}).ok());
+  EXPECT_FALSE(ParseConfigFromEnvironment(
+                   {{"CUSCOPE_TOP_DOWN", "1"}, {"CUSCOPE_DURATION", "5"}, {"CUSCOPE_TOP_DOWN_LAUNCHES", "0"}})
+                   .ok());
+  // 0 is "off", and then nothing else is needed.
+  auto off = ParseConfigFromEnvironment({{"CUSCOPE_TOP_DOWN", "0"}});
+  ASSERT_TRUE(off.ok()) << off.status();
+  EXPECT_EQ(off->top_down_kernels, 0u);
+}
+
+TEST(ConfigTest, GpuMetricsDevicesAndFrequency) {
+  auto all = ParseConfigFromEnvironment({{"CUSCOPE_GPU_METRICS_DEVICES", "all"}});
+  ASSERT_TRUE(all.ok()) << all.status();
+  EXPECT_TRUE(all->gpu_metrics);
+  EXPECT_EQ(all->gpu_metrics_frequency_hz, 10000u);
+  auto some = ParseConfigFromEnvironment(
+      {{"CUSCOPE_GPU_METRICS_DEVICES", "1,0,1"}, {"CUSCOPE_GPU_METRICS_FREQUENCY", "200000"}});
+  ASSERT_TRUE(some.ok()) << some.status();
+  EXPECT_EQ(some->gpu_metrics_devices, (std::vector<uint32_t>{1, 0}));
+  EXPECT_EQ(some->gpu_metrics_frequency_hz, 200000u);
+  EXPECT_FALSE(ParseConfigFromEnvironment({{"CUSCOPE_GPU_METRICS_DEVICES", "gpu0"}}).ok());
+  EXPECT_FALSE(ParseConfigFromEnvironment(
+                   {{"CUSCOPE_GPU_METRICS_DEVICES", "all"}, {"CUSCOPE_GPU_METRICS_FREQUENCY", "9"}})
+                   .ok());
+  EXPECT_FALSE(ParseConfigFromEnvironment(
+                   {{"CUSCOPE_GPU_METRICS_DEVICES", "all"}, {"CUSCOPE_GPU_METRICS_FREQUENCY", "200001"}})
+                   .ok());
+  // A rate without sampling is a mistake, not a silent no-op.
+  EXPECT_FALSE(ParseConfigFromEnvironment({{"CUSCOPE_GPU_METRICS_FREQUENCY", "1000"}}).ok());
+}
+
+TEST(ConfigTest, CounterSamplingAndKernelMetricsTogetherOnlyThroughTheTopDown) {
+  auto both = ParseConfigFromEnvironment({{"CUSCOPE_GPU_METRICS_DEVICES", "all"}, {"CUSCOPE_METRICS", "sol"}});
+  ASSERT_FALSE(both.ok());
+  EXPECT_NE(both.status().message().find("CUSCOPE_TOP_DOWN"), std::string::npos) << both.status();
+}
+
+TEST(ConfigTest, ReplayModeIsKernelInProcess) {
+  auto k = ParseConfigFromEnvironment({{"CUSCOPE_REPLAY_MODE", "kernel"}});
+  ASSERT_TRUE(k.ok()) << k.status();
+  EXPECT_EQ(k->replay_mode, "kernel");
+  auto app = ParseConfigFromEnvironment({{"CUSCOPE_REPLAY_MODE", "application"}});
+  ASSERT_FALSE(app.ok());
+  EXPECT_NE(app.status().message().find("once per pass"), std::string::npos) << app.status();
+  EXPECT_FALSE(ParseConfigFromEnvironment({{"CUSCOPE_REPLAY_MODE", "range"}}).ok());
+}
+
 }  // namespace
 }  // namespace cuscope::core

@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 
 #include "lib/core/chunk_builder.h"
+#include "lib/core/hot_kernels.h"
 #include "lib/core/trace.h"
 #include "lib/core/trace_reader.h"
 #include "lib/core/trace_writer.h"
@@ -144,6 +145,69 @@ TEST(TraceRoundTripTest, ColumnsOfDifferentLengthAreCorruption) {
   ASSERT_TRUE(t.ok());
   EXPECT_EQ(t->chunks, 0u);
   ASSERT_TRUE(t->corruption.has_value());
+}
+
+TEST(TraceRoundTripTest, CounterSamplesTopDownChoiceAndMetricShapesReadBack) {
+  ChunkBuilder b(FakeApiName);
+  b.EnableKernelTotals();
+  b.Add(Kernel(1000, 400, 1, "gemm", 8));
+  b.Add(Kernel(2000, 100, 2, "relu", 8));
+  b.Add(Kernel(3000, 400, 3, "gemm", 8));
+  KernelActivity replayed = Kernel(4000, 900, 4, "relu", 8);
+  replayed.flags = v1::KERNEL_FLAG_REPLAYED;
+  b.Add(replayed);  // a replay's time is not the program's: never counted
+  auto chosen = SelectHotKernels(b.KernelTotals(), 1);
+  ASSERT_EQ(chosen.size(), 1u);
+  EXPECT_EQ(chosen[0].name, "gemm");
+  EXPECT_EQ(chosen[0].total_ns, 800u);
+  EXPECT_EQ(b.total_kernel_ns(), 900u);
+  b.AddTopDownSelection(5000, b.total_kernel_ns(), chosen);
+  b.AddCounterSeries(0, v1::COUNTER_SOURCE_PM_SAMPLING, "sm__throughput.avg.pct_of_peak_sustained_elapsed",
+                     {{1000, 1100, 12.5}, {1100, 1200, 97.0}});
+  b.AddCounterSeries(0, v1::COUNTER_SOURCE_NVML, "nvml.power_w", {{1050, 1050, 310.0}, {1500, 1500, 655.5}});
+  LaunchShape shape;
+  shape.grid = {8, 2, 1};
+  shape.block = {128, 1, 1};
+  b.AddKernelMetrics(99, 0, "gemm", 9, v1::REPLAY_MODE_KERNEL, {{"sm__throughput", 80.0}}, &shape);
+  std::vector<v1::Chunk> chunks(1);
+  b.TakeChunk(&chunks[0]);
+
+  auto t = LoadTraceFromBytes(TraceBytes(chunks));
+  ASSERT_TRUE(t.ok()) << t.status();
+  ASSERT_FALSE(t->corruption.has_value()) << *t->corruption;
+  ASSERT_EQ(t->counter_samples.size(), 4u);
+  const CounterSample& second = t->counter_samples[1];
+  EXPECT_EQ(t->dict.str(second.name), "sm__throughput.avg.pct_of_peak_sustained_elapsed");
+  EXPECT_EQ(second.source, v1::COUNTER_SOURCE_PM_SAMPLING);
+  EXPECT_EQ(second.start, 1100u);
+  EXPECT_EQ(second.end, 1200u);
+  EXPECT_DOUBLE_EQ(second.value, 97.0);
+  const CounterSample& power = t->counter_samples[3];
+  EXPECT_EQ(t->dict.str(power.name), "nvml.power_w");
+  EXPECT_EQ(power.start, 1500u);
+  EXPECT_EQ(power.end, 1500u);
+  EXPECT_DOUBLE_EQ(power.value, 655.5);
+  ASSERT_EQ(t->top_down.size(), 1u);
+  ASSERT_EQ(t->top_down[0].kernels_size(), 1);
+  EXPECT_EQ(t->dict.str(t->top_down[0].kernels(0).name()), "gemm");
+  EXPECT_EQ(t->top_down[0].kernels(0).grid_x(), 8u);
+  EXPECT_EQ(t->top_down[0].kernels(0).launches(), 2u);
+  EXPECT_EQ(t->top_down[0].window_kernel_ns(), 900u);
+  ASSERT_EQ(t->metrics.size(), 1u);
+  EXPECT_EQ(t->metrics[0].grid, (std::array<uint32_t, 3>{8, 2, 1}));
+  EXPECT_EQ(t->metrics[0].block, (std::array<uint32_t, 3>{128, 1, 1}));
+}
+
+TEST(TraceRoundTripTest, CounterColumnsOfDifferentLengthAreCorruption) {
+  ChunkBuilder b(FakeApiName);
+  b.AddCounterSeries(0, v1::COUNTER_SOURCE_NVML, "nvml.power_w", {{10, 10, 1.0}, {20, 20, 2.0}});
+  std::vector<v1::Chunk> chunks(1);
+  b.TakeChunk(&chunks[0]);
+  chunks[0].mutable_counter_series(0)->add_value(3.0);
+  auto t = LoadTraceFromBytes(TraceBytes(chunks));
+  ASSERT_TRUE(t.ok());
+  EXPECT_TRUE(t->corruption.has_value());
+  EXPECT_TRUE(t->counter_samples.empty());
 }
 
 TEST(TraceWriterTest, RefusesToOverwriteUnlessAsked) {
