@@ -142,9 +142,26 @@ int RunDump(const Args& args) {
     }
     for (const auto& m : c.metrics) {
       if (printed++ >= limit) break;
-      std::printf("metrics  corr=%" PRIu64 " passes=%u %s:", m.correlation_id, m.pass_count, d.str(m.kernel_name).c_str());
+      std::printf("metrics  corr=%" PRIu64 " passes=%u grid=%u,%u,%u block=%u,%u,%u %s:", m.correlation_id, m.pass_count,
+                  m.grid[0], m.grid[1], m.grid[2], m.block[0], m.block[1], m.block[2], d.str(m.kernel_name).c_str());
       for (const auto& [name, value] : m.values) std::printf(" %s=%g", d.str(name).c_str(), value);
       std::printf("\n");
+    }
+    for (const auto& cs : c.counter_samples) {
+      if (printed++ >= limit) break;
+      std::printf("counter  %s dur=%" PRIu64 "ns dev=%u %s %s=%g
+", Rel(cs.start, origin).c_str(), cs.end - cs.start,
+                  cs.device, cs.source == v1::COUNTER_SOURCE_NVML ? "nvml" : "pm", d.str(cs.name).c_str(), cs.value);
+    }
+    if (c.top_down) {
+      std::printf("top-down %s window kernel time %" PRIu64 "ns, chosen:
+", Rel(c.top_down->time_ns(), origin).c_str(),
+                  c.top_down->window_kernel_ns());
+      for (const auto& k : c.top_down->kernels()) {
+        std::printf("hot      total=%" PRIu64 "ns launches=%" PRIu64 " dev=%u grid=%u,%u,%u block=%u,%u,%u %s\n",
+                    k.total_ns(), k.launches(), k.device(), k.grid_x(), k.grid_y(), k.grid_z(), k.block_x(),
+                    k.block_y(), k.block_z(), d.str(k.name()).c_str());
+      }
     }
     for (const auto& w : c.windows) {
       std::string when;
