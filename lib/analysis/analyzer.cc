@@ -20,8 +20,8 @@ Severity Analysis::worst() const {
 
 std::vector<Finding> RunRules(const Timeline& timeline, const Thresholds& thresholds) {
   using Rule = std::vector<Finding> (*)(const Timeline&, const Thresholds&);
-  static constexpr Rule kRules[] = {GpuIdleRule, LaunchOverheadRule, SyncPointsRule,     CopiesRule,
-                                    StreamsRule, HotKernelsRule,     KernelInternalsRule};
+  static constexpr Rule kRules[] = {GpuIdleRule, LaunchOverheadRule, SyncPointsRule,      CopiesRule,
+                                    StreamsRule, HotKernelsRule,     KernelInternalsRule, ThrottleRule};
   std::vector<Finding> findings;
   for (Rule rule : kRules) {
     for (Finding& f : rule(timeline, thresholds)) findings.push_back(std::move(f));
@@ -98,10 +98,22 @@ Analysis Analyze(const core::Trace& trace, const AnalyzeOptions& options) {
     out.warnings.push_back(absl::StrCat(timeline.replayed_kernel_count(),
                                         " replayed launches (metric collection) are left out of the timeline"));
   }
-  if (!timeline.metric_windows().empty()) {
+  // Metric collection while the timeline was recorded: in a top-down trace it all runs after the
+  // window, and the top-down section says so instead.
+  const IntervalSet captured_metrics = timeline.has_capture_windows()
+                                           ? Intersect(timeline.metric_windows(), timeline.capture_windows())
+                                           : timeline.metric_windows();
+  if (!captured_metrics.empty()) {
+    uint64_t windows = timeline.metric_window_count();
+    if (timeline.has_capture_windows()) {
+      windows = 0;
+      for (const v1::CaptureWindow& w : trace.windows) {
+        if (w.kind() == v1::WINDOW_KIND_METRICS && timeline.Captured(w.start_ns())) ++windows;
+      }
+    }
     out.warnings.push_back(absl::StrCat(
-        "metric collection took ", FormatDuration(TotalLength(timeline.metric_windows())), " (",
-        timeline.metric_window_count(), timeline.metric_window_count() == 1 ? " replay window" : " replay windows",
+        "metric collection took ", FormatDuration(TotalLength(captured_metrics)), " (", windows,
+        windows == 1 ? " replay window" : " replay windows",
         " and the launch calls of the profiled launches): that time is left out of GPU idle time and busy share; "
         "the profiled launch calls and any host call spanning them last longer than without profiling"));
   }
@@ -119,11 +131,15 @@ Analysis Analyze(const core::Trace& trace, const AnalyzeOptions& options) {
   out.findings = RunRules(timeline, options.thresholds);
   out.kernel_verdicts = JudgeKernels(timeline, options.thresholds);
   out.kernel_internals = SummarizeVerdicts(out.kernel_verdicts, timeline);
+  out.baseline = ComputeBaseline(timeline);
+  out.gpu_counters = AnalyzeGpuCounters(timeline, out.baseline, options.thresholds);
+  out.top_down = BuildTopDown(timeline, out.kernel_verdicts);
   if (options.include_tables) {
     out.tables.push_back(KernelSummary(timeline));
     if (!trace.memcpys.empty() || !trace.memsets.empty()) out.tables.push_back(MemoryTimeSummary(timeline));
     out.tables.push_back(ApiSummary(timeline));
     out.tables.push_back(KernelExecutionSummary(timeline));
+    if (!trace.counter_samples.empty()) out.tables.push_back(GpuMetricsSummary(timeline));
   }
   return out;
 }
@@ -144,24 +160,6 @@ std::string FormatNumber(const Number& n) {
   return absl::StrFormat("%.0f", n.value);
 }
 
-// Items joined with ", " into lines no wider than 120 columns, each starting with `indent`.
-std::string Wrapped(const std::vector<std::string>& items, const std::string& first, const std::string& indent) {
-  std::string out = first, line;
-  for (const std::string& item : items) {
-    if (!line.empty() && indent.size() + line.size() + 2 + item.size() > 120) {
-      absl::StrAppend(&out, line, ",\n", indent);
-      line.clear();
-    }
-    absl::StrAppend(&line, line.empty() ? "" : ", ", item);
-  }
-  absl::StrAppend(&out, line, "\n");
-  return out;
-}
-
-std::string OptionalPct(const char* label, const std::optional<double>& v) {
-  return v ? absl::StrFormat("%s %.1f%%", label, *v) : std::string();
-}
-
 v1::OccupancyLimiter ToProto(OccupancyLimiter l) {
   switch (l) {
     case OccupancyLimiter::kNone: return v1::OCCUPANCY_LIMITER_NONE;
@@ -177,7 +175,7 @@ v1::KernelVerdict ToProto(const KernelVerdict& v) {
   v1::KernelVerdict p;
   p.set_kernel_name(v.name);
   p.set_device(v.device);
-  if (v.launch_known) {
+  if (v.shape_known) {
     p.set_grid(v.GridText());
     p.set_block(v.BlockText());
   }
@@ -256,48 +254,56 @@ v1::KernelVerdict ToProto(const KernelVerdict& v) {
 }
 
 // The kernel-internals section: each profiled kernel's verdict and the evidence, in a few lines.
+// In a top-down trace the hot kernels' verdicts are in the top-down section; this one then lists
+// only the profiled kernels that are not among them (none, normally).
 std::string RenderKernelInternals(const Analysis& analysis) {
   const KernelInternalsSummary& s = analysis.kernel_internals;
   if (analysis.kernel_verdicts.empty()) return "";
-  std::string out =
-      absl::StrCat("Kernel internals: ", s.groups, s.groups == 1 ? " profiled kernel, " : " profiled kernels, ",
-                   s.profiled_launches, s.profiled_launches == 1 ? " launch" : " launches", " profiled");
-  if (s.kernel_time_ns > 0) {
-    const double total = static_cast<double>(s.kernel_time_ns);
-    absl::StrAppend(&out, "; they take ", FormatPercent(static_cast<double>(s.profiled_time_ns) / total),
-                    " of GPU kernel time");
-    std::vector<std::string> parts;
-    for (int b = 0; b < kBottleneckCount; ++b) {
-      if (s.time_by_bottleneck[b] == 0) continue;
-      parts.push_back(absl::StrCat(FormatPercent(static_cast<double>(s.time_by_bottleneck[b]) / total), " ",
-                                   std::string(BottleneckName(static_cast<Bottleneck>(b)))));
+  std::vector<size_t> shown;
+  if (analysis.top_down.present) {
+    shown = analysis.top_down.other_verdicts;
+    if (shown.empty()) return "";
+  } else {
+    for (size_t i = 0; i < analysis.kernel_verdicts.size(); ++i) shown.push_back(i);
+  }
+  std::string out;
+  if (analysis.top_down.present) {
+    out = absl::StrCat("Other profiled kernels (not among the top-down's hot kernels): ", shown.size());
+  } else {
+    out = absl::StrCat("Kernel internals: ", s.groups, s.groups == 1 ? " profiled kernel, " : " profiled kernels, ",
+                       s.profiled_launches, s.profiled_launches == 1 ? " launch" : " launches", " profiled");
+    if (s.kernel_time_ns > 0) {
+      const double total = static_cast<double>(s.kernel_time_ns);
+      absl::StrAppend(&out, "; they take ", FormatPercent(static_cast<double>(s.profiled_time_ns) / total),
+                      " of GPU kernel time");
+      std::vector<std::string> parts;
+      for (int b = 0; b < kBottleneckCount; ++b) {
+        if (s.time_by_bottleneck[b] == 0) continue;
+        parts.push_back(absl::StrCat(FormatPercent(static_cast<double>(s.time_by_bottleneck[b]) / total), " ",
+                                     std::string(BottleneckName(static_cast<Bottleneck>(b)))));
+      }
+      if (!parts.empty()) absl::StrAppend(&out, " (", absl::StrJoin(parts, ", "), ")");
     }
-    if (!parts.empty()) absl::StrAppend(&out, " (", absl::StrJoin(parts, ", "), ")");
   }
   out += ":\n\n";
   int rank = 0;
-  for (const KernelVerdict& v : analysis.kernel_verdicts) {
+  for (size_t i : shown) {
+    const KernelVerdict& v = analysis.kernel_verdicts[i];
     absl::StrAppend(&out, "  ", ++rank, ". ", v.Label(), ": ", std::string(BottleneckName(v.bottleneck)), " (",
                     FormatDuration(v.gpu_time_ns), ", ", FormatPercent(v.kernel_time_share), " of kernel time, ",
                     v.profiled_launches, v.profiled_launches == 1 ? " launch" : " launches", " profiled)\n");
-    absl::StrAppend(&out, "     why: ", v.reason, "\n");
-    std::vector<std::string> throughput;
-    for (const std::string& part : {OptionalPct("SM", v.sm_pct), OptionalPct("memory", v.memory_pct),
-                                    OptionalPct(v.dram_derived ? "DRAM (derived)" : "DRAM", v.dram_pct),
-                                    OptionalPct("L2", v.l2_pct), OptionalPct("L1", v.l1_pct)}) {
-      if (!part.empty()) throughput.push_back(part);
-    }
-    if (v.duration_ns) {
-      throughput.push_back(absl::StrCat("duration ", FormatDuration(ClampToU64(*v.duration_ns))));
-    }
-    if (!throughput.empty()) out += Wrapped(throughput, "     throughput: ", "       ");
-    absl::StrAppend(&out, "     occupancy: ", v.occupancy_note, "\n");
-    if (!v.stall_note.empty()) absl::StrAppend(&out, "     stalls: ", v.stall_note, "\n");
-    if (!v.roofline_note.empty()) absl::StrAppend(&out, "     roofline: ", v.roofline_note, "\n");
-    for (const std::string& u : v.undecided) absl::StrAppend(&out, "     not decided: ", u, "\n");
-    absl::StrAppend(&out, "     advice: ", v.recommendation, "\n\n");
+    out += RenderVerdictDetails(v, "     ");
+    out += "\n";
   }
   return out;
+}
+
+// The device's idle time outside the capture windows, from the baseline's per-device figures.
+uint64_t UnobservedNs(const Analysis& analysis, uint32_t device) {
+  for (const DeviceBaseline& d : analysis.baseline.devices) {
+    if (d.device == device) return d.unobserved_ns;
+  }
+  return 0;
 }
 
 }  // namespace
@@ -307,12 +313,17 @@ std::string RenderAnalysisText(const Analysis& analysis, const std::string& trac
   std::string out = absl::StrCat("cuscope analyze ", trace_path, ": ", s.records(), " records, ", s.kernels(),
                                  " kernels, ", s.memcpys(), " copies, ", s.api_calls(), " API calls over ",
                                  FormatDuration(s.span_ns()), "\n");
+  out += RenderBaselineText(analysis.baseline);
   for (const std::string& w : analysis.warnings) absl::StrAppend(&out, "warning: ", w, "\n");
   for (const v1::DeviceSummary& d : s.devices()) {
     const uint64_t metrics_ns = std::min(d.active_ns(), d.metrics_collection_ns());
+    const uint64_t unobserved_ns = std::min(d.active_ns() - metrics_ns, UnobservedNs(analysis, d.device()));
     absl::StrAppend(&out, "GPU ", d.device(), ": busy ", FormatPercent(d.busy_share()), " of its active ",
-                    FormatDuration(d.active_ns() - metrics_ns));
+                    FormatDuration(d.active_ns() - metrics_ns - unobserved_ns));
     if (metrics_ns > 0) absl::StrAppend(&out, " (without ", FormatDuration(metrics_ns), " of metric collection)");
+    if (unobserved_ns > 0) {
+      absl::StrAppend(&out, " (without ", FormatDuration(unobserved_ns), " outside the capture windows)");
+    }
     absl::StrAppend(&out, " (", d.kernels(), " kernels, ", FormatDuration(d.kernel_time_ns()), " kernel time)\n");
   }
   out += "\n";
@@ -320,9 +331,11 @@ std::string RenderAnalysisText(const Analysis& analysis, const std::string& trac
     absl::StrAppend(&out, "Nothing wrong found: no rule raised a warning or an error.\n");
     if (s.devices_size() == 0) absl::StrAppend(&out, "(the trace holds no GPU work)\n");
   }
-  // The kernel-internals section goes under the hot-kernel list: after that finding, or after all
-  // findings when there is none.
-  const std::string internals = RenderKernelInternals(analysis);
+  // The kernel-internals section (in a top-down trace, the top-down's hot kernels and their verdicts
+  // first) goes under the hot-kernel list: after that finding, or after all findings when there is
+  // none.
+  const std::string internals =
+      RenderTopDownText(analysis.top_down, analysis.kernel_verdicts) + RenderKernelInternals(analysis);
   bool internals_shown = internals.empty();
   if (!analysis.findings.empty()) {
     absl::StrAppend(&out, "Findings (most severe and most costly first):\n\n");
@@ -341,7 +354,7 @@ std::string RenderAnalysisText(const Analysis& analysis, const std::string& trac
         absl::StrAppend(&numbers, numbers.empty() ? "" : ", ", n.key, "=", FormatNumber(n));
       }
       if (!numbers.empty()) absl::StrAppend(&out, "   numbers: ", numbers, "\n");
-      if (!metrics.empty()) out += Wrapped(metrics, "   metrics: ", "     ");
+      if (!metrics.empty()) out += WrapItems(metrics, "   metrics: ", "     ");
       for (const Offender& o : f.offenders) {
         absl::StrAppend(&out, "   ", o.kind, ": ", o.name, " (");
         if (o.count > 0) absl::StrAppend(&out, o.count, "x, ");
@@ -359,6 +372,7 @@ std::string RenderAnalysisText(const Analysis& analysis, const std::string& trac
     }
   }
   if (!internals_shown) out += internals;
+  out += RenderGpuCountersText(analysis.gpu_counters);
   for (const Table& t : analysis.tables) absl::StrAppend(&out, RenderText(t, top_rows), "\n");
   return out;
 }
@@ -395,7 +409,12 @@ v1::Report ToReport(const Analysis& analysis, const std::string& trace_path) {
     pf->set_recommendation(f.recommendation);
     pf->set_recoverable_ns(f.recoverable_ns);
   }
-  for (const Table& t : analysis.tables) {
+  // The sections report.proto has no message for travel as tables (see analyzer.h).
+  std::vector<Table> tables = analysis.tables;
+  tables.push_back(BaselineTable(analysis.baseline));
+  if (!analysis.gpu_counters.devices.empty()) tables.push_back(UtilizationTable(analysis.gpu_counters));
+  if (analysis.top_down.present) tables.push_back(TopDownTable(analysis.top_down, analysis.kernel_verdicts));
+  for (const Table& t : tables) {
     v1::Table* pt = r.add_tables();
     pt->set_name(t.name);
     pt->set_title(t.title);

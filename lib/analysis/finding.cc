@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 
 namespace cuscope::analysis {
@@ -89,6 +90,19 @@ std::string FormatSi(double value, std::string_view unit) {
     if (magnitude >= scale) return absl::StrFormat("%.3g %s%s", value / scale, prefix, std::string(unit));
   }
   return absl::StrFormat("%.3g %s", value, std::string(unit));
+}
+
+std::string WrapItems(const std::vector<std::string>& items, const std::string& first, const std::string& indent) {
+  std::string out = first, line;
+  for (const std::string& item : items) {
+    if (!line.empty() && indent.size() + line.size() + 2 + item.size() > 120) {
+      absl::StrAppend(&out, line, ",\n", indent);
+      line.clear();
+    }
+    absl::StrAppend(&line, line.empty() ? "" : ", ", item);
+  }
+  absl::StrAppend(&out, line, "\n");
+  return out;
 }
 
 }  // namespace cuscope::analysis

@@ -80,6 +80,9 @@ std::string FormatPercent(double share);  // 0.123 -> "12.3%"
 uint64_t ClampToU64(double value);
 // A value with an SI prefix and its unit: 1.234e12, "FLOP/s" -> "1.23 TFLOP/s".
 std::string FormatSi(double value, std::string_view unit);
+// Items joined with ", " after `first`, in lines no wider than 120 columns, each further line
+// starting with `indent`; ends with a newline.
+std::string WrapItems(const std::vector<std::string>& items, const std::string& first, const std::string& indent);
 
 }  // namespace cuscope::analysis
 

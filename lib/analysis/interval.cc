@@ -106,6 +106,11 @@ uint64_t CoveredLength(const IntervalSet& set, Interval window) {
   return covered;
 }
 
+bool Covers(const IntervalSet& set, uint64_t time) {
+  auto it = std::upper_bound(set.begin(), set.end(), time, [](uint64_t t, const Interval& x) { return t < x.end; });
+  return it != set.end() && it->begin <= time;
+}
+
 Interval Hull(const IntervalSet& set) {
   if (set.empty()) return {};
   return {set.front().begin, set.back().end};

@@ -50,6 +50,8 @@ IntervalSet GapsWithin(const IntervalSet& set, Interval span);
 uint64_t TotalLength(const IntervalSet& set);
 // How much of `window` the set covers (binary search: O(log n + intervals inside the window)).
 uint64_t CoveredLength(const IntervalSet& set, Interval window);
+// Whether a point in time lies inside the set (binary search).
+bool Covers(const IntervalSet& set, uint64_t time);
 // The smallest interval holding the whole set; empty for an empty set.
 Interval Hull(const IntervalSet& set);
 

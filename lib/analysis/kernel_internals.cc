@@ -500,7 +500,10 @@ void Judge(KernelVerdict& v, const core::Trace& trace, const Thresholds& t) {
     v.dram_derived = true;
   }
   if (!v.launch_known) {
-    v.theoretical_error = "the profiled launch's kernel record (launch configuration) is not in the trace";
+    v.theoretical_error =
+        v.shape_known ? "no kernel record of this name, grid and block in the trace gives its registers and shared "
+                        "memory"
+                      : "the profiled launch's kernel record (launch configuration) is not in the trace";
   } else if (device == nullptr) {
     v.theoretical_error = absl::StrCat("device ", v.device, " is not in the trace header");
   } else {
@@ -571,7 +574,7 @@ std::string KernelVerdict::GridText() const { return absl::StrCat(grid[0], " ", 
 std::string KernelVerdict::BlockText() const { return absl::StrCat(block[0], " ", block[1], " ", block[2]); }
 
 std::string KernelVerdict::Label() const {
-  if (!launch_known) return name;
+  if (!shape_known) return name;
   return absl::StrCat(name, " [grid ", GridText(), ", block ", BlockText(), "]");
 }
 
@@ -593,6 +596,21 @@ std::vector<KernelVerdict> JudgeKernels(const Timeline& timeline, const Threshol
     if (timeline.Profiled(k.correlation_id)) profiled_row.try_emplace(k.correlation_id, &k);
   }
 
+  // A signature of each (device, name, grid, block), for the launch configuration of metric rows
+  // that carry their shape but have no kernel row: built only when such a row exists.
+  absl::flat_hash_map<std::string, uint32_t> signature_of_shape;
+  auto shape_only = [&profiled_row](const core::MetricRow& row) {
+    return row.grid != std::array<uint32_t, 3>{0, 0, 0} && !profiled_row.contains(row.correlation_id);
+  };
+  if (std::any_of(trace.metrics.begin(), trace.metrics.end(), shape_only)) {
+    for (uint32_t id = 1; id <= dict.signature_count(); ++id) {
+      const v1::KernelSignature& s = dict.signature(id);
+      signature_of_shape.try_emplace(GroupKey(s.device(), s.name(), true, {s.grid_x(), s.grid_y(), s.grid_z()},
+                                              {s.block_x(), s.block_y(), s.block_z()}),
+                                     id);
+    }
+  }
+
   std::vector<Group> groups;
   absl::flat_hash_map<std::string, size_t> group_of_key;
   for (const core::MetricRow& row : trace.metrics) {
@@ -602,30 +620,47 @@ std::vector<KernelVerdict> JudgeKernels(const Timeline& timeline, const Threshol
     const uint32_t device = sig ? sig->device() : row.device;
     const uint32_t name = sig ? sig->name() : row.kernel_name;
     std::array<int32_t, 3> grid{0, 0, 0}, block{0, 0, 0};
+    bool shape_known = false;
     if (sig) {
       grid = {sig->grid_x(), sig->grid_y(), sig->grid_z()};
       block = {sig->block_x(), sig->block_y(), sig->block_z()};
+      shape_known = true;
+    } else if (shape_only(row)) {
+      // Profiled after the timeline window closed: the metric row's own shape says which kernel it is.
+      for (int i = 0; i < 3; ++i) {
+        grid[i] = static_cast<int32_t>(row.grid[i]);
+        block[i] = static_cast<int32_t>(row.block[i]);
+      }
+      shape_known = true;
+      auto it = signature_of_shape.find(GroupKey(device, name, true, grid, block));
+      if (it != signature_of_shape.end()) sig = &dict.signature(it->second);
     }
-    auto [it, inserted] = group_of_key.try_emplace(GroupKey(device, name, sig != nullptr, grid, block), groups.size());
+    auto [it, inserted] = group_of_key.try_emplace(GroupKey(device, name, shape_known, grid, block), groups.size());
     if (inserted) {
       Group& g = groups.emplace_back();
       g.name_id = name;
       g.v.name = name != 0 ? dict.str(name) : std::string("(unknown kernel)");
       g.v.device = device;
+      g.v.shape_known = shape_known;
       g.v.launch_known = sig != nullptr;
       g.v.grid = grid;
       g.v.block = block;
       if (sig) g.v.launch = LaunchOf(*sig);
     }
     Group& g = groups[it->second];
+    if (!g.v.launch_known && sig) {
+      g.v.launch_known = true;
+      g.v.launch = LaunchOf(*sig);
+    }
     ++g.v.profiled_launches;
     g.v.pass_count = std::max(g.v.pass_count, row.pass_count);
+    const bool captured = timeline.ReplayCaptured(row);
     for (const auto& [metric_id, value] : row.values) {
       if (!std::isfinite(value)) continue;  // a counter the chip could not produce
       auto& [sum, n] = g.sums[dict.str(metric_id)];
       sum += value;
       ++n;
-      if (dict.str(metric_id) == metric::kDuration) g.replayed_duration_ns += std::max(0.0, value);
+      if (captured && dict.str(metric_id) == metric::kDuration) g.replayed_duration_ns += std::max(0.0, value);
     }
   }
 
@@ -690,6 +725,27 @@ KernelInternalsSummary SummarizeVerdicts(const std::vector<KernelVerdict>& verdi
     s.time_by_bottleneck[static_cast<int>(v.bottleneck)] += v.gpu_time_ns;
   }
   return s;
+}
+
+std::string RenderVerdictDetails(const KernelVerdict& v, const std::string& indent) {
+  auto optional_pct = [](const char* label, const std::optional<double>& x) {
+    return x ? absl::StrFormat("%s %.1f%%", label, *x) : std::string();
+  };
+  std::string out = absl::StrCat(indent, "why: ", v.reason, "\n");
+  std::vector<std::string> throughput;
+  for (const std::string& part : {optional_pct("SM", v.sm_pct), optional_pct("memory", v.memory_pct),
+                                  optional_pct(v.dram_derived ? "DRAM (derived)" : "DRAM", v.dram_pct),
+                                  optional_pct("L2", v.l2_pct), optional_pct("L1", v.l1_pct)}) {
+    if (!part.empty()) throughput.push_back(part);
+  }
+  if (v.duration_ns) throughput.push_back(absl::StrCat("duration ", FormatDuration(ClampToU64(*v.duration_ns))));
+  if (!throughput.empty()) out += WrapItems(throughput, absl::StrCat(indent, "throughput: "), absl::StrCat(indent, "  "));
+  absl::StrAppend(&out, indent, "occupancy: ", v.occupancy_note, "\n");
+  if (!v.stall_note.empty()) absl::StrAppend(&out, indent, "stalls: ", v.stall_note, "\n");
+  if (!v.roofline_note.empty()) absl::StrAppend(&out, indent, "roofline: ", v.roofline_note, "\n");
+  for (const std::string& u : v.undecided) absl::StrAppend(&out, indent, "not decided: ", u, "\n");
+  absl::StrAppend(&out, indent, "advice: ", v.recommendation, "\n");
+  return out;
 }
 
 }  // namespace cuscope::analysis

@@ -82,7 +82,12 @@ struct KernelVerdict {
   // ---- What was profiled
   std::string name;
   uint32_t device = 0;
-  bool launch_known = false;  // grid/block/registers/shared memory from the kernel row
+  // Grid and block known: from the profiled launch's kernel row, or from its metric row (a launch
+  // profiled after the timeline window has no kernel row).
+  bool shape_known = false;
+  // Registers and shared memory known as well: from the kernel row, or from a timeline kernel of
+  // the same name, grid and block.
+  bool launch_known = false;
   std::array<int32_t, 3> grid{0, 0, 0}, block{0, 0, 0};
   LaunchConfig launch;
   uint64_t profiled_launches = 0;
@@ -136,8 +141,16 @@ struct KernelInternalsSummary {
 };
 
 // One verdict per profiled kernel group, most time first. Empty when the trace has no metric rows.
+// A metric row joins the group of its launch's kernel row (by correlation id); without one, the
+// group of its own name, grid and block (rows from before the launch shape was recorded, with
+// zeros there, group by name alone). Replayed launches add their measured duration to the group's
+// time only when they ran while the timeline was recorded (Timeline::ReplayCaptured).
 std::vector<KernelVerdict> JudgeKernels(const Timeline& timeline, const Thresholds& thresholds);
 KernelInternalsSummary SummarizeVerdicts(const std::vector<KernelVerdict>& verdicts, const Timeline& timeline);
+
+// The evidence lines under a verdict in the text report ("why:", "throughput:", "occupancy:",
+// "stalls:", "roofline:", "not decided:", "advice:"), each starting with `indent`.
+std::string RenderVerdictDetails(const KernelVerdict& v, const std::string& indent);
 
 // The unit of a metric by its name: "%", "ns", "bytes", "Hz", "cycles", "warps", "count",
 // "cycles/inst", or "" when the name says nothing.

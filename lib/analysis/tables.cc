@@ -8,6 +8,7 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "lib/analysis/gpu_counters.h"
 #include "lib/analysis/kernel_internals.h"
 
 namespace cuscope::analysis {
@@ -451,8 +452,8 @@ Table KernelMetricsSummary(const Timeline& timeline, const Thresholds& threshold
         cell(gflops),
         cell(v.roofline.intensity, 3),
         std::string(BottleneckName(v.bottleneck)),
-        v.launch_known ? v.GridText() : std::string(),
-        v.launch_known ? v.BlockText() : std::string(),
+        v.shape_known ? v.GridText() : std::string(),
+        v.shape_known ? v.BlockText() : std::string(),
         v.name,
     });
   }
@@ -463,7 +464,7 @@ const std::vector<std::string_view>& ReportNames() {
   static const std::vector<std::string_view> kNames = {"cuda_gpu_kern_sum",     "cuda_gpu_kern_gb_sum",
                                                        "cuda_api_sum",          "cuda_gpu_mem_time_sum",
                                                        "cuda_gpu_mem_size_sum", "cuda_kern_exec_sum",
-                                                       "kern_metrics"};
+                                                       "kern_metrics",          "gpu_metrics"};
   return kNames;
 }
 
@@ -475,6 +476,7 @@ std::optional<Table> BuildReport(std::string_view name, const Timeline& timeline
   if (name == "cuda_gpu_mem_size_sum") return MemorySizeSummary(timeline);
   if (name == "cuda_kern_exec_sum") return KernelExecutionSummary(timeline);
   if (name == "kern_metrics") return KernelMetricsSummary(timeline);
+  if (name == "gpu_metrics") return GpuMetricsSummary(timeline);
   return std::nullopt;
 }
 

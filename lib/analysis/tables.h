@@ -46,6 +46,9 @@ Table KernelExecutionSummary(const Timeline& timeline);
 // metrics that were not collected are empty.
 Table KernelMetricsSummary(const Timeline& timeline, const Thresholds& thresholds = Thresholds());
 
+// `gpu_metrics` (samples, min, avg, max per device and sampled GPU counter) is GpuMetricsSummary in
+// gpu_counters.h.
+
 // The report names `cuscope stats --report` accepts, in the order they are documented.
 const std::vector<std::string_view>& ReportNames();
 std::optional<Table> BuildReport(std::string_view name, const Timeline& timeline);

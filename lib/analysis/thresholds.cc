@@ -55,6 +55,12 @@ const std::vector<ThresholdInfo>& ThresholdTable() {
        "SM and memory throughput (% of peak) both below which a profiled kernel is latency-bound"},
       {"kernel_low_occupancy_pct", &Thresholds::kernel_low_occupancy_pct,
        "achieved occupancy (% of warp slots) below which occupancy is low"},
+      {"gpu_counter_intervals", &Thresholds::gpu_counter_intervals,
+       "intervals the window is split into to compare timeline busy time with sampled counters"},
+      {"counter_disagree_points", &Thresholds::counter_disagree_points,
+       "points between timeline kernel busy % and sampled SM active % that flag an interval"},
+      {"throttle_min_kernel_share", &Thresholds::throttle_min_kernel_share,
+       "share of kernel busy time under power/thermal clock slowdown to report"},
   };
   return kTable;
 }

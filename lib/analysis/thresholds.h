@@ -123,6 +123,24 @@ struct Thresholds {
   // scheduler of a 64-warp SM, a scheduler often has no eligible warp while the rest wait. Low
   // occupancy is only reported as a problem when neither roof is reached.
   double kernel_low_occupancy_pct = 30;
+
+  // ---- GPU counters (sampled over time) ----------------------------------------------------------
+  // The window is split into this many equal intervals to set the timeline's kernel busy time
+  // beside the sampled counters: 10 shows a change of phase (warm-up, steady state, tail) and fits a
+  // terminal; the time-weighted averages inside an interval smooth away sampling noise.
+  double gpu_counter_intervals = 10;
+  // An interval where the timeline's kernel busy % and the sampled SM active % differ by at least
+  // this many points is flagged. PM samples start and stop at their own period, not at kernel edges,
+  // so a few points apart is sampling; 25 is a different picture (few SMs busy, or work the trace
+  // did not record).
+  double counter_disagree_points = 25;
+
+  // ---- gpu.throttle -----------------------------------------------------------------------------
+  // A device is reported when power or thermal slowdown (NVML clocks-event reasons) covered at
+  // least this share of its kernel busy time. Below 5%, even a 30% clock drop moves the run's kernel
+  // time by under 1.5%, less than run-to-run noise (`cuscope diff` calls 2% no clear change), and a
+  // single NVML reading (every 10-100 ms) covering a short burst would raise it.
+  double throttle_min_kernel_share = 0.05;
 };
 
 struct ThresholdInfo {

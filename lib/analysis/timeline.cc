@@ -280,18 +280,26 @@ Timeline Timeline::Build(const core::Trace& trace) {
     }
     t.metric_windows_ = UnionOf(std::move(windows));
   }
-  for (const core::MetricRow& m : trace.metrics) {
-    for (const auto& [name, value] : m.values) {
-      if (!(value > 0) || trace.dict.str(name) != core::metric::kDuration) continue;
-      for (DeviceTimeline& d : t.devices_) {
-        if (d.device == m.device) d.replayed_kernel_ns += ClampToU64(value);
-      }
-    }
-  }
   if (!t.metric_windows_.empty()) {
     for (DeviceTimeline& d : t.devices_) {
       if (d.active.empty()) continue;
       d.metrics_idle = Subtract(Intersect(t.metric_windows_, IntervalSet{d.active}), d.busy);
+    }
+  }
+
+  // ---- Capture windows: idle time outside them was not observed ---------------------------------
+  t.capture_windows_ = CaptureWindowSet(trace.windows, v1::WINDOW_KIND_TIMELINE, t.span_);
+  if (!t.capture_windows_.empty()) {
+    for (DeviceTimeline& d : t.devices_) {
+      if (d.active.empty()) continue;
+      const IntervalSet outside = Subtract(IntervalSet{d.active}, t.capture_windows_);
+      if (!outside.empty()) d.unobserved_idle = Subtract(Subtract(outside, d.busy), d.metrics_idle);
+    }
+    if (!t.profiled_correlations_.empty()) {
+      for (const core::KernelRow& k : trace.kernels) {
+        if (t.Profiled(k.correlation_id)) t.profiled_starts_.emplace_back(k.correlation_id, k.start);
+      }
+      std::sort(t.profiled_starts_.begin(), t.profiled_starts_.end());
     }
   }
 
@@ -321,7 +329,52 @@ Timeline Timeline::Build(const core::Trace& trace) {
       std::sort(t.corr_sorted_.begin(), t.corr_sorted_.end());
     }
   }
+
+  // ---- Replayed launches' measured time (needs the correlation above) -------------------------
+  for (const core::MetricRow& m : trace.metrics) {
+    for (const auto& [name, value] : m.values) {
+      if (!(value > 0) || trace.dict.str(name) != core::metric::kDuration) continue;
+      if (!t.ReplayCaptured(m)) continue;
+      for (DeviceTimeline& d : t.devices_) {
+        if (d.device == m.device) d.replayed_kernel_ns += ClampToU64(value);
+      }
+    }
+  }
   return t;
+}
+
+IntervalSet CaptureWindowSet(const std::vector<v1::CaptureWindow>& windows, v1::WindowKind kind, Interval span) {
+  std::vector<Interval> done;
+  std::vector<uint64_t> open;  // starts of opening halves not yet closed, innermost last
+  for (const v1::CaptureWindow& w : windows) {
+    if (w.kind() != kind) continue;
+    if (w.start_ns() != 0 && w.end_ns() != 0) {
+      done.push_back({w.start_ns(), std::max(w.start_ns(), w.end_ns())});
+    } else if (w.start_ns() != 0) {
+      open.push_back(w.start_ns());
+    } else if (w.end_ns() != 0) {
+      if (!open.empty()) {
+        done.push_back({open.back(), std::max(open.back(), w.end_ns())});
+        open.pop_back();
+      } else {
+        // Its opening half is not in the trace: it was open from before the first record.
+        done.push_back({std::min(span.begin, w.end_ns()), w.end_ns()});
+      }
+    }
+  }
+  for (uint64_t start : open) done.push_back({start, std::max(start, span.end)});
+  return UnionOf(std::move(done));
+}
+
+bool Timeline::ReplayCaptured(const core::MetricRow& row) const {
+  if (capture_windows_.empty()) return true;
+  auto it = std::lower_bound(profiled_starts_.begin(), profiled_starts_.end(),
+                             std::make_pair(row.correlation_id, uint64_t{0}));
+  if (row.correlation_id != 0 && it != profiled_starts_.end() && it->first == row.correlation_id) {
+    return Captured(it->second);
+  }
+  if (const core::ApiCallRow* call = ApiFor(row.correlation_id)) return Captured(call->start);
+  return trace_->top_down.empty();
 }
 
 uint32_t Timeline::KernelDevice(const core::KernelRow& k) const {

@@ -8,6 +8,12 @@
 // capture windows (kernel replay in progress: the context is serialized for 100s of ms) and the
 // launch calls of profiled launches are kept apart too: idle time inside them is the profiler's,
 // not the program's.
+//
+// TIMELINE capture windows say when the timeline was recorded. Outside them (before a delay
+// ended, between two cudaProfilerStart/Stop ranges, in a top-down's metrics phase after its window
+// closed) nothing was recorded, so an idle stretch there is not the GPU idling: it is neither busy
+// nor idle. A trace without TIMELINE windows (older collectors, synthetic traces) counts as
+// captured from its first record to its last.
 #ifndef CUSCOPE_LIB_ANALYSIS_TIMELINE_H_
 #define CUSCOPE_LIB_ANALYSIS_TIMELINE_H_
 
@@ -56,13 +62,23 @@ struct DeviceTimeline {
   // The idle stretches of the active span that lie inside METRICS windows: time metric collection
   // took, which is neither busy nor idle for the program.
   IntervalSet metrics_idle;
-  // The measured duration (gpu__time_duration) of the launches replayed for metrics: the program's
-  // GPU work, though the timeline cannot place it.
+  // The idle stretches of the active span outside every capture window and not in `metrics_idle`:
+  // the timeline was off, so they are neither busy nor idle. Empty without capture windows.
+  IntervalSet unobserved_idle;
+  // The measured duration (gpu__time_duration) of the launches replayed for metrics while the
+  // timeline was captured: the program's GPU work, though the timeline cannot place it.
   uint64_t replayed_kernel_ns = 0;
   uint64_t busy_ns() const { return TotalLength(busy); }
   uint64_t metrics_idle_ns() const { return TotalLength(metrics_idle); }
-  // The active span without the metric-collection time: what busy share and idle time are judged on.
-  uint64_t counted_active_ns() const { return active.length() - std::min(active.length(), metrics_idle_ns()); }
+  uint64_t unobserved_idle_ns() const { return TotalLength(unobserved_idle); }
+  // The active span without metric collection and unobserved time: what busy share and idle time
+  // are judged on.
+  uint64_t counted_active_ns() const {
+    const uint64_t skipped = metrics_idle_ns() + unobserved_idle_ns();
+    return active.length() - std::min(active.length(), skipped);
+  }
+  // metrics_idle and unobserved_idle together: the stretches the idle analysis skips.
+  IntervalSet NotCounted() const { return unobserved_idle.empty() ? metrics_idle : Union(metrics_idle, unobserved_idle); }
 };
 
 struct NvtxRange {
@@ -97,6 +113,18 @@ class Timeline {
   // how many METRICS windows there were.
   const IntervalSet& metric_windows() const { return metric_windows_; }
   uint64_t metric_window_count() const { return metric_window_count_; }
+  // The TIMELINE capture windows as a set (see CaptureWindowSet); empty when the trace records none.
+  const IntervalSet& capture_windows() const { return capture_windows_; }
+  bool has_capture_windows() const { return !capture_windows_.empty(); }
+  // Whether the timeline was being recorded at `time`: inside a capture window, or anywhere when the
+  // trace records none.
+  bool Captured(uint64_t time) const { return capture_windows_.empty() || Covers(capture_windows_, time); }
+  // Whether a launch replayed for metrics ran while the timeline was recorded, so that its measured
+  // duration belongs to the timeline's GPU time. It is placed by its kernel row (which the
+  // collector puts at the start of the profiling) or its launch call. A launch with neither ran
+  // while the timeline was off when the trace is a top-down's (its metrics phase follows the
+  // window); otherwise it counts, as in traces without capture windows.
+  bool ReplayCaptured(const core::MetricRow& row) const;
 
   Interval OpInterval(OpRef op) const;
   uint32_t OpStream(OpRef op) const;
@@ -138,6 +166,10 @@ class Timeline {
   std::vector<uint64_t> profiled_correlations_;  // of the metric rows, sorted, unique
   IntervalSet metric_windows_;
   uint64_t metric_window_count_ = 0;
+  IntervalSet capture_windows_;
+  // (correlation id, start) of the kernel rows of profiled launches, sorted; kept only when the
+  // trace has capture windows (for ReplayCaptured).
+  std::vector<std::pair<uint64_t, uint64_t>> profiled_starts_;
   std::vector<ApiTraits> traits_;  // by function id
   std::vector<std::string_view> api_names_;  // by function id
   // Correlation id -> api call index + 1: dense from `corr_base_` when ids are dense, otherwise a
@@ -147,6 +179,11 @@ class Timeline {
   std::vector<std::pair<uint64_t, uint32_t>> corr_sorted_;
   const core::ApiCallRow* ApiForSparse(uint64_t correlation_id) const;
 };
+
+// The windows of one kind as a set. A window arrives whole, or as an opening half (end 0) and a
+// later closing half (start 0) of the same kind; a half whose other half is missing runs to the end
+// of `span` (still open when the trace ended) or from its start.
+IntervalSet CaptureWindowSet(const std::vector<v1::CaptureWindow>& windows, v1::WindowKind kind, Interval span);
 
 // Called once or more per record by the rules and tables: defined here so that they inline.
 

@@ -149,13 +149,11 @@ int RunDump(const Args& args) {
     }
     for (const auto& cs : c.counter_samples) {
       if (printed++ >= limit) break;
-      std::printf("counter  %s dur=%" PRIu64 "ns dev=%u %s %s=%g
-", Rel(cs.start, origin).c_str(), cs.end - cs.start,
+      std::printf("counter  %s dur=%" PRIu64 "ns dev=%u %s %s=%g\n", Rel(cs.start, origin).c_str(), cs.end - cs.start,
                   cs.device, cs.source == v1::COUNTER_SOURCE_NVML ? "nvml" : "pm", d.str(cs.name).c_str(), cs.value);
     }
     if (c.top_down) {
-      std::printf("top-down %s window kernel time %" PRIu64 "ns, chosen:
-", Rel(c.top_down->time_ns(), origin).c_str(),
+      std::printf("top-down %s window kernel time %" PRIu64 "ns, chosen:\n", Rel(c.top_down->time_ns(), origin).c_str(),
                   c.top_down->window_kernel_ns());
       for (const auto& k : c.top_down->kernels()) {
         std::printf("hot      total=%" PRIu64 "ns launches=%" PRIu64 " dev=%u grid=%u,%u,%u block=%u,%u,%u %s\n",

@@ -37,7 +37,9 @@ int RunStats(const Args& args) {
           "usage: cuscope stats --report NAME[,NAME...] [--format text|csv|json] TRACE\n"
           "reports: %s\n"
           "kern_metrics: the profiled kernels (CUSCOPE_METRICS): throughput, occupancy, top stall, roofline, "
-          "verdict\n",
+          "verdict\n"
+          "gpu_metrics: the GPU counters sampled over time (PM sampling, NVML): samples, min, average "
+          "(time-weighted for PM samples) and max per device and counter\n",
           KnownReports().c_str());
       return 0;
     } else if (arg == "--report" || arg == "-r") {
@@ -78,6 +80,10 @@ int RunStats(const Args& args) {
   if (all_reports && trace->metrics.empty()) {
     // Asked for everything: the kernel-metrics table only when some kernel was profiled.
     reports.erase(std::remove(reports.begin(), reports.end(), "kern_metrics"), reports.end());
+  }
+  if (all_reports && trace->counter_samples.empty()) {
+    // ... and the GPU-counters table only when counters were sampled.
+    reports.erase(std::remove(reports.begin(), reports.end(), "gpu_metrics"), reports.end());
   }
   const analysis::Timeline timeline = analysis::Timeline::Build(*trace);
   std::string out;

@@ -3,8 +3,10 @@
 #include <fstream>
 #include <string>
 
+#include "absl/strings/str_cat.h"
 #include "gtest/gtest.h"
 #include "lib/cli/commands.h"
+#include "lib/core/gpu_counters.h"
 #include "lib/core/metric_sets.h"
 #include "lib/core/trace_writer.h"
 #include "tests/analysis/synthetic_trace.h"
@@ -355,6 +357,133 @@ TEST(StatsCommand, KernelMetricsReportAsCsvAndJson) {
 TEST(StatsCommand, AllReportsIncludeKernelMetricsOnlyWhenSomethingWasProfiled) {
   EXPECT_EQ(Capture(RunStats, {HealthyTrace()}).out.find("(kern_metrics)"), std::string::npos);
   EXPECT_NE(Capture(RunStats, {ProfiledTrace()}).out.find("(kern_metrics)"), std::string::npos);
+}
+
+// ---- The one-run top-down with GPU counters ------------------------------------------------------
+
+// `cuscope profile --top-down=2 --gpu-metrics` of a 100 ms window: gemm (10 x 5 ms) and relu (10 x
+// 1 ms), the GPU capped by power from 40 to 80 ms (the SM clock at 1485 of 1980 MHz meanwhile), the
+// SMs sampled every 10 ms; after the window gemm is profiled twice and relu never launches again.
+std::string TopDownTrace() {
+  namespace metric = core::metric;
+  namespace counter = core::counter;
+  using cuscope::testing::Config;
+  SyntheticTrace s;
+  s.AddDevice(cuscope::testing::H200Device());
+  s.header().mutable_config()->set_top_down_kernels(2);
+  s.header().mutable_config()->set_top_down_launches(2);
+  const core::KernelConfig gemm = Config("gemm_kernel", 264, 256, 128);
+  const core::KernelConfig relu = Config("relu_kernel", 1024, 256, 32);
+  s.TimelineWindowOpens(0, "session");
+  for (int i = 0; i < 10; ++i) {
+    s.KernelWith(gemm, i * 10'000.0, 5000);
+    s.KernelWith(relu, i * 10'000.0 + 6000, 1000);
+  }
+  s.TimelineWindowCloses(100'000, "duration");
+  s.TopDown(100'100, 60'000, {{gemm, 50'000, 10}, {relu, 10'000, 10}});
+  auto m = [](std::string_view name, double value) { return std::make_pair(std::string(name), value); };
+  const cuscope::testing::MetricValues gemm_metrics = {
+      m(metric::kDuration, 5e6), m(metric::kSmThroughputPct, 72), m(metric::kMemoryThroughputPct, 95),
+      m(metric::kDramThroughputPct, 20), m(metric::kL2ThroughputPct, 41), m(metric::kL1ThroughputPct, 95),
+      m(metric::kAchievedOccupancyPct, 24)};
+  s.MetricsAfterWindow(gemm, 120'000, 200'000, gemm_metrics);
+  s.MetricsAfterWindow(gemm, 330'000, 200'000, gemm_metrics);
+  std::vector<SyntheticTrace::Sample> sm;
+  for (int i = 0; i < 10; ++i) sm.push_back({i * 10'000.0, 10'000, i == 3 ? 5.0 : 60.0});
+  s.Counter(std::string("sm__cycles_active.avg.pct_of_peak_sustained_elapsed"), v1::COUNTER_SOURCE_PM_SAMPLING, sm);
+  s.NvmlReadings(counter::kClocksEventReasons, 0, 10'000,
+                 {0, 0, 0, 0, counter::kReasonSwPowerCap, counter::kReasonSwPowerCap, counter::kReasonSwPowerCap,
+                  counter::kReasonSwPowerCap, 0, 0});
+  s.NvmlReadings(counter::kSmClockMhz, 0, 10'000, {1980, 1980, 1980, 1980, 1485, 1485, 1485, 1485, 1980, 1980});
+  s.NvmlReadings(counter::kPowerWatts, 0, 10'000, {400, 420, 440, 460, 700, 700, 700, 700, 500, 480});
+  return s.Write();
+}
+
+TEST(AnalyzeCommand, TopDownRunShowsBothHalvesCountersAndThrottling) {
+  const Outcome r = Capture(RunAnalyze, {TopDownTrace()});
+  EXPECT_EQ(r.code, 0) << r.err;
+  // The baseline, first.
+  EXPECT_NE(r.out.find("\nBaseline: 100.000 ms timeline window, 60.000 ms kernel time, GPU utilization 60.0%, 20 "
+                       "kernels, 200 launches/s\n"),
+            std::string::npos)
+      << r.out;
+  // The first half: the window's idle time; the replays after it are neither idle nor busy.
+  const size_t idle = r.out.find("] gpu.idle: GPU 0 idle 38.1% of its active time (37.000 ms of 97.000 ms)");
+  EXPECT_NE(idle, std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find("metric collection took"), std::string::npos) << r.out;
+  // The throttling, with its reason and the clock.
+  EXPECT_NE(r.out.find("] gpu.throttle: GPU 0 ran 40.0% of its kernel time (24.000 ms of 60.000 ms) with its clocks "
+                       "held down by power: software power cap; SM clock 1485 MHz then, 1980 MHz at most"),
+            std::string::npos)
+      << r.out;
+  // The second half: the collector's choice and the verdicts.
+  const size_t top_down = r.out.find("Top-down: the findings above cover the timeline window; when it closed, the "
+                                     "collector chose its 2 hottest kernels (of 60.000 ms kernel time) and profiled "
+                                     "their next launches (up to 2 each):");
+  EXPECT_NE(top_down, std::string::npos) << r.out;
+  EXPECT_LT(idle, top_down);
+  EXPECT_NE(r.out.find("  1. gemm_kernel [grid 264 1 1, block 256 1 1]: 83.3% of the window's kernel time (50.000 ms, "
+                       "10 launches): compute-bound (2 launches profiled)\n     why: SM throughput 72.0% of peak"),
+            std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("     occupancy: achieved occupancy 24.0% (theoretical 25.0%, limited by registers)"),
+            std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("  2. relu_kernel [grid 1024 1 1, block 256 1 1]: 16.7% of the window's kernel time (10.000 "
+                       "ms, 10 launches): no metrics\n     it did not launch again after the timeline window"),
+            std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("Metric collection ran after the window: 2 replay windows, 400.000 ms in all"),
+            std::string::npos)
+      << r.out;
+  // The counters beside the timeline, where they disagree, and their summary table.
+  const size_t counters = r.out.find("GPU counters: 40 samples of 4 counters on 1 GPU");
+  EXPECT_NE(counters, std::string::npos) << r.out;
+  EXPECT_LT(top_down, counters);
+  EXPECT_NE(r.out.find("busy, SMs idle (55 points)"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("In 1 of 10 intervals the timeline's kernel busy time and the sampled SM activity differ by 25 "
+                       "points or more."),
+            std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("(gpu_metrics):"), std::string::npos) << r.out;
+}
+
+TEST(AnalyzeCommand, TopDownRunAsJson) {
+  const Outcome r = Capture(RunAnalyze, {TopDownTrace(), "--format", "json"});
+  EXPECT_EQ(r.code, 0);
+  for (const char* table : {"baseline", "top_down", "gpu_utilization_over_time", "gpu_metrics"}) {
+    EXPECT_NE(r.out.find(absl::StrCat("\"name\": \"", table, "\"")), std::string::npos) << table;
+  }
+  EXPECT_NE(r.out.find("\"rule_id\": \"gpu.throttle\""), std::string::npos);
+  EXPECT_NE(r.out.find("\"not profiled\""), std::string::npos);
+  EXPECT_NE(r.out.find("\"grid\": \"264 1 1\""), std::string::npos);  // the verdict's shape, from its metric row
+}
+
+TEST(StatsCommand, GpuMetricsReport) {
+  const std::string trace = TopDownTrace();
+  const Outcome text = Capture(RunStats, {"--report", "gpu_metrics", trace});
+  EXPECT_EQ(text.code, 0);
+  // The SMs' 54.5% is time-weighted (9 samples at 60%, one at 5%); the clock's 1782 MHz is the mean
+  // of its readings (6 at 1980, 4 at 1485); a bit mask has no mean.
+  const std::string expected =
+      "GPU counters sampled over time: min, average (time-weighted for PM samples) and max per device and counter "
+      "(gpu_metrics):\n"
+      "\n"
+      "Device  Samples  Min       Avg       Max       Unit  Source  Name\n"
+      "------  -------  --------  --------  --------  ----  ------  ---------------------------------------------------\n"
+      "     0       10      5.00     54.50     60.00  %     pm      sm__cycles_active.avg.pct_of_peak_sustained_elapsed\n"
+      "     0       10      0.00         -      4.00  mask  nvml    nvml.clocks_event_reasons\n"
+      "     0       10    400.00    550.00    700.00  W     nvml    nvml.power_w\n"
+      "     0       10  1,485.00  1,782.00  1,980.00  MHz   nvml    nvml.sm_clock_mhz\n";
+  EXPECT_EQ(text.out, expected);
+  const Outcome csv = Capture(RunStats, {"--report", "gpu_metrics", "--format", "csv", trace});
+  EXPECT_NE(csv.out.find("Device,Samples,Min,Avg,Max,Unit,Source,Name\n0,10,5.00,54.50,60.00,%,pm,"
+                         "sm__cycles_active.avg.pct_of_peak_sustained_elapsed\n"),
+            std::string::npos)
+      << csv.out;
+  // Every report: gpu_metrics comes along only when counters were sampled.
+  EXPECT_NE(Capture(RunStats, {trace}).out.find("(gpu_metrics)"), std::string::npos);
+  EXPECT_EQ(Capture(RunStats, {HealthyTrace()}).out.find("(gpu_metrics)"), std::string::npos);
 }
 
 }  // namespace

@@ -105,5 +105,26 @@ TEST(H200TracesTest, ProfiledKernelsGetTheVerdictTheyWereBuiltFor) {
   }
 }
 
+TEST(H200TracesTest, BaselineAgreesWithTheTimelineOfARealRun) {
+  auto trace = core::LoadTrace(kTraces + "/h200_known_work.cuscope");
+  ASSERT_TRUE(trace.ok()) << trace.status();
+  const Analysis a = Analyze(*trace, AnalyzeOptions{});
+  const Baseline& b = a.baseline;
+  // The collector's session window (opened at start-up, closed at exit) holds every kernel.
+  EXPECT_TRUE(b.windows_recorded);
+  EXPECT_EQ(b.window_count, 1u);
+  EXPECT_GE(b.wall_ns, a.summary.span_ns());
+  ASSERT_EQ(a.summary.devices_size(), 1);
+  EXPECT_EQ(b.kernels, a.summary.devices(0).kernels());
+  EXPECT_EQ(b.kernel_ns, a.summary.devices(0).kernel_time_ns());
+  EXPECT_LE(b.busy_ns, b.kernel_ns);
+  EXPECT_LE(b.busy_ns, a.summary.devices(0).busy_ns());  // copies are busy for the timeline, not for the SMs
+  EXPECT_NEAR(b.utilization, static_cast<double>(b.busy_ns) / static_cast<double>(b.wall_ns), 1e-12);
+  EXPECT_NEAR(b.launches_per_second, static_cast<double>(b.kernels) / (static_cast<double>(b.wall_ns) * 1e-9), 1e-6);
+  // Nothing of the top-down or the counters in a trace that has neither.
+  EXPECT_FALSE(a.top_down.present);
+  EXPECT_EQ(a.gpu_counters.samples, 0u);
+}
+
 }  // namespace
 }  // namespace cuscope::analysis

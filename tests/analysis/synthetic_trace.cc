@@ -129,6 +129,62 @@ void SyntheticTrace::Metrics(uint64_t correlation, const std::string& kernel, ui
   builder_->AddWindow(v1::WINDOW_KIND_METRICS, Us(window_start_us), Us(window_start_us + window_us), "kernel replay");
 }
 
+void SyntheticTrace::MetricsAfterWindow(const core::KernelConfig& config, double window_start_us, double window_us,
+                                        const MetricValues& values) {
+  core::LaunchShape shape;
+  shape.grid = {static_cast<uint32_t>(config.grid_x), static_cast<uint32_t>(config.grid_y),
+                static_cast<uint32_t>(config.grid_z)};
+  shape.block = {static_cast<uint32_t>(config.block_x), static_cast<uint32_t>(config.block_y),
+                 static_cast<uint32_t>(config.block_z)};
+  // The collector's correlation ids keep counting while the timeline is off: one no row has.
+  builder_->AddKernelMetrics(next_correlation_++, config.device, config.name, /*pass_count=*/9, v1::REPLAY_MODE_KERNEL,
+                             values, &shape);
+  builder_->AddWindow(v1::WINDOW_KIND_METRICS, Us(window_start_us), Us(window_start_us + window_us), "kernel replay");
+}
+
+void SyntheticTrace::TimelineWindow(double start_us, double end_us, const std::string& reason) {
+  builder_->AddWindow(v1::WINDOW_KIND_TIMELINE, Us(start_us), Us(end_us), reason);
+}
+
+void SyntheticTrace::TimelineWindowOpens(double start_us, const std::string& reason) {
+  builder_->AddWindow(v1::WINDOW_KIND_TIMELINE, Us(start_us), 0, reason);
+}
+
+void SyntheticTrace::TimelineWindowCloses(double end_us, const std::string& reason) {
+  builder_->AddWindow(v1::WINDOW_KIND_TIMELINE, 0, Us(end_us), reason);
+}
+
+void SyntheticTrace::Counter(const std::string& name, v1::CounterSource source, const std::vector<Sample>& samples,
+                             uint32_t device) {
+  std::vector<core::ChunkBuilder::CounterPoint> points;
+  for (const Sample& x : samples) points.push_back({Us(x.start_us), Us(x.start_us + x.duration_us), x.value});
+  builder_->AddCounterSeries(device, source, name, points);
+}
+
+void SyntheticTrace::NvmlReadings(const std::string& name, double start_us, double period_us,
+                                  const std::vector<double>& values, uint32_t device) {
+  std::vector<Sample> samples;
+  for (size_t i = 0; i < values.size(); ++i) samples.push_back({start_us + static_cast<double>(i) * period_us, 0, values[i]});
+  Counter(name, v1::COUNTER_SOURCE_NVML, samples, device);
+}
+
+void SyntheticTrace::TopDown(double time_us, double window_kernel_us, const std::vector<Hot>& kernels) {
+  std::vector<core::HotKernelChoice> chosen;
+  for (const Hot& h : kernels) {
+    core::HotKernelChoice c;
+    c.name = std::string(h.config.name);
+    c.device = h.config.device;
+    c.shape.grid = {static_cast<uint32_t>(h.config.grid_x), static_cast<uint32_t>(h.config.grid_y),
+                    static_cast<uint32_t>(h.config.grid_z)};
+    c.shape.block = {static_cast<uint32_t>(h.config.block_x), static_cast<uint32_t>(h.config.block_y),
+                     static_cast<uint32_t>(h.config.block_z)};
+    c.total_ns = static_cast<uint64_t>(h.total_us * 1000.0);
+    c.launches = h.launches;
+    chosen.push_back(std::move(c));
+  }
+  builder_->AddTopDownSelection(Us(time_us), static_cast<uint64_t>(window_kernel_us * 1000.0), chosen);
+}
+
 void SyntheticTrace::Memcpy(v1::CopyKind kind, double start_us, double duration_us, uint64_t bytes, bool async,
                             v1::MemoryKind host_kind, uint32_t stream, uint64_t correlation) {
   core::MemcpyRecord m;

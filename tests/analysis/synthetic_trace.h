@@ -61,6 +61,33 @@ class SyntheticTrace {
   // A metric row and its METRICS window alone.
   void Metrics(uint64_t correlation, const std::string& kernel, uint32_t device, double window_start_us,
                double window_us, const MetricValues& values);
+  // A launch profiled while the timeline was off (the top-down's metrics phase): its metric row
+  // with the launch's grid and block, and its METRICS window; no kernel row, no launch call.
+  void MetricsAfterWindow(const core::KernelConfig& config, double window_start_us, double window_us,
+                          const MetricValues& values);
+  // A TIMELINE capture window, whole; or its opening or closing half alone (as the collector writes
+  // a window it opens and closes at different times).
+  void TimelineWindow(double start_us, double end_us, const std::string& reason = "session");
+  void TimelineWindowOpens(double start_us, const std::string& reason = "session");
+  void TimelineWindowCloses(double end_us, const std::string& reason = "end");
+  // Samples of one GPU counter: (start us, duration us, value); duration 0 for NVML readings.
+  struct Sample {
+    double start_us = 0;
+    double duration_us = 0;
+    double value = 0;
+  };
+  void Counter(const std::string& name, v1::CounterSource source, const std::vector<Sample>& samples,
+               uint32_t device = 0);
+  // NVML readings at `start_us + i * period_us`, one per value.
+  void NvmlReadings(const std::string& name, double start_us, double period_us, const std::vector<double>& values,
+                    uint32_t device = 0);
+  // The top-down's choice: each kernel a (config, GPU time in us, launches), hottest first as given.
+  struct Hot {
+    core::KernelConfig config;
+    double total_us = 0;
+    uint64_t launches = 0;
+  };
+  void TopDown(double time_us, double window_kernel_us, const std::vector<Hot>& kernels);
   // Devices for the header.
   void AddDevice(const v1::Device& device) { *header_.add_devices() = device; }
   // The header as it will be written (capture settings, metrics requested).

@@ -7,6 +7,7 @@ namespace cuscope::analysis {
 namespace {
 
 using cuscope::testing::SyntheticTrace;
+using cuscope::testing::MetricValues;
 using cuscope::testing::Us;
 
 TEST(TimelineTest, BusyIsTheUnionOfStreamsNotTheirSum) {
@@ -114,6 +115,29 @@ TEST(ApiNamesTest, VersionSuffixStrippedAndCallsClassified) {
   EXPECT_TRUE(ClassifyApi("cudaStreamBeginCapture_v10000").capture_begin);
   EXPECT_TRUE(ClassifyApi("cudaStreamEndCapture_v10000").capture_end);
   EXPECT_EQ(ClassifyApi("cudaGraphLaunch_v10000").category, ApiCategory::kLaunch);
+}
+
+TEST(TimelineTest, ReplaysCountAsTheProgramsWorkOnlyWhileTheTimelineWasRecorded) {
+  const MetricValues duration = {{"gpu__time_duration.sum", 40'000}};  // 40 us measured
+  const core::KernelConfig k = cuscope::testing::Config("k", 1, 128);
+  // --metrics: the profiled launch (its call and replayed kernel row) inside the session window.
+  SyntheticTrace inside;
+  inside.TimelineWindow(0, 1'000'000);
+  inside.Kernel("k", 0, 10);
+  inside.ProfiledLaunch(k, 100, 300'000, duration);
+  const core::Trace a = inside.Load();
+  const Timeline ta = Timeline::Build(a);
+  EXPECT_EQ(ta.devices()[0].replayed_kernel_ns, 40'000u);
+  // Top-down: the same measurement from the metrics phase, with neither row nor call, does not count.
+  SyntheticTrace after;
+  after.TimelineWindow(0, 1000);
+  after.Kernel("k", 0, 10);
+  after.TopDown(1100, 10, {{k, 10, 1}});
+  after.MetricsAfterWindow(k, 2000, 300'000, duration);
+  const core::Trace b = after.Load();
+  const Timeline tb = Timeline::Build(b);
+  EXPECT_EQ(tb.devices()[0].replayed_kernel_ns, 0u);
+  EXPECT_FALSE(tb.ReplayCaptured(b.metrics[0]));
 }
 
 }  // namespace

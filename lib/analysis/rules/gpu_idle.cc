@@ -21,6 +21,10 @@
 // serialized for 100s of ms, and that idle time is the profiler's. It is removed from the gaps and
 // from the active span the busy share is taken of. The replayed launches' measured duration is the
 // program's work the timeline cannot place: it counts as busy.
+//
+// So is time outside the TIMELINE capture windows (a top-down's metrics phase after its window, the
+// stretch between two cudaProfilerStart/Stop ranges): nothing was recorded there, so the GPU was
+// not seen idle. It is left out the same way.
 #include <algorithm>
 #include <array>
 #include <optional>
@@ -88,6 +92,7 @@ std::vector<Finding> GpuIdleRule(const Timeline& timeline, const Thresholds& thr
   for (const DeviceTimeline& d : timeline.devices()) {
     const uint64_t active_ns = d.counted_active_ns();
     const uint64_t metrics_ns = d.metrics_idle_ns();
+    const uint64_t unobserved_ns = d.unobserved_idle_ns();
     if (active_ns == 0) continue;
     const uint64_t busy_ns = d.busy_ns();
     // Launches replayed for metrics ran the program's work too, for their measured duration, where
@@ -185,11 +190,11 @@ std::vector<Finding> GpuIdleRule(const Timeline& timeline, const Thresholds& thr
       }
       KeepLongest(longest, g);
     };
-    // A gap without its stretches inside METRICS windows: the pieces left, in order. Gaps come in
-    // time order, so one cursor walks the windows once.
+    // A gap without its stretches inside METRICS windows or outside the capture windows: the pieces
+    // left, in order. Gaps come in time order, so one cursor walks the windows once.
+    const IntervalSet skip = d.NotCounted();
     size_t window = 0;
     auto visit_counted = [&](Interval gap, const OpRef* before, const OpRef* after) {
-      const IntervalSet& skip = d.metrics_idle;
       while (window < skip.size() && skip[window].end <= gap.begin) ++window;
       uint64_t cursor = gap.begin;
       const OpRef* left = before;
@@ -224,7 +229,7 @@ std::vector<Finding> GpuIdleRule(const Timeline& timeline, const Thresholds& thr
     for (uint64_t b = 0; b < buckets; ++b) {
       const Interval bucket{d.active.begin + full_ns * b / buckets, d.active.begin + full_ns * (b + 1) / buckets};
       if (bucket.empty()) continue;
-      const uint64_t counted = bucket.length() - std::min(bucket.length(), CoveredLength(d.metrics_idle, bucket));
+      const uint64_t counted = bucket.length() - std::min(bucket.length(), CoveredLength(skip, bucket));
       if (counted == 0) continue;
       const double share = static_cast<double>(CoveredLength(d.busy, bucket)) / static_cast<double>(counted);
       if (share < thresholds.utilization_low_share) ++low_buckets;
@@ -264,6 +269,9 @@ std::vector<Finding> GpuIdleRule(const Timeline& timeline, const Thresholds& thr
     if (metrics_ns > 0) {
       absl::StrAppend(&f.headline, " (", FormatDuration(metrics_ns), " of metric collection left out)");
     }
+    if (unobserved_ns > 0) {
+      absl::StrAppend(&f.headline, " (", FormatDuration(unobserved_ns), " outside the capture windows left out)");
+    }
     if (replayed_ns > 0) {
       absl::StrAppend(&f.headline, " (", FormatDuration(replayed_ns), " of kernels replayed for metrics counted busy)");
     }
@@ -285,6 +293,7 @@ std::vector<Finding> GpuIdleRule(const Timeline& timeline, const Thresholds& thr
     f.Add("graph_node_idle_ns", static_cast<double>(graph_node_idle), "ns");
     f.Add("graph_node_gaps", static_cast<double>(graph_node_gaps), "count");
     f.Add("metrics_collection_ns", static_cast<double>(metrics_ns), "ns");
+    if (unobserved_ns > 0) f.Add("unobserved_ns", static_cast<double>(unobserved_ns), "ns");
     f.Add("replayed_kernel_ns", static_cast<double>(replayed_ns), "ns");
     f.Add("gaps", static_cast<double>(gaps), "count");
     f.Add("micro_gaps", static_cast<double>(micro_gaps), "count");
@@ -328,6 +337,11 @@ std::vector<Finding> GpuIdleRule(const Timeline& timeline, const Thresholds& thr
       absl::StrAppend(&f.recommendation, " ", FormatDuration(metrics_ns),
                       " the GPU spent in metric collection (kernel replay) is left out of the idle time and of "
                       "the active span.");
+    }
+    if (unobserved_ns > 0) {
+      absl::StrAppend(&f.recommendation, " ", FormatDuration(unobserved_ns),
+                      " between or after the capture windows, while the timeline was off, is left out of the idle "
+                      "time and of the active span: nothing was recorded there.");
     }
     if (replayed_ns > 0) {
       absl::StrAppend(&f.recommendation, " ", FormatDuration(replayed_ns),

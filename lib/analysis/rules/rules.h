@@ -30,6 +30,9 @@ std::vector<Finding> HotKernelsRule(const Timeline& timeline, const Thresholds& 
 // kernel.internals: one finding per profiled kernel group: compute-, memory- or latency-bound,
 // occupancy judged against throughput, the dominant stall, the roofline position.
 std::vector<Finding> KernelInternalsRule(const Timeline& timeline, const Thresholds& thresholds);
+// gpu.throttle: NVML clocks-event reasons show power or thermal slowdown while kernels ran: which
+// reasons, how much kernel time they covered, the SM clock then against the highest read.
+std::vector<Finding> ThrottleRule(const Timeline& timeline, const Thresholds& thresholds);
 
 // How the host's API calls cover stretches of time, split by what the call was doing. Calls on
 // different threads that overlap count once, for the category that explains the time best (sync
