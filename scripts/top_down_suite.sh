@@ -8,10 +8,8 @@
 #   2. the two-run workflow on the same program (a timeline run, then ncu on the same hot kernels,
 #      sol+occupancy+stalls, --clock-control none) with its wall time, and the kernel metrics of
 #      both compared (scripts/compare_ncu.py);
-#   3. GPU counter sampling's cost at the default rate: a launch-heavy and a GEMM-heavy program,
-#      sampling off and on, 5 runs each, interleaved;
-#   4. PM-sampled SM throughput against the Range Profiler's on a long steady kernel.
-# --quick runs 1 and 4 only.
+# --quick runs 1 only. (GPU counters over time: scripts/pm_vs_range.py compares PM-sampled and
+# Range-Profiler SM throughput once the collector runs the samplers.)
 set -uo pipefail
 cd "$(dirname "$0")/.."
 out=${1:-gpu-results}
@@ -63,28 +61,6 @@ if [ "$quick" != --quick ]; then
     > "$out/top_down_vs_ncu.md" 2>&1
   echo "compare_ncu exit $?"; grep -iE "within|out of|summary|^\|.*(nvjet|gemm|flash|sm90)" "$out/top_down_vs_ncu.md" | head -30
 
-  echo "== 3. GPU counter sampling at the default rate: added time, sampling off / on, 5 runs each"
-  for rep in 1 2 3 4 5; do
-    for sampling in none all; do
-      CUSCOPE_QUIET=1 CUSCOPE_FORCE_OVERWRITE=1 CUSCOPE_OUTPUT="$out/sampling_launch" CUSCOPE_GPU_METRICS_DEVICES=$sampling \
-        CUDA_INJECTION64_PATH="$lib" "$B/bench/launch_overhead_bench" --mode plain --reps 1 | tail -1 | \
-        sed "s/^/launch-heavy sampling=$sampling /"
-      CUSCOPE_QUIET=1 CUSCOPE_FORCE_OVERWRITE=1 CUSCOPE_OUTPUT="$out/sampling_gemm" CUSCOPE_GPU_METRICS_DEVICES=$sampling \
-        CUDA_INJECTION64_PATH="$lib" "$python" examples/torch_top_down.py --steps 300 | grep ms_per_step | \
-        sed "s/^/gemm-heavy sampling=$sampling /"
-    done
-  done
 fi
 
-echo "== 4. PM-sampled SM throughput against the Range Profiler, long steady kernels"
-"$cli" profile -q -f -o "$out/pm_steady" --gpu-metrics-devices all -- "$ki" --iterations 20 > /dev/null
-"$cli" profile -q -f -o "$out/range_steady" --metrics sol --per-kernel-count 3 -- "$ki" --iterations 3 > /dev/null
-"$cli" dump "$out/pm_steady.cuscope" | grep -E "^(kernel|counter)" > "$out/pm_steady.dump"
-"$cli" dump "$out/range_steady.cuscope" | grep -E "^metrics" > "$out/range_steady.dump"
-grep "^counter" "$out/pm_steady.dump" | awk '{print $NF}' | sed 's/=.*//' | sort | uniq -c
-for k in fma_chains stream_triad pointer_chase; do
-  "$python" scripts/pm_vs_range.py --samples "$out/pm_steady.dump" --range "$out/range_steady.dump" --kernel "$k"
-done
-"$python" scripts/pm_vs_range.py --samples "$out/pm_steady.dump" --range "$out/range_steady.dump" --kernel stream_triad \
-  --pm-metric dram__throughput.avg.pct_of_peak_sustained_elapsed --range-metric dram__throughput.avg.pct_of_peak_sustained_elapsed
 rm -f "$out"/*.ncu-rep

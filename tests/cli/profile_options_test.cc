@@ -68,22 +68,21 @@ TEST(ProfileOptionsTest, TopDownWithAndWithoutACount) {
   auto p = ParseProfileArgs({"--duration", "5", "--top-down", "python3", "train.py"});
   ASSERT_TRUE(p.ok()) << p.status();
   EXPECT_EQ(p->env.at("CUSCOPE_TOP_DOWN"), "3");
-  auto five = ParseProfileArgs({"--duration=5", "--top-down=5", "--top-down-launches", "2",
-                                "--gpu-metrics-frequency", "1000", "--", "./app"});
+  auto five = ParseProfileArgs({"--duration=5", "--top-down=5", "--top-down-launches", "2", "--", "./app"});
   ASSERT_TRUE(five.ok()) << five.status();
   EXPECT_EQ(five->env.at("CUSCOPE_TOP_DOWN"), "5");
   EXPECT_EQ(five->env.at("CUSCOPE_TOP_DOWN_LAUNCHES"), "2");
-  EXPECT_EQ(five->env.at("CUSCOPE_GPU_METRICS_FREQUENCY"), "1000");
   // No window that ends: refused before the program runs.
   EXPECT_FALSE(ParseProfileArgs({"--top-down", "./app"}).ok());
 }
 
 TEST(ProfileOptionsTest, GpuMetricsDevicesAndReplayMode) {
-  auto p = ParseProfileArgs({"--gpu-metrics-devices", "all", "--replay-mode=kernel", "./app"});
+  auto p = ParseProfileArgs({"--gpu-metrics-devices", "none", "--replay-mode=kernel", "./app"});
   ASSERT_TRUE(p.ok()) << p.status();
-  EXPECT_EQ(p->env.at("CUSCOPE_GPU_METRICS_DEVICES"), "all");
+  EXPECT_EQ(p->env.at("CUSCOPE_GPU_METRICS_DEVICES"), "none");
   EXPECT_EQ(p->env.at("CUSCOPE_REPLAY_MODE"), "kernel");
-  EXPECT_FALSE(ParseProfileArgs({"--gpu-metrics-devices", "all", "--metrics", "sol", "./app"}).ok());
+  EXPECT_FALSE(ParseProfileArgs({"--gpu-metrics-devices", "all", "./app"}).ok());
+  EXPECT_FALSE(ParseProfileArgs({"--replay-mode", "application", "./app"}).ok());
 }
 
 }  // namespace
