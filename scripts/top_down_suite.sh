@@ -22,7 +22,7 @@ cli="$B/bin/cuscope"
 ki="$B/examples/example_kernel_internals"
 ncu=$(command -v ncu || ls /opt/nvidia/nsight-compute/*/ncu 2>/dev/null | tail -1)
 python=$(command -v python3)
-prog=("$python" examples/torch_top_down.py --steps 1500)
+prog=("$python" examples/torch_top_down.py --steps 4000)
 seconds() { date +%s.%N; }
 timed() {  # timed LABEL COMMAND...: runs it, prints and records its wall time
   local label=$1; shift
@@ -34,9 +34,9 @@ timed() {  # timed LABEL COMMAND...: runs it, prints and records its wall time
   echo "$label: exit $rc, $took s"
 }
 
-echo "== 1. one run: cuscope profile --top-down --duration 3"
+echo "== 1. one run: cuscope profile --top-down --delay 1 --duration 1"
 timed plain "${prog[@]}"
-timed top_down "$cli" profile -f -o "$out/top_down" --top-down --duration 3 -- "${prog[@]}"
+timed top_down "$cli" profile -f -o "$out/top_down" --top-down --delay 1 --duration 1 -- "${prog[@]}"
 grep -h "checksum\|ms_per_step" "$out/plain.log" "$out/top_down.log"
 grep -h "^cuscope:" "$out/top_down.log"
 "$cli" analyze "$out/top_down.cuscope" > "$out/top_down_analysis.txt" 2>&1
@@ -47,7 +47,7 @@ grep -E "^(hot|top-down)" "$out/top_down.dump" | cut -c1-200
 
 if [ "$quick" != --quick ]; then
   echo "== 2. two runs: a timeline run, then ncu on the same hot kernels"
-  timed timeline "$cli" profile -f -o "$out/timeline" --duration 3 -- "${prog[@]}"
+  timed timeline "$cli" profile -f -o "$out/timeline" --delay 1 --duration 1 -- "${prog[@]}"
   names=$(grep "^hot" "$out/top_down.dump" | awk '{print $NF}' | paste -sd'|')
   launches=$(( $(grep -c "^hot" "$out/top_down.dump") * 3 ))
   metrics=$("$cli" metrics --csv sol,occupancy,stalls)
