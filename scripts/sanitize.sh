@@ -18,9 +18,9 @@ common=(-DCMAKE_BUILD_TYPE=None "-DCMAKE_CXX_FLAGS=-O1 -g1 -Wno-maybe-uninitiali
 
 # Tests that preload libcuscope.so into a program built without the sanitizer: the sanitizer's
 # runtime must be the first library of a process, which such a program cannot give it.
-# MetricConfigTest: CUPTI's host API dlopens libnvperf_host.so with RTLD_DEEPBIND, which
+# MetricConfigTest, PmSamplingConfigTest: CUPTI's host API dlopens libnvperf_host.so with RTLD_DEEPBIND, which
 # AddressSanitizer's runtime refuses (it aborts the process); those tests run in the plain suite.
-uninstrumented_hosts='^(InjectTest|MetricConfigTest)\.'
+uninstrumented_hosts='^(InjectTest|MetricConfigTest|PmSamplingConfigTest)\.'
 
 if [ "$which" = all ] || [ "$which" = asan ]; then
   echo "cuscope: AddressSanitizer + UndefinedBehaviorSanitizer build in build-asan/"

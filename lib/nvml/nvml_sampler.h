@@ -40,7 +40,7 @@ class NvmlSampler {
   // Finds each device in NVML: by UUID, else (no UUID, or NVML does not know it) by PCI address
   // "domain:bus:device.0". A device not found is named in one Warn and left out; a counter whose
   // entry point the table lacks is named in one Warn and not read. Fails (NotFound) when no device
-  // is found, naming why for the first.
+  // is found, naming why for the first, and then warns nothing.
   static absl::StatusOr<NvmlSampler> Create(const NvmlFunctions& fns, const std::vector<DeviceIdentity>& devices,
                                             Warn warn);
 
