@@ -379,8 +379,9 @@ Table DeviceTable(const DeviceUtilization& du, uint64_t origin) {
       note = "timeline off";
     } else if (u.disagree && du.sm_active_column) {
       const double diff = *u.kernel_busy_pct - *u.values[*du.sm_active_column];
-      note = absl::StrFormat(diff > 0 ? "busy, SMs idle (%.0f points)" : "SMs busier than the timeline (%.0f points)",
-                             std::abs(diff));
+      // Two literal formats: clang checks absl::StrFormat's format at compile time.
+      note = diff > 0 ? absl::StrFormat("busy, SMs idle (%.0f points)", std::abs(diff))
+                      : absl::StrFormat("SMs busier than the timeline (%.0f points)", std::abs(diff));
     }
     row.push_back(note);
     t.rows.push_back(std::move(row));
