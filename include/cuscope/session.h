@@ -46,6 +46,22 @@ struct SessionOptions {
   uint64_t launch_count = 0;  // at most this many profiled (0 = no limit)
   // At most this many launches profiled per kernel name + grid + block (0 = no limit).
   uint64_t per_kernel_count = 1;
+
+  // The timeline window: opens `delay_seconds` after Start and closes `duration_seconds` later
+  // (0 = at Stop). As CUSCOPE_DELAY and CUSCOPE_DURATION.
+  double delay_seconds = 0;
+  double duration_seconds = 0;
+  // One-run top-down on live traffic: when the window closes, `metrics` (default
+  // sol,occupancy,stalls) on the next `top_down_launches` launches of each of the window's
+  // `top_down` hottest kernels (name + grid + block). Needs duration_seconds; leave the kernel
+  // selection above at its defaults. 0 = off. As CUSCOPE_TOP_DOWN and CUSCOPE_TOP_DOWN_LAUNCHES.
+  uint32_t top_down = 0;
+  uint64_t top_down_launches = 3;
+  // GPU counters over time during the window: "none", "all" or device ids ("0,1"); empty = the
+  // default (all with top_down, else none). Samples per second: 0 = 1000. As
+  // CUSCOPE_GPU_METRICS_DEVICES and CUSCOPE_GPU_METRICS_FREQUENCY.
+  std::string gpu_metrics_devices;
+  uint32_t gpu_metrics_frequency_hz = 0;
 };
 
 class CUSCOPE_EXPORT Session {

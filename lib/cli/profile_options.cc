@@ -37,13 +37,18 @@ const char kProfileUsage[] =
     "      --replay-mode kernel  how passes are made: CUPTI saves the memory a launch touches and\n"
     "                            replays it once per pass (the only mode that runs in-process)\n"
     "\n"
-    "      --gpu-metrics-devices none  GPU counters over time: not available in this version\n"
+    "GPU counters over time (CUPTI PM sampling: SM, warps, tensor pipes, DRAM, PCIe, NVLink; NVML:\n"
+    "power, temperature, clocks, clocks-event reasons, memory used), during the timeline window:\n"
+    "      --gpu-metrics-devices none|all|IDS  devices to sample (default none; all with --top-down)\n"
+    "      --gpu-metrics-frequency HZ  PM samples per second, 10..200000 (default 1000; NVML every\n"
+    "                            100 ms)\n"
     "\n"
     "One-run top-down (timeline window, then kernel metrics on its hottest kernels):\n"
     "      --top-down[=N]        after the --duration or cudaProfilerStart/Stop window closes,\n"
     "                            collect --metrics (default sol,occupancy,stalls) on the next\n"
     "                            launches of the window's N hottest kernels, name + grid + block\n"
-    "                            (default N = 3)\n"
+    "                            (default N = 3); GPU counters are sampled during the window\n"
+    "                            and stop before the metrics start\n"
     "      --top-down-launches N launches profiled per hot kernel (default 3)\n";
 
 namespace {

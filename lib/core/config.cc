@@ -217,6 +217,9 @@ absl::StatusOr<Config> ParseConfigFromEnvironment(const std::vector<std::pair<st
       c.metrics = *m;
       c.metrics_request = "sol,occupancy,stalls";
     }
+    // The whole method: counters over time during the window, on every device, unless
+    // CUSCOPE_GPU_METRICS_DEVICES says otherwise.
+    if (!c.settings.count("CUSCOPE_GPU_METRICS_DEVICES")) c.gpu_metrics = true;
   } else if (c.settings.count("CUSCOPE_TOP_DOWN_LAUNCHES")) {
     return absl::InvalidArgumentError("CUSCOPE_TOP_DOWN_LAUNCHES needs CUSCOPE_TOP_DOWN");
   } else if (c.gpu_metrics && !c.metrics.empty()) {
@@ -225,12 +228,6 @@ absl::StatusOr<Config> ParseConfigFromEnvironment(const std::vector<std::pair<st
     return absl::InvalidArgumentError(
         "CUSCOPE_GPU_METRICS_DEVICES and CUSCOPE_METRICS cannot run at the same time (they share the GPU's "
         "performance counters); CUSCOPE_TOP_DOWN runs both, one after the other");
-  }
-  if (c.gpu_metrics) {
-    // The samplers (PM sampling, NVML) are built and tested offline but not yet run by the
-    // collector: refusing is better than a setting that silently does nothing.
-    return absl::UnimplementedError(
-        "CUSCOPE_GPU_METRICS_DEVICES: GPU counter sampling is not available in this version; use none");
   }
   if (c.settings.count("CUSCOPE_GPU_METRICS_FREQUENCY") && !c.gpu_metrics) {
     return absl::InvalidArgumentError("CUSCOPE_GPU_METRICS_FREQUENCY needs CUSCOPE_GPU_METRICS_DEVICES (or CUSCOPE_TOP_DOWN)");

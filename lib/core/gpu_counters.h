@@ -18,6 +18,9 @@ inline constexpr char kMemoryClockMhz[] = "nvml.memory_clock_mhz";
 inline constexpr char kMemoryUsedBytes[] = "nvml.memory_used_bytes";
 // The bit mask NVML calls the clocks event (formerly throttle) reasons, as a double.
 inline constexpr char kClocksEventReasons[] = "nvml.clocks_event_reasons";
+// Every NVML reading, in the order the sampler takes them.
+inline constexpr const char* kNvmlCounters[] = {kPowerWatts,       kTemperatureCelsius, kSmClockMhz,
+                                                kMemoryClockMhz,   kMemoryUsedBytes,    kClocksEventReasons};
 
 // Bits of kClocksEventReasons (nvmlClocksEventReason*; the values are NVML's ABI).
 inline constexpr uint64_t kReasonGpuIdle = 0x1;

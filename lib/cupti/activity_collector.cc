@@ -20,13 +20,16 @@
 #include "absl/strings/str_cat.h"
 #include "lib/core/buffer_pool.h"
 #include "lib/core/chunk_builder.h"
+#include "lib/core/gpu_counters.h"
 #include "lib/core/hot_kernels.h"
 #include "lib/core/kernel_selection.h"
 #include "lib/core/output_name.h"
 #include "lib/core/trace_writer.h"
 #include "lib/cupti/cupti_status.h"
 #include "lib/cupti/device_info.h"
+#include "lib/cupti/gpu_counter_sampler.h"
 #include "lib/cupti/kernel_metrics_collector.h"
+#include "lib/cupti/pm_sampling_config.h"
 #include "lib/cupti/translate.h"
 
 namespace cuscope::cupti {
@@ -120,6 +123,17 @@ struct State {
 
   // Kernel metrics (Range Profiler), when asked for.
   std::unique_ptr<KernelMetricsCollector> metrics;
+  // GPU counters over time (config.gpu_metrics): the control thread runs a sampler while a timeline
+  // window is open and a CUDA context exists (PM sampling needs an initialized driver, which
+  // InitializeInjection runs inside of); the top-down stops it for good when its window closes, so
+  // the Range Profiler finds the counters free. Every sampler is kept to the end for its counts.
+  std::atomic<bool> context_seen{false};
+  std::mutex samplers_mu;  // guards the list, not the samplers
+  std::vector<std::unique_ptr<GpuCounterSampler>> samplers;
+  GpuCounterSampler* sampling = nullptr;  // the running one: control thread, then StopCollector
+  bool sampling_failed = false;           // control thread only: a failed start is not retried
+  std::vector<CounterBatch> counter_batches;  // guarded by queue_mu
+
   // One-run top-down: when its timeline window closed (CUPTI time; 0 = not yet), and whether the
   // control thread has queued the choice. A window closes once: reopening it later records more
   // timeline but chooses nothing new.
@@ -220,9 +234,16 @@ void DisableKinds(State& s) {
   for (CUpti_ActivityKind k : s.kinds) cuptiActivityDisable(k);
 }
 
-void QueueWindow(State& s, bool open, const std::string& reason) {
+void QueueWindow(State& s, bool open, const std::string& reason, v1::WindowKind kind = v1::WINDOW_KIND_TIMELINE,
+                 uint64_t time = 0) {
+  if (time == 0) time = CuptiNow();
   std::lock_guard<std::mutex> lock(s.queue_mu);
-  s.windows.push_back({open, CuptiNow(), reason});
+  s.windows.push_back({open, time, reason, kind});
+}
+
+void WakeControl(State& s) {
+  std::lock_guard<std::mutex> lock(s.control_mu);
+  s.control_cv.notify_all();
 }
 
 void OpenWindow(State& s, const std::string& reason) {
@@ -232,18 +253,19 @@ void OpenWindow(State& s, const std::string& reason) {
     return;
   }
   QueueWindow(s, true, reason);
+  if (s.config.gpu_metrics) WakeControl(s);  // to start the GPU counters
 }
 
 void CloseWindow(State& s, const std::string& reason) {
   if (!s.collecting.load()) return;
   DisableKinds(s);
   QueueWindow(s, false, reason);
-  if (s.config.top_down_kernels > 0 && reason != "end") {
-    uint64_t expected = 0;
-    if (s.top_down_closed_at.compare_exchange_strong(expected, CuptiNow())) {
-      std::lock_guard<std::mutex> lock(s.control_mu);
-      s.control_cv.notify_all();
-    }
+  if (reason == "end") return;
+  uint64_t expected = 0;
+  if (s.config.top_down_kernels > 0 && s.top_down_closed_at.compare_exchange_strong(expected, CuptiNow())) {
+    WakeControl(s);
+  } else if (s.config.gpu_metrics) {
+    WakeControl(s);  // to stop the GPU counters
   }
 }
 
@@ -257,6 +279,10 @@ void CUPTIAPI OnApiCallback(void* userdata, CUpti_CallbackDomain domain, CUpti_C
                               cbid == CUPTI_RUNTIME_TRACE_CBID_cudaProfilerStop_v4000)) ||
                             (domain == CUPTI_CB_DOMAIN_DRIVER_API &&
                              (cbid == CUPTI_DRIVER_TRACE_CBID_cuProfilerStart || cbid == CUPTI_DRIVER_TRACE_CBID_cuProfilerStop));
+  if (domain == CUPTI_CB_DOMAIN_RESOURCE && cbid == CUPTI_CBID_RESOURCE_CONTEXT_CREATED) {
+    if (!s->context_seen.exchange(true) && s->config.gpu_metrics) WakeControl(*s);
+    return;
+  }
   if (!profiler_api) {
     if (s->metrics != nullptr) s->metrics->OnCallback(domain, cbid, data, s->collecting.load(std::memory_order_relaxed));
     return;
@@ -294,6 +320,9 @@ void WriteChunk(State& s, bool final_chunk) {
       for (const auto& d : sys->devices) *s.header.add_devices() = d;
       s.header.mutable_session()->set_driver_version(sys->driver_version);
       s.header.mutable_session()->set_runtime_version(sys->runtime_version);
+      if (s.config.gpu_metrics && s.config.gpu_metrics_devices.empty()) {
+        for (const auto& d : sys->devices) s.header.mutable_config()->add_sampled_devices(d.id());
+      }
     }
     if (auto st = s.writer->WriteHeader(s.header); !st.ok()) {
       s.write_failed.store(true);
@@ -312,6 +341,12 @@ void WriteChunk(State& s, bool final_chunk) {
   for (const auto& w : windows) {
     s.builder.AddWindow(w.kind, w.open ? w.time : 0, w.open ? 0 : w.time, w.reason);
   }
+  std::vector<CounterBatch> batches;
+  {
+    std::lock_guard<std::mutex> lock(s.queue_mu);
+    batches.swap(s.counter_batches);
+  }
+  for (const auto& b : batches) s.builder.AddCounterSeries(b.device, b.source, b.name, b.points);
   TakeProfiled(s);
   std::vector<ProfiledLaunch> profiled;
   profiled.swap(s.profiled_pending);
@@ -340,6 +375,16 @@ void WriteChunk(State& s, bool final_chunk) {
   st->set_cupti_overhead_ns(s.builder.overhead_ns());
   st->set_chunks_written(s.chunks_written + 1);
   st->set_write_errors(s.write_errors);
+  {
+    std::lock_guard<std::mutex> lock(s.samplers_mu);
+    uint64_t samples = 0, overflows = 0;
+    for (const auto& sampler : s.samplers) {
+      samples += sampler->samples();
+      overflows += sampler->overflows();
+    }
+    st->set_counter_samples(samples);
+    st->set_counter_sample_overflows(overflows);
+  }
   // bytes_written counts what was on disk before this chunk.
   st->set_bytes_written(s.writer->bytes_written());
   if (auto ws = s.writer->WriteChunk(chunk); !ws.ok()) {
@@ -397,8 +442,13 @@ void WriterLoop(State* s) {
     CompletedBuffer b{};
     {
       std::unique_lock<std::mutex> lock(s->queue_mu);
-      s->queue_cv.wait(lock, [s] { return !s->queue.empty() || s->writer_exit; });
-      if (s->queue.empty()) break;  // exit requested and everything written
+      s->queue_cv.wait(lock, [s] { return !s->queue.empty() || s->writer_exit || !s->counter_batches.empty(); });
+      if (s->queue.empty()) {
+        if (s->writer_exit) break;  // exit requested and every buffer written; the last chunk takes the rest
+        lock.unlock();
+        WriteChunk(*s, false);  // GPU counter samples alone, so they reach the file while the program is quiet
+        continue;
+      }
       b = s->queue.front();
       s->queue.pop_front();
     }
@@ -409,6 +459,58 @@ void WriterLoop(State* s) {
     ProcessBuffer(*s, b);
   }
   WriteChunk(*s, true);
+}
+
+// ---- GPU counters over time ------------------------------------------------------------------
+
+bool SamplingWanted(const State& s) {
+  return s.config.gpu_metrics && !s.sampling_failed && s.collecting.load() && s.context_seen.load() &&
+         s.top_down_closed_at.load() == 0 && !s.write_failed.load();
+}
+
+// Control thread only. A sampler that cannot start (no permission for the counters, no NVML, a
+// device without PM sampling) is named in one line and not retried; the timeline goes on.
+void StartSampling(State& s) {
+  GpuCounterSamplerOptions options;
+  options.devices = s.config.gpu_metrics_devices;
+  options.interval_ns = 1'000'000'000ull / s.config.gpu_metrics_frequency_hz;
+  auto sampler = std::make_unique<GpuCounterSampler>(
+      std::move(options),
+      [&s](std::vector<CounterBatch> batches) {
+        {
+          std::lock_guard<std::mutex> lock(s.queue_mu);
+          for (auto& b : batches) s.counter_batches.push_back(std::move(b));
+        }
+        s.queue_cv.notify_one();
+      },
+      [&s](const std::string& msg) { Warn(s, msg); });
+  const uint64_t started = CuptiNow();
+  if (auto st = sampler->Start(); !st.ok()) {
+    s.sampling_failed = true;
+    Warn(s, absl::StrCat("GPU counters over time are off: ", st.message(), "; the timeline goes on"));
+    return;
+  }
+  QueueWindow(s, true, "gpu metrics", v1::WINDOW_KIND_COUNTER_SAMPLING, started);
+  std::lock_guard<std::mutex> lock(s.samplers_mu);
+  s.samplers.push_back(std::move(sampler));
+  s.sampling = s.samplers.back().get();
+}
+
+// Control thread, or StopCollector once the control thread is gone. Returns when the counters are
+// free and the last samples are queued for the writer.
+void StopSampling(State& s) {
+  if (s.sampling == nullptr) return;
+  s.sampling->Stop();
+  s.sampling = nullptr;
+  QueueWindow(s, false, "gpu metrics", v1::WINDOW_KIND_COUNTER_SAMPLING);
+  s.queue_cv.notify_one();
+}
+
+void ReconcileSampling(State& s) {
+  if (!s.config.gpu_metrics) return;
+  const bool wanted = SamplingWanted(s);
+  if (wanted && s.sampling == nullptr) StartSampling(s);
+  if (!wanted && s.sampling != nullptr) StopSampling(s);
 }
 
 // Queues the top-down's choice behind the window's records. A default flush hands over the buffers
@@ -424,8 +526,9 @@ void QueueHotKernelChoice(State& s) {
   s.queue_cv.notify_one();
 }
 
-// The control thread: opens and closes the delay/duration windows, hands partly filled buffers to
-// the writer every flush period, and queues the top-down's choice after its window closed. CUPTI's
+// The control thread: opens and closes the delay/duration windows, starts and stops the GPU
+// counters with the window, hands partly filled buffers to the writer every flush period, and
+// queues the top-down's choice after its window closed (the counters stopped first). CUPTI's
 // own periodic flush delivers only full buffers, so without this a quiet program's records would
 // reach the file only at exit, and a crash would lose them.
 void ControlLoop(State* s) {
@@ -442,8 +545,12 @@ void ControlLoop(State* s) {
   constexpr auto kSettle = std::chrono::milliseconds(100);
   std::optional<Clock::time_point> choose_at;
   auto next_flush = start + period;
-  const auto woken = [s, &choose_at] {
-    return s->control_exit || (!choose_at && !s->top_down_queued && s->top_down_closed_at.load() != 0);
+  const auto top_down_due = [s, &choose_at] {
+    return !choose_at && !s->top_down_queued && s->top_down_closed_at.load() != 0;
+  };
+  const auto woken = [s, &top_down_due] {
+    return s->control_exit || top_down_due() ||
+           (s->config.gpu_metrics && SamplingWanted(*s) != (s->sampling != nullptr));
   };
   std::unique_lock<std::mutex> lock(s->control_mu);
   while (true) {
@@ -454,7 +561,6 @@ void ControlLoop(State* s) {
     s->control_cv.wait_until(lock, wake, woken);
     if (s->control_exit) return;
     const auto now = Clock::now();
-    if (!choose_at && !s->top_down_queued && s->top_down_closed_at.load() != 0) choose_at = now + kSettle;
     lock.unlock();  // never hold a lock of ours while calling into CUPTI
     if (open_pending && now >= open_at) {
       open_pending = false;
@@ -463,8 +569,10 @@ void ControlLoop(State* s) {
     if (close_pending && now >= close_at) {
       close_pending = false;
       CloseWindow(*s, "duration");
-      if (s->config.top_down_kernels > 0) choose_at = now + kSettle;
     }
+    // However the window closed (duration, cudaProfilerStop), the choice waits kSettle.
+    if (top_down_due()) choose_at = now + kSettle;
+    ReconcileSampling(*s);
     if (choose_at && now >= *choose_at) {
       choose_at.reset();
       s->top_down_queued = true;
@@ -511,6 +619,13 @@ v1::Header BuildHeader(const State& s, uint64_t start) {
   cfg->set_top_down_kernels(s.config.top_down_kernels);
   if (s.config.top_down_kernels > 0) cfg->set_top_down_launches(static_cast<uint32_t>(s.config.top_down_launches));
   if (!s.config.metrics.empty()) cfg->set_replay_mode(v1::REPLAY_MODE_KERNEL);
+  if (s.config.gpu_metrics) {
+    // Every device is filled in with the header's device list (WriteChunk).
+    for (uint32_t d : s.config.gpu_metrics_devices) cfg->add_sampled_devices(d);
+    cfg->set_sampling_interval_ns(1'000'000'000ull / s.config.gpu_metrics_frequency_hz);
+    for (const auto& m : DefaultPmSamplingMetrics()) cfg->add_sampled_counters(m);
+    for (const char* n : core::counter::kNvmlCounters) cfg->add_sampled_counters(n);
+  }
   return h;
 }
 
@@ -625,6 +740,18 @@ absl::Status StartCollector(const core::Config& config, const std::string& entry
   }
   if (!config.metrics.empty()) StartKernelMetrics(*s);
   if (config.top_down_kernels > 0) s->builder.EnableKernelTotals();
+  if (config.gpu_metrics) {
+    // Counters are sampled once the program has a context: already, when linked in late, or at
+    // its first context creation.
+    s->context_seen.store(DriverHasContext());
+    if (auto st = CuptiStatus(
+            cuptiEnableCallback(1, s->subscriber, CUPTI_CB_DOMAIN_RESOURCE, CUPTI_CBID_RESOURCE_CONTEXT_CREATED),
+            "cuptiEnableCallback");
+        !st.ok()) {
+      Warn(*s, absl::StrCat("GPU counters over time are off: ", st.message(), "; the timeline goes on"));
+      s->sampling_failed = true;
+    }
+  }
   s->writer_thread = std::thread(WriterLoop, s);
   s->control_thread = std::thread(ControlLoop, s);
   return absl::OkStatus();
@@ -644,6 +771,7 @@ absl::Status StopCollector(CollectorSummary* summary) {
     s->control_cv.notify_all();
     s->control_thread.join();
   }
+  StopSampling(*s);
   CloseWindow(*s, "end");
   if (s->metrics != nullptr) s->metrics->Shutdown();
   // Hands every buffer, partly filled ones too, to OnBufferCompleted.

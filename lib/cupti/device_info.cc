@@ -35,6 +35,35 @@ bool DriverLoadable() {
   return lib != nullptr;
 }
 
+bool DriverHasContext() {
+  // Only a driver the program has already loaded: loading or initializing it here would be ours.
+  void* lib = dlopen("libcuda.so.1", RTLD_NOW | RTLD_NOLOAD);
+  if (lib == nullptr) return false;
+  auto get_current = reinterpret_cast<CUresult (*)(CUcontext*)>(dlsym(lib, "cuCtxGetCurrent"));
+  auto get_count = reinterpret_cast<CUresult (*)(int*)>(dlsym(lib, "cuDeviceGetCount"));
+  auto get_device = reinterpret_cast<CUresult (*)(CUdevice*, int)>(dlsym(lib, "cuDeviceGet"));
+  auto primary_state =
+      reinterpret_cast<CUresult (*)(CUdevice, unsigned int*, int*)>(dlsym(lib, "cuDevicePrimaryCtxGetState"));
+  if (get_current != nullptr) {
+    CUcontext ctx = nullptr;
+    if (get_current(&ctx) == CUDA_SUCCESS && ctx != nullptr) return true;
+  }
+  int count = 0;
+  // CUDA_ERROR_NOT_INITIALIZED until the program calls cuInit: then it has no context either.
+  if (get_count == nullptr || get_device == nullptr || primary_state == nullptr || get_count(&count) != CUDA_SUCCESS) {
+    return false;
+  }
+  for (int i = 0; i < count; ++i) {
+    CUdevice dev = 0;
+    unsigned int flags = 0;
+    int active = 0;
+    if (get_device(&dev, i) == CUDA_SUCCESS && primary_state(dev, &flags, &active) == CUDA_SUCCESS && active) {
+      return true;
+    }
+  }
+  return false;
+}
+
 namespace {
 
 absl::StatusOr<DriverApi> OpenDriver() {

@@ -27,6 +27,10 @@ struct SystemInfo {
 // Whether the NVIDIA driver library can be loaded in this process.
 bool DriverLoadable();
 
+// Whether the program already has a CUDA context (the calling thread's current one, or an active
+// primary context on any device), asking only a driver the program has loaded and initialized.
+bool DriverHasContext();
+
 // Fails (Unavailable) when there is no driver or no device; the message says which.
 absl::StatusOr<SystemInfo> QuerySystem();
 

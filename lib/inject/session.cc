@@ -5,6 +5,7 @@
 #include <string>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "cuscope/cuscope.h"
 #include "cuscope/region.h"
 #include "lib/core/config.h"
@@ -27,27 +28,30 @@ int Fail(const std::string& message) {
 
 namespace {
 
+// The options as the CUSCOPE_* settings of the same meaning, checked by the one parser the
+// environment goes through, so a Session accepts and refuses exactly what injection does.
 absl::StatusOr<core::Config> ToConfig(const SessionOptions& o) {
-  core::Config c;
-  c.output = o.output;
-  c.force_overwrite = o.force_overwrite;
-  if (!o.activity_kinds.empty()) c.activity_kinds = o.activity_kinds;
-  if (o.buffer_bytes != 0) c.buffer_bytes = o.buffer_bytes;
-  if (o.buffer_pool_cap_bytes != 0) c.buffer_pool_cap_bytes = o.buffer_pool_cap_bytes;
-  if (o.flush_period_ms != 0) c.flush_period_ms = o.flush_period_ms;
-  c.quiet = o.quiet;
-  if (!o.metrics.empty()) {
-    auto metrics = core::ExpandMetricList(o.metrics);
-    if (!metrics.ok()) return metrics.status();
-    c.metrics = *metrics;
-    c.metrics_request = o.metrics;
-  }
-  c.kernel_selection.kernel_name = o.kernel_name;
-  c.kernel_selection.launch_skip = o.launch_skip;
-  c.kernel_selection.launch_count = o.launch_count;
-  c.kernel_selection.per_kernel_count = o.per_kernel_count;
-  if (auto selector = core::KernelSelector::Create(c.kernel_selection); !selector.ok()) return selector.status();
-  return c;
+  std::vector<std::pair<std::string, std::string>> settings;
+  const auto set = [&settings](const char* name, std::string value) { settings.emplace_back(name, std::move(value)); };
+  set("CUSCOPE_OUTPUT", o.output);
+  if (o.force_overwrite) set("CUSCOPE_FORCE_OVERWRITE", "1");
+  if (!o.activity_kinds.empty()) set("CUSCOPE_KINDS", absl::StrJoin(o.activity_kinds, ","));
+  if (o.buffer_bytes != 0) set("CUSCOPE_BUFFER_SIZE", absl::StrCat(o.buffer_bytes));
+  if (o.buffer_pool_cap_bytes != 0) set("CUSCOPE_BUFFER_POOL_CAP", absl::StrCat(o.buffer_pool_cap_bytes));
+  if (o.flush_period_ms != 0) set("CUSCOPE_FLUSH_PERIOD_MS", absl::StrCat(o.flush_period_ms));
+  if (o.quiet) set("CUSCOPE_QUIET", "1");
+  if (!o.metrics.empty()) set("CUSCOPE_METRICS", o.metrics);
+  if (!o.kernel_name.empty()) set("CUSCOPE_KERNEL_NAME", o.kernel_name);
+  if (o.launch_skip != 0) set("CUSCOPE_LAUNCH_SKIP", absl::StrCat(o.launch_skip));
+  if (o.launch_count != 0) set("CUSCOPE_LAUNCH_COUNT", absl::StrCat(o.launch_count));
+  if (o.per_kernel_count != 1) set("CUSCOPE_PER_KERNEL_COUNT", absl::StrCat(o.per_kernel_count));
+  if (o.delay_seconds != 0) set("CUSCOPE_DELAY", absl::StrCat(o.delay_seconds));
+  if (o.duration_seconds != 0) set("CUSCOPE_DURATION", absl::StrCat(o.duration_seconds));
+  if (o.top_down != 0) set("CUSCOPE_TOP_DOWN", absl::StrCat(o.top_down));
+  if (o.top_down_launches != 3) set("CUSCOPE_TOP_DOWN_LAUNCHES", absl::StrCat(o.top_down_launches));
+  if (!o.gpu_metrics_devices.empty()) set("CUSCOPE_GPU_METRICS_DEVICES", o.gpu_metrics_devices);
+  if (o.gpu_metrics_frequency_hz != 0) set("CUSCOPE_GPU_METRICS_FREQUENCY", absl::StrCat(o.gpu_metrics_frequency_hz));
+  return core::ParseConfigFromEnvironment(settings);
 }
 
 }  // namespace

@@ -81,7 +81,11 @@ TEST(ProfileOptionsTest, GpuMetricsDevicesAndReplayMode) {
   ASSERT_TRUE(p.ok()) << p.status();
   EXPECT_EQ(p->env.at("CUSCOPE_GPU_METRICS_DEVICES"), "none");
   EXPECT_EQ(p->env.at("CUSCOPE_REPLAY_MODE"), "kernel");
-  EXPECT_FALSE(ParseProfileArgs({"--gpu-metrics-devices", "all", "./app"}).ok());
+  auto all = ParseProfileArgs({"--gpu-metrics-devices=all", "--gpu-metrics-frequency", "2000", "./app"});
+  ASSERT_TRUE(all.ok()) << all.status();
+  EXPECT_EQ(all->env.at("CUSCOPE_GPU_METRICS_DEVICES"), "all");
+  EXPECT_EQ(all->env.at("CUSCOPE_GPU_METRICS_FREQUENCY"), "2000");
+  EXPECT_FALSE(ParseProfileArgs({"--gpu-metrics-devices", "gpu0", "./app"}).ok());
   EXPECT_FALSE(ParseProfileArgs({"--replay-mode", "application", "./app"}).ok());
 }
 

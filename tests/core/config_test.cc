@@ -89,7 +89,9 @@ TEST(ConfigTest, TopDownNeedsAWindowThatEndsAndDefaultsToTheWholeMethod) {
   EXPECT_EQ(c->top_down_launches, 3u);
   EXPECT_EQ(c->metrics_request, "sol,occupancy,stalls");
   EXPECT_FALSE(c->metrics.empty());
-  EXPECT_FALSE(c->gpu_metrics);
+  // Counters over time during the window, on every device.
+  EXPECT_TRUE(c->gpu_metrics);
+  EXPECT_TRUE(c->gpu_metrics_devices.empty());
 
   auto gated = ParseConfigFromEnvironment({{"CUSCOPE_TOP_DOWN", "1"},
                                            {"CUSCOPE_CAPTURE_RANGE", "cudaProfilerApi"},
@@ -118,16 +120,38 @@ TEST(ConfigTest, TopDownChoosesItsOwnKernels) {
   EXPECT_EQ(off->top_down_kernels, 0u);
 }
 
-TEST(ConfigTest, GpuCounterSamplingIsRefusedNotIgnored) {
+TEST(ConfigTest, GpuCounterSamplingDevicesAndRate) {
   auto none = ParseConfigFromEnvironment({{"CUSCOPE_GPU_METRICS_DEVICES", "none"}});
   ASSERT_TRUE(none.ok()) << none.status();
   EXPECT_FALSE(none->gpu_metrics);
   auto all = ParseConfigFromEnvironment({{"CUSCOPE_GPU_METRICS_DEVICES", "all"}});
-  ASSERT_FALSE(all.ok());
-  EXPECT_NE(all.status().message().find("not available"), std::string::npos) << all.status();
+  ASSERT_TRUE(all.ok()) << all.status();
+  EXPECT_TRUE(all->gpu_metrics);
+  EXPECT_TRUE(all->gpu_metrics_devices.empty());
+  EXPECT_EQ(all->gpu_metrics_frequency_hz, 1000u);
+  auto some = ParseConfigFromEnvironment(
+      {{"CUSCOPE_GPU_METRICS_DEVICES", "1,0,1"}, {"CUSCOPE_GPU_METRICS_FREQUENCY", "10000"}});
+  ASSERT_TRUE(some.ok()) << some.status();
+  EXPECT_EQ(some->gpu_metrics_devices, (std::vector<uint32_t>{1, 0}));
+  EXPECT_EQ(some->gpu_metrics_frequency_hz, 10000u);
   EXPECT_FALSE(ParseConfigFromEnvironment({{"CUSCOPE_GPU_METRICS_DEVICES", "gpu0"}}).ok());
+  // The rate's edges.
+  EXPECT_TRUE(ParseConfigFromEnvironment({{"CUSCOPE_GPU_METRICS_DEVICES", "0"}, {"CUSCOPE_GPU_METRICS_FREQUENCY", "10"}})
+                  .ok());
+  EXPECT_FALSE(ParseConfigFromEnvironment({{"CUSCOPE_GPU_METRICS_DEVICES", "0"}, {"CUSCOPE_GPU_METRICS_FREQUENCY", "9"}})
+                   .ok());
+  EXPECT_TRUE(
+      ParseConfigFromEnvironment({{"CUSCOPE_GPU_METRICS_DEVICES", "0"}, {"CUSCOPE_GPU_METRICS_FREQUENCY", "200000"}})
+          .ok());
+  EXPECT_FALSE(
+      ParseConfigFromEnvironment({{"CUSCOPE_GPU_METRICS_DEVICES", "0"}, {"CUSCOPE_GPU_METRICS_FREQUENCY", "200001"}})
+          .ok());
   // A rate without sampling is a mistake, not a silent no-op.
   EXPECT_FALSE(ParseConfigFromEnvironment({{"CUSCOPE_GPU_METRICS_FREQUENCY", "1000"}}).ok());
+  // Sampling and kernel metrics share the counters: together only in the top-down, one after the other.
+  auto both = ParseConfigFromEnvironment({{"CUSCOPE_GPU_METRICS_DEVICES", "all"}, {"CUSCOPE_METRICS", "sol"}});
+  ASSERT_FALSE(both.ok());
+  EXPECT_NE(both.status().message().find("CUSCOPE_TOP_DOWN runs both"), std::string::npos) << both.status();
 }
 
 TEST(ConfigTest, ReplayModeIsKernelInProcess) {
