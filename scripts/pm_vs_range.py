@@ -9,6 +9,10 @@ PROFILED.dump: `cuscope dump` of a run with --metrics sol on the same kernel (me
 Averages the PM samples that lie wholly inside a launch of the kernel (so the kernel's ramp-up and
 the gaps between launches stay out) and the Range Profiler's values of that kernel, and prints both
 with their difference in percentage points.
+
+The default PM sampling counters (lib/cupti/pm_sampling_config.h) have no sm__throughput, a
+maximum over many SM sub-units; the default compares their instruction-issue rate, the sub-unit
+that sets sm__throughput in an FMA- or issue-bound kernel.
 """
 import argparse
 import re
@@ -28,7 +32,7 @@ def main():
     p.add_argument("--samples", required=True)
     p.add_argument("--range", required=True)
     p.add_argument("--kernel", required=True)
-    p.add_argument("--pm-metric", default="sm__throughput.avg.pct_of_peak_sustained_elapsed")
+    p.add_argument("--pm-metric", default="sm__inst_executed_realtime.avg.pct_of_peak_sustained_elapsed")
     p.add_argument("--range-metric", default="sm__throughput.avg.pct_of_peak_sustained_elapsed")
     a = p.parse_args()
 

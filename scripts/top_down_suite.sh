@@ -8,8 +8,12 @@
 #   2. the two-run workflow on the same program (a timeline run, then ncu on the same hot kernels,
 #      sol+occupancy+stalls, --clock-control none) with its wall time, and the kernel metrics of
 #      both compared (scripts/compare_ncu.py);
-# --quick runs 1 only. (GPU counters over time: scripts/pm_vs_range.py compares PM-sampled and
-# Range-Profiler SM throughput once the collector runs the samplers.)
+#   3. GPU counter sampling at the default rate: wall time with it off and on, medians of 5 runs
+#      each, on a launch-heavy program (example_launch_overhead) and a GEMM-heavy one
+#      (torch_top_down: its own ms per step too);
+#   4. PM-sampled SM activity against the Range Profiler's sm__throughput on a long steady kernel
+#      (example_kernel_internals --kernel fma_chains; scripts/pm_vs_range.py).
+# --quick runs 1 only.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 out=${1:-gpu-results}
@@ -59,8 +63,54 @@ if [ "$quick" != --quick ]; then
     'BEGIN { printf "wall time: one-run top-down %.2f s; two runs %.2f + %.2f = %.2f s; ratio %.2f\n", one, a, b, a + b, one / (a + b) }'
   "$python" scripts/compare_ncu.py --cuscope "$out/top_down.dump" --ncu "$out/top_down_ncu.csv" \
     > "$out/top_down_vs_ncu.md" 2>&1
-  echo "compare_ncu exit $?"; grep -iE "within|out of|summary|^\|.*(nvjet|gemm|flash|sm90)" "$out/top_down_vs_ncu.md" | head -30
+  echo "compare_ncu exit $?"
+  grep -A12 "^## Verdicts" "$out/top_down_vs_ncu.md" | cut -c1-200
+  grep -E "values within" "$out/top_down_vs_ncu.md"
 
+  echo "== 3. GPU counter sampling at the default rate: off vs on, 5 runs each, alternating"
+  median() { sort -n | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
+  launchy=("$B/examples/example_launch_overhead" --steps 200000)
+  gemmy=("$python" examples/torch_top_down.py --steps 1500)
+  for prog_name in launch gemm; do
+    if [ $prog_name = launch ]; then p=("${launchy[@]}"); else p=("${gemmy[@]}"); fi
+    for i in 1 2 3 4 5; do
+      for mode in off on; do
+        devices=none; [ $mode = on ] && devices=all
+        timed "sampling_${prog_name}_${mode}_$i" "$cli" profile -f -o "$out/sampling_${prog_name}_$mode" \
+          --gpu-metrics-devices $devices -- "${p[@]}" > /dev/null
+        grep -h "ms_per_step" "$out/sampling_${prog_name}_${mode}_$i.log" | sed 's/.*ms_per_step=//' \
+          >> "$out/sampling_${prog_name}_${mode}.ms_per_step"
+        cat "$out/sampling_${prog_name}_${mode}_$i.seconds" >> "$out/sampling_${prog_name}_${mode}.all_seconds"
+      done
+    done
+    off=$(median < "$out/sampling_${prog_name}_off.all_seconds"); on=$(median < "$out/sampling_${prog_name}_on.all_seconds")
+    awk -v n=$prog_name -v a="$off" -v b="$on" \
+      'BEGIN { printf "sampling cost, %s: wall median off %.3f s, on %.3f s, added %+.3f s (%+.1f%%)\n", n, a, b, b - a, 100 * (b - a) / a }'
+    if [ -s "$out/sampling_${prog_name}_off.ms_per_step" ]; then
+      awk -v a="$(median < "$out/sampling_${prog_name}_off.ms_per_step")" -v b="$(median < "$out/sampling_${prog_name}_on.ms_per_step")" \
+        'BEGIN { printf "sampling cost, gemm: ms per step median off %.4f, on %.4f (%+.2f%%)\n", a, b, 100 * (b - a) / a }'
+    fi
+    "$cli" stats --report gpu_metrics "$out/sampling_${prog_name}_on.cuscope" 2>&1 | cut -c1-160 | head -24
+  done
+  grep -h "^cuscope:" "$out"/sampling_*_on_1.log | sort | uniq -c | head
+
+  echo "== 4. PM sampling vs the Range Profiler on a long steady kernel (fma_chains)"
+  "$cli" profile -f -o "$out/pm_fma" --gpu-metrics-devices all -- "$ki" --iterations 1000 --kernel fma_chains \
+    > "$out/pm_fma.log" 2>&1
+  "$cli" profile -f -o "$out/range_fma" --metrics sol,occupancy -k fma_chains --launch-count 3 -- "$ki" --iterations 20 \
+    --kernel fma_chains > "$out/range_fma.log" 2>&1
+  "$cli" dump "$out/pm_fma.cuscope" > "$out/pm_fma.dump"
+  "$cli" dump "$out/range_fma.cuscope" > "$out/range_fma.dump"
+  for pm_metric in sm__inst_executed_realtime.avg.pct_of_peak_sustained_elapsed \
+                   sm__cycles_active.avg.pct_of_peak_sustained_elapsed \
+                   sm__warps_active_realtime.avg.pct_of_peak_sustained_elapsed; do
+    "$python" scripts/pm_vs_range.py --samples "$out/pm_fma.dump" --range "$out/range_fma.dump" --kernel fma_chains \
+      --pm-metric "$pm_metric"
+  done
+  "$python" scripts/pm_vs_range.py --samples "$out/pm_fma.dump" --range "$out/range_fma.dump" --kernel fma_chains \
+    --pm-metric sm__warps_active_realtime.avg.pct_of_peak_sustained_elapsed \
+    --range-metric sm__warps_active.avg.pct_of_peak_sustained_active
+  rm -f "$out"/*.dump.tmp "$out"/sampling_*_[1-5].log
 fi
 
 rm -f "$out"/*.ncu-rep

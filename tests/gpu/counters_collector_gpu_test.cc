@@ -1,0 +1,152 @@
+// GPU counters over time as the collector records them: PM sampling and NVML samples in the trace
+// during the timeline window, and, in the one-run top-down, stopped before the first kernel-metrics
+// replay so the two never share the GPU's counters.
+#include <algorithm>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "lib/core/trace.h"
+#include "tests/gpu/gpu_test_support.h"
+
+namespace cuscope {
+namespace {
+
+using testing::HaveGpu;
+using testing::ParseKeyValues;
+using testing::RunCommand;
+using testing::TempTracePath;
+
+const std::string kBuild = testing::BuildDirOfThisExecutable();
+const std::string kCli = kBuild + "/bin/cuscope";
+const std::string kKernels = kBuild + "/examples/example_kernel_internals";
+constexpr char kSmActive[] = "sm__cycles_active.avg.pct_of_peak_sustained_elapsed";
+
+class CountersCollectorGpuTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (!HaveGpu()) GTEST_SKIP() << "no GPU on this machine";
+  }
+};
+
+struct Span {
+  uint64_t begin = 0, end = 0;
+};
+
+// The COUNTER_SAMPLING windows, paired from their opening and closing halves.
+std::vector<Span> SamplingWindows(const core::Trace& t) {
+  std::vector<Span> out;
+  for (const auto& w : t.windows) {
+    if (w.kind() != v1::WINDOW_KIND_COUNTER_SAMPLING) continue;
+    if (w.start_ns() != 0) out.push_back({w.start_ns(), w.end_ns()});
+    if (w.start_ns() == 0 && !out.empty() && out.back().end == 0) out.back().end = w.end_ns();
+  }
+  return out;
+}
+
+std::vector<const core::CounterSample*> Samples(const core::Trace& t, v1::CounterSource source,
+                                                const std::string& name = "") {
+  std::vector<const core::CounterSample*> out;
+  for (const auto& c : t.counter_samples) {
+    if (c.source == source && (name.empty() || t.dict.str(c.name) == name)) out.push_back(&c);
+  }
+  return out;
+}
+
+// Back-to-back launches of one kernel as busy spans (gaps under 20 us joined).
+std::vector<Span> KernelSpans(const core::Trace& t, const std::string& name_part) {
+  std::vector<Span> spans;
+  for (const auto& k : t.kernels) {
+    if (!absl::StrContains(t.dict.str(t.dict.signature(k.signature).name()), name_part)) continue;
+    if (!spans.empty() && k.start < spans.back().end + 20'000) {
+      spans.back().end = std::max(spans.back().end, k.end);
+    } else {
+      spans.push_back({k.start, k.end});
+    }
+  }
+  return spans;
+}
+
+TEST_F(CountersCollectorGpuTest, SamplesDuringTheWindowShowTheBusyKernel) {
+  const std::string trace = TempTracePath("counters_plain");
+  const std::string program = absl::StrCat(kKernels, " --iterations 400 --kernel fma_chains");
+  auto plain = RunCommand(program);
+  ASSERT_EQ(plain.exit_code, 0) << plain.output;
+  auto run = RunCommand(absl::StrCat(kCli, " profile --gpu-metrics-devices all -o ", trace, " -- ", program, " 2>&1"));
+  ASSERT_EQ(run.exit_code, 0) << run.output;
+  EXPECT_EQ(ParseKeyValues(run.output)["checksum_fma"], ParseKeyValues(plain.output)["checksum_fma"]);
+  EXPECT_FALSE(absl::StrContains(run.output, "GPU counters over time are off")) << run.output;
+
+  auto t = core::LoadTrace(trace);
+  ASSERT_TRUE(t.ok()) << t.status();
+  const auto windows = SamplingWindows(*t);
+  ASSERT_EQ(windows.size(), 1u);
+  ASSERT_GT(windows[0].end, windows[0].begin);
+  EXPECT_FALSE(t->header.config().sampled_counters().empty());
+  EXPECT_EQ(t->header.config().sampling_interval_ns(), 1'000'000u);
+
+  const auto pm = Samples(*t, v1::COUNTER_SOURCE_PM_SAMPLING);
+  const auto nvml = Samples(*t, v1::COUNTER_SOURCE_NVML);
+  ASSERT_FALSE(pm.empty());
+  EXPECT_FALSE(nvml.empty());
+  for (const auto* c : pm) {
+    EXPECT_GE(c->start + 2'000'000, windows[0].begin);
+    EXPECT_LE(c->start, windows[0].end + 2'000'000);
+  }
+  ASSERT_TRUE(t->stats.has_value());
+  EXPECT_GT(t->stats->counter_samples(), 0u);
+
+  // SM active in the samples that lie wholly inside the FMA kernels' busy span.
+  const auto busy = KernelSpans(*t, "fma_chains");
+  ASSERT_FALSE(busy.empty());
+  std::vector<double> inside;
+  for (const auto* c : Samples(*t, v1::COUNTER_SOURCE_PM_SAMPLING, kSmActive)) {
+    for (const Span& s : busy) {
+      if (c->start >= s.begin && c->end <= s.end) inside.push_back(c->value);
+    }
+  }
+  ASSERT_GE(inside.size(), 20u) << "the FMA kernels ran " << (busy.back().end - busy.front().begin) / 1e6 << " ms";
+  std::sort(inside.begin(), inside.end());
+  EXPECT_GE(inside[inside.size() / 2], 90.0);
+}
+
+TEST_F(CountersCollectorGpuTest, TopDownStopsSamplingBeforeItsKernelMetrics) {
+  const std::string trace = TempTracePath("counters_top_down");
+  const std::string program = absl::StrCat(kKernels, " --iterations 1500 --kernel fma_chains");
+  auto plain = RunCommand(program);
+  ASSERT_EQ(plain.exit_code, 0) << plain.output;
+  auto run = RunCommand(absl::StrCat(kCli, " profile --top-down=1 --top-down-launches 2 --duration 0.8 -o ", trace,
+                                     " -- ", program, " 2>&1"));
+  ASSERT_EQ(run.exit_code, 0) << run.output;
+  EXPECT_EQ(ParseKeyValues(run.output)["checksum_fma"], ParseKeyValues(plain.output)["checksum_fma"]);
+
+  auto t = core::LoadTrace(trace);
+  ASSERT_TRUE(t.ok()) << t.status();
+  const auto windows = SamplingWindows(*t);
+  ASSERT_EQ(windows.size(), 1u);
+  ASSERT_GT(windows[0].end, 0u);
+  ASSERT_EQ(t->metrics.size(), 2u);
+  uint64_t first_replay = UINT64_MAX;
+  for (const auto& w : t->windows) {
+    if (w.kind() == v1::WINDOW_KIND_METRICS && w.start_ns() != 0) first_replay = std::min<uint64_t>(first_replay, w.start_ns());
+  }
+  ASSERT_NE(first_replay, UINT64_MAX);
+  EXPECT_LT(windows[0].end, first_replay);
+  const auto pm = Samples(*t, v1::COUNTER_SOURCE_PM_SAMPLING);
+  ASSERT_FALSE(pm.empty());
+  for (const auto* c : pm) EXPECT_LT(c->start, first_replay);
+
+  // Both halves in one report.
+  auto analysis = RunCommand(absl::StrCat(kCli, " analyze ", trace, " 2>&1"));
+  ASSERT_EQ(analysis.exit_code, 0) << analysis.output;
+  EXPECT_TRUE(absl::StrContains(analysis.output, "fma_chains")) << analysis.output;
+  auto stats = RunCommand(absl::StrCat(kCli, " stats --report gpu_metrics ", trace, " 2>&1"));
+  ASSERT_EQ(stats.exit_code, 0) << stats.output;
+  EXPECT_TRUE(absl::StrContains(stats.output, kSmActive)) << stats.output;
+}
+
+}  // namespace
+}  // namespace cuscope
