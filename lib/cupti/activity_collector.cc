@@ -130,8 +130,12 @@ struct State {
   std::atomic<bool> context_seen{false};
   std::mutex samplers_mu;  // guards the list, not the samplers
   std::vector<std::unique_ptr<GpuCounterSampler>> samplers;
-  GpuCounterSampler* sampling = nullptr;  // the running one: control thread, then StopCollector
-  bool sampling_failed = false;           // control thread only: a failed start is not retried
+  // Starting and stopping: the control thread, the exit handler, StopCollector.
+  std::mutex sampling_mu;
+  GpuCounterSampler* sampling = nullptr;  // the running one; guarded by sampling_mu
+  std::atomic<bool> sampling_running{false};
+  // Not again: a start failed (not retried), or the program is exiting.
+  std::atomic<bool> sampling_off{false};
   std::vector<CounterBatch> counter_batches;  // guarded by queue_mu
 
   // One-run top-down: when its timeline window closed (CUPTI time; 0 = not yet), and whether the
@@ -464,11 +468,26 @@ void WriterLoop(State* s) {
 // ---- GPU counters over time ------------------------------------------------------------------
 
 bool SamplingWanted(const State& s) {
-  return s.config.gpu_metrics && !s.sampling_failed && s.collecting.load() && s.context_seen.load() &&
+  return s.config.gpu_metrics && !s.sampling_off.load() && s.collecting.load() && s.context_seen.load() &&
          s.top_down_closed_at.load() == 0 && !s.write_failed.load();
 }
 
-// Control thread only. A sampler that cannot start (no permission for the counters, no NVML, a
+void StopSampling(State& s);
+
+// Stops the counters at exit before anything they use is torn down. The sampler thread decodes
+// with objects of the profiler host library, which CUPTI loads when sampling starts; their static
+// destructors run at exit in reverse order of registration, so a handler registered after that
+// load runs before them (the collector's own exit handler, registered at start, would run after
+// and find them freed: "double free or corruption").
+void StopSamplingAtExit() {
+  State* s = g_state.load(std::memory_order_acquire);
+  if (s == nullptr || s->inert.load()) return;
+  std::lock_guard<std::mutex> lock(s->sampling_mu);
+  s->sampling_off.store(true);
+  StopSampling(*s);
+}
+
+// Under sampling_mu. A sampler that cannot start (no permission for the counters, no NVML, a
 // device without PM sampling) is named in one line and not retried; the timeline goes on.
 void StartSampling(State& s) {
   GpuCounterSamplerOptions options;
@@ -486,28 +505,35 @@ void StartSampling(State& s) {
       [&s](const std::string& msg) { Warn(s, msg); });
   const uint64_t started = CuptiNow();
   if (auto st = sampler->Start(); !st.ok()) {
-    s.sampling_failed = true;
+    s.sampling_off.store(true);
     Warn(s, absl::StrCat("GPU counters over time are off: ", st.message(), "; the timeline goes on"));
     return;
   }
+  static std::once_flag exit_handler_once;
+  std::call_once(exit_handler_once, [] { std::atexit(StopSamplingAtExit); });
   QueueWindow(s, true, "gpu metrics", v1::WINDOW_KIND_COUNTER_SAMPLING, started);
-  std::lock_guard<std::mutex> lock(s.samplers_mu);
-  s.samplers.push_back(std::move(sampler));
-  s.sampling = s.samplers.back().get();
+  {
+    std::lock_guard<std::mutex> lock(s.samplers_mu);
+    s.samplers.push_back(std::move(sampler));
+    s.sampling = s.samplers.back().get();
+  }
+  s.sampling_running.store(true);
 }
 
-// Control thread, or StopCollector once the control thread is gone. Returns when the counters are
-// free and the last samples are queued for the writer.
+// Under sampling_mu. Returns when the counters are free and the last samples are queued for the
+// writer.
 void StopSampling(State& s) {
   if (s.sampling == nullptr) return;
   s.sampling->Stop();
   s.sampling = nullptr;
+  s.sampling_running.store(false);
   QueueWindow(s, false, "gpu metrics", v1::WINDOW_KIND_COUNTER_SAMPLING);
   s.queue_cv.notify_one();
 }
 
 void ReconcileSampling(State& s) {
   if (!s.config.gpu_metrics) return;
+  std::lock_guard<std::mutex> lock(s.sampling_mu);
   const bool wanted = SamplingWanted(s);
   if (wanted && s.sampling == nullptr) StartSampling(s);
   if (!wanted && s.sampling != nullptr) StopSampling(s);
@@ -550,7 +576,7 @@ void ControlLoop(State* s) {
   };
   const auto woken = [s, &top_down_due] {
     return s->control_exit || top_down_due() ||
-           (s->config.gpu_metrics && SamplingWanted(*s) != (s->sampling != nullptr));
+           (s->config.gpu_metrics && SamplingWanted(*s) != s->sampling_running.load());
   };
   std::unique_lock<std::mutex> lock(s->control_mu);
   while (true) {
@@ -749,7 +775,7 @@ absl::Status StartCollector(const core::Config& config, const std::string& entry
             "cuptiEnableCallback");
         !st.ok()) {
       Warn(*s, absl::StrCat("GPU counters over time are off: ", st.message(), "; the timeline goes on"));
-      s->sampling_failed = true;
+      s->sampling_off.store(true);
     }
   }
   s->writer_thread = std::thread(WriterLoop, s);
@@ -771,7 +797,11 @@ absl::Status StopCollector(CollectorSummary* summary) {
     s->control_cv.notify_all();
     s->control_thread.join();
   }
-  StopSampling(*s);
+  {
+    std::lock_guard<std::mutex> lock(s->sampling_mu);
+    s->sampling_off.store(true);
+    StopSampling(*s);
+  }
   CloseWindow(*s, "end");
   if (s->metrics != nullptr) s->metrics->Shutdown();
   // Hands every buffer, partly filled ones too, to OnBufferCompleted.

@@ -1,6 +1,7 @@
 // GPU counters over time as the collector records them: PM sampling and NVML samples in the trace
-// during the timeline window, and, in the one-run top-down, stopped before the first kernel-metrics
-// replay so the two never share the GPU's counters.
+// during the timeline window, stopped cleanly when the program exits with them running, and, in
+// the one-run top-down, stopped before the first kernel-metrics replay so the two never share the
+// GPU's counters.
 #include <algorithm>
 #include <string>
 #include <vector>
@@ -23,6 +24,7 @@ using testing::TempTracePath;
 const std::string kBuild = testing::BuildDirOfThisExecutable();
 const std::string kCli = kBuild + "/bin/cuscope";
 const std::string kKernels = kBuild + "/examples/example_kernel_internals";
+const std::string kReplayApp = kBuild + "/bin/replay_app";
 constexpr char kSmActive[] = "sm__cycles_active.avg.pct_of_peak_sustained_elapsed";
 
 class CountersCollectorGpuTest : public ::testing::Test {
@@ -113,15 +115,20 @@ TEST_F(CountersCollectorGpuTest, SamplesDuringTheWindowShowTheBusyKernel) {
   EXPECT_GE(inside[inside.size() / 2], 90.0);
 }
 
+// The window is cudaProfilerStart/Stop around 6 iterations, held open 500 ms first; the hot kernels
+// launch again 800 ms after it (tests/gpu/replay_app.cu).
 TEST_F(CountersCollectorGpuTest, TopDownStopsSamplingBeforeItsKernelMetrics) {
   const std::string trace = TempTracePath("counters_top_down");
-  const std::string program = absl::StrCat(kKernels, " --iterations 1500 --kernel fma_chains");
+  const std::string program = absl::StrCat(kReplayApp, " --iterations 12 --window 6 --pause-ms 800 --hold-ms 500");
   auto plain = RunCommand(program);
   ASSERT_EQ(plain.exit_code, 0) << plain.output;
-  auto run = RunCommand(absl::StrCat(kCli, " profile --top-down=1 --top-down-launches 2 --duration 0.8 -o ", trace,
+  auto run = RunCommand(absl::StrCat(kCli, " profile --top-down=1 --top-down-launches 2 -c cudaProfilerApi -o ", trace,
                                      " -- ", program, " 2>&1"));
   ASSERT_EQ(run.exit_code, 0) << run.output;
-  EXPECT_EQ(ParseKeyValues(run.output)["checksum_fma"], ParseKeyValues(plain.output)["checksum_fma"]);
+  for (const char* key : {"hash_histogram", "hash_inplace", "hash_accumulate", "counter"}) {
+    EXPECT_EQ(ParseKeyValues(run.output)[key], ParseKeyValues(plain.output)[key]) << key;
+  }
+  EXPECT_FALSE(absl::StrContains(run.output, "GPU counters over time are off")) << run.output;
 
   auto t = core::LoadTrace(trace);
   ASSERT_TRUE(t.ok()) << t.status();
@@ -139,10 +146,10 @@ TEST_F(CountersCollectorGpuTest, TopDownStopsSamplingBeforeItsKernelMetrics) {
   ASSERT_FALSE(pm.empty());
   for (const auto* c : pm) EXPECT_LT(c->start, first_replay);
 
-  // Both halves in one report.
+  // Both halves in one report, and the counters' figures.
   auto analysis = RunCommand(absl::StrCat(kCli, " analyze ", trace, " 2>&1"));
   ASSERT_EQ(analysis.exit_code, 0) << analysis.output;
-  EXPECT_TRUE(absl::StrContains(analysis.output, "fma_chains")) << analysis.output;
+  EXPECT_TRUE(absl::StrContains(analysis.output, "replay_")) << analysis.output;
   auto stats = RunCommand(absl::StrCat(kCli, " stats --report gpu_metrics ", trace, " 2>&1"));
   ASSERT_EQ(stats.exit_code, 0) << stats.output;
   EXPECT_TRUE(absl::StrContains(stats.output, kSmActive)) << stats.output;

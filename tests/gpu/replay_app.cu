@@ -2,10 +2,11 @@
 // (each thread reads what it wrote last launch) and accumulation across launches. The program
 // prints a bit-exact hash of every result, so a test can compare runs with and without kernel
 // replay.
-//   replay_app [--iterations N] [--window K] [--pause-ms P]
+//   replay_app [--iterations N] [--window K] [--pause-ms P] [--hold-ms H]
 // With --window K the first K iterations run between cudaProfilerStart and cudaProfilerStop (a
 // top-down's timeline window) and the rest after it, P ms later (the top-down chooses its kernels
-// within a fraction of a second of the window's end).
+// within a fraction of a second of the window's end). --hold-ms H keeps the window open H ms
+// before its first launch, the GPU idle (time for GPU counter sampling to start).
 #include <cuda_profiler_api.h>
 #include <cuda_runtime.h>
 
@@ -71,10 +72,12 @@ int main(int argc, char** argv) {
   int iterations = 6;
   int window = -1;
   int pause_ms = 0;
+  int hold_ms = 0;
   for (int i = 1; i + 1 < argc; i += 2) {
     if (std::strcmp(argv[i], "--iterations") == 0) iterations = std::atoi(argv[i + 1]);
     if (std::strcmp(argv[i], "--window") == 0) window = std::atoi(argv[i + 1]);
     if (std::strcmp(argv[i], "--pause-ms") == 0) pause_ms = std::atoi(argv[i + 1]);
+    if (std::strcmp(argv[i], "--hold-ms") == 0) hold_ms = std::atoi(argv[i + 1]);
   }
   std::vector<uint32_t> h_in(kN);
   std::vector<float> h_x(kN);
@@ -100,7 +103,10 @@ int main(int argc, char** argv) {
   CHECK(cudaMemset(counter, 0, sizeof(unsigned long long)));
   CHECK(cudaDeviceSynchronize());
 
-  if (window >= 0) CHECK(cudaProfilerStart());
+  if (window >= 0) {
+    CHECK(cudaProfilerStart());
+    std::this_thread::sleep_for(std::chrono::milliseconds(hold_ms));
+  }
   const int threads = 256, blocks = (kN + threads - 1) / threads;
   for (int it = 0; it < iterations; ++it) {
     if (it == window) {
