@@ -91,13 +91,23 @@ std::vector<ColumnSpec> KnownColumns(const core::Trace& trace, uint32_t device,
                                      const std::vector<const CounterSeries*>& series) {
   std::vector<ColumnSpec> columns;
   if (const CounterSeries* s = Find(series, pm_counter::kSmActivePct)) columns.push_back({"SM active (%)", {s}, 1, 1});
+  if (const CounterSeries* s = Find(series, pm_counter::kSmIssuePct)) columns.push_back({"SM issue (%)", {s}, 1, 1});
   if (const CounterSeries* s = Find(series, pm_counter::kSmThroughputPct)) {
     columns.push_back({"SM throughput (%)", {s}, 1, 1});
   }
+  if (const CounterSeries* s = Find(series, pm_counter::kTensorActivePct)) {
+    columns.push_back({"tensor active (%)", {s}, 1, 1});
+  }
   const CounterSeries* dram = Find(series, pm_counter::kDramThroughputPct);
   if (dram == nullptr) dram = Find(series, pm_counter::kGpuDramThroughputPct);
+  const CounterSeries* dram_read = Find(series, pm_counter::kDramReadPct);
   if (dram != nullptr) {
     columns.push_back({"DRAM (%)", {dram}, 1, 1});
+  } else if (dram_read != nullptr) {
+    // Read and write bandwidth against the same peak: their sum is the DRAM throughput.
+    ColumnSpec c{"DRAM read+write (%)", {dram_read}, 1, 1};
+    if (const CounterSeries* write = Find(series, pm_counter::kDramWritePct)) c.parts.push_back(write);
+    columns.push_back(std::move(c));
   } else if (const CounterSeries* read = Find(series, pm_counter::kDramReadBytesPerSecond)) {
     // Bytes per second against the device's peak DRAM bandwidth from the header.
     const v1::Device* d = FindDevice(trace, device);

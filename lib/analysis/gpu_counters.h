@@ -24,13 +24,19 @@
 #include "lib/analysis/tables.h"
 #include "lib/analysis/thresholds.h"
 #include "lib/analysis/timeline.h"
+#include "lib/core/gpu_counters.h"
 #include "lib/core/trace.h"
 
 namespace cuscope::analysis {
 
-// PM sampling counters the analyzer knows by name.
+// PM sampling counters the analyzer knows by name: the sampler's defaults (lib/core/gpu_counters.h)
+// and, for traces that hold them, other names of the same quantities.
 namespace pm_counter {
-inline constexpr std::string_view kSmActivePct = "sm__cycles_active.avg.pct_of_peak_sustained_elapsed";
+inline constexpr std::string_view kSmActivePct = core::counter::kPmSmActivePct;
+inline constexpr std::string_view kSmIssuePct = core::counter::kPmSmIssuePct;
+inline constexpr std::string_view kTensorActivePct = core::counter::kPmTensorActivePct;
+inline constexpr std::string_view kDramReadPct = core::counter::kPmDramReadPct;
+inline constexpr std::string_view kDramWritePct = core::counter::kPmDramWritePct;
 inline constexpr std::string_view kSmThroughputPct = "sm__throughput.avg.pct_of_peak_sustained_elapsed";
 inline constexpr std::string_view kDramThroughputPct = "dram__throughput.avg.pct_of_peak_sustained_elapsed";
 inline constexpr std::string_view kGpuDramThroughputPct = "gpu__dram_throughput.avg.pct_of_peak_sustained_elapsed";

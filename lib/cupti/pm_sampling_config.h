@@ -21,40 +21,9 @@ struct CUpti_Profiler_Host_Object;
 namespace cuscope::cupti {
 
 // ---- The default counters ----------------------------------------------------------------------
-// What nsys's GPU metrics show on Hopper, as PM sampling metric names that GH100 schedules in one
-// pass, all eleven together (found and checked offline with CUPTI's host API:
-// cuptiProfilerHostGetBaseMetrics for CUPTI_PROFILER_TYPE_PM_SAMPLING, then one config image and
-// cuptiProfilerHostGetNumOfPasses == 1; tests/cupti/pm_sampling_config_test.cc keeps it so).
-// Percentages are of the peak over the sample's elapsed cycles, averaged over the chip's units, so
-// a value reads the same at any sampling interval; link traffic is in bytes per second.
-//
-// The compute engine (GR) had work: the GPU-busy line.
-inline constexpr char kPmGrActivePct[] = "gr__cycles_active.avg.pct_of_peak_sustained_elapsed";
-// SMs with at least one warp resident ("SM Active").
-inline constexpr char kPmSmActivePct[] = "sm__cycles_active.avg.pct_of_peak_sustained_elapsed";
-// Warp schedulers that issued an instruction ("SM Issue"): the SM-throughput line. The Range
-// Profiler's sm__throughput needs 19 passes under PM sampling on GH100, so it cannot be sampled.
-inline constexpr char kPmSmIssuePct[] = "sm__inst_executed_realtime.avg.pct_of_peak_sustained_elapsed";
-// Warps resident over the SM's warp slots ("SM Warp Occupancy"), idle SMs counted as empty.
-inline constexpr char kPmWarpsActivePct[] = "sm__warps_active_realtime.avg.pct_of_peak_sustained_elapsed";
-// Tensor pipes issuing ("Tensor Active").
-inline constexpr char kPmTensorActivePct[] = "sm__pipe_tensor_cycles_active_realtime.avg.pct_of_peak_sustained_elapsed";
-// DRAM read and write bandwidth as % of peak.
-inline constexpr char kPmDramReadPct[] = "dram__read_throughput.avg.pct_of_peak_sustained_elapsed";
-inline constexpr char kPmDramWritePct[] = "dram__write_throughput.avg.pct_of_peak_sustained_elapsed";
-// PCIe read (received by the GPU) and write (sent) bytes per second. Writes include PM sampling's
-// own records on their way to host memory: ~11 MB/s at 1 kHz on an H200 with these counters, ten
-// times that at 10 kHz.
-inline constexpr char kPmPcieReadBytesPerSecond[] = "pcie__read_bytes.sum.per_second";
-inline constexpr char kPmPcieWriteBytesPerSecond[] = "pcie__write_bytes.sum.per_second";
-// NVLink received and transmitted bytes per second, all links of the GPU. Where the links are not
-// available (seen: a lone H200 passed through to a VM) the device's counter-availability image
-// rules these out and they are left out of the default list without a word.
-inline constexpr char kPmNvlinkRxBytesPerSecond[] = "nvlrx__bytes.sum.per_second";
-inline constexpr char kPmNvlinkTxBytesPerSecond[] = "nvltx__bytes.sum.per_second";
-
-// The constants above, in that order. On a chip without some of them (no tensor pipes, no NVLink)
-// BuildPmSamplingConfig leaves those out and the rest are sampled.
+// core::counter::kPmDefaults (lib/core/gpu_counters.h), in that order. On a chip without some
+// of them (no tensor pipes, no NVLink) BuildPmSamplingConfig leaves those out and the rest are
+// sampled.
 std::vector<std::string> DefaultPmSamplingMetrics();
 
 // ---- Configuration ----------------------------------------------------------------------------

@@ -178,6 +178,31 @@ TEST(GpuCountersTest, DramFromBytesPerSecondAgainstThePeak) {
   EXPECT_NE(RenderGpuCountersText(r).find("no SM activity counter was sampled"), std::string::npos);
 }
 
+// The counters the sampler records by default (lib/core/gpu_counters.h) fill the table: SM issue,
+// tensor pipes, and DRAM as read plus write bandwidth.
+TEST(GpuCountersTest, TheSamplersDefaultCountersGetColumns) {
+  SyntheticTrace s;
+  s.TimelineWindow(0, 1000);
+  s.Kernel("gemm", 0, 1000);
+  s.Counter(kSmActive, kPm, {{0, 1000, 99}});
+  s.Counter(core::counter::kPmSmIssuePct, kPm, {{0, 1000, 40}});
+  s.Counter(core::counter::kPmTensorActivePct, kPm, {{0, 1000, 55}});
+  s.Counter(core::counter::kPmDramReadPct, kPm, {{0, 1000, 12}});
+  s.Counter(core::counter::kPmDramWritePct, kPm, {{0, 1000, 8}});
+  s.Counter(core::counter::kPmPcieReadBytesPerSecond, kPm, {{0, 1000, 1e6}});  // in the stats, not the table
+  const core::Trace trace = s.Load();
+  const Timeline timeline = Timeline::Build(trace);
+  const GpuCountersReport r = AnalyzeGpuCounters(timeline, ComputeBaseline(timeline), Thresholds());
+  ASSERT_EQ(r.devices.size(), 1u);
+  const DeviceUtilization& d = r.devices[0];
+  EXPECT_EQ(d.columns, (std::vector<std::string>{"SM active (%)", "SM issue (%)", "tensor active (%)",
+                                                 "DRAM read+write (%)"}));
+  EXPECT_DOUBLE_EQ(*d.intervals[2].values[1], 40);
+  EXPECT_DOUBLE_EQ(*d.intervals[2].values[2], 55);
+  EXPECT_DOUBLE_EQ(*d.intervals[2].values[3], 20);
+  EXPECT_EQ(d.disagreeing, 0u);
+}
+
 TEST(GpuCountersTest, NoSamplesNoSection) {
   SyntheticTrace s;
   s.Kernel("k", 0, 10);

@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "gtest/gtest.h"
+#include "lib/core/gpu_counters.h"
 #include "lib/cupti/cupti_params.h"
 #include "lib/cupti/pm_sampler.h"
 
@@ -55,19 +56,28 @@ TEST(PmSamplingConfigTest, DefaultCountersAllBuildOnGh100InOnePass) {
 }
 
 TEST(PmSamplingConfigTest, DefaultsCoverWhatNsysShowsOnHopper) {
+  // nsys's Hopper rows: GR active, SM active, SM issue, warp occupancy, tensor active, DRAM read and
+  // write bandwidth, PCIe and NVLink traffic.
   const std::vector<std::string> d = DefaultPmSamplingMetrics();
-  for (const char* m : {kPmSmActivePct, kPmSmIssuePct, kPmWarpsActivePct, kPmTensorActivePct, kPmDramReadPct,
-                        kPmDramWritePct, kPmPcieReadBytesPerSecond, kPmPcieWriteBytesPerSecond,
-                        kPmNvlinkRxBytesPerSecond, kPmNvlinkTxBytesPerSecond, kPmGrActivePct}) {
+  for (const char* m : {"gr__cycles_active.avg.pct_of_peak_sustained_elapsed",
+                        "sm__cycles_active.avg.pct_of_peak_sustained_elapsed",
+                        "sm__inst_executed_realtime.avg.pct_of_peak_sustained_elapsed",
+                        "sm__warps_active_realtime.avg.pct_of_peak_sustained_elapsed",
+                        "sm__pipe_tensor_cycles_active_realtime.avg.pct_of_peak_sustained_elapsed",
+                        "dram__read_throughput.avg.pct_of_peak_sustained_elapsed",
+                        "dram__write_throughput.avg.pct_of_peak_sustained_elapsed", "pcie__read_bytes.sum.per_second",
+                        "pcie__write_bytes.sum.per_second", "nvlrx__bytes.sum.per_second",
+                        "nvltx__bytes.sum.per_second"}) {
     EXPECT_TRUE(Has(d, m)) << m;
   }
+  EXPECT_EQ(d.size(), 11u);
 }
 
 TEST(PmSamplingConfigTest, UnknownMetricIsNamedAndTheRestBuild) {
-  const std::vector<std::string> asked = {kPmSmActivePct, "smsp__no_such_counter.sum", kPmDramReadPct};
+  const std::vector<std::string> asked = {core::counter::kPmSmActivePct, "smsp__no_such_counter.sum", core::counter::kPmDramReadPct};
   auto config = BuildPmSamplingConfig(kChip, {}, asked);
   ASSERT_TRUE(config.ok()) << config.status();
-  EXPECT_EQ(config->metrics, (std::vector<std::string>{kPmSmActivePct, kPmDramReadPct}));
+  EXPECT_EQ(config->metrics, (std::vector<std::string>{core::counter::kPmSmActivePct, core::counter::kPmDramReadPct}));
   EXPECT_EQ(config->unknown, std::vector<std::string>{"smsp__no_such_counter.sum"});
   EXPECT_TRUE(config->over_one_pass.empty());
   EXPECT_EQ(Passes(config->config_image), 1u);
@@ -77,10 +87,10 @@ TEST(PmSamplingConfigTest, UnknownMetricIsNamedAndTheRestBuild) {
 }
 
 TEST(PmSamplingConfigTest, MetricThatNeedsSeveralPassesIsNamedAndTheRestBuild) {
-  const std::vector<std::string> asked = {kPmSmActivePct, kSmThroughput, kPmDramWritePct};
+  const std::vector<std::string> asked = {core::counter::kPmSmActivePct, kSmThroughput, core::counter::kPmDramWritePct};
   auto config = BuildPmSamplingConfig(kChip, {}, asked);
   ASSERT_TRUE(config.ok()) << config.status();
-  EXPECT_EQ(config->metrics, (std::vector<std::string>{kPmSmActivePct, kPmDramWritePct}));
+  EXPECT_EQ(config->metrics, (std::vector<std::string>{core::counter::kPmSmActivePct, core::counter::kPmDramWritePct}));
   EXPECT_EQ(config->over_one_pass, std::vector<std::string>{kSmThroughput});
   EXPECT_TRUE(config->unknown.empty());
   EXPECT_EQ(Passes(config->config_image), 1u);
@@ -90,9 +100,9 @@ TEST(PmSamplingConfigTest, MetricThatNeedsSeveralPassesIsNamedAndTheRestBuild) {
 }
 
 TEST(PmSamplingConfigTest, DuplicatesAreSampledOnce) {
-  auto config = BuildPmSamplingConfig(kChip, {}, {kPmSmActivePct, kPmSmIssuePct, kPmSmActivePct});
+  auto config = BuildPmSamplingConfig(kChip, {}, {core::counter::kPmSmActivePct, core::counter::kPmSmIssuePct, core::counter::kPmSmActivePct});
   ASSERT_TRUE(config.ok()) << config.status();
-  EXPECT_EQ(config->metrics, (std::vector<std::string>{kPmSmActivePct, kPmSmIssuePct}));
+  EXPECT_EQ(config->metrics, (std::vector<std::string>{core::counter::kPmSmActivePct, core::counter::kPmSmIssuePct}));
 }
 
 TEST(PmSamplingConfigTest, EmptyListIsAnError) {
