@@ -1,6 +1,8 @@
 #include "lib/core/hot_kernels.h"
 
 #include <algorithm>
+#include <array>
+#include <string>
 #include <tuple>
 
 #include "absl/container/flat_hash_map.h"
@@ -8,19 +10,19 @@
 namespace cuscope::core {
 namespace {
 
-auto Key(const HotKernelChoice& k) {
-  return std::make_tuple(k.name, k.device, k.shape.grid, k.shape.block);
-}
+// A kernel's signature. References, so comparing two in the sort copies nothing.
+auto Key(const HotKernelChoice& k) { return std::tie(k.name, k.device, k.shape.grid, k.shape.block); }
 
 }  // namespace
 
 std::vector<HotKernelChoice> SelectHotKernels(std::vector<HotKernelChoice> totals, size_t n) {
-  using KeyType = decltype(Key(HotKernelChoice{}));
+  // The map owns its keys (the names are moved into `merged` below).
+  using KeyType = std::tuple<std::string, uint32_t, std::array<uint32_t, 3>, std::array<uint32_t, 3>>;
   absl::flat_hash_map<KeyType, size_t> index;
   std::vector<HotKernelChoice> merged;
   merged.reserve(totals.size());
   for (auto& t : totals) {
-    auto [it, fresh] = index.try_emplace(Key(t), merged.size());
+    auto [it, fresh] = index.try_emplace(KeyType(Key(t)), merged.size());
     if (fresh) {
       merged.push_back(std::move(t));
     } else {

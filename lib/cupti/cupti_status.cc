@@ -26,4 +26,10 @@ absl::Status CuptiStatus(CUptiResult result, const char* what) {
   }
 }
 
+std::string ExplainCounterError(const absl::Status& st) {
+  std::string out(st.message());
+  if (absl::IsPermissionDenied(st)) out += kCountersReservedHint;
+  return out;
+}
+
 }  // namespace cuscope::cupti

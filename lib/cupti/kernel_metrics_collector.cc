@@ -99,18 +99,6 @@ const char* SupportWord(CUpti_Profiler_Support_Level level) {
   }
 }
 
-// The user's words for a refusal: what blocks range profiling and what to do about it.
-std::string Explain(const absl::Status& st) {
-  if (absl::IsPermissionDenied(st)) {
-    return absl::StrCat(st.message(),
-                        "; GPU performance counters are reserved for administrators on this machine "
-                        "(NVreg_RestrictProfilingToAdminUsers=1): run as root or ask for the driver "
-                        "setting to be lifted, see https://developer.nvidia.com/ERR_NVGPUCTRPERM");
-  }
-  if (absl::IsResourceExhausted(st)) return std::string(st.message());
-  return std::string(st.message());
-}
-
 }  // namespace
 
 // One context's Range Profiler: its configuration, counter data and evaluator.
@@ -291,7 +279,7 @@ KernelMetricsCollector::ContextProfiler* KernelMetricsCollector::ProfilerFor(CUc
   if (!profiler_initialized_) {
     auto init = Params<CUpti_Profiler_Initialize_Params>(CUpti_Profiler_Initialize_Params_STRUCT_SIZE);
     if (auto st = CuptiStatus(cuptiProfilerInitialize(&init), "cuptiProfilerInitialize"); !st.ok()) {
-      TurnOff(Explain(st));
+      TurnOff(ExplainCounterError(st));
       return nullptr;
     }
     profiler_initialized_ = true;
@@ -299,14 +287,14 @@ KernelMetricsCollector::ContextProfiler* KernelMetricsCollector::ProfilerFor(CUc
   auto p = std::make_unique<ContextProfiler>();
   p->ctx = ctx;
   if (auto st = CuptiStatus(cuptiGetDeviceId(ctx, &p->device), "cuptiGetDeviceId"); !st.ok()) {
-    TurnOff(Explain(st));
+    TurnOff(ExplainCounterError(st));
     return nullptr;
   }
   auto support = Params<CUpti_Profiler_DeviceSupported_Params>(CUpti_Profiler_DeviceSupported_Params_STRUCT_SIZE);
   support.cuDevice = static_cast<CUdevice>(p->device);
   support.api = CUPTI_PROFILER_RANGE_PROFILING;
   if (auto st = CuptiStatus(cuptiProfilerDeviceSupported(&support), "cuptiProfilerDeviceSupported"); !st.ok()) {
-    TurnOff(Explain(st));
+    TurnOff(ExplainCounterError(st));
     return nullptr;
   }
   if (support.isSupported != CUPTI_PROFILER_CONFIGURATION_SUPPORTED) {
@@ -320,7 +308,7 @@ KernelMetricsCollector::ContextProfiler* KernelMetricsCollector::ProfilerFor(CUc
   auto chip = Params<CUpti_Device_GetChipName_Params>(CUpti_Device_GetChipName_Params_STRUCT_SIZE);
   chip.deviceIndex = p->device;
   if (auto st = CuptiStatus(cuptiDeviceGetChipName(&chip), "cuptiDeviceGetChipName"); !st.ok()) {
-    TurnOff(Explain(st));
+    TurnOff(ExplainCounterError(st));
     return nullptr;
   }
   const std::string chip_name = chip.pChipName != nullptr ? chip.pChipName : "";
@@ -329,14 +317,14 @@ KernelMetricsCollector::ContextProfiler* KernelMetricsCollector::ProfilerFor(CUc
   avail.ctx = ctx;
   if (auto st = CuptiStatus(cuptiProfilerGetCounterAvailability(&avail), "cuptiProfilerGetCounterAvailability");
       !st.ok()) {
-    TurnOff(Explain(st));
+    TurnOff(ExplainCounterError(st));
     return nullptr;
   }
   std::vector<uint8_t> availability(avail.counterAvailabilityImageSize);
   avail.pCounterAvailabilityImage = availability.data();
   if (auto st = CuptiStatus(cuptiProfilerGetCounterAvailability(&avail), "cuptiProfilerGetCounterAvailability");
       !st.ok()) {
-    TurnOff(Explain(st));
+    TurnOff(ExplainCounterError(st));
     return nullptr;
   }
   auto config = BuildMetricConfig(chip_name, availability, config_.metrics);
@@ -359,7 +347,7 @@ KernelMetricsCollector::ContextProfiler* KernelMetricsCollector::ProfilerFor(CUc
   p->evaluator = std::move(*evaluator);
   if (auto st = p->Enable(); !st.ok()) {
     p->Disable();
-    TurnOff(Explain(st));
+    TurnOff(ExplainCounterError(st));
     return nullptr;
   }
   std::lock_guard<std::mutex> lock(mu_);
@@ -394,7 +382,7 @@ void KernelMetricsCollector::OnLaunchEnter(CUpti_CallbackId cbid, const CUpti_Ca
     active->shape = launch.shape;
     active->start_ns = start_ns;
     if (auto st = profiler->Start(); !st.ok()) {
-      TurnOff(Explain(st));
+      TurnOff(ExplainCounterError(st));
       break;
     }
     t_active = std::move(active);
@@ -423,13 +411,13 @@ void KernelMetricsCollector::OnLaunchExit(const CUpti_CallbackData& /*info*/) {
     profiled_.fetch_add(1);
     emit_(std::move(out));
   } else if (!absl::IsAborted(values.status())) {
-    TurnOff(Explain(values.status()));
+    TurnOff(ExplainCounterError(values.status()));
   }
   // Ready for the next launch; a profiler that cannot be re-armed is set up again from scratch.
   if (!off_.load()) {
     if (auto st = p->Arm(); !st.ok()) {
       p->Disable();
-      if (auto again = p->Enable(); !again.ok()) TurnOff(Explain(again));
+      if (auto again = p->Enable(); !again.ok()) TurnOff(ExplainCounterError(again));
     }
   }
   busy_.store(false, std::memory_order_release);

@@ -28,12 +28,6 @@ constexpr uint64_t kHeadroomNs = 1'000'000'000;
 constexpr size_t kMinHardwareBuffer = 16 * kMiB;
 constexpr size_t kMaxHardwareBuffer = 256 * kMiB;
 
-// The same words the kernel-metrics collector uses for a counter-permission refusal.
-// TODO(cuscope): share one function with kernel_metrics_collector.cc's Explain.
-constexpr char kAdminOnlyHint[] =
-    "; GPU performance counters are reserved for administrators on this machine "
-    "(NVreg_RestrictProfilingToAdminUsers=1): run as root or ask for the driver setting to be lifted, see "
-    "https://developer.nvidia.com/ERR_NVGPUCTRPERM";
 constexpr char kBusyHint[] =
     "; another profiler (nsys, ncu, DCGM profiling, or kernel metrics in this process) may hold the GPU's counters";
 
@@ -41,7 +35,7 @@ constexpr char kBusyHint[] =
 absl::Status OnDevice(uint32_t device, const absl::Status& st, bool counters_may_be_busy = false) {
   std::string msg = absl::StrCat("PM sampling on device ", device, ": ", st.message());
   if (absl::IsPermissionDenied(st)) {
-    msg += kAdminOnlyHint;
+    msg += kCountersReservedHint;
   } else if (counters_may_be_busy) {
     msg += kBusyHint;
   }

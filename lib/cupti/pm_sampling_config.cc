@@ -7,40 +7,16 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "lib/core/gpu_counters.h"
 #include "lib/cupti/cupti_params.h"
 #include "lib/cupti/cupti_status.h"
+#include "lib/cupti/profiler_host.h"
 
 namespace cuscope::cupti {
 namespace {
 
-// A PM sampling host object, deinitialized with its owner.
-// TODO(cuscope): metric_config.cc has the same lifetime for Range Profiler host objects; one
-// helper taking the CUpti_ProfilerType would serve both.
-struct HostDeleter {
-  void operator()(CUpti_Profiler_Host_Object* host) const {
-    auto p = Params<CUpti_Profiler_Host_Deinitialize_Params>(CUpti_Profiler_Host_Deinitialize_Params_STRUCT_SIZE);
-    p.pHostObject = host;
-    cuptiProfilerHostDeinitialize(&p);
-  }
-};
-using Host = std::unique_ptr<CUpti_Profiler_Host_Object, HostDeleter>;
-
-absl::StatusOr<Host> NewHost(const std::string& chip, const std::vector<uint8_t>& availability) {
-  auto p = Params<CUpti_Profiler_Host_Initialize_Params>(CUpti_Profiler_Host_Initialize_Params_STRUCT_SIZE);
-  p.profilerType = CUPTI_PROFILER_TYPE_PM_SAMPLING;
-  p.pChipName = chip.c_str();
-  p.pCounterAvailabilityImage = availability.empty() ? nullptr : availability.data();
-  if (auto st = CuptiStatus(cuptiProfilerHostInitialize(&p), "cuptiProfilerHostInitialize"); !st.ok()) {
-    return absl::Status(st.code(), absl::StrCat("PM sampling on chip \"", chip, "\": ", st.message()));
-  }
-  return Host(p.pHostObject);
-}
-
-std::vector<const char*> Pointers(const std::vector<std::string>& names) {
-  std::vector<const char*> out;
-  out.reserve(names.size());
-  for (const auto& n : names) out.push_back(n.c_str());
-  return out;
+absl::StatusOr<ProfilerHost> PmHost(const std::string& chip, const std::vector<uint8_t>& availability) {
+  return ProfilerHost::Create(CUPTI_PROFILER_TYPE_PM_SAMPLING, chip, availability);
 }
 
 // One try at scheduling `names` together on a fresh host object (a failed add spoils the object).
@@ -52,37 +28,15 @@ struct Attempt {
 
 absl::StatusOr<Attempt> Try(const std::string& chip, const std::vector<uint8_t>& availability,
                             const std::vector<std::string>& names) {
-  auto host = NewHost(chip, availability);
+  auto host = PmHost(chip, availability);
   if (!host.ok()) return host.status();
   Attempt a;
-  std::vector<const char*> c = Pointers(names);
-  auto add = Params<CUpti_Profiler_Host_ConfigAddMetrics_Params>(CUpti_Profiler_Host_ConfigAddMetrics_Params_STRUCT_SIZE);
-  add.pHostObject = host->get();
-  add.ppMetricNames = c.data();
-  add.numMetrics = c.size();
-  if (cuptiProfilerHostConfigAddMetrics(&add) != CUPTI_SUCCESS) return a;
+  if (AddMetrics(host->get(), names) != CUPTI_SUCCESS) return a;
   a.added = true;
-  auto size = Params<CUpti_Profiler_Host_GetConfigImageSize_Params>(CUpti_Profiler_Host_GetConfigImageSize_Params_STRUCT_SIZE);
-  size.pHostObject = host->get();
-  if (auto st = CuptiStatus(cuptiProfilerHostGetConfigImageSize(&size), "cuptiProfilerHostGetConfigImageSize");
-      !st.ok()) {
-    return st;
-  }
-  a.image.resize(size.configImageSize);
-  auto image = Params<CUpti_Profiler_Host_GetConfigImage_Params>(CUpti_Profiler_Host_GetConfigImage_Params_STRUCT_SIZE);
-  image.pHostObject = host->get();
-  image.configImageSize = a.image.size();
-  image.pConfigImage = a.image.data();
-  if (auto st = CuptiStatus(cuptiProfilerHostGetConfigImage(&image), "cuptiProfilerHostGetConfigImage"); !st.ok()) {
-    return st;
-  }
-  auto passes = Params<CUpti_Profiler_Host_GetNumOfPasses_Params>(CUpti_Profiler_Host_GetNumOfPasses_Params_STRUCT_SIZE);
-  passes.configImageSize = a.image.size();
-  passes.pConfigImage = a.image.data();
-  if (auto st = CuptiStatus(cuptiProfilerHostGetNumOfPasses(&passes), "cuptiProfilerHostGetNumOfPasses"); !st.ok()) {
-    return st;
-  }
-  a.passes = passes.numOfPasses;
+  auto image = GetConfigImage(host->get());
+  if (!image.ok()) return image.status();
+  a.image = std::move(image->image);
+  a.passes = image->passes;
   return a;
 }
 
@@ -91,10 +45,7 @@ bool OnePass(const Attempt& a) { return a.added && a.passes <= 1; }
 }  // namespace
 
 std::vector<std::string> DefaultPmSamplingMetrics() {
-  return {kPmGrActivePct,         kPmSmActivePct,           kPmSmIssuePct,
-          kPmWarpsActivePct,      kPmTensorActivePct,       kPmDramReadPct,
-          kPmDramWritePct,        kPmPcieReadBytesPerSecond, kPmPcieWriteBytesPerSecond,
-          kPmNvlinkRxBytesPerSecond, kPmNvlinkTxBytesPerSecond};
+  return {std::begin(core::counter::kPmDefaults), std::end(core::counter::kPmDefaults)};
 }
 
 absl::StatusOr<PmSamplingConfig> BuildPmSamplingConfig(const std::string& chip,
@@ -154,18 +105,14 @@ absl::StatusOr<std::unique_ptr<PmSamplingEvaluator>> PmSamplingEvaluator::Create
     const std::string& chip, const std::vector<uint8_t>& counter_availability,
     const std::vector<std::string>& metrics) {
   if (metrics.empty()) return absl::InvalidArgumentError("no metrics to evaluate");
-  auto host = NewHost(chip, counter_availability);
+  auto host = PmHost(chip, counter_availability);
   if (!host.ok()) return host.status();
   std::unique_ptr<PmSamplingEvaluator> e(new PmSamplingEvaluator());
   e->metrics_ = metrics;
-  e->names_ = Pointers(e->metrics_);
+  e->names_ = CStrings(e->metrics_);
   // The host object that evaluates is set up like the one that built the configuration, as
   // CUPTI's own PM sampling sample does; it also checks the names once more.
-  auto add = Params<CUpti_Profiler_Host_ConfigAddMetrics_Params>(CUpti_Profiler_Host_ConfigAddMetrics_Params_STRUCT_SIZE);
-  add.pHostObject = host->get();
-  add.ppMetricNames = e->names_.data();
-  add.numMetrics = e->names_.size();
-  if (auto st = CuptiStatus(cuptiProfilerHostConfigAddMetrics(&add), "cuptiProfilerHostConfigAddMetrics"); !st.ok()) {
+  if (auto st = CuptiStatus(AddMetrics(host->get(), e->metrics_), "cuptiProfilerHostConfigAddMetrics"); !st.ok()) {
     return st;
   }
   e->host_ = host->release();
@@ -173,7 +120,7 @@ absl::StatusOr<std::unique_ptr<PmSamplingEvaluator>> PmSamplingEvaluator::Create
 }
 
 PmSamplingEvaluator::~PmSamplingEvaluator() {
-  if (host_ != nullptr) HostDeleter()(host_);
+  ProfilerHost::Deinitialize(host_);
 }
 
 absl::StatusOr<std::vector<double>> PmSamplingEvaluator::Evaluate(const std::vector<uint8_t>& counter_data,

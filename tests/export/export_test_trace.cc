@@ -16,7 +16,11 @@ namespace cuscope::exporter::testing {
 std::string TempPath(const std::string& suffix) {
   static std::atomic<int> counter{0};
   const char* dir = std::getenv("TEST_TMPDIR");
-  return absl::StrCat(dir != nullptr ? dir : "/tmp", "/cuscope_export_test_", getpid(), "_", counter++, suffix);
+  std::string path =
+      absl::StrCat(dir != nullptr ? dir : "/tmp", "/cuscope_export_test_", getpid(), "_", counter++, suffix);
+  // A file left by an earlier run whose process had the same id would be refused as "exists".
+  ::unlink(path.c_str());
+  return path;
 }
 
 std::string ReadFile(const std::string& path) {

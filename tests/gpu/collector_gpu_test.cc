@@ -22,17 +22,12 @@ using testing::TempTracePath;
 
 // The build tree as laid out around this test binary (bin/, lib/, examples/), so a build folder
 // copied to another machine still finds its pieces.
-const std::string kBuild = testing::BuildDirOfThisExecutable();
-const std::string kCli = kBuild + "/bin/cuscope";
-const std::string kLibrary = kBuild + "/lib/libcuscope.so";
-const std::string kKnownWork = kBuild + "/examples/example_known_work";
+const std::string kBuild = testing::BuildTree::Dir();
+const std::string kCli = testing::BuildTree::Cli();
+const std::string kLibrary = testing::BuildTree::Library();
+const std::string kKnownWork = testing::BuildTree::Example("known_work");
 
-class CollectorGpuTest : public ::testing::Test {
- protected:
-  void SetUp() override {
-    if (!HaveGpu()) GTEST_SKIP() << "no GPU on this machine";
-  }
-};
+class CollectorGpuTest : public testing::GpuTest {};
 
 uint64_t ToU64(const std::string& s) { return std::strtoull(s.c_str(), nullptr, 10); }
 

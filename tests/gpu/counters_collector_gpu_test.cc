@@ -21,18 +21,12 @@ using testing::ParseKeyValues;
 using testing::RunCommand;
 using testing::TempTracePath;
 
-const std::string kBuild = testing::BuildDirOfThisExecutable();
-const std::string kCli = kBuild + "/bin/cuscope";
-const std::string kKernels = kBuild + "/examples/example_kernel_internals";
-const std::string kReplayApp = kBuild + "/bin/replay_app";
+const std::string kCli = testing::BuildTree::Cli();
+const std::string kKernels = testing::BuildTree::Example("kernel_internals");
+const std::string kReplayApp = testing::BuildTree::Bin("replay_app");
 constexpr char kSmActive[] = "sm__cycles_active.avg.pct_of_peak_sustained_elapsed";
 
-class CountersCollectorGpuTest : public ::testing::Test {
- protected:
-  void SetUp() override {
-    if (!HaveGpu()) GTEST_SKIP() << "no GPU on this machine";
-  }
-};
+class CountersCollectorGpuTest : public testing::GpuTest {};
 
 struct Span {
   uint64_t begin = 0, end = 0;

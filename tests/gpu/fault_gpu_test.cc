@@ -25,15 +25,12 @@ using testing::ParseKeyValues;
 using testing::RunCommand;
 using testing::TempTracePath;
 
-const std::string kBuild = testing::BuildDirOfThisExecutable();
-const std::string kLibrary = kBuild + "/lib/libcuscope.so";
-const std::string kFaultApp = kBuild + "/bin/fault_app";
+const std::string kBuild = testing::BuildTree::Dir();
+const std::string kLibrary = testing::BuildTree::Library();
+const std::string kFaultApp = testing::BuildTree::Bin("fault_app");
 
-class FaultGpuTest : public ::testing::Test {
+class FaultGpuTest : public testing::GpuTest {
  protected:
-  void SetUp() override {
-    if (!HaveGpu()) GTEST_SKIP() << "no GPU on this machine";
-  }
   // Runs fault_app under injection with a time limit; stderr goes into the output too.
   testing::CommandResult Run(const std::string& trace, const std::string& args, const std::string& env = "") {
     return RunCommand(absl::StrCat("CUDA_INJECTION64_PATH=", kLibrary, " CUSCOPE_OUTPUT=", trace, " ", env,

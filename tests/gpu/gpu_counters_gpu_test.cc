@@ -77,12 +77,7 @@ struct Collected {
   int emits = 0;
 };
 
-class GpuCountersGpuTest : public ::testing::Test {
- protected:
-  void SetUp() override {
-    if (!HaveGpu()) GTEST_SKIP() << "no GPU on this machine";
-  }
-};
+class GpuCountersGpuTest : public testing::GpuTest {};
 
 TEST_F(GpuCountersGpuTest, BusyLoopShowsInEveryDefaultCounterAndTheCountersAreFreedAfter) {
   std::string error;
@@ -155,7 +150,7 @@ TEST_F(GpuCountersGpuTest, BusyLoopShowsInEveryDefaultCounterAndTheCountersAreFr
   const std::vector<std::string> names = sampler.counters();
   for (const std::string& m : cupti::DefaultPmSamplingMetrics()) {
     const bool listed = std::find(names.begin(), names.end(), m) != names.end();
-    const bool optional = m == cupti::kPmNvlinkRxBytesPerSecond || m == cupti::kPmNvlinkTxBytesPerSecond;
+    const bool optional = m == core::counter::kPmNvlinkRxBytesPerSecond || m == core::counter::kPmNvlinkTxBytesPerSecond;
     if (!listed) {
       EXPECT_TRUE(optional) << m << " missing from counters()";
       EXPECT_EQ(got.pm.count(m), 0u) << m << " sampled but not listed";
@@ -169,7 +164,7 @@ TEST_F(GpuCountersGpuTest, BusyLoopShowsInEveryDefaultCounterAndTheCountersAreFr
       ASSERT_LE(p.end, t_stop + 1000 * kMs) << m << ": sample after the run; not the CUPTI clock?";
     }
   }
-  for (const char* m : {cupti::kPmSmActivePct, cupti::kPmSmIssuePct}) {
+  for (const char* m : {core::counter::kPmSmActivePct, core::counter::kPmSmIssuePct}) {
     std::vector<double> busy, idle;
     split(m, &busy, &idle);
     // 1 ms samples over ~400 ms of loop: at least a hundred, or the stamps are not where the loop was.
@@ -223,7 +218,7 @@ TEST_F(GpuCountersGpuTest, DefaultCountersThisDeviceSamples) {
               c.metrics.size(), cupti::DefaultPmSamplingMetrics().size(), (*sampler)->hardware_buffer_bytes() >> 20,
               cupti::DescribeLeftOut(c).c_str());
   for (const std::string& m : cupti::DefaultPmSamplingMetrics()) {
-    if (m == cupti::kPmNvlinkRxBytesPerSecond || m == cupti::kPmNvlinkTxBytesPerSecond) continue;
+    if (m == core::counter::kPmNvlinkRxBytesPerSecond || m == core::counter::kPmNvlinkTxBytesPerSecond) continue;
     EXPECT_NE(std::find(c.metrics.begin(), c.metrics.end(), m), c.metrics.end()) << m;
   }
   ASSERT_TRUE((*sampler)->Start().ok());
@@ -244,7 +239,7 @@ TEST_F(GpuCountersGpuTest, AMetricTheChipLacksIsNamedOnceAndTheRestAreSampled) {
   GpuCounterSamplerOptions options;
   options.devices = {0};
   options.nvml = false;
-  options.pm_metrics = {cupti::kPmSmActivePct, "smsp__no_such_counter.sum"};
+  options.pm_metrics = {core::counter::kPmSmActivePct, "smsp__no_such_counter.sum"};
   GpuCounterSampler sampler(
       options,
       [&](std::vector<CounterBatch> batches) {
@@ -263,8 +258,8 @@ TEST_F(GpuCountersGpuTest, AMetricTheChipLacksIsNamedOnceAndTheRestAreSampled) {
   std::lock_guard<std::mutex> lock(mu);
   ASSERT_EQ(warnings.size(), 1u);
   EXPECT_NE(warnings[0].find("smsp__no_such_counter.sum"), std::string::npos) << warnings[0];
-  EXPECT_EQ(sampler.counters(), std::vector<std::string>{cupti::kPmSmActivePct});
-  EXPECT_GT(points[cupti::kPmSmActivePct], 100u);  // ~300 samples at 1 ms
+  EXPECT_EQ(sampler.counters(), std::vector<std::string>{core::counter::kPmSmActivePct});
+  EXPECT_GT(points[core::counter::kPmSmActivePct], 100u);  // ~300 samples at 1 ms
   EXPECT_EQ(points.count("smsp__no_such_counter.sum"), 0u);
 }
 
@@ -367,7 +362,7 @@ TEST_F(GpuCountersGpuTest, NsysRateKeepsUpWithoutOverflowAndItsCostIsPrinted) {
       [&](std::vector<CounterBatch> batches) {
         std::lock_guard<std::mutex> lock(mu);
         for (auto& b : batches) {
-          if (b.name == cupti::kPmSmActivePct) pm_points += b.points.size();
+          if (b.name == core::counter::kPmSmActivePct) pm_points += b.points.size();
         }
       },
       [](const std::string& line) { std::fprintf(stderr, "cuscope: %s\n", line.c_str()); });

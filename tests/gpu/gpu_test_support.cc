@@ -58,4 +58,13 @@ std::string TempTracePath(const std::string& stem) {
   return path;
 }
 
+const std::string& BuildTree::Dir() {
+  static const std::string* dir = new std::string(BuildDirOfThisExecutable());
+  return *dir;
+}
+std::string BuildTree::Cli() { return Dir() + "/bin/cuscope"; }
+std::string BuildTree::Library() { return Dir() + "/lib/libcuscope.so"; }
+std::string BuildTree::Bin(const std::string& name) { return Dir() + "/bin/" + name; }
+std::string BuildTree::Example(const std::string& name) { return Dir() + "/examples/example_" + name; }
+
 }  // namespace cuscope::testing

@@ -5,6 +5,8 @@
 #include <map>
 #include <string>
 
+#include <gtest/gtest.h>
+
 namespace cuscope::testing {
 
 // True when the CUDA driver loads and reports at least one device.
@@ -26,6 +28,24 @@ std::string BuildDirOfThisExecutable();
 
 // A fresh path under the test temporary directory.
 std::string TempTracePath(const std::string& stem);
+
+// The fixture of every GPU test: skipped, and saying so, on a machine without a GPU.
+class GpuTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (!HaveGpu()) GTEST_SKIP() << "no GPU on this machine";
+  }
+};
+
+// What the build tree lays out around the test binaries (bin/, lib/, examples/), so a build folder
+// copied to another machine finds its own programs.
+struct BuildTree {
+  static const std::string& Dir();      // BuildDirOfThisExecutable()
+  static std::string Cli();             // bin/cuscope
+  static std::string Library();         // lib/libcuscope.so
+  static std::string Bin(const std::string& name);      // bin/NAME
+  static std::string Example(const std::string& name);  // examples/example_NAME
+};
 
 }  // namespace cuscope::testing
 

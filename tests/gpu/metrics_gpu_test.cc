@@ -21,16 +21,10 @@ using testing::ParseKeyValues;
 using testing::RunCommand;
 using testing::TempTracePath;
 
-const std::string kBuild = testing::BuildDirOfThisExecutable();
-const std::string kCli = kBuild + "/bin/cuscope";
-const std::string kProgram = kBuild + "/examples/example_kernel_internals";
+const std::string kCli = testing::BuildTree::Cli();
+const std::string kProgram = testing::BuildTree::Example("kernel_internals");
 
-class MetricsGpuTest : public ::testing::Test {
- protected:
-  void SetUp() override {
-    if (!HaveGpu()) GTEST_SKIP() << "no GPU on this machine";
-  }
-};
+class MetricsGpuTest : public testing::GpuTest {};
 
 struct Profiled {
   std::string kernel;

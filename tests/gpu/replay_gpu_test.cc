@@ -25,17 +25,11 @@ using testing::ParseKeyValues;
 using testing::RunCommand;
 using testing::TempTracePath;
 
-const std::string kBuild = testing::BuildDirOfThisExecutable();
-const std::string kCli = kBuild + "/bin/cuscope";
-const std::string kApp = kBuild + "/bin/replay_app";
+const std::string kCli = testing::BuildTree::Cli();
+const std::string kApp = testing::BuildTree::Bin("replay_app");
 constexpr const char* kResults[] = {"hash_histogram", "hash_inplace", "hash_accumulate", "counter"};
 
-class ReplayGpuTest : public ::testing::Test {
- protected:
-  void SetUp() override {
-    if (!HaveGpu()) GTEST_SKIP() << "no GPU on this machine";
-  }
-};
+class ReplayGpuTest : public testing::GpuTest {};
 
 void ExpectSameResults(const std::string& plain_output, const std::string& profiled_output) {
   auto want = ParseKeyValues(plain_output), got = ParseKeyValues(profiled_output);
