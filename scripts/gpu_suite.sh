@@ -3,8 +3,8 @@
 #   scripts/gpu_suite.sh [OUT_DIR]
 # Needs build-device/ from scripts/build_for_device.sh. Runs the gpu-labelled tests, every example
 # and its fixed twin under `cuscope profile` + `cuscope analyze`, the overhead measurements and
-# the long run, the kernel-metrics comparison with ncu, and writes the logs and the known-work
-# trace under OUT_DIR (default gpu-results).
+# the long run, the kernel-metrics comparison with ncu, the top-down suite, and writes the logs and
+# the known-work trace under OUT_DIR (default gpu-results).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 out=${1:-gpu-results}
@@ -19,6 +19,8 @@ nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv
 
 echo "== gpu-labelled tests (collector_gpu_test)"
 "$B/bin/collector_gpu_test" --gtest_output=xml:"$out/gpu_tests.xml" 2>&1 | grep -E "^\[ +(OK|FAILED|SKIPPED|PASSED) +\]|Failure|Expected|Actual|Which is|cuscope:" | head -80
+echo "== GPU counter samplers (gpu_counters_gpu_test)"
+"$B/bin/gpu_counters_gpu_test" --gtest_output=xml:"$out/gpu_counters_tests.xml" 2>&1 | grep -E "^\[ +(OK|FAILED|SKIPPED|PASSED) +\]|Failure|Expected|Which is|busy median" | head -40
 
 echo "== the known-work trace that ships in traces/"
 "$cli" profile -q -f -o "$out/h200_known_work" -- "$B/examples/example_known_work" | tail -3
@@ -86,3 +88,5 @@ ls -l "$tmp/long_run.cuscope"
 
 echo "== kernel metrics against ncu --clock-control none (scripts/ncu_compare.sh)"
 bash scripts/ncu_compare.sh "$out/ncu" && rm -rf "$out/ncu"
+echo "== the one-run top-down, GPU counter sampling cost, PM vs Range Profiler (scripts/top_down_suite.sh)"
+bash scripts/top_down_suite.sh "$out/top_down"
