@@ -15,6 +15,7 @@ namespace {
 
 using ::cuscope::testing::FusedRun;
 using ::cuscope::testing::LaunchBoundRun;
+using ::cuscope::testing::SyntheticTrace;
 
 RunFigures Load(const std::string& path) {
   absl::StatusOr<RunFigures> f = LoadRunFigures(path);
@@ -54,6 +55,21 @@ TEST(RunFiguresTest, FromASyntheticTrace) {
   EXPECT_EQ(f.gpu_active_ns, 7'984'000u);
   EXPECT_NEAR(f.gpu_busy_share, 1.6 / 7.984, 1e-9);
   ASSERT_NE(f.top_finding(), nullptr);
+}
+
+// Two timeline windows, the GPU busy throughout each and not recorded between them: the time
+// between is not idle, and the busy share is that of the windows.
+TEST(RunFiguresTest, TimeOutsideTheCaptureWindowsIsNotIdle) {
+  SyntheticTrace t;
+  t.AddDevice(::cuscope::testing::H200Device());
+  t.TimelineWindow(0, 1000);
+  t.TimelineWindow(3000, 4000);
+  t.Kernel("first", 0, 1000);
+  t.Kernel("second", 3000, 1000);
+  const RunFigures f = Load(t.Write());
+  EXPECT_EQ(f.gpu_busy_ns, 2'000'000u);
+  EXPECT_EQ(f.gpu_active_ns, 2'000'000u);
+  EXPECT_DOUBLE_EQ(f.gpu_busy_share, 1.0);
 }
 
 TEST(DiffTest, FusingTheLaunchLoopHelped) {
