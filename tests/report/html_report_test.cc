@@ -7,6 +7,7 @@
 #include "google/protobuf/struct.pb.h"
 #include "google/protobuf/util/json_util.h"
 #include "gtest/gtest.h"
+#include "lib/core/gpu_counters.h"
 #include "lib/core/metric_sets.h"
 #include "lib/report/report_data.h"
 #include "tests/report/report_test_traces.h"
@@ -172,11 +173,48 @@ TEST(ReportDataTest, TheNumbersOfTheAnalysis) {
       static_cast<double>(analysis.summary.devices(0).busy_ns()) / static_cast<double>(analysis.summary.span_ns());
   EXPECT_NEAR(sum / 1000, expected, 0.002);
 
-  // The tables the analyzer made, and the kernel-metrics table.
+  // The baseline, the tables the analyzer made, and the kernel-metrics table.
   const auto& tables = At(data, "tables").list_value();
-  ASSERT_EQ(static_cast<size_t>(tables.values_size()), analysis.tables.size() + 1);
-  EXPECT_EQ(At(tables.values(0).struct_value(), "name").string_value(), "cuda_gpu_kern_sum");
+  ASSERT_EQ(static_cast<size_t>(tables.values_size()), analysis.tables.size() + 2);
+  EXPECT_EQ(At(tables.values(0).struct_value(), "name").string_value(), "baseline");
+  EXPECT_EQ(At(tables.values(1).struct_value(), "name").string_value(), "cuda_gpu_kern_sum");
   EXPECT_EQ(At(tables.values(tables.values_size() - 1).struct_value(), "name").string_value(), "kern_metrics");
+}
+
+// A one-run top-down with GPU counters: the page has the baseline, the utilization over time and
+// the hot-kernel list with each kernel's verdict, ahead of the summary tables.
+TEST(ReportDataTest, TopDownRunShowsBothHalves) {
+  SyntheticTrace t;
+  t.AddDevice(testing::H200Device());
+  t.header().mutable_config()->set_top_down_kernels(1);
+  const core::KernelConfig gemm = testing::Config("_Z4gemmPfS_", 264, 256);
+  t.TimelineWindowOpens(0);
+  for (int i = 0; i < 4; ++i) t.KernelWith(gemm, i * 250.0, 200);
+  t.Counter(std::string(core::counter::kPmSmActivePct), v1::COUNTER_SOURCE_PM_SAMPLING, {{0, 1000, 80}});
+  t.TimelineWindowCloses(1000, "duration");
+  t.TopDown(1100, 800, {{gemm, 800, 4}});
+  t.MetricsAfterWindow(gemm, 2000, 500,
+                       {{std::string(core::metric::kDuration), 2e5},
+                        {std::string(core::metric::kSmThroughputPct), 85},
+                        {std::string(core::metric::kMemoryThroughputPct), 40},
+                        {std::string(core::metric::kDramThroughputPct), 20},
+                        {std::string(core::metric::kL2ThroughputPct), 30}});
+  const core::Trace trace = t.Load();
+  const analysis::Analysis analysis = analysis::Analyze(trace, analysis::AnalyzeOptions());
+  const Struct data = EmbeddedData(RenderHtmlPage(BuildReportData(trace, analysis, "run.cuscope"), "t"));
+  const auto& tables = At(data, "tables").list_value();
+  ASSERT_GE(tables.values_size(), 3);
+  EXPECT_EQ(At(tables.values(0).struct_value(), "name").string_value(), "baseline");
+  EXPECT_EQ(At(tables.values(1).struct_value(), "name").string_value(), "gpu_utilization_over_time");
+  const Struct& top_down = tables.values(2).struct_value();
+  EXPECT_EQ(At(top_down, "name").string_value(), "top_down");
+  ASSERT_EQ(At(top_down, "rows").list_value().values_size(), 1);
+  std::string row;
+  for (const Value& cell : At(top_down, "rows").list_value().values(0).list_value().values()) {
+    row += cell.string_value() + "|";
+  }
+  EXPECT_TRUE(absl::StrContains(row, "gemm")) << row;
+  EXPECT_TRUE(absl::StrContains(row, "compute-bound")) << row;
 }
 
 TEST(ReportDataTest, EmptyTrace) {
