@@ -61,14 +61,20 @@ GpuCounterSampler::GpuCounterSampler(GpuCounterSamplerOptions options, Emit emit
 
 GpuCounterSampler::~GpuCounterSampler() { Stop(); }
 
-absl::Status GpuCounterSampler::Start() {
+absl::Status GpuCounterSampler::Prepare() {
   {
     std::lock_guard<std::mutex> lock(mu_);
-    if (started_ || stopped_) return absl::FailedPreconditionError("GPU counter sampling was already started");
-    started_ = true;
+    if (prepared_ || started_ || stopped_) {
+      return absl::FailedPreconditionError("GPU counter sampling was already prepared");
+    }
   }
+  prepared_ = true;
+  prepare_status_ = PrepareSources();
+  return prepare_status_;
+}
+
+absl::Status GpuCounterSampler::PrepareSources() {
   std::vector<std::string> failures;  // one line per source that does not run
-  std::vector<std::string> names;
 
   // The devices: as given, or as the trace header would have them.
   std::vector<v1::Device> info = options_.device_info;
@@ -100,7 +106,7 @@ absl::Status GpuCounterSampler::Start() {
     for (uint32_t device : devices) {
       pm_options.device = device;
       auto sampler = PmSampler::Create(pm_options);
-      absl::Status st = sampler.ok() ? (*sampler)->Start() : sampler.status();
+      absl::Status st = sampler.status();
       if (!st.ok()) {
         pm_failures.emplace_back(device, std::string(st.message()));
         // The same refusal on every device (counter permission is machine-wide): say it once.
@@ -112,9 +118,6 @@ absl::Status GpuCounterSampler::Start() {
       if (!left_out.empty() && !options_.pm_metrics.empty() && !rejected_reported) {
         rejected_reported = true;
         warn_(absl::StrCat("PM sampling leaves out what it cannot sample: ", left_out));
-      }
-      for (const auto& m : s.metrics()) {
-        if (std::find(names.begin(), names.end(), m) == names.end()) names.push_back(m);
       }
       pm_.push_back(std::move(*sampler));
     }
@@ -144,7 +147,6 @@ absl::Status GpuCounterSampler::Start() {
         if (sampler.ok()) {
           nvml_library_ = std::move(*library);
           nvml_ = std::make_unique<nvml::NvmlSampler>(std::move(*sampler));
-          for (auto& n : nvml_->counters()) names.push_back(std::move(n));
         } else {
           nvml_status = sampler.status();
         }
@@ -160,6 +162,45 @@ absl::Status GpuCounterSampler::Start() {
     return absl::UnavailableError(absl::StrCat("no GPU counters can be sampled: ", why));
   }
   for (const auto& f : failures) warn_(f);
+  return absl::OkStatus();
+}
+
+absl::Status GpuCounterSampler::Start() {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (started_ || stopped_) return absl::FailedPreconditionError("GPU counter sampling was already started");
+    started_ = true;
+  }
+  if (!prepared_) {
+    prepared_ = true;
+    prepare_status_ = PrepareSources();
+  }
+  if (!prepare_status_.ok()) return prepare_status_;
+  // PM sampling begins on every prepared device; one that will not start is named and left out.
+  std::vector<std::pair<uint32_t, std::string>> pm_failures;
+  for (auto it = pm_.begin(); it != pm_.end();) {
+    if (absl::Status st = (*it)->Start(); !st.ok()) {
+      pm_failures.emplace_back((*it)->device(), std::string(st.message()));
+      (void)(*it)->Finish();
+      it = pm_.erase(it);
+    } else {
+      ++it;
+    }
+  }
+  const std::vector<std::string> pm_lines = PmFailureLines(pm_failures);
+  if (pm_.empty() && nvml_ == nullptr) {
+    return absl::UnavailableError(absl::StrCat("no GPU counters can be sampled: ", absl::StrJoin(pm_lines, "; ")));
+  }
+  for (const auto& line : pm_lines) warn_(line);
+  std::vector<std::string> names;
+  for (const auto& pm : pm_) {
+    for (const auto& m : pm->metrics()) {
+      if (std::find(names.begin(), names.end(), m) == names.end()) names.push_back(m);
+    }
+  }
+  if (nvml_ != nullptr) {
+    for (auto& n : nvml_->counters()) names.push_back(std::move(n));
+  }
   // The thread starts under the lock, so a Stop racing with this Start either comes first (and
   // nothing starts) or finds the thread to join.
   absl::Status started;
@@ -195,7 +236,15 @@ void GpuCounterSampler::Stop() {
     thread = std::move(thread_);
   }
   cv_.notify_all();
-  if (thread.joinable()) thread.join();
+  if (thread.joinable()) {
+    thread.join();  // its last round releases the counters
+  } else {
+    // Prepared but never started: the counters are enabled all the same.
+    for (auto& pm : pm_) (void)pm->Finish();
+    pm_.clear();
+    nvml_.reset();
+    nvml_library_.reset();
+  }
 }
 
 std::vector<std::string> GpuCounterSampler::counters() const {

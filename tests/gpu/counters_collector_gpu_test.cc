@@ -139,6 +139,17 @@ TEST_F(CountersCollectorGpuTest, TopDownStopsSamplingBeforeItsKernelMetrics) {
   const auto pm = Samples(*t, v1::COUNTER_SOURCE_PM_SAMPLING);
   ASSERT_FALSE(pm.empty());
   for (const auto* c : pm) EXPECT_LT(c->start, first_replay);
+  // Prepared when the program made its context, the sampler starts with the window: its first
+  // samples come within milliseconds of cudaProfilerStart, not after the set-up.
+  uint64_t window_open = 0;
+  for (const auto& w : t->windows) {
+    if (w.kind() == v1::WINDOW_KIND_TIMELINE && w.start_ns() != 0 && window_open == 0) window_open = w.start_ns();
+  }
+  ASSERT_NE(window_open, 0u);
+  uint64_t first_sample = UINT64_MAX;
+  for (const auto* c : pm) first_sample = std::min(first_sample, c->start);
+  EXPECT_LT(windows[0].begin, window_open + 50'000'000);
+  EXPECT_LT(first_sample, window_open + 60'000'000) << (first_sample - window_open) / 1e6 << " ms";
 
   // Both halves in one report, and the counters' figures.
   auto analysis = RunCommand(absl::StrCat(kCli, " analyze ", trace, " 2>&1"));

@@ -306,6 +306,48 @@ TEST_F(GpuCountersGpuTest, WhileSamplingTheCountersAreTakenAndFinishFreesThem) {
   EXPECT_TRUE(again.ok()) << again.status();
 }
 
+// Prepared ahead, sampling begins at Start within milliseconds: the set-up cost is paid before the
+// window. A sampler prepared and then stopped without starting gives the counters back.
+TEST_F(GpuCountersGpuTest, APreparedSamplerStartsAtOnceAndAnUnstartedOneFreesTheCounters) {
+  std::string error;
+  ASSERT_TRUE(InitGpuForCounters(0, &error)) << error;
+  GpuCounterSamplerOptions options;
+  options.devices = {0};
+  std::mutex mu;
+  std::vector<Point> sm_active;
+  const auto emit = [&](std::vector<CounterBatch> batches) {
+    std::lock_guard<std::mutex> lock(mu);
+    for (auto& b : batches) {
+      if (b.name == core::counter::kPmSmActivePct) sm_active.insert(sm_active.end(), b.points.begin(), b.points.end());
+    }
+  };
+  const auto warn = [](const std::string& line) { std::fprintf(stderr, "cuscope: %s\n", line.c_str()); };
+  {
+    GpuCounterSampler unstarted(options, emit, warn);
+    const absl::Status prepared = unstarted.Prepare();
+    if (absl::IsPermissionDenied(prepared)) GTEST_SKIP() << prepared;
+    ASSERT_TRUE(prepared.ok()) << prepared;
+    EXPECT_FALSE(unstarted.Prepare().ok());  // once
+    unstarted.Stop();
+  }
+  GpuCounterSampler sampler(options, emit, warn);
+  const uint64_t t0 = Now();
+  ASSERT_TRUE(sampler.Prepare().ok());  // the counters were given back by the unstarted one
+  const uint64_t t1 = Now();
+  ASSERT_TRUE(sampler.Start().ok());
+  const uint64_t t2 = Now();
+  SleepMs(300);
+  sampler.Stop();
+  std::printf("Prepare %.1f ms, Start %.1f ms\n", (t1 - t0) / 1e6, (t2 - t1) / 1e6);
+  EXPECT_LT(t2 - t1, 50 * kMs);
+  std::lock_guard<std::mutex> lock(mu);
+  ASSERT_FALSE(sm_active.empty());
+  // The first sample within a few intervals of Start, none from before it.
+  EXPECT_GE(sm_active.front().start + kMs, t1);
+  EXPECT_LT(sm_active.front().start, t2 + 20 * kMs);
+  EXPECT_GT(sm_active.size(), 200u);  // ~300 at 1 ms
+}
+
 TEST_F(GpuCountersGpuTest, OverflowIsCountedAndSamplingGoesOnAfterADrain) {
   std::string error;
   ASSERT_TRUE(InitGpuForCounters(0, &error)) << error;
