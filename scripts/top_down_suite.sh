@@ -45,6 +45,7 @@ grep -h "checksum\|ms_per_step" "$out/plain.log" "$out/top_down.log"
 grep -h "^cuscope:" "$out/top_down.log"
 "$cli" analyze "$out/top_down.cuscope" > "$out/top_down_analysis.txt" 2>&1
 cat "$out/top_down_analysis.txt" | cut -c1-200 | head -90
+grep -A16 "^GPU counters:" "$out/top_down_analysis.txt" | cut -c1-200
 "$cli" stats --report gpu_metrics "$out/top_down.cuscope" 2>&1 | cut -c1-160 | head -30
 "$cli" dump "$out/top_down.cuscope" | grep -E "^(metrics|hot|top-down|window)" > "$out/top_down.dump"
 grep -E "^(hot|top-down)" "$out/top_down.dump" | cut -c1-200

@@ -2,11 +2,12 @@
 // (each thread reads what it wrote last launch) and accumulation across launches. The program
 // prints a bit-exact hash of every result, so a test can compare runs with and without kernel
 // replay.
-//   replay_app [--iterations N] [--window K] [--pause-ms P] [--hold-ms H]
+//   replay_app [--iterations N] [--window K] [--pause-ms P] [--hold-ms H] [--before-ms B]
 // With --window K the first K iterations run between cudaProfilerStart and cudaProfilerStop (a
 // top-down's timeline window) and the rest after it, P ms later (the top-down chooses its kernels
 // within a fraction of a second of the window's end). --hold-ms H keeps the window open H ms
-// before its first launch, the GPU idle (time for GPU counter sampling to start).
+// before its first launch, the GPU idle; --before-ms B waits B ms between the program's set-up and
+// cudaProfilerStart (time for GPU counter sampling to be prepared before the window).
 #include <cuda_profiler_api.h>
 #include <cuda_runtime.h>
 
@@ -73,11 +74,13 @@ int main(int argc, char** argv) {
   int window = -1;
   int pause_ms = 0;
   int hold_ms = 0;
+  int before_ms = 0;
   for (int i = 1; i + 1 < argc; i += 2) {
     if (std::strcmp(argv[i], "--iterations") == 0) iterations = std::atoi(argv[i + 1]);
     if (std::strcmp(argv[i], "--window") == 0) window = std::atoi(argv[i + 1]);
     if (std::strcmp(argv[i], "--pause-ms") == 0) pause_ms = std::atoi(argv[i + 1]);
     if (std::strcmp(argv[i], "--hold-ms") == 0) hold_ms = std::atoi(argv[i + 1]);
+    if (std::strcmp(argv[i], "--before-ms") == 0) before_ms = std::atoi(argv[i + 1]);
   }
   std::vector<uint32_t> h_in(kN);
   std::vector<float> h_x(kN);
@@ -104,6 +107,7 @@ int main(int argc, char** argv) {
   CHECK(cudaDeviceSynchronize());
 
   if (window >= 0) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(before_ms));
     CHECK(cudaProfilerStart());
     std::this_thread::sleep_for(std::chrono::milliseconds(hold_ms));
   }
