@@ -12,6 +12,7 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <set>
 #include <thread>
 #include <vector>
 
@@ -126,17 +127,22 @@ struct State {
   // GPU counters over time (config.gpu_metrics): the control thread runs a sampler while a timeline
   // window is open and a CUDA context exists (PM sampling needs an initialized driver, which
   // InitializeInjection runs inside of); the top-down stops it for good when its window closes, so
-  // the Range Profiler finds the counters free. Every sampler is kept to the end for its counts.
+  // the Range Profiler finds the counters free.
   std::atomic<bool> context_seen{false};
-  std::mutex samplers_mu;  // guards the list, not the samplers
-  std::vector<std::unique_ptr<GpuCounterSampler>> samplers;
   // Starting and stopping: the control thread, the exit handler, StopCollector.
   std::mutex sampling_mu;
-  GpuCounterSampler* sampling = nullptr;  // the running one; guarded by sampling_mu
+  // The running sampler; the writer reads its counts under samplers_mu, the rest is sampling_mu's.
+  std::mutex samplers_mu;
+  std::unique_ptr<GpuCounterSampler> sampling;
+  uint64_t samples_done = 0, overflows_done = 0;  // of the samplers stopped; samplers_mu
   std::atomic<bool> sampling_running{false};
-  // Set up ahead of the window, so sampling begins when it opens rather than ~0.4 s later.
+  // Set up ahead of the first window, so sampling begins when it opens rather than ~0.4 s later.
   std::unique_ptr<GpuCounterSampler> sampling_prepared;  // guarded by sampling_mu
   std::atomic<bool> sampling_ready{false};
+  std::atomic<bool> sampling_started_once{false};  // later windows prepare when they open
+  // The samplers' warnings, each said once however many windows there are.
+  std::mutex warned_mu;
+  std::set<std::string> warned;
   // Not again: a start failed (not retried), or the program is exiting.
   std::atomic<bool> sampling_off{false};
   std::vector<CounterBatch> counter_batches;  // guarded by queue_mu
@@ -320,7 +326,13 @@ void TakeProfiled(State& s) {
 }
 
 void WriteChunk(State& s, bool final_chunk) {
-  if (s.write_failed.load()) return;
+  if (s.write_failed.load()) {
+    // Nothing more is written: counter samples still arriving are dropped here, or the writer
+    // would wake for them again and again.
+    std::lock_guard<std::mutex> lock(s.queue_mu);
+    s.counter_batches.clear();
+    return;
+  }
   if (!s.header_written) {
     auto sys = QuerySystem();
     if (sys.ok()) {
@@ -333,6 +345,7 @@ void WriteChunk(State& s, bool final_chunk) {
     }
     if (auto st = s.writer->WriteHeader(s.header); !st.ok()) {
       s.write_failed.store(true);
+      WakeControl(s);  // the GPU counters stop too
       ++s.write_errors;
       Warn(s, absl::StrCat(st.message(), "; profiling stopped"));
       DisableKinds(s);
@@ -384,18 +397,14 @@ void WriteChunk(State& s, bool final_chunk) {
   st->set_write_errors(s.write_errors);
   {
     std::lock_guard<std::mutex> lock(s.samplers_mu);
-    uint64_t samples = 0, overflows = 0;
-    for (const auto& sampler : s.samplers) {
-      samples += sampler->samples();
-      overflows += sampler->overflows();
-    }
-    st->set_counter_samples(samples);
-    st->set_counter_sample_overflows(overflows);
+    st->set_counter_samples(s.samples_done + (s.sampling ? s.sampling->samples() : 0));
+    st->set_counter_sample_overflows(s.overflows_done + (s.sampling ? s.sampling->overflows() : 0));
   }
   // bytes_written counts what was on disk before this chunk.
   st->set_bytes_written(s.writer->bytes_written());
   if (auto ws = s.writer->WriteChunk(chunk); !ws.ok()) {
     s.write_failed.store(true);
+    WakeControl(s);  // the GPU counters stop too
     ++s.write_errors;
     Warn(s, absl::StrCat(ws.message(), "; profiling stopped, the trace keeps what was written before"));
     DisableKinds(s);
@@ -482,7 +491,8 @@ bool SamplingWanted(const State& s) { return SamplingPossible(s) && s.collecting
 bool SamplingDue(const State& s, bool prepare_ahead) {
   if (!s.config.gpu_metrics) return false;
   const bool running = s.sampling_running.load(), ready = s.sampling_ready.load();
-  return SamplingWanted(s) != running || (prepare_ahead && SamplingPossible(s) && !running && !ready) ||
+  return SamplingWanted(s) != running ||
+         (prepare_ahead && !s.sampling_started_once.load() && SamplingPossible(s) && !running && !ready) ||
          (!SamplingPossible(s) && ready);
 }
 
@@ -490,7 +500,7 @@ void StopSampling(State& s);
 void ReleasePrepared(State& s);
 
 // Stops the counters at exit before anything they use is torn down. The sampler thread decodes
-// with objects of the profiler host library, which CUPTI loads when sampling starts; their static
+// with objects of the profiler host library, which CUPTI loads when sampling is prepared; their static
 // destructors run at exit in reverse order of registration, so a handler registered after that
 // load runs before them (the collector's own exit handler, registered at start, would run after
 // and find them freed: "double free or corruption").
@@ -516,7 +526,14 @@ std::unique_ptr<GpuCounterSampler> NewSampler(State& s) {
         }
         s.queue_cv.notify_one();
       },
-      [&s](const std::string& msg) { Warn(s, msg); });
+      [&s](const std::string& msg) {
+        // A sampler per window: what one says, the next would repeat.
+        {
+          std::lock_guard<std::mutex> lock(s.warned_mu);
+          if (!s.warned.insert(msg).second) return;
+        }
+        Warn(s, msg);
+      });
 }
 
 // Under sampling_mu. A sampler that cannot be set up (no permission for the counters, no NVML, a
@@ -558,10 +575,10 @@ void StartSampling(State& s) {
   QueueWindow(s, true, "gpu metrics", v1::WINDOW_KIND_COUNTER_SAMPLING, started);
   {
     std::lock_guard<std::mutex> lock(s.samplers_mu);
-    s.samplers.push_back(std::move(sampler));
-    s.sampling = s.samplers.back().get();
+    s.sampling = std::move(sampler);
   }
   s.sampling_running.store(true);
+  s.sampling_started_once.store(true);
 }
 
 // Under sampling_mu. Returns when the counters are free and the last samples are queued for the
@@ -569,17 +586,24 @@ void StartSampling(State& s) {
 void StopSampling(State& s) {
   if (s.sampling == nullptr) return;
   s.sampling->Stop();
-  s.sampling = nullptr;
+  {
+    std::lock_guard<std::mutex> lock(s.samplers_mu);
+    s.samples_done += s.sampling->samples();
+    s.overflows_done += s.sampling->overflows();
+    s.sampling.reset();
+  }
   s.sampling_running.store(false);
   QueueWindow(s, false, "gpu metrics", v1::WINDOW_KIND_COUNTER_SAMPLING);
   s.queue_cv.notify_one();
 }
 
-// Control thread. Prepares a sampler as soon as sampling is possible, so a window that opens
-// later is sampled from its start; releases it when sampling cannot come any more (the top-down's
-// window closed: the Range Profiler needs the counters). Preparing holds the control thread for
-// the set-up (~0.4 s), so it is left to the window's opening when that is due sooner
+// Control thread. Prepares a sampler as soon as sampling is possible, so the first window, even if
+// it opens later, is sampled from its start; releases it when sampling cannot come any more (the
+// top-down's window closed: the Range Profiler needs the counters). Preparing holds the control
+// thread for the set-up (~0.4 s), so it is left to the window's opening when that is due sooner
 // (`prepare_ahead` false): the window then opens on time and its samples begin after the set-up.
+// Later windows (cudaProfilerStart/Stop ranges) prepare when they open: preparing after each one
+// closed would hold the counters between windows and the control thread after each.
 void ReconcileSampling(State& s, bool prepare_ahead) {
   if (!s.config.gpu_metrics) return;
   std::lock_guard<std::mutex> lock(s.sampling_mu);
@@ -588,7 +612,8 @@ void ReconcileSampling(State& s, bool prepare_ahead) {
   if (!wanted && s.sampling != nullptr) StopSampling(s);
   if (!SamplingPossible(s)) {
     ReleasePrepared(s);
-  } else if (prepare_ahead && s.sampling == nullptr && s.sampling_prepared == nullptr) {
+  } else if (prepare_ahead && !s.sampling_started_once.load() && s.sampling == nullptr &&
+             s.sampling_prepared == nullptr) {
     PrepareSampling(s);
   }
 }
@@ -825,9 +850,9 @@ absl::Status StartCollector(const core::Config& config, const std::string& entry
   if (!config.metrics.empty()) StartKernelMetrics(*s);
   if (config.top_down_kernels > 0) s->builder.EnableKernelTotals();
   if (config.gpu_metrics) {
-    // Counters are sampled once the program has a context: already, when linked in late, or at
-    // its first context creation.
-    s->context_seen.store(DriverHasContext());
+    // Counters are sampled once the program has a context: at its first context creation, or
+    // already, when linked in late. The callback goes on first, so a context made meanwhile is
+    // seen one way or the other.
     if (auto st = CuptiStatus(
             cuptiEnableCallback(1, s->subscriber, CUPTI_CB_DOMAIN_RESOURCE, CUPTI_CBID_RESOURCE_CONTEXT_CREATED),
             "cuptiEnableCallback");
@@ -835,6 +860,7 @@ absl::Status StartCollector(const core::Config& config, const std::string& entry
       Warn(*s, absl::StrCat("GPU counters over time are off: ", st.message(), "; the timeline goes on"));
       s->sampling_off.store(true);
     }
+    if (DriverHasContext()) s->context_seen.store(true);
   }
   s->writer_thread = std::thread(WriterLoop, s);
   s->control_thread = std::thread(ControlLoop, s);

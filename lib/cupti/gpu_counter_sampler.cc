@@ -62,13 +62,14 @@ GpuCounterSampler::GpuCounterSampler(GpuCounterSamplerOptions options, Emit emit
 GpuCounterSampler::~GpuCounterSampler() { Stop(); }
 
 absl::Status GpuCounterSampler::Prepare() {
+  std::lock_guard<std::mutex> setup(setup_mu_);
   {
     std::lock_guard<std::mutex> lock(mu_);
     if (prepared_ || started_ || stopped_) {
       return absl::FailedPreconditionError("GPU counter sampling was already prepared");
     }
+    prepared_ = true;
   }
-  prepared_ = true;
   prepare_status_ = PrepareSources();
   return prepare_status_;
 }
@@ -166,15 +167,16 @@ absl::Status GpuCounterSampler::PrepareSources() {
 }
 
 absl::Status GpuCounterSampler::Start() {
+  std::lock_guard<std::mutex> setup(setup_mu_);
+  bool prepare = false;
   {
     std::lock_guard<std::mutex> lock(mu_);
     if (started_ || stopped_) return absl::FailedPreconditionError("GPU counter sampling was already started");
     started_ = true;
-  }
-  if (!prepared_) {
+    prepare = !prepared_;
     prepared_ = true;
-    prepare_status_ = PrepareSources();
   }
+  if (prepare) prepare_status_ = PrepareSources();
   if (!prepare_status_.ok()) return prepare_status_;
   // PM sampling begins on every prepared device; one that will not start is named and left out.
   std::vector<std::pair<uint32_t, std::string>> pm_failures;
@@ -238,13 +240,16 @@ void GpuCounterSampler::Stop() {
   cv_.notify_all();
   if (thread.joinable()) {
     thread.join();  // its last round releases the counters
-  } else {
-    // Prepared but never started: the counters are enabled all the same.
-    for (auto& pm : pm_) (void)pm->Finish();
-    pm_.clear();
-    nvml_.reset();
-    nvml_library_.reset();
+    return;
   }
+  // No thread: prepared and never started (the counters are enabled all the same), or a Prepare or
+  // Start still setting up on another thread, which is waited for (a Start that finds stop_ set
+  // releases everything itself).
+  std::lock_guard<std::mutex> setup(setup_mu_);
+  for (auto& pm : pm_) (void)pm->Finish();
+  pm_.clear();
+  nvml_.reset();
+  nvml_library_.reset();
 }
 
 std::vector<std::string> GpuCounterSampler::counters() const {

@@ -91,8 +91,8 @@ class GpuCounterSampler {
   // where allowed, NVML loaded. This is the slow part (~0.4 s measured on an H200 in a PyTorch
   // process), so a caller that knows sampling will be wanted prepares ahead and Start then begins
   // at once. OK if at least one source is ready (each that is not is named in one Warn); otherwise
-  // an error naming why for each. The counters are held from here until Stop. Calling thread
-  // (CUPTI and NVML calls, no CUDA runtime); Prepare and Start on the same thread.
+  // an error naming why for each. The counters are held from here until Stop. Runs on the calling
+  // thread (CUPTI and NVML calls, no CUDA runtime); a Stop from another thread waits for it.
   absl::Status Prepare();
 
   // Prepares if Prepare has not run, then starts PM sampling and the sampler thread. OK if at
@@ -130,8 +130,11 @@ class GpuCounterSampler {
   // NVML points taken since the last emit, one series per (device, counter).
   std::vector<CounterBatch> nvml_pending_;
   bool clock_warned_ = false;
-  // The thread that prepares and starts.
-  bool prepared_ = false;
+  // Held while Prepare or Start sets the sources up, so a Stop from another thread waits for them
+  // before it releases the counters. pm_, nvml_ and prepare_status_ belong to whoever holds it
+  // until the sampler thread starts. Taken before mu_, never while holding it.
+  std::mutex setup_mu_;
+  bool prepared_ = false;  // mu_
   absl::Status prepare_status_;
 
   std::vector<std::string> counters_;  // written by Start before the thread starts

@@ -149,7 +149,9 @@ TEST_F(CountersCollectorGpuTest, TopDownStopsSamplingBeforeItsKernelMetrics) {
   ASSERT_NE(window_open, 0u);
   uint64_t first_sample = UINT64_MAX;
   for (const auto* c : pm) first_sample = std::min(first_sample, c->start);
+  EXPECT_GE(windows[0].begin, window_open);  // not started before the window
   EXPECT_LT(windows[0].begin, window_open + 50'000'000);
+  EXPECT_GE(first_sample, window_open);
   EXPECT_LT(first_sample, window_open + 60'000'000) << (first_sample - window_open) / 1e6 << " ms";
 
   // Both halves in one report, and the counters' figures.
