@@ -113,14 +113,13 @@ def pair_up(cuscope_rows, ncu_rows):
         by_key[key].append(values)
     ours_by_key = defaultdict(list)
     for key, values in cuscope_rows:
-        # A dump without shapes (older traces) matches by name alone.
-        if not key[1] and not key[2]:
-            key = next((k for k in by_key if k[0] == key[0]), key)
+        # A dump without shapes (older traces) matches by name alone: every ncu launch of that name.
+        if not key[1] and not key[2] and key not in by_key:
+            by_key[key] = [v for k, rows in by_key.items() if k[0] == key[0] for v in rows]
         ours_by_key[key].append(values)
     duration = lambda v: v.get("gpu__time_duration.sum", 0)
     for key, ours in ours_by_key.items():
-        theirs = sorted(by_key.get(key, [])[: len(ours)] if len(by_key.get(key, [])) <= len(ours)
-                        else by_key[key], key=duration)
+        theirs = sorted(by_key.get(key, []), key=duration)
         ours = sorted(ours, key=duration)
         # With more ncu launches than ours, take for each of ours the closest in duration not yet taken.
         taken = set()
@@ -182,7 +181,7 @@ def main():
             a, b = verdict(means(ours)), verdict(means(theirs))
             verdicts.append((f"{short(name)} grid {grid} block {block}", len(ours), a, b))
         for (name, grid, block), k, ours, theirs in pairs:
-            print(f"### `{short(name, 100)}` grid {grid} block {block} (launch {k + 1})\n")
+            print(f"### `{short(name, 100)}` grid {grid} block {block} (launch {k + 1} by duration)\n")
             print("| metric | cuscope | ncu | difference | within |")
             print("| --- | ---: | ---: | ---: | --- |")
             for metric in ours:

@@ -70,6 +70,7 @@ if [ "$quick" != --quick ]; then
 
   echo "== 3. GPU counter sampling at the default rate: off vs on, 5 runs each, alternating"
   median() { sort -n | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
+  rm -f "$out"/sampling_*.all_seconds "$out"/sampling_*.ms_per_step
   launchy=("$B/examples/example_launch_overhead" --steps 200000)
   gemmy=("$python" examples/torch_top_down.py --steps 1500)
   for prog_name in launch gemm; do
@@ -86,10 +87,11 @@ if [ "$quick" != --quick ]; then
     done
     off=$(median < "$out/sampling_${prog_name}_off.all_seconds"); on=$(median < "$out/sampling_${prog_name}_on.all_seconds")
     awk -v n=$prog_name -v a="$off" -v b="$on" \
-      'BEGIN { printf "sampling cost, %s: wall median off %.3f s, on %.3f s, added %+.3f s (%+.1f%%)\n", n, a, b, b - a, 100 * (b - a) / a }'
-    if [ -s "$out/sampling_${prog_name}_off.ms_per_step" ]; then
-      awk -v a="$(median < "$out/sampling_${prog_name}_off.ms_per_step")" -v b="$(median < "$out/sampling_${prog_name}_on.ms_per_step")" \
-        'BEGIN { printf "sampling cost, gemm: ms per step median off %.4f, on %.4f (%+.2f%%)\n", a, b, 100 * (b - a) / a }'
+      'BEGIN { if (a > 0) printf "sampling cost, %s: wall median off %.3f s, on %.3f s, added %+.3f s (%+.1f%%)\n", n, a, b, b - a, 100 * (b - a) / a; else print "sampling cost, " n ": no runs" }'
+    if [ -s "$out/sampling_${prog_name}_off.ms_per_step" ] && [ -s "$out/sampling_${prog_name}_on.ms_per_step" ]; then
+      awk -v n=$prog_name -v a="$(median < "$out/sampling_${prog_name}_off.ms_per_step")" \
+        -v b="$(median < "$out/sampling_${prog_name}_on.ms_per_step")" \
+        'BEGIN { if (a > 0) printf "sampling cost, %s: ms per step median off %.4f, on %.4f (%+.2f%%)\n", n, a, b, 100 * (b - a) / a }'
     fi
     "$cli" stats --report gpu_metrics "$out/sampling_${prog_name}_on.cuscope" 2>&1 | cut -c1-160 | head -24
   done

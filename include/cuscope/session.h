@@ -20,6 +20,8 @@
 
 namespace cuscope {
 
+// Each option is the CUSCOPE_* setting of the same meaning (README, "Using it") and is checked the
+// same way: Session::Start refuses what the environment would refuse, and error() names the setting.
 struct SessionOptions {
   // Output file name: %p process id, %h host name, %n sequence number, %q{VAR} environment
   // variable; ".cuscope" is appended if missing.

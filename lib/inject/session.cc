@@ -5,11 +5,11 @@
 #include <string>
 
 #include "absl/strings/str_cat.h"
-#include "absl/strings/str_join.h"
 #include "cuscope/cuscope.h"
 #include "cuscope/region.h"
 #include "lib/core/config.h"
 #include "lib/core/metric_sets.h"
+#include "lib/core/session_config.h"
 #include "lib/cupti/activity_collector.h"
 #include "lib/cupti/device_info.h"
 #include "lib/inject/process_hooks.h"
@@ -26,35 +26,6 @@ int Fail(const std::string& message) {
   return 1;
 }
 
-namespace {
-
-// The options as the CUSCOPE_* settings of the same meaning, checked by the one parser the
-// environment goes through, so a Session accepts and refuses exactly what injection does.
-absl::StatusOr<core::Config> ToConfig(const SessionOptions& o) {
-  std::vector<std::pair<std::string, std::string>> settings;
-  const auto set = [&settings](const char* name, std::string value) { settings.emplace_back(name, std::move(value)); };
-  set("CUSCOPE_OUTPUT", o.output);
-  if (o.force_overwrite) set("CUSCOPE_FORCE_OVERWRITE", "1");
-  if (!o.activity_kinds.empty()) set("CUSCOPE_KINDS", absl::StrJoin(o.activity_kinds, ","));
-  if (o.buffer_bytes != 0) set("CUSCOPE_BUFFER_SIZE", absl::StrCat(o.buffer_bytes));
-  if (o.buffer_pool_cap_bytes != 0) set("CUSCOPE_BUFFER_POOL_CAP", absl::StrCat(o.buffer_pool_cap_bytes));
-  if (o.flush_period_ms != 0) set("CUSCOPE_FLUSH_PERIOD_MS", absl::StrCat(o.flush_period_ms));
-  if (o.quiet) set("CUSCOPE_QUIET", "1");
-  if (!o.metrics.empty()) set("CUSCOPE_METRICS", o.metrics);
-  if (!o.kernel_name.empty()) set("CUSCOPE_KERNEL_NAME", o.kernel_name);
-  if (o.launch_skip != 0) set("CUSCOPE_LAUNCH_SKIP", absl::StrCat(o.launch_skip));
-  if (o.launch_count != 0) set("CUSCOPE_LAUNCH_COUNT", absl::StrCat(o.launch_count));
-  if (o.per_kernel_count != 1) set("CUSCOPE_PER_KERNEL_COUNT", absl::StrCat(o.per_kernel_count));
-  if (o.delay_seconds != 0) set("CUSCOPE_DELAY", absl::StrCat(o.delay_seconds));
-  if (o.duration_seconds != 0) set("CUSCOPE_DURATION", absl::StrCat(o.duration_seconds));
-  if (o.top_down != 0) set("CUSCOPE_TOP_DOWN", absl::StrCat(o.top_down));
-  if (o.top_down_launches != 3) set("CUSCOPE_TOP_DOWN_LAUNCHES", absl::StrCat(o.top_down_launches));
-  if (!o.gpu_metrics_devices.empty()) set("CUSCOPE_GPU_METRICS_DEVICES", o.gpu_metrics_devices);
-  if (o.gpu_metrics_frequency_hz != 0) set("CUSCOPE_GPU_METRICS_FREQUENCY", absl::StrCat(o.gpu_metrics_frequency_hz));
-  return core::ParseConfigFromEnvironment(settings);
-}
-
-}  // namespace
 
 Session::Session(SessionOptions options) : options_(std::move(options)) {}
 
@@ -64,7 +35,7 @@ Session::~Session() {
 
 bool Session::Start() {
   if (active_) return true;
-  auto parsed = ToConfig(options_);
+  auto parsed = core::ConfigFromSessionOptions(options_);
   if (!parsed.ok()) {
     error_ = std::string(parsed.status().message());
     return false;

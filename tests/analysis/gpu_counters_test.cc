@@ -197,6 +197,9 @@ TEST(GpuCountersTest, TheSamplersDefaultCountersGetColumns) {
   const DeviceUtilization& d = r.devices[0];
   EXPECT_EQ(d.columns, (std::vector<std::string>{"SM active (%)", "SM issue (%)", "tensor active (%)",
                                                  "DRAM read+write (%)"}));
+  ASSERT_GT(d.intervals.size(), 2u);
+  ASSERT_EQ(d.intervals[2].values.size(), 4u);
+  for (const auto& v : d.intervals[2].values) ASSERT_TRUE(v.has_value());
   EXPECT_DOUBLE_EQ(*d.intervals[2].values[1], 40);
   EXPECT_DOUBLE_EQ(*d.intervals[2].values[2], 55);
   EXPECT_DOUBLE_EQ(*d.intervals[2].values[3], 20);
