@@ -349,12 +349,18 @@ GpuCountersReport AnalyzeGpuCounters(const Timeline& timeline, const Baseline& b
       u.observed_ns = TotalLength(observed[b]);
       if (u.observed_ns > 0) u.kernel_busy_pct = 100.0 * static_cast<double>(busy[b]) / static_cast<double>(u.observed_ns);
       for (size_t c = 0; c < columns.size(); ++c) u.values.push_back(values[c][b]);
+      if (baseline.windows_recorded) {
+        for (const Interval& w : baseline.windows) {
+          if (w.begin >= u.span.begin && w.begin < u.span.end) u.window_opens = true;
+        }
+      }
       if (du.sm_active_column && u.kernel_busy_pct && u.values[*du.sm_active_column]) {
         const double diff = *u.kernel_busy_pct - *u.values[*du.sm_active_column];
         if (std::abs(diff) >= thresholds.counter_disagree_points) {
           u.disagree = true;
           ++du.disagreeing;
           if (diff > 0) ++du.busy_without_sm;
+          if (diff < 0 && u.window_opens) ++du.busier_at_window_start;
         }
       }
       du.intervals.push_back(std::move(u));
@@ -392,6 +398,7 @@ Table DeviceTable(const DeviceUtilization& du, uint64_t origin) {
       // Two literal formats: clang checks absl::StrFormat's format at compile time.
       note = diff > 0 ? absl::StrFormat("busy, SMs idle (%.0f points)", std::abs(diff))
                       : absl::StrFormat("SMs busier than the timeline (%.0f points)", std::abs(diff));
+      if (diff < 0 && u.window_opens) note += "; the window opened here";
     }
     row.push_back(note);
     t.rows.push_back(std::move(row));
@@ -437,7 +444,11 @@ std::string RenderGpuCountersText(const GpuCountersReport& r) {
         absl::StrAppend(&out, " Where kernels ran but few SMs were active, the kernels occupy few SMs (grids of "
                               "fewer blocks than SMs, one long tail block) or wait (host-mapped memory, spin loops).");
       }
-      if (du.busy_without_sm < du.disagreeing) {
+      if (du.busier_at_window_start > 0) {
+        absl::StrAppend(&out, " Where a window opened, kernels launched before it were still running: the SMs were "
+                              "busy with work the timeline starts after.");
+      }
+      if (du.busy_without_sm + du.busier_at_window_start < du.disagreeing) {
         absl::StrAppend(&out, " Where the SMs were busier than the timeline shows, work the trace did not record ran "
                               "on the GPU: another process, or dropped records.");
       }

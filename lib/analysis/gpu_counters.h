@@ -94,6 +94,9 @@ struct UtilizationInterval {
   std::vector<std::optional<double>> values;  // per column, time-weighted over the observed time
   // Timeline busy and sampled SM active differ by at least counter_disagree_points.
   bool disagree = false;
+  // A timeline window opened inside it: kernels launched before it and still running are not on
+  // the timeline, while the SMs were busy with them.
+  bool window_opens = false;
 };
 
 struct DeviceUtilization {
@@ -104,6 +107,7 @@ struct DeviceUtilization {
   uint64_t samples = 0;
   uint64_t disagreeing = 0;  // intervals flagged
   uint64_t busy_without_sm = 0;  // of them: timeline busier than the SMs
+  uint64_t busier_at_window_start = 0;  // of them: SMs busier, where a window opened
 };
 
 struct GpuCountersReport {

@@ -131,6 +131,9 @@ TEST(GpuCountersTest, UtilizationOverTimeSetsTheTimelineBesideTheSamples) {
             std::string::npos)
       << text;
   EXPECT_NE(text.find("another process, or dropped records"), std::string::npos) << text;
+  EXPECT_FALSE(d.intervals[5].window_opens);
+  EXPECT_EQ(d.busier_at_window_start, 0u);
+  EXPECT_EQ(text.find("the window opened here"), std::string::npos) << text;
 }
 
 TEST(GpuCountersTest, TheDisagreementThresholdIsAThreshold) {
@@ -176,6 +179,30 @@ TEST(GpuCountersTest, DramFromBytesPerSecondAgainstThePeak) {
   EXPECT_DOUBLE_EQ(*r.devices[0].intervals[3].values[0], 50);
   // Without an SM activity counter there is nothing to check the timeline against, and it says so.
   EXPECT_NE(RenderGpuCountersText(r).find("no SM activity counter was sampled"), std::string::npos);
+}
+
+// A window opened while kernels launched before it still ran: the SMs are busy in its first
+// interval and the timeline is not. Said as such, not as another process.
+TEST(GpuCountersTest, KernelsInFlightWhenTheWindowOpensAreExplained) {
+  SyntheticTrace s;
+  s.TimelineWindow(0, 1000, "delay");
+  s.Kernel("gemm", 100, 900);                  // the first one on the timeline
+  s.Counter(kSmActive, kPm, {{0, 1000, 90}});  // the SMs busy from the start
+  const core::Trace trace = s.Load();
+  const Timeline timeline = Timeline::Build(trace);
+  const GpuCountersReport r = AnalyzeGpuCounters(timeline, ComputeBaseline(timeline), Thresholds());
+  ASSERT_EQ(r.devices.size(), 1u);
+  const DeviceUtilization& d = r.devices[0];
+  ASSERT_EQ(d.intervals.size(), 10u);
+  EXPECT_TRUE(d.intervals[0].window_opens);
+  EXPECT_TRUE(d.intervals[0].disagree);
+  EXPECT_FALSE(d.intervals[1].window_opens);
+  EXPECT_EQ(d.disagreeing, 1u);
+  EXPECT_EQ(d.busier_at_window_start, 1u);
+  const std::string text = RenderGpuCountersText(r);
+  EXPECT_NE(text.find("SMs busier than the timeline (90 points); the window opened here"), std::string::npos) << text;
+  EXPECT_NE(text.find("kernels launched before it were still running"), std::string::npos) << text;
+  EXPECT_EQ(text.find("another process"), std::string::npos) << text;
 }
 
 // The counters the sampler records by default (lib/core/gpu_counters.h) fill the table: SM issue,
