@@ -308,6 +308,13 @@ uint64_t UnobservedNs(const Analysis& analysis, uint32_t device) {
 
 }  // namespace
 
+std::vector<Table> SectionTables(const Analysis& analysis) {
+  std::vector<Table> tables = {BaselineTable(analysis.baseline)};
+  if (!analysis.gpu_counters.devices.empty()) tables.push_back(UtilizationTable(analysis.gpu_counters));
+  if (analysis.top_down.present) tables.push_back(TopDownTable(analysis.top_down, analysis.kernel_verdicts));
+  return tables;
+}
+
 std::string RenderAnalysisText(const Analysis& analysis, const std::string& trace_path, size_t top_rows) {
   const v1::TraceSummary& s = analysis.summary;
   std::string out = absl::StrCat("cuscope analyze ", trace_path, ": ", s.records(), " records, ", s.kernels(),
@@ -411,9 +418,7 @@ v1::Report ToReport(const Analysis& analysis, const std::string& trace_path) {
   }
   // The sections report.proto has no message for travel as tables (see analyzer.h).
   std::vector<Table> tables = analysis.tables;
-  tables.push_back(BaselineTable(analysis.baseline));
-  if (!analysis.gpu_counters.devices.empty()) tables.push_back(UtilizationTable(analysis.gpu_counters));
-  if (analysis.top_down.present) tables.push_back(TopDownTable(analysis.top_down, analysis.kernel_verdicts));
+  for (Table& t : SectionTables(analysis)) tables.push_back(std::move(t));
   for (const Table& t : tables) {
     v1::Table* pt = r.add_tables();
     pt->set_name(t.name);

@@ -60,6 +60,10 @@ std::string RenderAnalysisText(const Analysis& analysis, const std::string& trac
 v1::Report ToReport(const Analysis& analysis, const std::string& trace_path);
 std::string RenderAnalysisJson(const Analysis& analysis, const std::string& trace_path);
 
+// The baseline, GPU utilization over time and top-down sections as tables, for the outputs that
+// carry them that way (the JSON, the HTML report).
+std::vector<Table> SectionTables(const Analysis& analysis);
+
 }  // namespace cuscope::analysis
 
 #endif  // CUSCOPE_LIB_ANALYSIS_ANALYZER_H_

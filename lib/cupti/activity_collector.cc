@@ -487,22 +487,26 @@ bool SamplingPossible(const State& s) {
 
 bool SamplingWanted(const State& s) { return SamplingPossible(s) && s.collecting.load(); }
 
+// The first window's sampler is prepared before the window opens (ReconcileSampling says why).
+bool PrepareAheadDue(const State& s, bool prepare_ahead) {
+  return prepare_ahead && !s.sampling_started_once.load() && SamplingPossible(s) && !s.sampling_running.load() &&
+         !s.sampling_ready.load();
+}
+
 // Whether the control thread has sampling work to do: start, stop, prepare ahead, or release.
 bool SamplingDue(const State& s, bool prepare_ahead) {
   if (!s.config.gpu_metrics) return false;
-  const bool running = s.sampling_running.load(), ready = s.sampling_ready.load();
-  return SamplingWanted(s) != running ||
-         (prepare_ahead && !s.sampling_started_once.load() && SamplingPossible(s) && !running && !ready) ||
-         (!SamplingPossible(s) && ready);
+  return SamplingWanted(s) != s.sampling_running.load() || PrepareAheadDue(s, prepare_ahead) ||
+         (!SamplingPossible(s) && s.sampling_ready.load());
 }
 
 void StopSampling(State& s);
 void ReleasePrepared(State& s);
 
 // Stops the counters at exit before anything they use is torn down. The sampler thread decodes
-// with objects of the profiler host library, which CUPTI loads when sampling is prepared; their static
-// destructors run at exit in reverse order of registration, so a handler registered after that
-// load runs before them (the collector's own exit handler, registered at start, would run after
+// with objects of the profiler host library, which CUPTI loads when sampling is prepared; their
+// static destructors run at exit in reverse order of registration, so a handler registered after
+// that load runs before them (the collector's own exit handler, registered at start, would run after
 // and find them freed: "double free or corruption").
 void StopSamplingAtExit() {
   State* s = g_state.load(std::memory_order_acquire);
@@ -511,6 +515,12 @@ void StopSamplingAtExit() {
   s->sampling_off.store(true);
   StopSampling(*s);
   ReleasePrepared(*s);
+}
+
+// One line, and no GPU counters for the rest of the session; the timeline goes on.
+void TurnSamplingOff(State& s, const absl::Status& why) {
+  s.sampling_off.store(true);
+  Warn(s, absl::StrCat("GPU counters over time are off: ", why.message(), "; the timeline goes on"));
 }
 
 std::unique_ptr<GpuCounterSampler> NewSampler(State& s) {
@@ -541,8 +551,7 @@ std::unique_ptr<GpuCounterSampler> NewSampler(State& s) {
 void PrepareSampling(State& s) {
   auto sampler = NewSampler(s);
   if (auto st = sampler->Prepare(); !st.ok()) {
-    s.sampling_off.store(true);
-    Warn(s, absl::StrCat("GPU counters over time are off: ", st.message(), "; the timeline goes on"));
+    TurnSamplingOff(s, st);
     return;
   }
   static std::once_flag exit_handler_once;
@@ -567,8 +576,7 @@ void StartSampling(State& s) {
   s.sampling_ready.store(false);
   const uint64_t started = CuptiNow();
   if (auto st = sampler->Start(); !st.ok()) {
-    s.sampling_off.store(true);
-    Warn(s, absl::StrCat("GPU counters over time are off: ", st.message(), "; the timeline goes on"));
+    TurnSamplingOff(s, st);
     sampler->Stop();
     return;
   }
@@ -612,8 +620,7 @@ void ReconcileSampling(State& s, bool prepare_ahead) {
   if (!wanted && s.sampling != nullptr) StopSampling(s);
   if (!SamplingPossible(s)) {
     ReleasePrepared(s);
-  } else if (prepare_ahead && !s.sampling_started_once.load() && s.sampling == nullptr &&
-             s.sampling_prepared == nullptr) {
+  } else if (PrepareAheadDue(s, prepare_ahead)) {
     PrepareSampling(s);
   }
 }
@@ -857,8 +864,7 @@ absl::Status StartCollector(const core::Config& config, const std::string& entry
             cuptiEnableCallback(1, s->subscriber, CUPTI_CB_DOMAIN_RESOURCE, CUPTI_CBID_RESOURCE_CONTEXT_CREATED),
             "cuptiEnableCallback");
         !st.ok()) {
-      Warn(*s, absl::StrCat("GPU counters over time are off: ", st.message(), "; the timeline goes on"));
-      s->sampling_off.store(true);
+      TurnSamplingOff(*s, st);
     }
     if (DriverHasContext()) s->context_seen.store(true);
   }

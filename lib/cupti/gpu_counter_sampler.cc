@@ -219,12 +219,7 @@ absl::Status GpuCounterSampler::Start() {
       }
     }
   }
-  if (!started.ok()) {
-    for (auto& pm : pm_) (void)pm->Finish();
-    pm_.clear();
-    nvml_.reset();
-    nvml_library_.reset();
-  }
+  if (!started.ok()) ReleaseSources();
   return started;
 }
 
@@ -246,6 +241,10 @@ void GpuCounterSampler::Stop() {
   // Start still setting up on another thread, which is waited for (a Start that finds stop_ set
   // releases everything itself).
   std::lock_guard<std::mutex> setup(setup_mu_);
+  ReleaseSources();
+}
+
+void GpuCounterSampler::ReleaseSources() {
   for (auto& pm : pm_) (void)pm->Finish();
   pm_.clear();
   nvml_.reset();

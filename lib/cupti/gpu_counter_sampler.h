@@ -118,6 +118,8 @@ class GpuCounterSampler {
   void TakeNvml(std::vector<CounterBatch>& out);
   void CheckClock(uint32_t device, uint64_t last_end);
   absl::Status PrepareSources();
+  // Disables PM sampling on every device (the counters are free again) and unloads NVML.
+  void ReleaseSources();
 
   GpuCounterSamplerOptions options_;
   Emit emit_;

@@ -5,7 +5,6 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
-#include "lib/cupti/cupti_params.h"
 #include "lib/cupti/cupti_status.h"
 #include "lib/cupti/profiler_host.h"
 
@@ -69,20 +68,7 @@ MetricEvaluator::~MetricEvaluator() { ProfilerHost::Deinitialize(host_); }
 
 absl::StatusOr<std::vector<double>> MetricEvaluator::Evaluate(const std::vector<uint8_t>& counter_data,
                                                               size_t range) const {
-  std::vector<double> values(names_.size(), 0.0);
-  auto ev = Params<CUpti_Profiler_Host_EvaluateToGpuValues_Params>(CUpti_Profiler_Host_EvaluateToGpuValues_Params_STRUCT_SIZE);
-  ev.pHostObject = host_;
-  ev.pCounterDataImage = counter_data.data();
-  ev.counterDataImageSize = counter_data.size();
-  ev.rangeIndex = range;
-  ev.ppMetricNames = const_cast<const char**>(names_.data());
-  ev.numMetrics = names_.size();
-  ev.pMetricValues = values.data();
-  if (auto st = CuptiStatus(cuptiProfilerHostEvaluateToGpuValues(&ev), "cuptiProfilerHostEvaluateToGpuValues");
-      !st.ok()) {
-    return st;
-  }
-  return values;
+  return EvaluateToGpuValues(host_, names_, counter_data, range);
 }
 
 }  // namespace cuscope::cupti

@@ -8,7 +8,6 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "lib/core/gpu_counters.h"
-#include "lib/cupti/cupti_params.h"
 #include "lib/cupti/cupti_status.h"
 #include "lib/cupti/profiler_host.h"
 
@@ -126,21 +125,7 @@ PmSamplingEvaluator::~PmSamplingEvaluator() {
 absl::StatusOr<std::vector<double>> PmSamplingEvaluator::Evaluate(const std::vector<uint8_t>& counter_data,
                                                                   size_t sample) const {
   if (counter_data.empty()) return absl::InvalidArgumentError("no counter data to evaluate");
-  std::vector<double> values(names_.size(), 0.0);
-  auto ev = Params<CUpti_Profiler_Host_EvaluateToGpuValues_Params>(
-      CUpti_Profiler_Host_EvaluateToGpuValues_Params_STRUCT_SIZE);
-  ev.pHostObject = host_;
-  ev.pCounterDataImage = counter_data.data();
-  ev.counterDataImageSize = counter_data.size();
-  ev.rangeIndex = sample;
-  ev.ppMetricNames = const_cast<const char**>(names_.data());
-  ev.numMetrics = names_.size();
-  ev.pMetricValues = values.data();
-  if (auto st = CuptiStatus(cuptiProfilerHostEvaluateToGpuValues(&ev), "cuptiProfilerHostEvaluateToGpuValues");
-      !st.ok()) {
-    return st;
-  }
-  return values;
+  return EvaluateToGpuValues(host_, names_, counter_data, sample);
 }
 
 }  // namespace cuscope::cupti

@@ -64,6 +64,26 @@ CUptiResult AddMetrics(CUpti_Profiler_Host_Object* host, const std::vector<std::
   return cuptiProfilerHostConfigAddMetrics(&a);
 }
 
+absl::StatusOr<std::vector<double>> EvaluateToGpuValues(CUpti_Profiler_Host_Object* host,
+                                                        const std::vector<const char*>& names,
+                                                        const std::vector<uint8_t>& counter_data, size_t index) {
+  std::vector<double> values(names.size(), 0.0);
+  auto ev = Params<CUpti_Profiler_Host_EvaluateToGpuValues_Params>(
+      CUpti_Profiler_Host_EvaluateToGpuValues_Params_STRUCT_SIZE);
+  ev.pHostObject = host;
+  ev.pCounterDataImage = counter_data.data();
+  ev.counterDataImageSize = counter_data.size();
+  ev.rangeIndex = index;
+  ev.ppMetricNames = const_cast<const char**>(names.data());
+  ev.numMetrics = names.size();
+  ev.pMetricValues = values.data();
+  if (auto st = CuptiStatus(cuptiProfilerHostEvaluateToGpuValues(&ev), "cuptiProfilerHostEvaluateToGpuValues");
+      !st.ok()) {
+    return st;
+  }
+  return values;
+}
+
 absl::StatusOr<ConfigImage> GetConfigImage(CUpti_Profiler_Host_Object* host) {
   ConfigImage out;
   auto size = Params<CUpti_Profiler_Host_GetConfigImageSize_Params>(CUpti_Profiler_Host_GetConfigImageSize_Params_STRUCT_SIZE);

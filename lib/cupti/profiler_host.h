@@ -46,6 +46,12 @@ struct ConfigImage {
 };
 absl::StatusOr<ConfigImage> GetConfigImage(CUpti_Profiler_Host_Object* host);
 
+// The value of every metric in `names` for range (Range Profiler) or sample (PM sampling) `index` of
+// a decoded counter-data image, on a host object the metrics were added to.
+absl::StatusOr<std::vector<double>> EvaluateToGpuValues(CUpti_Profiler_Host_Object* host,
+                                                        const std::vector<const char*>& names,
+                                                        const std::vector<uint8_t>& counter_data, size_t index);
+
 // Pointers to the names, for CUPTI's arrays of C strings; valid while `names` is unchanged.
 std::vector<const char*> CStrings(const std::vector<std::string>& names);
 

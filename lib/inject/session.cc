@@ -8,7 +8,6 @@
 #include "cuscope/cuscope.h"
 #include "cuscope/region.h"
 #include "lib/core/config.h"
-#include "lib/core/metric_sets.h"
 #include "lib/core/session_config.h"
 #include "lib/cupti/activity_collector.h"
 #include "lib/cupti/device_info.h"
@@ -40,14 +39,8 @@ bool Session::Start() {
     error_ = std::string(parsed.status().message());
     return false;
   }
-  core::Config config = *std::move(parsed);
-  for (const auto& k : config.activity_kinds) {
-    if (auto kinds = core::ParseActivityKinds(k); !kinds.ok()) {
-      error_ = std::string(kinds.status().message());
-      return false;
-    }
-  }
-  absl::Status st = inject::StartWithConfig(config, "session");
+  // The activity kinds, like every option, were checked by the parser.
+  absl::Status st = inject::StartWithConfig(*parsed, "session");
   if (!st.ok()) {
     error_ = std::string(st.message());
     if (!options_.quiet) inject::PrintLine(absl::StrCat(error_, "; profiling is off"));

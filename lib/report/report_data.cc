@@ -7,9 +7,6 @@
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
-#include "lib/analysis/baseline.h"
-#include "lib/analysis/gpu_counters.h"
-#include "lib/analysis/top_down.h"
 #include "lib/analysis/tables.h"
 #include "lib/core/kernel_selection.h"
 #include "lib/report/json.h"
@@ -310,9 +307,7 @@ std::string BuildReportData(const core::Trace& trace, const analysis::Analysis& 
   // ---- Tables.
   // The baseline first, then the counters over time and the top-down, as `cuscope analyze` orders
   // them; then the analyzer's summary tables.
-  std::vector<analysis::Table> tables = {analysis::BaselineTable(analysis.baseline)};
-  if (!analysis.gpu_counters.devices.empty()) tables.push_back(analysis::UtilizationTable(analysis.gpu_counters));
-  if (analysis.top_down.present) tables.push_back(analysis::TopDownTable(analysis.top_down, analysis.kernel_verdicts));
+  std::vector<analysis::Table> tables = analysis::SectionTables(analysis);
   tables.insert(tables.end(), analysis.tables.begin(), analysis.tables.end());
   if (!trace.metrics.empty()) tables.push_back(analysis::KernelMetricsSummary(timeline));
   w.Key("tables").BeginArray();

@@ -3,6 +3,7 @@
 // kernel that never launched again, and the metrics phase kept off the timeline.
 #include "lib/analysis/top_down.h"
 
+#include <optional>
 #include <string>
 
 #include "gtest/gtest.h"
@@ -81,6 +82,27 @@ struct TopDownRun {
   }
 };
 
+// The run as `cuscope analyze` reads it: trace, timeline, verdicts, the top-down report. Not
+// copyable: the timeline points into the trace.
+struct JudgedRun {
+  JudgedRun() {
+    run.Write(s);
+    trace = s.Load();
+    timeline.emplace(Timeline::Build(trace));
+    verdicts = JudgeKernels(*timeline, Thresholds());
+    report = BuildTopDown(*timeline, verdicts);
+  }
+  JudgedRun(const JudgedRun&) = delete;
+  JudgedRun& operator=(const JudgedRun&) = delete;
+
+  TopDownRun run;
+  SyntheticTrace s;
+  core::Trace trace;
+  std::optional<Timeline> timeline;
+  std::vector<KernelVerdict> verdicts;
+  TopDownReport report;
+};
+
 TEST(TopDownTest, TiesInTheChoiceKeepTheCollectorsOrder) {
   TopDownRun run;
   SyntheticTrace s;
@@ -124,13 +146,9 @@ TEST(TopDownTest, TiesInTheChoiceKeepTheCollectorsOrder) {
 }
 
 TEST(TopDownTest, KernelsDifferingOnlyInGridGetTheirOwnMetricRows) {
-  TopDownRun run;
-  SyntheticTrace s;
-  run.Write(s);
-  const core::Trace trace = s.Load();
-  const Timeline timeline = Timeline::Build(trace);
-  const std::vector<KernelVerdict> verdicts = JudgeKernels(timeline, Thresholds());
-  const TopDownReport r = BuildTopDown(timeline, verdicts);
+  const JudgedRun judged;
+  const std::vector<KernelVerdict>& verdicts = judged.verdicts;
+  const TopDownReport& r = judged.report;
   const std::vector<HotKernelEntry>& k = r.choices[0].kernels;
   ASSERT_TRUE(k[1].verdict && k[2].verdict);
   const KernelVerdict& small = verdicts[*k[1].verdict];
@@ -156,13 +174,9 @@ TEST(TopDownTest, KernelsDifferingOnlyInGridGetTheirOwnMetricRows) {
 }
 
 TEST(TopDownTest, AHotKernelThatNeverLaunchedAgainIsSaidPlainly) {
-  TopDownRun run;
-  SyntheticTrace s;
-  run.Write(s);
-  const core::Trace trace = s.Load();
-  const Timeline timeline = Timeline::Build(trace);
-  const std::vector<KernelVerdict> verdicts = JudgeKernels(timeline, Thresholds());
-  const TopDownReport r = BuildTopDown(timeline, verdicts);
+  const JudgedRun judged;
+  const std::vector<KernelVerdict>& verdicts = judged.verdicts;
+  const TopDownReport& r = judged.report;
   EXPECT_FALSE(r.choices[0].kernels[3].verdict.has_value());
   const std::string text = RenderTopDownText(r, verdicts);
   EXPECT_NE(text.find("  4. add [grid 128 1 1, block 256 1 1]: 3.2% of the window's kernel time (200.0 us, 2 "
