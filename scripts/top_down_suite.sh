@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The one-run top-down and GPU counters over time, measured on the GPU machine, from the
 # repository root:
-#   scripts/top_down_suite.sh [OUT_DIR] [--quick]
+#   scripts/top_down_suite.sh [OUT_DIR] [--quick|--sampling]
 # Needs build-device/ (scripts/build_for_device.sh), ncu and PyTorch.
 #   1. `cuscope profile --top-down` on a PyTorch transformer block (examples/torch_top_down.py):
 #      its wall time, its report, and its checksum against a plain run;
@@ -10,10 +10,10 @@
 #      both compared (scripts/compare_ncu.py);
 #   3. GPU counter sampling at the default rate: wall time with it off and on, medians of 5 runs
 #      each, on a launch-heavy program (example_launch_overhead) and a GEMM-heavy one
-#      (torch_top_down: its own ms per step too);
+#      (torch_top_down: its own ms per step too, over all steps and over the steady second half);
 #   4. PM-sampled SM activity against the Range Profiler's sm__throughput on a long steady kernel
 #      (example_kernel_internals --kernel fma_chains; scripts/pm_vs_range.py).
-# --quick runs 1 only.
+# --quick runs 1 only, --sampling 3 and 4 only.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 out=${1:-gpu-results}
@@ -38,19 +38,21 @@ timed() {  # timed LABEL COMMAND...: runs it, prints and records its wall time
   echo "$label: exit $rc, $took s"
 }
 
-echo "== 1. one run: cuscope profile --top-down --delay 1 --duration 1"
-timed plain "${prog[@]}"
-timed top_down "$cli" profile -f -o "$out/top_down" --top-down --delay 1 --duration 1 -- "${prog[@]}"
-grep -h "checksum\|ms_per_step" "$out/plain.log" "$out/top_down.log"
-grep -h "^cuscope:" "$out/top_down.log"
-"$cli" analyze "$out/top_down.cuscope" > "$out/top_down_analysis.txt" 2>&1
-cat "$out/top_down_analysis.txt" | cut -c1-200 | head -90
-grep -A16 "^GPU counters:" "$out/top_down_analysis.txt" | cut -c1-200
-"$cli" stats --report gpu_metrics "$out/top_down.cuscope" 2>&1 | cut -c1-160 | head -30
-"$cli" dump "$out/top_down.cuscope" | grep -E "^(metrics|hot|top-down|window)" > "$out/top_down.dump"
-grep -E "^(hot|top-down)" "$out/top_down.dump" | cut -c1-200
+if [ "$quick" != --sampling ]; then
+  echo "== 1. one run: cuscope profile --top-down --delay 1 --duration 1"
+  timed plain "${prog[@]}"
+  timed top_down "$cli" profile -f -o "$out/top_down" --top-down --delay 1 --duration 1 -- "${prog[@]}"
+  grep -h "checksum\|ms_per_step" "$out/plain.log" "$out/top_down.log"
+  grep -h "^cuscope:" "$out/top_down.log"
+  "$cli" analyze "$out/top_down.cuscope" > "$out/top_down_analysis.txt" 2>&1
+  cat "$out/top_down_analysis.txt" | cut -c1-200 | head -90
+  grep -A16 "^GPU counters:" "$out/top_down_analysis.txt" | cut -c1-200
+  "$cli" stats --report gpu_metrics "$out/top_down.cuscope" 2>&1 | cut -c1-160 | head -30
+  "$cli" dump "$out/top_down.cuscope" | grep -E "^(metrics|hot|top-down|window)" > "$out/top_down.dump"
+  grep -E "^(hot|top-down)" "$out/top_down.dump" | cut -c1-200
+fi
 
-if [ "$quick" != --quick ]; then
+if [ "$quick" = "" ]; then
   echo "== 2. two runs: a timeline run, then ncu on the same hot kernels"
   timed timeline "$cli" profile -f -o "$out/timeline" --delay 1 --duration 1 -- "${prog[@]}"
   names=$(grep "^hot" "$out/top_down.dump" | awk '{print $NF}' | paste -sd'|')
@@ -67,12 +69,15 @@ if [ "$quick" != --quick ]; then
   echo "compare_ncu exit $?"
   grep -A12 "^## Verdicts" "$out/top_down_vs_ncu.md" | cut -c1-200
   grep -E "values within" "$out/top_down_vs_ncu.md"
+fi
+
+if [ "$quick" = "" ] || [ "$quick" = --sampling ]; then
 
   echo "== 3. GPU counter sampling at the default rate: off vs on, 5 runs each, alternating"
   median() { sort -n | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
-  rm -f "$out"/sampling_*.all_seconds "$out"/sampling_*.ms_per_step
+  rm -f "$out"/sampling_*.all_seconds "$out"/sampling_*.ms_per_step "$out"/sampling_*.ms_per_step_second_half
   launchy=("$B/examples/example_launch_overhead" --steps 200000)
-  gemmy=("$python" examples/torch_top_down.py --steps 1500)
+  gemmy=("$python" examples/torch_top_down.py --steps 4000)
   for prog_name in launch gemm; do
     if [ $prog_name = launch ]; then p=("${launchy[@]}"); else p=("${gemmy[@]}"); fi
     for i in 1 2 3 4 5; do
@@ -80,19 +85,25 @@ if [ "$quick" != --quick ]; then
         devices=none; [ $mode = on ] && devices=all
         timed "sampling_${prog_name}_${mode}_$i" "$cli" profile -f -o "$out/sampling_${prog_name}_$mode" \
           --gpu-metrics-devices $devices -- "${p[@]}" > /dev/null
-        grep -h "ms_per_step" "$out/sampling_${prog_name}_${mode}_$i.log" | sed 's/.*ms_per_step=//' \
-          >> "$out/sampling_${prog_name}_${mode}.ms_per_step"
+        for field in ms_per_step ms_per_step_second_half; do
+          grep -ho "$field=[0-9.]*" "$out/sampling_${prog_name}_${mode}_$i.log" | sed 's/.*=//' \
+            >> "$out/sampling_${prog_name}_${mode}.$field"
+        done
         cat "$out/sampling_${prog_name}_${mode}_$i.seconds" >> "$out/sampling_${prog_name}_${mode}.all_seconds"
       done
     done
     off=$(median < "$out/sampling_${prog_name}_off.all_seconds"); on=$(median < "$out/sampling_${prog_name}_on.all_seconds")
     awk -v n=$prog_name -v a="$off" -v b="$on" \
       'BEGIN { if (a > 0) printf "sampling cost, %s: wall median off %.3f s, on %.3f s, added %+.3f s (%+.1f%%)\n", n, a, b, b - a, 100 * (b - a) / a; else print "sampling cost, " n ": no runs" }'
-    if [ -s "$out/sampling_${prog_name}_off.ms_per_step" ] && [ -s "$out/sampling_${prog_name}_on.ms_per_step" ]; then
-      awk -v n=$prog_name -v a="$(median < "$out/sampling_${prog_name}_off.ms_per_step")" \
-        -v b="$(median < "$out/sampling_${prog_name}_on.ms_per_step")" \
-        'BEGIN { if (a > 0) printf "sampling cost, %s: ms per step median off %.4f, on %.4f (%+.2f%%)\n", n, a, b, 100 * (b - a) / a }'
-    fi
+    for field in ms_per_step ms_per_step_second_half; do
+      if [ -s "$out/sampling_${prog_name}_off.$field" ] && [ -s "$out/sampling_${prog_name}_on.$field" ]; then
+        awk -v n=$prog_name -v f=$field -v a="$(median < "$out/sampling_${prog_name}_off.$field")" \
+          -v b="$(median < "$out/sampling_${prog_name}_on.$field")" \
+          -v offs="$(tr '\n' ' ' < "$out/sampling_${prog_name}_off.$field")" \
+          -v ons="$(tr '\n' ' ' < "$out/sampling_${prog_name}_on.$field")" \
+          'BEGIN { if (a > 0) printf "sampling cost, %s: %s median off %.4f, on %.4f (%+.2f%%); off: %s; on: %s\n", n, f, a, b, 100 * (b - a) / a, offs, ons }'
+      fi
+    done
     "$cli" stats --report gpu_metrics "$out/sampling_${prog_name}_on.cuscope" 2>&1 | cut -c1-160 | head -24
   done
   grep -h "^cuscope:" "$out"/sampling_*_on_1.log | sort | uniq -c | head
