@@ -298,14 +298,6 @@ std::string RenderKernelInternals(const Analysis& analysis) {
   return out;
 }
 
-// The device's idle time outside the capture windows, from the baseline's per-device figures.
-uint64_t UnobservedNs(const Analysis& analysis, uint32_t device) {
-  for (const DeviceBaseline& d : analysis.baseline.devices) {
-    if (d.device == device) return d.unobserved_ns;
-  }
-  return 0;
-}
-
 }  // namespace
 
 std::vector<Table> SectionTables(const Analysis& analysis) {
@@ -324,7 +316,7 @@ std::string RenderAnalysisText(const Analysis& analysis, const std::string& trac
   for (const std::string& w : analysis.warnings) absl::StrAppend(&out, "warning: ", w, "\n");
   for (const v1::DeviceSummary& d : s.devices()) {
     const uint64_t metrics_ns = std::min(d.active_ns(), d.metrics_collection_ns());
-    const uint64_t unobserved_ns = std::min(d.active_ns() - metrics_ns, UnobservedNs(analysis, d.device()));
+    const uint64_t unobserved_ns = std::min(d.active_ns() - metrics_ns, analysis.baseline.UnobservedNs(d.device()));
     absl::StrAppend(&out, "GPU ", d.device(), ": busy ", FormatPercent(d.busy_share()), " of its active ",
                     FormatDuration(d.active_ns() - metrics_ns - unobserved_ns));
     if (metrics_ns > 0) absl::StrAppend(&out, " (without ", FormatDuration(metrics_ns), " of metric collection)");

@@ -20,6 +20,13 @@ std::string Rate(double per_second) {
 
 }  // namespace
 
+uint64_t Baseline::UnobservedNs(uint32_t device) const {
+  for (const DeviceBaseline& d : devices) {
+    if (d.device == device) return d.unobserved_ns;
+  }
+  return 0;
+}
+
 Baseline ComputeBaseline(const Timeline& timeline) {
   Baseline b;
   b.windows_recorded = timeline.has_capture_windows();

@@ -52,6 +52,10 @@ struct Baseline {
   double utilization = 0;         // busy_ns / (counted_ns x devices)
   double launches_per_second = 0;
   std::vector<DeviceBaseline> devices;  // by device id; every device with GPU work on the timeline
+
+  // The device's idle time outside the capture windows (DeviceBaseline::unobserved_ns); 0 for a
+  // device without GPU work on the timeline.
+  uint64_t UnobservedNs(uint32_t device) const;
 };
 
 Baseline ComputeBaseline(const Timeline& timeline);

@@ -56,8 +56,9 @@ struct Config {
   uint64_t top_down_launches = 3;
   // GPU counters over time (PM sampling and NVML) during the timeline window: off, every device,
   // or the listed device ids. On by default with the top-down, where sampling stops when the
-  // window closes, before the Range Profiler takes the counters. 1 kHz, not nsys's 10 kHz: on the H200 decoding and evaluating one
-  // sample costs ~70 us of the sampler thread, so 10 kHz kept 64-87% of a core busy.
+  // window closes, before the Range Profiler takes the counters. 1 kHz, not nsys's 10 kHz: on the
+  // H200 decoding and evaluating one sample costs ~70 us of the sampler thread, so 10 kHz kept
+  // 64-87% of a core busy.
   bool gpu_metrics = false;
   std::vector<uint32_t> gpu_metrics_devices;  // empty with gpu_metrics = every device
   uint32_t gpu_metrics_frequency_hz = 1000;

@@ -500,8 +500,7 @@ bool SamplingDue(const State& s, bool prepare_ahead) {
          (!SamplingPossible(s) && s.sampling_ready.load());
 }
 
-void StopSampling(State& s);
-void ReleasePrepared(State& s);
+void ShutDownSampling(State& s);
 
 // Stops the counters at exit before anything they use is torn down. The sampler thread decodes
 // with objects of the profiler host library, which CUPTI loads when sampling is prepared; their
@@ -511,10 +510,7 @@ void ReleasePrepared(State& s);
 void StopSamplingAtExit() {
   State* s = g_state.load(std::memory_order_acquire);
   if (s == nullptr || s->inert.load()) return;
-  std::lock_guard<std::mutex> lock(s->sampling_mu);
-  s->sampling_off.store(true);
-  StopSampling(*s);
-  ReleasePrepared(*s);
+  ShutDownSampling(*s);
 }
 
 // One line, and no GPU counters for the rest of the session; the timeline goes on.
@@ -603,6 +599,15 @@ void StopSampling(State& s) {
   s.sampling_running.store(false);
   QueueWindow(s, false, "gpu metrics", v1::WINDOW_KIND_COUNTER_SAMPLING);
   s.queue_cv.notify_one();
+}
+
+// No more sampling in this session: the running sampler stops, a prepared one gives the counters
+// back. At exit and when the collector stops.
+void ShutDownSampling(State& s) {
+  std::lock_guard<std::mutex> lock(s.sampling_mu);
+  s.sampling_off.store(true);
+  StopSampling(s);
+  ReleasePrepared(s);
 }
 
 // Control thread. Prepares a sampler as soon as sampling is possible, so the first window, even if
@@ -887,12 +892,7 @@ absl::Status StopCollector(CollectorSummary* summary) {
     s->control_cv.notify_all();
     s->control_thread.join();
   }
-  {
-    std::lock_guard<std::mutex> lock(s->sampling_mu);
-    s->sampling_off.store(true);
-    StopSampling(*s);
-    ReleasePrepared(*s);
-  }
+  ShutDownSampling(*s);
   CloseWindow(*s, "end");
   if (s->metrics != nullptr) s->metrics->Shutdown();
   // Hands every buffer, partly filled ones too, to OnBufferCompleted.

@@ -26,7 +26,6 @@ struct DriverApi {
   CUresult (*device_get_uuid)(CUuuid*, CUdevice) = nullptr;
 };
 
-// Opens the driver the program already uses (or loads it), without a link-time dependency.
 }  // namespace
 
 bool DriverLoadable() {
@@ -66,6 +65,7 @@ bool DriverHasContext() {
 
 namespace {
 
+// Opens the driver the program already uses (or loads it), without a link-time dependency.
 absl::StatusOr<DriverApi> OpenDriver() {
   void* lib = dlopen("libcuda.so.1", RTLD_NOW | RTLD_NOLOAD);
   if (lib == nullptr) lib = dlopen("libcuda.so.1", RTLD_NOW);

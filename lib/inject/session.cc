@@ -25,7 +25,6 @@ int Fail(const std::string& message) {
   return 1;
 }
 
-
 Session::Session(SessionOptions options) : options_(std::move(options)) {}
 
 Session::~Session() {

@@ -24,12 +24,8 @@ RunFigures FiguresOf(const core::Trace& trace, const analysis::Analysis& analysi
   for (const v1::DeviceSummary& d : s.devices()) {
     r.gpu_busy_ns += d.busy_ns();
     // Metric collection and idle time outside the capture windows are neither busy nor idle.
-    uint64_t unobserved = 0;
-    for (const analysis::DeviceBaseline& b : analysis.baseline.devices) {
-      if (b.device == d.device()) unobserved = b.unobserved_ns;
-    }
     const uint64_t counted = d.active_ns() - std::min(d.active_ns(), d.metrics_collection_ns());
-    r.gpu_active_ns += counted - std::min(counted, unobserved);
+    r.gpu_active_ns += counted - std::min(counted, analysis.baseline.UnobservedNs(d.device()));
     r.kernel_count += d.kernels();
     r.kernel_time_ns += d.kernel_time_ns();
   }

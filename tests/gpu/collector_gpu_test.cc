@@ -15,7 +15,6 @@
 namespace cuscope {
 namespace {
 
-using testing::HaveGpu;
 using testing::ParseKeyValues;
 using testing::RunCommand;
 using testing::TempTracePath;

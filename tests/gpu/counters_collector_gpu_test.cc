@@ -16,7 +16,6 @@
 namespace cuscope {
 namespace {
 
-using testing::HaveGpu;
 using testing::ParseKeyValues;
 using testing::RunCommand;
 using testing::TempTracePath;

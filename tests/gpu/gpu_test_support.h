@@ -17,7 +17,7 @@ struct CommandResult {
   std::string output;  // stdout
 };
 
-// Runs `command` through the shell; stderr goes to `stderr_file` when given.
+// Runs `command` through the shell and captures its stdout (stderr passes through).
 CommandResult RunCommand(const std::string& command);
 
 // key=value lines of a program's output.
