@@ -4,5 +4,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export PATH="/usr/local/cuda/bin:$PATH"
+# The collector library links private static abseil, protobuf and RE2 (built once).
+if command -v nvcc >/dev/null; then scripts/build_private_deps.sh; fi
 cmake -S . -B build -DCMAKE_BUILD_TYPE=Release -DCUSCOPE_WERROR=ON "$@" >/dev/null
 cmake --build build -j"$(nproc)"

@@ -1,13 +1,15 @@
 #!/usr/bin/env bash
 # The whole GPU suite in one command, on the GPU machine, from the repository root:
-#   scripts/gpu_suite.sh [OUT_DIR]
+#   scripts/gpu_suite.sh [OUT_DIR] [quick]
 # Needs build-device/ from scripts/build_for_device.sh. Runs the gpu-labelled tests, every example
 # and its fixed twin under `cuscope profile` + `cuscope analyze`, the overhead measurements and
 # the long run, the kernel-metrics comparison with ncu, the top-down suite, and writes the logs and
-# the known-work trace under OUT_DIR (default gpu-results).
+# the known-work trace under OUT_DIR (default gpu-results). "quick" leaves out the long run, the ncu
+# comparison and the top-down suite (what a change to linking or start-up needs, in ~5 minutes).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 out=${1:-gpu-results}
+quick=${2:-}
 mkdir -p "$out"
 B=$PWD/build-device
 export LD_LIBRARY_PATH="$B/lib:${LD_LIBRARY_PATH:-}"
@@ -69,6 +71,11 @@ for round in 1 2 3 4; do
   CUSCOPE_QUIET=1 CUSCOPE_FORCE_OVERWRITE=1 CUSCOPE_OUTPUT="$tmp/torch" CUDA_INJECTION64_PATH="$lib" \
     python3 bench/gpu/torch_overhead.py --reps 9 --mode plain | tail -1 | sed 's/mode=plain/mode=cuscope/'
 done
+
+if [ "$quick" = quick ]; then
+  echo "== quick: long run, ncu comparison and top-down suite left out"
+  exit 0
+fi
 
 echo "== long run: 5,000,000 launches, peak resident memory plain vs under cuscope (cap 128 MiB)"
 peak() { grep VmHWM "/proc/$1/status" 2>/dev/null; }

@@ -5,6 +5,7 @@
 #include <cstdlib>
 
 #include "absl/strings/str_cat.h"
+#include "re2/re2.h"
 
 namespace cuscope::core {
 
@@ -67,12 +68,18 @@ absl::StatusOr<KernelSelector> KernelSelector::Create(const KernelSelection& sel
   if (selection.kernel_name.rfind(kRegexPrefix, 0) == 0) {
     const std::string pattern = selection.kernel_name.substr(kRegexPrefix.size());
     if (pattern.empty()) return absl::InvalidArgumentError("the kernel-name regex is empty");
-    // std::regex reports a bad pattern by throwing; it stays inside this function.
-    try {
-      s.regex_ = std::make_shared<const std::regex>(pattern, std::regex::ECMAScript | std::regex::optimize);
-    } catch (const std::regex_error& e) {
-      return absl::InvalidArgumentError(absl::StrCat("kernel-name regex \"", pattern, "\" does not compile: ", e.what()));
+    if (pattern.size() > kMaxRegexLength) {
+      return absl::InvalidArgumentError(absl::StrCat("the kernel-name regex has ", pattern.size(),
+                                                     " characters; at most ", kMaxRegexLength, " are accepted"));
     }
+    RE2::Options options;
+    options.set_log_errors(false);  // the error goes into the status, not onto the program's stderr
+    auto regex = std::make_shared<const RE2>(pattern, options);
+    if (!regex->ok()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("kernel-name regex \"", pattern, "\" does not compile: ", regex->error()));
+    }
+    s.regex_ = std::move(regex);
   }
   return s;
 }
@@ -84,7 +91,7 @@ bool KernelSelector::NameMatches(std::string_view mangled_name) {
   const std::string demangled = DemangleName(mangled_name);
   bool match = false;
   if (regex_ != nullptr) {
-    match = std::regex_search(key, *regex_) || std::regex_search(demangled, *regex_);
+    match = RE2::PartialMatch(key, *regex_) || RE2::PartialMatch(demangled, *regex_);
   } else {
     const std::string& want = selection_.kernel_name;
     const std::string base = FunctionBaseName(demangled);

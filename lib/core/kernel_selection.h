@@ -4,7 +4,9 @@
 //                     "NAME"           exact match of the mangled name, the demangled name, or the
 //                                      function's base name (demangled, without return type,
 //                                      parameters or template arguments, with or without namespace)
-//                     "regex:PATTERN"  ECMAScript regex searched in the mangled or demangled name
+//                     "regex:PATTERN"  RE2 regex (Perl-like syntax, no backreferences) searched in
+//                                      the mangled or demangled name; at most kMaxRegexLength
+//                                      characters
 //   launch_skip       matching launches passed over before the first one profiled
 //   launch_count      at most this many launches profiled in all (0 = no limit)
 //   per_kernel_count  at most this many launches profiled per distinct kernel, a kernel being its
@@ -12,21 +14,30 @@
 //                     whole program once per kernel.
 //
 // Launches are counted in the order Select() sees them. Pure logic; the collector calls it from
-// its launch callback under its own lock.
+// its launch callback under its own lock, on the program's launching thread, so matching must be
+// bounded in time and stack whatever the pattern and the name: RE2 matches in linear time without
+// recursion, and a name is demangled and matched once (the result is cached per name).
 #ifndef CUSCOPE_LIB_CORE_KERNEL_SELECTION_H_
 #define CUSCOPE_LIB_CORE_KERNEL_SELECTION_H_
 
 #include <array>
 #include <cstdint>
 #include <memory>
-#include <regex>
 #include <string>
 #include <string_view>
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/status/statusor.h"
 
+namespace re2 {
+class RE2;
+}
+
 namespace cuscope::core {
+
+// Longest "regex:" pattern accepted (characters after the prefix): long enough for any name
+// filter a person writes, short enough that compiling it is cheap and its nesting shallow.
+inline constexpr size_t kMaxRegexLength = 1000;
 
 struct KernelSelection {
   std::string kernel_name;
@@ -48,7 +59,7 @@ std::string FunctionBaseName(std::string_view demangled);
 
 class KernelSelector {
  public:
-  // Fails, naming the problem, on a regex that does not compile.
+  // Fails, naming the problem, on a regex that does not compile or is longer than kMaxRegexLength.
   static absl::StatusOr<KernelSelector> Create(const KernelSelection& selection);
 
   // Counts one launch and says whether to profile it.
@@ -65,7 +76,7 @@ class KernelSelector {
   bool NameMatches(std::string_view mangled_name);
 
   KernelSelection selection_;
-  std::shared_ptr<const std::regex> regex_;  // set for "regex:" filters
+  std::shared_ptr<const re2::RE2> regex_;  // set for "regex:" filters
   // Name filter results by mangled name: demangling on every launch would cost microseconds.
   absl::flat_hash_map<std::string, bool> name_matches_;
   absl::flat_hash_map<std::string, uint64_t> profiled_per_kernel_;

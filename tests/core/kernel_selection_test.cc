@@ -1,5 +1,7 @@
 #include "lib/core/kernel_selection.h"
 
+#include <pthread.h>
+
 #include <string>
 #include <vector>
 
@@ -106,6 +108,58 @@ TEST(KernelSelectorTest, BadRegexIsAnErrorNamingIt) {
   auto s = KernelSelector::Create(sel);
   ASSERT_FALSE(s.ok());
   EXPECT_NE(s.status().message().find("fma("), std::string::npos) << s.status();
+}
+
+// A pattern from the environment is compiled in the program's start-up: a huge or deeply nested one
+// is refused with one message, never compiled on the program's stack.
+TEST(KernelSelectorTest, HugeOrDeeplyNestedRegexIsRefusedNotCompiled) {
+  KernelSelection sel;
+  sel.kernel_name = "regex:" + std::string(90000, 'a');
+  auto huge = KernelSelector::Create(sel);
+  ASSERT_FALSE(huge.ok());
+  EXPECT_NE(huge.status().message().find("90000 characters"), std::string::npos) << huge.status();
+  EXPECT_LT(huge.status().message().size(), 200u);  // the pattern is not echoed back
+  sel.kernel_name = "regex:" + std::string(20000, '(') + "a" + std::string(20000, ')');
+  EXPECT_FALSE(KernelSelector::Create(sel).ok());
+  // At the limit, the deepest nesting that fits compiles.
+  sel.kernel_name = "regex:" + std::string(kMaxRegexLength / 2, '(') + std::string(kMaxRegexLength / 2, ')');
+  EXPECT_TRUE(KernelSelector::Create(sel).ok());
+  sel.kernel_name = "regex:" + std::string(kMaxRegexLength + 1, 'a');
+  EXPECT_FALSE(KernelSelector::Create(sel).ok());
+}
+
+struct MatchOnSmallStack {
+  KernelSelector* selector;
+  std::string name;
+  bool selected = false;
+};
+
+// The launch callback runs on the program's threads, whose stacks may be small: a long kernel
+// name against a pattern that backtracking engines recurse (or explode) on is matched with a
+// bounded stack, in linear time.
+TEST(KernelSelectorTest, LongNameMatchesOnASmallThreadStack) {
+  KernelSelection sel;
+  sel.kernel_name = "regex:^(a|aa)*(a*)*c$";
+  auto selector = KernelSelector::Create(sel);
+  ASSERT_TRUE(selector.ok()) << selector.status();
+  MatchOnSmallStack job{&*selector, std::string(4000, 'a') + "c"};
+  pthread_attr_t attr;
+  pthread_attr_init(&attr);
+  pthread_attr_setstacksize(&attr, 64 * 1024);
+  pthread_t thread;
+  ASSERT_EQ(pthread_create(
+                &thread, &attr,
+                [](void* arg) -> void* {
+                  auto* j = static_cast<MatchOnSmallStack*>(arg);
+                  j->selected = j->selector->Select(j->name, Shape(1, 32));
+                  return nullptr;
+                },
+                &job),
+            0);
+  pthread_join(thread, nullptr);
+  pthread_attr_destroy(&attr);
+  EXPECT_TRUE(job.selected);
+  EXPECT_FALSE(selector->Select(std::string(4000, 'a') + "b", Shape(1, 32)));
 }
 
 TEST(KernelSelectorTest, LaunchSkipCountsOnlyMatchingLaunches) {

@@ -8,6 +8,7 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
 
 namespace {
 
@@ -76,6 +77,58 @@ TEST(InjectTest, BadMetricListIsOneLineNamingTheEntry) {
   EXPECT_EQ(CuscopeLines(r.err), 1u) << r.err;
   EXPECT_TRUE(absl::StrContains(r.err, "CUSCOPE_METRICS=sol,speed")) << r.err;
   EXPECT_TRUE(absl::StrContains(r.err, "\"speed\"")) << r.err;
+}
+
+// Preloaded into a program with its own protobuf (Debian's shared library), cuscope brings no
+// protobuf, abseil or RE2 of its own into the process and exports none of their symbols: the
+// program's calls keep going to its own copy.
+TEST(InjectTest, ProgramKeepsItsOwnProtobuf) {
+  const Result r = RunShell(absl::StrCat("LD_PRELOAD=", CUSCOPE_LIBRARY_FILE, " CUSCOPE_QUIET=1 ",
+                                         PROTOBUF_HOST_FILE, " ", CUSCOPE_LIBRARY_FILE));
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_TRUE(absl::StrContains(r.out, "round trip ok\n")) << r.out;
+  EXPECT_TRUE(absl::StrContains(r.out, "cuscope loaded: yes\n")) << r.out;
+  EXPECT_TRUE(absl::StrContains(r.out, "cuscope exports its API: yes\n")) << r.out;
+  EXPECT_TRUE(absl::StrContains(r.out, "cuscope exports protobuf: no\n")) << r.out;
+  EXPECT_TRUE(absl::StrContains(r.out, "cuscope exports abseil: no\n")) << r.out;
+  EXPECT_TRUE(absl::StrContains(r.out, "protobuf served by ")) << r.out;
+  EXPECT_FALSE(absl::StrContains(r.out, "protobuf served by " CUSCOPE_LIBRARY_FILE)) << r.out;
+  // The only such library mapped is the program's own libprotobuf.
+  size_t mapped = 0;
+  for (size_t p = 0; (p = r.out.find("mapped ", p)) != std::string::npos; ++p) ++mapped;
+  EXPECT_EQ(mapped, 1u) << r.out;
+  EXPECT_TRUE(absl::StrContains(r.out, "libprotobuf.so.32\n")) << r.out;
+}
+
+// The dynamic section of each binary cuscope ships: no library of protobuf, abseil or RE2 needed,
+// and a search path with no empty entry (an empty entry is the working directory: a library planted
+// next to a trace would run inside `cuscope analyze`), only absolute or $ORIGIN-relative folders.
+void ExpectSafeDynamicSection(const std::string& file) {
+  const Result r = RunShell("readelf -d " + file);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  for (const char* lib : {"libprotobuf", "libabsl_", "libre2"}) {
+    EXPECT_FALSE(absl::StrContains(r.out, lib)) << file << " needs " << lib << ":\n" << r.out;
+  }
+  for (const absl::string_view line : absl::StrSplit(r.out, '\n')) {
+    if (!absl::StrContains(line, "(RUNPATH)") && !absl::StrContains(line, "(RPATH)")) continue;
+    const size_t open = line.find('[');
+    const size_t close = line.rfind(']');
+    ASSERT_NE(open, absl::string_view::npos) << line;
+    const absl::string_view path = line.substr(open + 1, close - open - 1);
+    for (const absl::string_view entry : absl::StrSplit(path, ':')) {
+      EXPECT_FALSE(entry.empty()) << file << ": empty entry in " << line;
+      EXPECT_TRUE(absl::StartsWith(entry, "/") || absl::StartsWith(entry, "$ORIGIN"))
+          << file << ": relative entry \"" << entry << "\" in " << line;
+    }
+  }
+}
+
+TEST(InjectTest, LibraryNeedsNoSharedProtobufAndSearchesNoRelativeFolder) {
+  ExpectSafeDynamicSection(CUSCOPE_LIBRARY_FILE);
+}
+
+TEST(InjectTest, CommandNeedsNoSharedProtobufAndSearchesNoRelativeFolder) {
+  ExpectSafeDynamicSection(CUSCOPE_CLI_FILE);
 }
 
 }  // namespace

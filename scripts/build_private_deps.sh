@@ -1,0 +1,92 @@
+#!/usr/bin/env bash
+# Builds position-independent static copies of abseil, protobuf and RE2 into build-deps/install,
+# from the Debian source packages of the very versions whose headers are installed (so headers and
+# code always agree), with hidden visibility.
+#
+# Why: libcuscope.so is loaded into other people's programs. Linked against the shared Debian
+# libraries it would bring libprotobuf.so and nine libabsl_*.so into the host process, where the
+# host's own protobuf calls could bind to our copy. Debian's static archives cannot go into a
+# shared library (they are built as PIE, with local-exec TLS), so we build our own, link them into
+# libcuscope.so and hide every one of their symbols (--exclude-libs). The CLI and the tests link
+# the same archives.
+#
+# Idempotent: a second run with the same versions does nothing. Needs dpkg-dev's dpkg-source and
+# network access to Debian's source packages (deb.debian.org) on the first run; ~10 min on 2 cores.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+root="$PWD/build-deps"
+prefix="$root/install"
+jobs="${BUILD_JOBS:-$(nproc)}"
+
+# The source version: a binary rebuild (+b1) has the same source.
+version_of() { dpkg-query -W -f='${source:Version}' "$1" 2>/dev/null; }
+absl_version=$(version_of libabsl-dev)
+protobuf_version=$(version_of libprotobuf-dev)
+re2_version=$(version_of libre2-dev)
+if [ -z "$absl_version" ] || [ -z "$protobuf_version" ] || [ -z "$re2_version" ]; then
+  echo "cuscope: libabsl-dev, libprotobuf-dev and libre2-dev must be installed first (scripts/install_deps.sh)" >&2
+  exit 1
+fi
+if [ ! -f /usr/share/unicode/UnicodeData.txt ]; then
+  echo "cuscope: RE2's tables are generated from Debian's unicode-data package: install it first (scripts/install_deps.sh)" >&2
+  exit 1
+fi
+# One stamp per library and version: a rerun builds only what is missing or out of date.
+stamp() { echo "$prefix/.built-$1-$2"; }
+todo=()
+[ -f "$(stamp abseil "$absl_version")" ] || todo+=("abseil=$absl_version")
+[ -f "$(stamp protobuf "$protobuf_version")" ] || todo+=("protobuf=$protobuf_version")
+[ -f "$(stamp re2 "$re2_version")" ] || todo+=("re2=$re2_version")
+((${#todo[@]})) || exit 0
+
+echo "cuscope: building private static ${todo[*]} in build-deps/ (once, a few minutes)"
+rm -rf "$root/src" "$root/apt" "$root"/build-*
+mkdir -p "$root/apt/lists/partial" "$root/src" "$prefix"
+# A private source list: the machine's apt configuration is left as it is.
+codename=$(. /etc/os-release && echo "${VERSION_CODENAME:-bookworm}")
+cat >"$root/apt/sources.list" <<EOF
+deb-src http://deb.debian.org/debian $codename main
+deb-src http://deb.debian.org/debian $codename-updates main
+deb-src http://deb.debian.org/debian-security $codename-security main
+EOF
+apt_opts=(-o "Dir::Etc::SourceList=$root/apt/sources.list" -o Dir::Etc::SourceParts=/dev/null
+          -o "Dir::State::Lists=$root/apt/lists" -o Debug::NoDropPrivs=true -o APT::Sandbox::User=root)
+apt-get "${apt_opts[@]}" -qq update
+(cd "$root/src" && apt-get "${apt_opts[@]}" -qq source --download-only "${todo[@]}" >/dev/null)
+for dsc in "$root"/src/*.dsc; do
+  name=$(basename "$dsc" .dsc)
+  dpkg-source --no-check -x "$dsc" "$root/src/${name%%_*}" >/dev/null
+done
+
+common=(-DCMAKE_BUILD_TYPE=Release -DCMAKE_INSTALL_PREFIX="$prefix" -DCMAKE_INSTALL_LIBDIR=lib
+        -DCMAKE_POSITION_INDEPENDENT_CODE=ON -DCMAKE_CXX_VISIBILITY_PRESET=hidden
+        -DCMAKE_VISIBILITY_INLINES_HIDDEN=ON -DBUILD_SHARED_LIBS=OFF "-DCMAKE_CXX_FLAGS=-O2 -g0 -w")
+build() {  # name version extra-cmake-args...
+  local name=$1 version=$2 src="$root/src/$1"
+  shift 2
+  [ -f "$src/CMakeLists.txt" ] || src="$src/cmake"
+  cmake -S "$src" -B "$root/build-$name" "${common[@]}" "$@" >/dev/null
+  cmake --build "$root/build-$name" -j"$jobs" >/dev/null
+  cmake --install "$root/build-$name" >/dev/null
+  rm -rf "$root/build-$name"
+  touch "$(stamp "$name" "$version")"
+}
+if [ -d "$root/src/abseil" ]; then
+  # Debian's patches keep absl::string_view, optional and friends abseil's own types, as in the
+  # installed headers, and name the inline namespace as Debian's build does.
+  build abseil "$absl_version" -DCMAKE_CXX_STANDARD=17 -DABSL_PROPAGATE_CXX_STD=ON -DBUILD_TESTING=OFF
+fi
+if [ -d "$root/src/protobuf" ]; then
+  build protobuf "$protobuf_version" -Dprotobuf_BUILD_TESTS=OFF -Dprotobuf_BUILD_PROTOC_BINARIES=OFF \
+    -Dprotobuf_BUILD_SHARED_LIBS=OFF -Dprotobuf_WITH_ZLIB=OFF -Dprotobuf_BUILD_EXAMPLES=OFF
+fi
+if [ -d "$root/src/re2" ]; then
+  # Debian's source leaves out RE2's generated tables; they are made as Debian's build makes them.
+  (cd "$root/src/re2" &&
+    perl re2/make_perl_groups.pl >re2/perl_groups.cc &&
+    python3 re2/make_unicode_casefold.py >re2/unicode_casefold.cc &&
+    python3 re2/make_unicode_groups.py >re2/unicode_groups.cc)
+  build re2 "$re2_version" -DRE2_BUILD_TESTING=OFF
+fi
+rm -rf "$root/src" "$root/apt"
+echo "cuscope: private static libraries in build-deps/install"
