@@ -15,8 +15,16 @@ extern char** environ;
 namespace cuscope::core {
 namespace {
 
+// The setting as the error line shows it: a value of any length (a pattern of 90,000 characters)
+// is cut, so the one line stays one readable line.
+std::string Shown(const std::string& value) {
+  constexpr size_t kShown = 100;
+  if (value.size() <= kShown) return value;
+  return absl::StrCat(value.substr(0, kShown), "... (", value.size(), " characters)");
+}
+
 absl::Status Bad(const std::string& name, const std::string& value, const std::string& why) {
-  return absl::InvalidArgumentError(absl::StrCat(name, "=", value, ": ", why));
+  return absl::InvalidArgumentError(absl::StrCat(name, "=", Shown(value), ": ", Shown(why)));
 }
 
 absl::StatusOr<bool> ParseBool(const std::string& name, const std::string& v) {

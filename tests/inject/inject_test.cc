@@ -79,6 +79,21 @@ TEST(InjectTest, BadMetricListIsOneLineNamingTheEntry) {
   EXPECT_TRUE(absl::StrContains(r.err, "\"speed\"")) << r.err;
 }
 
+// A hostile kernel-name pattern in the environment (huge, or deeply nested) is read before the
+// program's main: one line naming the setting, and the program runs as without cuscope.
+TEST(InjectTest, HugeOrNestedKernelRegexIsOneLineAndTheProgramRuns) {
+  for (const std::string& pattern :
+       {std::string(90000, 'a'), std::string(20000, '(') + "a" + std::string(20000, ')')}) {
+    const Result r = RunShell(absl::StrCat("LD_PRELOAD=", CUSCOPE_LIBRARY_FILE, " CUSCOPE_METRICS=sol CUSCOPE_KERNEL_NAME='regex:",
+                                           pattern, "' sh -c 'echo hi; exit 4'"));
+    EXPECT_EQ(r.exit_code, 4);
+    EXPECT_EQ(r.out, "hi\n");
+    EXPECT_EQ(CuscopeLines(r.err), 1u) << r.err.substr(0, 500);
+    EXPECT_TRUE(absl::StrContains(r.err, "CUSCOPE_KERNEL_NAME")) << r.err.substr(0, 500);
+    EXPECT_LT(r.err.size(), 2000u);  // the pattern is not echoed back
+  }
+}
+
 // Preloaded into a program with its own protobuf (Debian's shared library), cuscope brings no
 // protobuf, abseil or RE2 of its own into the process and exports none of their symbols: the
 // program's calls keep going to its own copy.
