@@ -1,19 +1,23 @@
 #!/usr/bin/env bash
 # Packs what the GPU machine runs into build-device/: the build's bin/, lib/, examples/ and
-# bench/ (Release, no debug info, sm_90 device code), plus the shared libraries the GPU machine
-# lacks (abseil, protobuf), so the folder travels whole. Then, there: scripts/gpu_suite.sh
+# bench/ (Release, no debug info, sm_90 device code), so the folder travels whole: the binaries
+# carry their own abseil and protobuf. Then, there: scripts/gpu_suite.sh
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/build.sh -DCMAKE_CUDA_ARCHITECTURES=90
 rm -rf build-device
 mkdir -p build-device
 mkdir -p build-device/lib build-device/examples build-device/bench
-cp -a build/bin build-device/
+# Only what the GPU machine runs: each binary carries its own static abseil and protobuf now, so
+# the whole bin/ would not travel.
+mkdir -p build-device/bin
+for b in cuscope collector_gpu_test gpu_counters_gpu_test session_options_test protobuf_host \
+         fault_app replay_app; do
+  [ -e "build/bin/$b" ] && cp -a "build/bin/$b" build-device/bin/
+done
 cp -a build/lib/libcuscope.so* build-device/lib/
 cp -a build/examples/example_* build-device/examples/
 cp -a build/bench/launch_overhead_bench build/bench/libbare_cupti_injection.so build-device/bench/
-for lib in $(ldd build/lib/libcuscope.so build/bin/cuscope build/bin/collector_gpu_test 2>/dev/null |
-             awk '/libabsl|libprotobuf/ {print $3}' | sort -u); do
-  cp -L "$lib" build-device/lib/
-done
+strip --strip-unneeded build-device/bin/* build-device/examples/* build-device/bench/* \
+  "$(readlink -f build-device/lib/libcuscope.so)" 2>/dev/null || true
 du -sh build-device

@@ -24,6 +24,10 @@ echo "== gpu-labelled tests (collector_gpu_test)"
 echo "== GPU counter samplers (gpu_counters_gpu_test)"
 "$B/bin/gpu_counters_gpu_test" --gtest_output=xml:"$out/gpu_counters_tests.xml" 2>&1 | grep -E "^\[ +(OK|FAILED|SKIPPED|PASSED) +\]|Failure|Expected|Which is|busy median" | head -40
 
+echo "== a program with its own protobuf (Debian's shared one), cuscope preloaded with a driver present"
+CUSCOPE_QUIET=1 CUSCOPE_OUTPUT="$tmp/protobuf_host" LD_PRELOAD="$lib" "$B/bin/protobuf_host" "$lib"
+echo "exit $?; libraries cuscope needs: $(readelf -d "$lib" | grep -o 'NEEDED.*' | tr -s ' ' | tr '\n' ' ')"
+
 echo "== the known-work trace that ships in traces/"
 "$cli" profile -q -f -o "$out/h200_known_work" -- "$B/examples/example_known_work" | tail -3
 "$cli" dump --limit 5 "$out/h200_known_work.cuscope" | tail -5
