@@ -17,14 +17,13 @@ namespace {
 
 // The setting as the error line shows it: a value of any length (a pattern of 90,000 characters)
 // is cut, so the one line stays one readable line.
-std::string Shown(const std::string& value) {
-  constexpr size_t kShown = 100;
-  if (value.size() <= kShown) return value;
-  return absl::StrCat(value.substr(0, kShown), "... (", value.size(), " characters)");
+std::string Shown(const std::string& value, size_t at_most) {
+  if (value.size() <= at_most) return value;
+  return absl::StrCat(value.substr(0, at_most), "... (", value.size(), " characters)");
 }
 
 absl::Status Bad(const std::string& name, const std::string& value, const std::string& why) {
-  return absl::InvalidArgumentError(absl::StrCat(name, "=", Shown(value), ": ", Shown(why)));
+  return absl::InvalidArgumentError(absl::StrCat(name, "=", Shown(value, 100), ": ", Shown(why, 600)));
 }
 
 absl::StatusOr<bool> ParseBool(const std::string& name, const std::string& v) {

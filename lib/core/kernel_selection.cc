@@ -76,8 +76,12 @@ absl::StatusOr<KernelSelector> KernelSelector::Create(const KernelSelection& sel
     options.set_log_errors(false);  // the error goes into the status, not onto the program's stderr
     auto regex = std::make_shared<const RE2>(pattern, options);
     if (!regex->ok()) {
+      // RE2's message quotes the offending part; both are cut so the error stays one short line.
+      const auto cut = [](const std::string& text) {
+        return text.size() <= 120 ? text : absl::StrCat(text.substr(0, 120), "...");
+      };
       return absl::InvalidArgumentError(
-          absl::StrCat("kernel-name regex \"", pattern, "\" does not compile: ", regex->error()));
+          absl::StrCat("kernel-name regex \"", cut(pattern), "\" does not compile: ", cut(regex->error())));
     }
     s.regex_ = std::move(regex);
   }
