@@ -4,6 +4,7 @@
 #include <cstring>
 
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "absl/strings/str_cat.h"
@@ -12,8 +13,10 @@
 namespace cuscope::core {
 
 absl::StatusOr<std::unique_ptr<TraceWriter>> TraceWriter::Create(const std::string& path, bool overwrite) {
-  int flags = O_WRONLY | O_CREAT | O_NOFOLLOW | O_CLOEXEC;
-  flags |= overwrite ? O_TRUNC : O_EXCL;
+  // O_NONBLOCK and no O_TRUNC: this runs inside the profiled program, so a FIFO or a device at the
+  // path must neither block it nor be written; only a regular file is truncated and kept.
+  int flags = O_WRONLY | O_CREAT | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK;
+  if (!overwrite) flags |= O_EXCL;
   const int fd = ::open(path.c_str(), flags, 0666);
   if (fd < 0) {
     const int err = errno;
@@ -24,6 +27,19 @@ absl::StatusOr<std::unique_ptr<TraceWriter>> TraceWriter::Create(const std::stri
     if (err == ELOOP) {
       return absl::PermissionDeniedError(absl::StrCat("output path ", path, " is a symbolic link; refusing to follow it"));
     }
+    if (err == ENXIO) {  // a FIFO nobody reads
+      return absl::PermissionDeniedError(absl::StrCat("output path ", path, " is not a regular file"));
+    }
+    return absl::UnavailableError(absl::StrCat("cannot create ", path, ": ", std::strerror(err)));
+  }
+  struct stat st {};
+  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+    ::close(fd);
+    return absl::PermissionDeniedError(absl::StrCat("output path ", path, " is not a regular file"));
+  }
+  if (::ftruncate(fd, 0) != 0 || ::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) & ~O_NONBLOCK) != 0) {
+    const int err = errno;
+    ::close(fd);
     return absl::UnavailableError(absl::StrCat("cannot create ", path, ": ", std::strerror(err)));
   }
   return std::unique_ptr<TraceWriter>(new TraceWriter(fd, path));

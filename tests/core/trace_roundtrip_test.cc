@@ -1,3 +1,4 @@
+#include <fcntl.h>
 #include <unistd.h>
 #include <sys/stat.h>
 
@@ -240,6 +241,41 @@ TEST(TraceWriterTest, DoesNotFollowASymbolicLink) {
   EXPECT_EQ(content, "precious");
   ::unlink(link.c_str());
   ::unlink(target.c_str());
+}
+
+// The writer runs inside the profiled program: a FIFO at the output path (with or without a reader)
+// or a device is refused at once, never blocked on or written to.
+TEST(TraceWriterTest, FifoOrDeviceAtThePathIsRefusedWithoutBlocking) {
+  const std::string fifo = TempPath("fifo.cuscope");
+  ::unlink(fifo.c_str());
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  for (const bool overwrite : {true, false}) {
+    auto w = TraceWriter::Create(fifo, overwrite);
+    ASSERT_FALSE(w.ok());
+  }
+  // With a reader holding the FIFO open, the open succeeds but the file is still refused.
+  const int reader = ::open(fifo.c_str(), O_RDONLY | O_NONBLOCK);
+  ASSERT_GE(reader, 0);
+  auto w = TraceWriter::Create(fifo, true);
+  ASSERT_FALSE(w.ok());
+  EXPECT_NE(std::string(w.status().message()).find("not a regular file"), std::string::npos) << w.status();
+  ::close(reader);
+  ::unlink(fifo.c_str());
+  auto null = TraceWriter::Create("/dev/null", true);
+  ASSERT_FALSE(null.ok());
+  EXPECT_NE(std::string(null.status().message()).find("not a regular file"), std::string::npos) << null.status();
+}
+
+TEST(TraceWriterTest, ForcedOverwriteOfARegularFileReplacesItsContents) {
+  const std::string path = TempPath("overwrite.cuscope");
+  { std::ofstream(path) << std::string(100000, 'x'); }
+  auto w = TraceWriter::Create(path, true);
+  ASSERT_TRUE(w.ok()) << w.status();
+  w->reset();
+  struct stat st {};
+  ASSERT_EQ(::stat(path.c_str(), &st), 0);
+  EXPECT_EQ(st.st_size, 0);
+  ::unlink(path.c_str());
 }
 
 TEST(TraceWriterTest, UnwritableDirectoryIsAnErrorNotACrash) {
