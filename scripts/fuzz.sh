@@ -5,14 +5,14 @@
 #
 #   scripts/fuzz.sh [SECONDS]
 #
-# FUZZ_TARGETS="trace_reader analyzer" picks targets; FUZZ_CORPUS_DIR keeps the growing corpus
+# FUZZ_TARGETS="trace_reader analyzer export" picks targets; FUZZ_CORPUS_DIR keeps the growing corpus
 # somewhere else (default build-fuzz/corpus). A crash, a hang (over 10 s on one input), an
 # allocation over 512 MB or a resident size over 2 GB fails the run; the input is left in
 # build-fuzz/artifacts/TARGET/ — copy it to tests/fuzz/regressions/ once fixed.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 seconds="${1:-60}"
-targets=(${FUZZ_TARGETS:-trace_reader analyzer})
+targets=(${FUZZ_TARGETS:-trace_reader analyzer export})
 jobs="${BUILD_JOBS:-$(nproc)}"
 
 scripts/install_deps.sh

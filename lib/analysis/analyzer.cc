@@ -7,6 +7,7 @@
 #include "absl/strings/str_join.h"
 #include "google/protobuf/util/json_util.h"
 #include "lib/analysis/rules/rules.h"
+#include "lib/core/terminal_text.h"
 
 namespace cuscope::analysis {
 
@@ -309,11 +310,14 @@ std::vector<Table> SectionTables(const Analysis& analysis) {
 
 std::string RenderAnalysisText(const Analysis& analysis, const std::string& trace_path, size_t top_rows) {
   const v1::TraceSummary& s = analysis.summary;
-  std::string out = absl::StrCat("cuscope analyze ", trace_path, ": ", s.records(), " records, ", s.kernels(),
+  // Names in findings come from the trace: each is escaped for the terminal where it is put in
+  // (the CLI escapes the whole text once more, for the sections rendered elsewhere).
+  const auto esc = [](std::string_view text) { return core::EscapeForTerminal(text); };
+  std::string out = absl::StrCat("cuscope analyze ", esc(trace_path), ": ", s.records(), " records, ", s.kernels(),
                                  " kernels, ", s.memcpys(), " copies, ", s.api_calls(), " API calls over ",
                                  FormatDuration(s.span_ns()), "\n");
   out += RenderBaselineText(analysis.baseline);
-  for (const std::string& w : analysis.warnings) absl::StrAppend(&out, "warning: ", w, "\n");
+  for (const std::string& w : analysis.warnings) absl::StrAppend(&out, "warning: ", esc(w), "\n");
   for (const v1::DeviceSummary& d : s.devices()) {
     const uint64_t metrics_ns = std::min(d.active_ns(), d.metrics_collection_ns());
     const uint64_t unobserved_ns = std::min(d.active_ns() - metrics_ns, analysis.baseline.UnobservedNs(d.device()));
@@ -340,30 +344,31 @@ std::string RenderAnalysisText(const Analysis& analysis, const std::string& trac
     absl::StrAppend(&out, "Findings (most severe and most costly first):\n\n");
     int rank = 0;
     for (const Finding& f : analysis.findings) {
-      absl::StrAppend(&out, ++rank, ". [", std::string(SeverityName(f.severity)), "] ", f.rule_id, ": ", f.headline, "\n");
+      absl::StrAppend(&out, ++rank, ". [", std::string(SeverityName(f.severity)), "] ", f.rule_id, ": ", esc(f.headline),
+                      "\n");
       if (f.recoverable_ns > 0) absl::StrAppend(&out, "   could recover: up to ", FormatDuration(f.recoverable_ns), "\n");
       std::string numbers;
       std::vector<std::string> metrics;  // PerfWorks counter values: many, so wrapped
       for (const Number& n : f.numbers) {
         if (n.unit == "id") continue;
         if (n.key.find("__") != std::string::npos) {
-          metrics.push_back(absl::StrCat(n.key, "=", FormatNumber(n)));
+          metrics.push_back(absl::StrCat(esc(n.key), "=", FormatNumber(n)));
           continue;
         }
-        absl::StrAppend(&numbers, numbers.empty() ? "" : ", ", n.key, "=", FormatNumber(n));
+        absl::StrAppend(&numbers, numbers.empty() ? "" : ", ", esc(n.key), "=", FormatNumber(n));
       }
       if (!numbers.empty()) absl::StrAppend(&out, "   numbers: ", numbers, "\n");
       if (!metrics.empty()) out += WrapItems(metrics, "   metrics: ", "     ");
       for (const Offender& o : f.offenders) {
-        absl::StrAppend(&out, "   ", o.kind, ": ", o.name, " (");
+        absl::StrAppend(&out, "   ", o.kind, ": ", esc(o.name), " (");
         if (o.count > 0) absl::StrAppend(&out, o.count, "x, ");
         absl::StrAppend(&out, FormatDuration(o.time_ns), ")\n");
       }
       for (const Span& sp : f.spans) {
-        absl::StrAppend(&out, "   span: ", sp.label, " [", sp.begin, " .. ", sp.end, "] ns (",
+        absl::StrAppend(&out, "   span: ", esc(sp.label), " [", sp.begin, " .. ", sp.end, "] ns (",
                         FormatDuration(sp.end > sp.begin ? sp.end - sp.begin : 0), ")\n");
       }
-      absl::StrAppend(&out, "   advice: ", f.recommendation, "\n\n");
+      absl::StrAppend(&out, "   advice: ", esc(f.recommendation), "\n\n");
       if (f.rule_id == "hot.kernels" && !internals_shown) {
         out += internals;
         internals_shown = true;

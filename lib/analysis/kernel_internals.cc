@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "absl/container/flat_hash_map.h"
+#include "absl/container/flat_hash_set.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
@@ -259,8 +260,11 @@ std::string RegisterAdvice(const KernelVerdict& v, const v1::Device& device) {
   const Occupancy& o = *v.theoretical;
   std::string out = absl::StrCat(v.launch.registers_per_thread, " registers per thread allow ", o.blocks_per_sm,
                                  " blocks (", o.active_warps_per_sm, " warps) per SM");
-  // The most registers per thread that would fit one more block.
-  for (uint32_t regs = (v.launch.registers_per_thread - 1) / 8 * 8; regs >= 8; regs -= 8) {
+  // The most registers per thread that would fit one more block, tried in the allocation's steps
+  // of 8 from below the launch's count. Starting at most at the hardware's 255 keeps the search
+  // to 31 tries whatever a damaged record says (the trace's field holds 65,535).
+  const uint32_t from = std::min<uint32_t>(v.launch.registers_per_thread, 256);
+  for (uint32_t regs = from > 0 ? (from - 1) / 8 * 8 : 0; regs >= 8; regs -= 8) {
     LaunchConfig fewer = v.launch;
     fewer.registers_per_thread = regs;
     auto more = TheoreticalOccupancy(fewer, device);
@@ -443,15 +447,16 @@ void Recommend(KernelVerdict& v, const std::vector<std::string>& missing_sets) {
 }
 
 // Records what could not be decided; returns the metric sets missing for this kernel.
-std::vector<std::string> ListUndecided(KernelVerdict& v, const core::Trace& trace) {
+// The metrics the header says were asked for, looked up once per kernel group: a list walked per
+// group would cost groups x header entries, both as large as a damaged file makes them.
+using RequestedMetrics = absl::flat_hash_set<std::string>;
+
+std::vector<std::string> ListUndecided(KernelVerdict& v, const RequestedMetrics& requested_metrics) {
   // The header lists the metrics the user asked for: a set asked for but absent from the rows was
   // not produced (the chip lacks the counters, or the collector could not schedule them). Each set
   // is recognized by a metric no other set has.
-  auto requested = [&trace](std::string_view key_metric) {
-    for (const std::string& r : trace.header.config().metrics()) {
-      if (r == key_metric) return true;
-    }
-    return false;
+  auto requested = [&requested_metrics](std::string_view key_metric) {
+    return requested_metrics.contains(std::string(key_metric));
   };
   struct Check {
     const char* set;
@@ -483,7 +488,7 @@ std::vector<std::string> ListUndecided(KernelVerdict& v, const core::Trace& trac
   return missing;
 }
 
-void Judge(KernelVerdict& v, const core::Trace& trace, const Thresholds& t) {
+void Judge(KernelVerdict& v, const core::Trace& trace, const RequestedMetrics& requested, const Thresholds& t) {
   const v1::Device* device = FindDevice(trace, v.device);
   v.duration_ns = Value(v, metric::kDuration);
   v.sm_pct = Value(v, metric::kSmThroughputPct);
@@ -522,7 +527,7 @@ void Judge(KernelVerdict& v, const core::Trace& trace, const Thresholds& t) {
   DecideOccupancy(v, t, device);
   DescribeStalls(v);
   DescribeRoofline(v);
-  const std::vector<std::string> missing_sets = ListUndecided(v, trace);
+  const std::vector<std::string> missing_sets = ListUndecided(v, requested);
   Recommend(v, missing_sets);
   if (v.bottleneck != Bottleneck::kUndetermined) {
     double nearest = 0;
@@ -687,6 +692,7 @@ std::vector<KernelVerdict> JudgeKernels(const Timeline& timeline, const Threshol
   for (const DeviceTimeline& d : timeline.devices()) all_kernel_time += d.kernel_time_ns;
   for (const Group& g : groups) all_kernel_time += ClampToU64(g.replayed_duration_ns);
 
+  const RequestedMetrics requested(trace.header.config().metrics().begin(), trace.header.config().metrics().end());
   std::vector<KernelVerdict> out;
   out.reserve(groups.size());
   for (Group& g : groups) {
@@ -704,7 +710,7 @@ std::vector<KernelVerdict> JudgeKernels(const Timeline& timeline, const Threshol
       if (d.device == v.device) v.device_span_ns = d.counted_active_ns();
     }
     v.device_span_ns = std::max(v.device_span_ns, v.gpu_time_ns);
-    Judge(v, trace, thresholds);
+    Judge(v, trace, requested, thresholds);
     out.push_back(std::move(v));
   }
   std::stable_sort(out.begin(), out.end(), [](const KernelVerdict& a, const KernelVerdict& b) {

@@ -17,6 +17,12 @@ constexpr uint64_t kSubPartitions = 4;
 // The most registers one thread can address.
 constexpr uint32_t kMaxRegistersPerThread = 255;
 
+// Per-SM limits no GPU comes near, each 64 times or more today's largest.
+constexpr uint64_t kMaxPlausibleWarpsPerSm = 4096;
+constexpr uint64_t kMaxPlausibleBlocksPerSm = 4096;
+constexpr uint64_t kMaxPlausibleRegistersPerSm = uint64_t{1} << 24;
+constexpr uint64_t kMaxPlausibleSharedMemoryPerSm = uint64_t{1} << 32;
+
 uint64_t RoundUp(uint64_t value, uint64_t unit) { return unit == 0 ? value : (value + unit - 1) / unit * unit; }
 
 uint32_t Clamp32(uint64_t v) { return static_cast<uint32_t>(std::min<uint64_t>(v, kNoBlockLimit)); }
@@ -74,6 +80,14 @@ absl::StatusOr<Occupancy> TheoreticalOccupancy(const LaunchConfig& launch, const
       device.shared_memory_per_sm() == 0) {
     return absl::InvalidArgumentError(
         "the trace header lacks the device's per-SM limits (warps, blocks, registers, shared memory)");
+  }
+  // Limits far past any GPU's (H200: 64 warps, 32 blocks, 64 Ki registers, 228 KiB of shared memory
+  // per SM) are a damaged header. Bounding them also keeps every blocks_by_* below kNoBlockLimit,
+  // so that value only ever means "no limit".
+  if (max_warps > kMaxPlausibleWarpsPerSm || device.max_blocks_per_sm() > kMaxPlausibleBlocksPerSm ||
+      device.registers_per_sm() > kMaxPlausibleRegistersPerSm ||
+      device.shared_memory_per_sm() > kMaxPlausibleSharedMemoryPerSm) {
+    return absl::InvalidArgumentError("the trace header's per-SM limits are not plausible");
   }
   // Block dimensions past any device's limit (1024 threads) are a damaged record; bounding them
   // keeps the arithmetic below in range.

@@ -66,7 +66,8 @@ enum class OccupancyLimiter { kNone, kRegisters, kSharedMemory, kWarps, kBlocks 
 std::string_view OccupancyLimiterName(OccupancyLimiter limiter);
 
 // blocks_by_* of a resource the block does not use (no registers reported, no shared memory on
-// 7.x, which reserves none): it sets no limit.
+// 7.x, which reserves none): it sets no limit. TheoreticalOccupancy refuses per-SM limits large
+// enough to give this value as a real count, so it never means anything else.
 inline constexpr uint32_t kNoBlockLimit = UINT32_MAX;
 
 struct Occupancy {

@@ -10,6 +10,7 @@
 #include "absl/strings/str_format.h"
 #include "lib/analysis/gpu_counters.h"
 #include "lib/analysis/kernel_internals.h"
+#include "lib/core/terminal_text.h"
 
 namespace cuscope::analysis {
 namespace {
@@ -502,8 +503,9 @@ std::string FormatCell(const std::string& value, ColumnType type) {
       if (dot == std::string::npos) return WithThousands(value);
       return WithThousands(value.substr(0, dot)) + value.substr(dot);
     }
-    case ColumnType::kPercent:
-    case ColumnType::kText: return value;
+    case ColumnType::kPercent: return value;
+    // Names come from the trace: escaped so that a name cannot drive the terminal.
+    case ColumnType::kText: return core::EscapeForTerminal(value);
   }
   return value;
 }
@@ -514,14 +516,19 @@ std::string RenderText(const Table& table, size_t max_rows) {
   const size_t shown = max_rows == 0 ? table.rows.size() : std::min(max_rows, table.rows.size());
   std::vector<std::vector<std::string>> cells(shown);
   std::vector<size_t> width(table.columns.size());
-  for (size_t c = 0; c < table.columns.size(); ++c) width[c] = table.columns[c].name.size();
+  std::vector<std::string> names;  // column names can be metric names from the trace
+  for (size_t c = 0; c < table.columns.size(); ++c) {
+    names.push_back(core::EscapeForTerminal(table.columns[c].name));
+    width[c] = names.back().size();
+  }
   for (size_t r = 0; r < shown; ++r) {
     for (size_t c = 0; c < table.columns.size() && c < table.rows[r].size(); ++c) {
       cells[r].push_back(FormatCell(table.rows[r][c], table.columns[c].type));
       width[c] = std::max(width[c], cells[r].back().size());
     }
   }
-  std::string out = absl::StrCat(table.title, " (", table.name, "):\n\n");
+  std::string out =
+      absl::StrCat(core::EscapeForTerminal(table.title), " (", core::EscapeForTerminal(table.name), "):\n\n");
   auto add_line = [&](const std::vector<std::string>& line, bool header) {
     std::string text;
     for (size_t c = 0; c < table.columns.size(); ++c) {
@@ -542,7 +549,7 @@ std::string RenderText(const Table& table, size_t max_rows) {
   };
   std::vector<std::string> header, rule;
   for (size_t c = 0; c < table.columns.size(); ++c) {
-    header.push_back(table.columns[c].name);
+    header.push_back(names[c]);
     rule.push_back(std::string(width[c], '-'));
   }
   add_line(header, true);
@@ -575,7 +582,8 @@ std::string RenderCsv(const Table& table) {
 
 std::string JsonQuote(std::string_view s) {
   std::string out = "\"";
-  for (char ch : s) {
+  for (size_t i = 0; i < s.size(); ++i) {
+    const char ch = s[i];
     switch (ch) {
       case '"': out += "\\\""; break;
       case '\\': out += "\\\\"; break;
@@ -583,8 +591,13 @@ std::string JsonQuote(std::string_view s) {
       case '\t': out += "\\t"; break;
       case '\r': out += "\\r"; break;
       default:
-        if (static_cast<unsigned char>(ch) < 0x20) {
+        if (static_cast<unsigned char>(ch) < 0x20 || ch == 0x7f) {
           out += absl::StrFormat("\\u%04x", static_cast<int>(ch));
+        } else if (static_cast<unsigned char>(ch) == 0xc2 && i + 1 < s.size() &&
+                   static_cast<unsigned char>(s[i + 1]) >= 0x80 && static_cast<unsigned char>(s[i + 1]) <= 0x9f) {
+          // A C1 control (U+0080..U+009F), written as an escape so that the JSON, printed on a
+          // terminal, cannot drive it; the string it decodes to is the same.
+          out += absl::StrFormat("\\u%04x", static_cast<int>(static_cast<unsigned char>(s[++i])));
         } else {
           out += ch;
         }

@@ -64,10 +64,12 @@ Timeline Timeline::Build(const core::Trace& trace) {
   // Count first, so that each list is allocated once at its size.
   {
     absl::flat_hash_map<uint32_t, std::array<size_t, 3>> counts;
-    uint32_t cached = std::numeric_limits<uint32_t>::max();
+    // The last device's entry; null until the first row. No device id serves as "none": every
+    // value is one a row can carry.
+    uint32_t cached = 0;
     std::array<size_t, 3>* cached_counts = nullptr;
     auto count = [&](uint32_t device, int kind) {
-      if (device != cached) {
+      if (cached_counts == nullptr || device != cached) {
         cached_counts = &counts[device];
         cached = device;
       }
@@ -85,10 +87,10 @@ Timeline Timeline::Build(const core::Trace& trace) {
       lists.memsets.reserve(c[2]);
     }
   }
-  PerDevice* last = nullptr;
-  uint32_t last_device = std::numeric_limits<uint32_t>::max();
+  PerDevice* last = nullptr;  // null until the first row, as above
+  uint32_t last_device = 0;
   auto device_lists = [&](uint32_t device) -> PerDevice& {
-    if (device != last_device) {
+    if (last == nullptr || device != last_device) {
       last = &per_device[device];
       last_device = device;
     }

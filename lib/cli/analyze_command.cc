@@ -7,6 +7,7 @@
 #include "absl/strings/str_cat.h"
 #include "lib/analysis/analyzer.h"
 #include "lib/cli/commands.h"
+#include "lib/core/terminal_text.h"
 
 namespace cuscope::cli {
 namespace {
@@ -24,7 +25,7 @@ constexpr const char kAnalyzeUsage[] =
     "  --top N              rows per supporting table (default 10)\n";
 
 int UsageError(const std::string& message) {
-  std::fprintf(stderr, "cuscope: %s\n", message.c_str());
+  std::fprintf(stderr, "cuscope: %s\n", core::EscapeTextForTerminal(message).c_str());
   return 2;
 }
 
@@ -91,9 +92,14 @@ int RunAnalyze(const Args& args) {
     std::fputs(analysis::RenderAnalysisJson(result, path).c_str(), stdout);
     std::fputs("\n", stdout);
     // Warnings also go to stderr, where a pipeline reading the JSON still shows them to a person.
-    for (const std::string& w : result.warnings) std::fprintf(stderr, "cuscope: warning: %s\n", w.c_str());
+    for (const std::string& w : result.warnings) {
+      std::fprintf(stderr, "cuscope: warning: %s\n", core::EscapeTextForTerminal(w).c_str());
+    }
   } else {
-    std::fputs(analysis::RenderAnalysisText(result, path, options.top_rows).c_str(), stdout);
+    // Names were escaped where the findings and tables put them; this catches the rest of the
+    // text (every section renders strings from the trace), keeping only its line breaks.
+    std::fputs(core::EscapeTextForTerminal(analysis::RenderAnalysisText(result, path, options.top_rows)).c_str(),
+               stdout);
   }
   if (fail_on && !result.findings.empty() && result.worst() >= *fail_on) return 1;
   return 0;

@@ -7,6 +7,7 @@
 #include "absl/strings/str_split.h"
 #include "lib/cli/commands.h"
 #include "lib/cli/run_sets.h"
+#include "lib/core/terminal_text.h"
 #include "lib/report/diff.h"
 
 namespace cuscope::cli {
@@ -26,7 +27,7 @@ constexpr const char kDiffUsage[] =
     "  --min-change PCT     one run per side: smallest end-to-end change that counts (default 2)\n";
 
 int DiffError(const std::string& message) {
-  std::fprintf(stderr, "cuscope: %s\n", message.c_str());
+  std::fprintf(stderr, "cuscope: %s\n", core::EscapeTextForTerminal(message).c_str());
   return 2;
 }
 
@@ -79,7 +80,7 @@ int RunDiff(const Args& args) {
   if (format == "json") {
     std::printf("%s\n", report::RenderDiffJson(diff).c_str());
   } else {
-    std::fputs(report::RenderDiffText(diff, top).c_str(), stdout);
+    std::fputs(core::EscapeTextForTerminal(report::RenderDiffText(diff, top)).c_str(), stdout);
   }
   return 0;
 }

@@ -2,12 +2,15 @@
 #include <cinttypes>
 #include <cstdio>
 #include <string>
+#include <string_view>
+#include <vector>
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "lib/cli/commands.h"
+#include "lib/core/terminal_text.h"
 #include "lib/core/trace_reader.h"
 
 namespace cuscope::cli {
@@ -17,6 +20,9 @@ constexpr const char kDumpUsage[] =
     "usage: cuscope dump [--limit N] TRACE\n"
     "Prints the header, then every record with its time relative to the session start.\n";
 
+// Every string from the trace is printed escaped: a name must not drive the terminal.
+std::string E(std::string_view s) { return core::EscapeForTerminal(s); }
+
 std::string Rel(uint64_t t, uint64_t origin) {
   const double us = (static_cast<double>(t) - static_cast<double>(origin)) / 1e3;
   return absl::StrFormat("%+.3fus", us);
@@ -24,16 +30,18 @@ std::string Rel(uint64_t t, uint64_t origin) {
 
 void PrintHeader(const v1::Header& h) {
   const auto& s = h.session();
-  std::printf("trace format %u, cuscope %s, entry %s\n", h.format_version(), s.library_version().c_str(),
-              s.entry().c_str());
-  std::printf("process %u on %s: %s\n", s.pid(), s.host().c_str(), absl::StrJoin(s.command_line(), " ").c_str());
+  std::printf("trace format %u, cuscope %s, entry %s\n", h.format_version(), E(s.library_version()).c_str(),
+              E(s.entry()).c_str());
+  std::vector<std::string> command_line;
+  for (const std::string& arg : s.command_line()) command_line.push_back(E(arg));
+  std::printf("process %u on %s: %s\n", s.pid(), E(s.host()).c_str(), absl::StrJoin(command_line, " ").c_str());
   std::printf("CUPTI %u, driver %u, runtime %u, rank %d/%d (local %d)\n", s.cupti_version(), s.driver_version(),
               s.runtime_version(), s.rank(), s.world_size(), s.local_rank());
   std::printf("activity kinds: %s; buffers %" PRIu64 " B, cap %" PRIu64 " B, flush %u ms\n",
-              absl::StrJoin(h.config().activity_kinds(), ",").c_str(), h.config().buffer_bytes(),
+              E(absl::StrJoin(h.config().activity_kinds(), ",")).c_str(), h.config().buffer_bytes(),
               h.config().buffer_pool_cap_bytes(), h.config().flush_period_ms());
   for (const auto& d : h.devices()) {
-    std::printf("device %u: %s, cc %u.%u, %u SMs, %u warps/SM, peak DRAM %.0f GB/s\n", d.id(), d.name().c_str(),
+    std::printf("device %u: %s, cc %u.%u, %u SMs, %u warps/SM, peak DRAM %.0f GB/s\n", d.id(), E(d.name()).c_str(),
                 d.compute_capability_major(), d.compute_capability_minor(), d.sm_count(), d.max_warps_per_sm(),
                 d.peak_dram_bytes_per_second() / 1e9);
   }
@@ -57,7 +65,7 @@ int RunDump(const Args& args) {
     } else if (path.empty() && args[i][0] != '-') {
       path = args[i];
     } else {
-      std::fprintf(stderr, "cuscope: unexpected argument %s\n%s", args[i].c_str(), kDumpUsage);
+      std::fprintf(stderr, "cuscope: unexpected argument %s\n%s", E(args[i]).c_str(), kDumpUsage);
       return 2;
     }
   }
@@ -67,7 +75,7 @@ int RunDump(const Args& args) {
   }
   auto reader = core::TraceReader::Open(path);
   if (!reader.ok()) {
-    std::fprintf(stderr, "cuscope: %s\n", std::string(reader.status().message()).c_str());
+    std::fprintf(stderr, "cuscope: %s\n", E(std::string(reader.status().message())).c_str());
     return 2;
   }
   core::TraceReader& r = **reader;
@@ -80,7 +88,7 @@ int RunDump(const Args& args) {
   while (printed < limit) {
     auto more = r.Next(&c);
     if (!more.ok()) {
-      std::fprintf(stderr, "cuscope: %s; records before it were printed\n", std::string(more.status().message()).c_str());
+      std::fprintf(stderr, "cuscope: %s; records before it were printed\n", E(std::string(more.status().message())).c_str());
       rc = 1;
       break;
     }
@@ -94,7 +102,7 @@ int RunDump(const Args& args) {
                   s.grid_x(), s.grid_y(), s.grid_z(), s.block_x(), s.block_y(), s.block_z(), s.registers_per_thread(),
                   s.static_shared_memory(), s.dynamic_shared_memory(),
                   k.graph_id ? absl::StrCat(" graph=", k.graph_id, "/", k.graph_node_id).c_str() : "",
-                  k.replayed() ? " replayed" : "", d.str(s.name()).c_str());
+                  k.replayed() ? " replayed" : "", E(d.str(s.name())).c_str());
     }
     for (const auto& a : c.api_calls) {
       if (printed++ >= limit) break;
@@ -102,7 +110,7 @@ int RunDump(const Args& args) {
       const auto& t = d.thread(a.thread);
       std::printf("api      %s dur=%" PRIu64 "ns %s tid=%" PRIu64 " corr=%" PRIu64 " rc=%u %s\n",
                   Rel(a.start, origin).c_str(), a.end - a.start, f.domain() == v1::API_DOMAIN_DRIVER ? "driver" : "runtime",
-                  t.tid(), a.correlation_id, a.return_code, d.str(f.name()).c_str());
+                  t.tid(), a.correlation_id, a.return_code, E(d.str(f.name())).c_str());
     }
     for (const auto& m : c.memcpys) {
       if (printed++ >= limit) break;
@@ -126,8 +134,8 @@ int RunDump(const Args& args) {
     for (const auto& n : c.nvtx) {
       if (printed++ >= limit) break;
       std::printf("nvtx     %s %s id=%" PRIu64 " tid=%" PRIu64 " %s%s%s\n", Rel(n.time, origin).c_str(),
-                  v1::NvtxKind_Name(n.kind).c_str(), n.id, d.thread(n.thread).tid(), d.str(n.domain).c_str(),
-                  n.domain ? ":" : "", d.str(n.name).c_str());
+                  v1::NvtxKind_Name(n.kind).c_str(), n.id, d.thread(n.thread).tid(), E(d.str(n.domain)).c_str(),
+                  n.domain ? ":" : "", E(d.str(n.name)).c_str());
     }
     for (const auto& m : c.memory_ops) {
       if (printed++ >= limit) break;
@@ -138,19 +146,19 @@ int RunDump(const Args& args) {
     for (const auto& o : c.overheads) {
       if (printed++ >= limit) break;
       std::printf("overhead %s dur=%" PRIu64 "ns %s tid=%" PRIu64 "\n", Rel(o.start, origin).c_str(), o.end - o.start,
-                  d.str(o.kind).c_str(), d.thread(o.thread).tid());
+                  E(d.str(o.kind)).c_str(), d.thread(o.thread).tid());
     }
     for (const auto& m : c.metrics) {
       if (printed++ >= limit) break;
       std::printf("metrics  corr=%" PRIu64 " passes=%u grid=%u,%u,%u block=%u,%u,%u %s:", m.correlation_id, m.pass_count,
-                  m.grid[0], m.grid[1], m.grid[2], m.block[0], m.block[1], m.block[2], d.str(m.kernel_name).c_str());
-      for (const auto& [name, value] : m.values) std::printf(" %s=%g", d.str(name).c_str(), value);
+                  m.grid[0], m.grid[1], m.grid[2], m.block[0], m.block[1], m.block[2], E(d.str(m.kernel_name)).c_str());
+      for (const auto& [name, value] : m.values) std::printf(" %s=%g", E(d.str(name)).c_str(), value);
       std::printf("\n");
     }
     for (const auto& cs : c.counter_samples) {
       if (printed++ >= limit) break;
       std::printf("counter  %s dur=%" PRIu64 "ns dev=%u %s %s=%g\n", Rel(cs.start, origin).c_str(), cs.end - cs.start,
-                  cs.device, cs.source == v1::COUNTER_SOURCE_NVML ? "nvml" : "pm", d.str(cs.name).c_str(), cs.value);
+                  cs.device, cs.source == v1::COUNTER_SOURCE_NVML ? "nvml" : "pm", E(d.str(cs.name)).c_str(), cs.value);
     }
     if (c.top_down) {
       std::printf("top-down %s window kernel time %" PRIu64 "ns, chosen:\n", Rel(c.top_down->time_ns(), origin).c_str(),
@@ -158,7 +166,7 @@ int RunDump(const Args& args) {
       for (const auto& k : c.top_down->kernels()) {
         std::printf("hot      total=%" PRIu64 "ns launches=%" PRIu64 " dev=%u grid=%u,%u,%u block=%u,%u,%u %s\n",
                     k.total_ns(), k.launches(), k.device(), k.grid_x(), k.grid_y(), k.grid_z(), k.block_x(),
-                    k.block_y(), k.block_z(), d.str(k.name()).c_str());
+                    k.block_y(), k.block_z(), E(d.str(k.name())).c_str());
       }
     }
     for (const auto& w : c.windows) {
@@ -170,7 +178,7 @@ int RunDump(const Args& args) {
       } else {
         when = absl::StrCat("closes ", Rel(w.end_ns(), origin));
       }
-      std::printf("window   %s %s %s\n", v1::WindowKind_Name(w.kind()).c_str(), when.c_str(), w.reason().c_str());
+      std::printf("window   %s %s %s\n", v1::WindowKind_Name(w.kind()).c_str(), when.c_str(), E(w.reason()).c_str());
     }
     if (c.stats) {
       const auto& s = *c.stats;

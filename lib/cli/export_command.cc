@@ -8,6 +8,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "lib/cli/commands.h"
+#include "lib/core/terminal_text.h"
 #include "lib/export/exporter.h"
 
 namespace cuscope::cli {
@@ -30,7 +31,7 @@ constexpr const char kExportUsage[] =
     "                          5 times a power of ten, at least 1 us, 5000 of which cover the trace)\n";
 
 int UsageError(const std::string& message) {
-  std::fprintf(stderr, "cuscope: %s\n", message.c_str());
+  std::fprintf(stderr, "cuscope: %s\n", core::EscapeTextForTerminal(message).c_str());
   return 2;
 }
 
@@ -86,11 +87,13 @@ int RunExport(const Args& args) {
 
   absl::StatusOr<exporter::ExportSummary> summary = exporter::ExportToFile(path, output, options);
   if (!summary.ok()) return UsageError(std::string(summary.status().message()));
-  for (const std::string& w : summary->warnings) std::fprintf(stderr, "cuscope: warning: %s\n", w.c_str());
+  for (const std::string& w : summary->warnings) {
+    std::fprintf(stderr, "cuscope: warning: %s\n", core::EscapeTextForTerminal(w).c_str());
+  }
   std::printf(
       "wrote %s (%s, %.1f MB): %llu kernels, %llu copies and memsets, %llu API calls, %llu flows, "
       "%llu NVTX ranges, %llu findings\n",
-      output.c_str(), std::string(exporter::ExportFormatName(options.format)).c_str(),
+      core::EscapeForTerminal(output).c_str(), std::string(exporter::ExportFormatName(options.format)).c_str(),
       static_cast<double>(summary->bytes_written) / 1e6, static_cast<unsigned long long>(summary->kernels),
       static_cast<unsigned long long>(summary->memcpys + summary->memsets),
       static_cast<unsigned long long>(summary->api_calls), static_cast<unsigned long long>(summary->flows),

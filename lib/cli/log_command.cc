@@ -10,6 +10,7 @@
 #include "absl/time/clock.h"
 #include "lib/cli/commands.h"
 #include "lib/cli/run_sets.h"
+#include "lib/core/terminal_text.h"
 #include "lib/report/diff.h"
 #include "lib/report/tuning_log.h"
 
@@ -30,7 +31,7 @@ constexpr const char kLogUsage[] =
     "  --change TEXT   what changed between BASE and NEW (required for add)\n";
 
 int LogError(const std::string& message) {
-  std::fprintf(stderr, "cuscope: %s\n", message.c_str());
+  std::fprintf(stderr, "cuscope: %s\n", core::EscapeTextForTerminal(message).c_str());
   return 2;
 }
 
@@ -41,13 +42,14 @@ int LogShow(const std::string& file) {
     if (!in) return LogError(absl::StrCat(file, ": no such log (cuscope log add writes it)"));
     std::ostringstream text;
     text << in.rdbuf();
-    std::fputs(text.str().c_str(), stdout);
+    std::fputs(core::EscapeTextForTerminal(text.str()).c_str(), stdout);
     return 0;
   }
   absl::StatusOr<std::vector<report::LogEntry>> entries = report::ReadJsonLog(file);
   if (!entries.ok()) return LogError(std::string(entries.status().message()));
-  std::printf("%s: %zu %s\n\n%s", file.c_str(), entries->size(), entries->size() == 1 ? "entry" : "entries",
-              report::RenderLogTable(*entries).c_str());
+  std::printf("%s: %zu %s\n\n%s", core::EscapeForTerminal(file).c_str(), entries->size(),
+              entries->size() == 1 ? "entry" : "entries",
+              core::EscapeTextForTerminal(report::RenderLogTable(*entries)).c_str());
   return 0;
 }
 
@@ -104,7 +106,8 @@ int RunLog(const Args& args) {
   const report::DiffResult diff = report::DiffRuns(base, next);
   const report::LogEntry entry = report::MakeLogEntry(diff, base, next, change, absl::Now());
   if (absl::Status s = report::AppendLogEntry(file, entry); !s.ok()) return LogError(std::string(s.message()));
-  std::printf("cuscope: logged to %s: %s\n  %s\n", file.c_str(), change.c_str(), diff.conclusion.c_str());
+  std::printf("cuscope: logged to %s: %s\n  %s\n", core::EscapeForTerminal(file).c_str(),
+              core::EscapeForTerminal(change).c_str(), core::EscapeTextForTerminal(diff.conclusion).c_str());
   return 0;
 }
 

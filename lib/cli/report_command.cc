@@ -1,31 +1,34 @@
-// cuscope report TRACE [-o FILE] [--threshold NAME=VALUE]... [--max-slices N]
+// cuscope report TRACE [-o FILE] [-f] [--threshold NAME=VALUE]... [--max-slices N]
 #include <cstdio>
 #include <cstdlib>
-#include <fstream>
+#include <memory>
 #include <string>
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "lib/analysis/analyzer.h"
 #include "lib/cli/commands.h"
+#include "lib/core/output_file.h"
+#include "lib/core/terminal_text.h"
 #include "lib/report/html_report.h"
 
 namespace cuscope::cli {
 namespace {
 
 constexpr const char kReportUsage[] =
-    "usage: cuscope report TRACE [-o FILE] [--threshold NAME=VALUE]... [--max-slices N]\n"
+    "usage: cuscope report TRACE [-o FILE] [-f] [--threshold NAME=VALUE]... [--max-slices N]\n"
     "\n"
     "Writes one self-contained HTML file (no network access needed to view it): the ranked findings, a zoomable\n"
     "timeline of GPU streams and host threads, GPU utilization over time, the roofline of the profiled kernels\n"
     "and the summary tables.\n"
     "  -o, --output FILE   where to write it (default: the trace's name with .html, in the current directory)\n"
+    "  -f, --force-overwrite  replace an existing output file (without it, an existing file is refused)\n"
     "  --threshold N=V     override a rule threshold, as for cuscope analyze\n"
     "  --max-slices N      timeline slices to draw in all, roughly (default 60000); busier lanes merge short\n"
     "                      slices, and the page says how many\n";
 
 int ReportError(const std::string& message) {
-  std::fprintf(stderr, "cuscope: %s\n", message.c_str());
+  std::fprintf(stderr, "cuscope: %s\n", core::EscapeTextForTerminal(message).c_str());
   return 2;
 }
 
@@ -40,6 +43,7 @@ std::string DefaultOutput(const std::string& trace_path) {
 
 int RunReport(const Args& args) {
   std::string path, output;
+  bool overwrite = false;
   analysis::AnalyzeOptions options;
   report::ReportDataOptions data_options;
   for (size_t i = 0; i < args.size(); ++i) {
@@ -51,6 +55,8 @@ int RunReport(const Args& args) {
     } else if (arg == "-o" || arg == "--output") {
       if (!has_value) return ReportError("--output takes a file name");
       output = args[++i];
+    } else if (arg == "-f" || arg == "--force-overwrite") {
+      overwrite = true;
     } else if (arg == "--threshold") {
       if (!has_value) return ReportError("--threshold takes NAME=VALUE");
       const absl::Status status = analysis::ApplyThresholdOverride(args[++i], &options.thresholds);
@@ -74,14 +80,18 @@ int RunReport(const Args& args) {
 
   absl::StatusOr<core::Trace> trace = core::LoadTrace(path);
   if (!trace.ok()) return ReportError(absl::StrCat(path, ": ", trace.status().message()));
+  // Created before the analysis, so that an existing file is refused at once; removed again if
+  // anything fails.
+  absl::StatusOr<std::unique_ptr<core::OutputFile>> file = core::OutputFile::Create(output, overwrite);
+  if (!file.ok()) return ReportError(std::string(file.status().message()));
   const analysis::Analysis result = analysis::Analyze(*trace, options);
   const std::string html = report::RenderHtmlReport(*trace, result, path, data_options);
-  std::ofstream out(output, std::ios::binary | std::ios::trunc);
-  out.write(html.data(), static_cast<std::streamsize>(html.size()));
-  out.close();
-  if (!out) return ReportError(absl::StrCat(output, ": cannot write the report"));
-  for (const std::string& w : result.warnings) std::fprintf(stderr, "cuscope: warning: %s\n", w.c_str());
-  std::printf("cuscope: wrote %s (%zu findings, %.1f KiB)\n", output.c_str(), result.findings.size(),
+  (*file)->Append(html);
+  if (absl::Status s = (*file)->Close(); !s.ok()) return ReportError(std::string(s.message()));
+  for (const std::string& w : result.warnings) {
+    std::fprintf(stderr, "cuscope: warning: %s\n", core::EscapeTextForTerminal(w).c_str());
+  }
+  std::printf("cuscope: wrote %s (%zu findings, %.1f KiB)\n", core::EscapeForTerminal(output).c_str(), result.findings.size(),
               static_cast<double>(html.size()) / 1024.0);
   return 0;
 }

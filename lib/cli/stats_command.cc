@@ -10,12 +10,13 @@
 #include "lib/analysis/tables.h"
 #include "lib/analysis/timeline.h"
 #include "lib/cli/commands.h"
+#include "lib/core/terminal_text.h"
 
 namespace cuscope::cli {
 namespace {
 
 int StatsError(const std::string& message) {
-  std::fprintf(stderr, "cuscope: %s\n", message.c_str());
+  std::fprintf(stderr, "cuscope: %s\n", core::EscapeTextForTerminal(message).c_str());
   return 2;
 }
 
@@ -74,7 +75,7 @@ int RunStats(const Args& args) {
   if (!trace.ok()) return StatsError(absl::StrCat(path, ": ", trace.status().message()));
   if (trace->truncated()) {
     std::fprintf(stderr, "cuscope: warning: %s is truncated (%llu bytes dropped at the tail%s); tables cover what was read\n",
-                 path.c_str(), static_cast<unsigned long long>(trace->tail_bytes_dropped),
+                 core::EscapeForTerminal(path).c_str(), static_cast<unsigned long long>(trace->tail_bytes_dropped),
                  trace->corruption ? ", damaged block" : "");
   }
   if (all_reports && trace->metrics.empty()) {
@@ -101,6 +102,9 @@ int RunStats(const Args& args) {
     }
   }
   if (format == "json") out += "]\n";
+  // Text is for a terminal: RenderText escaped the names, and nothing else may reach it raw. CSV
+  // and JSON keep the strings whole (JSON escapes every control character).
+  if (format == "text") out = core::EscapeTextForTerminal(out);
   std::fputs(out.c_str(), stdout);
   return 0;
 }

@@ -7,11 +7,26 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "lib/core/terminal_text.h"
 
 namespace cuscope::core {
 namespace {
 
 constexpr const char kExtension[] = ".cuscope";
+
+// A %q{VAR} value names part of one file: it may not climb out of the directory the pattern names
+// or reach into another (a '/' or '..'), nor carry control characters (a NUL would cut the name).
+// `what` names where the value came from, for the error.
+absl::Status CheckVariableValue(const std::string& what, const std::string& value) {
+  bool control = false;
+  for (char c : value) control = control || static_cast<unsigned char>(c) < 0x20 || c == 0x7f;
+  if (value.find('/') == std::string::npos && value.find("..") == std::string::npos && !control) {
+    return absl::OkStatus();
+  }
+  return absl::InvalidArgumentError(
+      absl::StrCat("output name: ", what, " holds '", EscapeForTerminal(value),
+                   "'; a value there may not contain '/', '..' or control characters"));
+}
 
 // Expands everything but %n, which is left as the marker "\x01".
 absl::StatusOr<std::string> ExpandFixed(const std::string& pattern, const OutputNameContext& ctx, bool* has_seq) {
@@ -26,7 +41,12 @@ absl::StatusOr<std::string> ExpandFixed(const std::string& pattern, const Output
     const char e = pattern[++i];
     switch (e) {
       case 'p': absl::StrAppend(&out, ctx.pid); break;
-      case 'h': out += ctx.host; break;
+      case 'h':
+        // The host name is set by whoever administers the machine, not by the user: held to the
+        // same rule as a %q value.
+        if (absl::Status s = CheckVariableValue("the host name (in %h)", ctx.host); !s.ok()) return s;
+        out += ctx.host;
+        break;
       case '%': out.push_back('%'); break;
       case 'n': out.push_back('\x01'); *has_seq = true; break;
       case 'q': {
@@ -37,6 +57,10 @@ absl::StatusOr<std::string> ExpandFixed(const std::string& pattern, const Output
         const std::string var = pattern.substr(i + 2, close - i - 2);
         auto v = ctx.getenv ? ctx.getenv(var) : std::nullopt;
         if (!v) return absl::InvalidArgumentError(absl::StrCat("output name: environment variable ", var, " is not set"));
+        if (absl::Status s = CheckVariableValue(absl::StrCat("environment variable ", var, " (in %q{", var, "})"), *v);
+            !s.ok()) {
+          return s;
+        }
         out += *v;
         i = close;
         break;

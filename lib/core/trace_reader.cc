@@ -2,6 +2,7 @@
 
 #include <cerrno>
 #include <cstring>
+#include <string>
 
 #include "absl/strings/str_cat.h"
 #include "lib/core/trace_format.h"
@@ -22,6 +23,38 @@ bool OptionalColumnOk(const Column& c, int rows) {
 // Ids a row may carry: a defined thread, a defined string or none (0).
 bool ThreadOk(const Dictionary& dict, uint32_t id) { return id > 0 && id <= dict.thread_count(); }
 bool StringOk(const Dictionary& dict, uint32_t id) { return id <= dict.string_count(); }
+bool DeviceOk(uint32_t device) { return device < kMaxDevices; }
+
+absl::Status BadDevice(const std::string& what, uint32_t device) {
+  return Corrupt(absl::StrCat(what, " names device ", device, " (device ids are below ", kMaxDevices, ")"));
+}
+
+// A signature's launch configuration within what CUPTI can report (trace_reader.h).
+absl::Status CheckSignature(const v1::KernelSignature& s) {
+  if (!DeviceOk(s.device())) return BadDevice(absl::StrCat("kernel signature ", s.id()), s.device());
+  if (s.registers_per_thread() > kMaxRegistersPerThreadField) {
+    return Corrupt(absl::StrCat("kernel signature ", s.id(), " has ", s.registers_per_thread(),
+                                " registers per thread (CUPTI's field holds at most ", kMaxRegistersPerThreadField, ")"));
+  }
+  if (s.static_shared_memory() < 0 || s.dynamic_shared_memory() < 0) {
+    return Corrupt(absl::StrCat("kernel signature ", s.id(), " has negative shared memory"));
+  }
+  if (s.grid_x() < 0 || s.grid_y() < 0 || s.grid_z() < 0 || s.block_x() < 0 || s.block_y() < 0 || s.block_z() < 0) {
+    return Corrupt(absl::StrCat("kernel signature ", s.id(), " has a negative grid or block dimension"));
+  }
+  return absl::OkStatus();
+}
+
+// The header's devices: as many and as numbered as a process can see (trace_reader.h).
+absl::Status CheckHeader(const v1::Header& header) {
+  if (header.devices_size() > static_cast<int>(kMaxDevices)) {
+    return Corrupt(absl::StrCat("the header declares ", header.devices_size(), " devices (at most ", kMaxDevices, ")"));
+  }
+  for (const v1::Device& d : header.devices()) {
+    if (!DeviceOk(d.id())) return BadDevice("the header", d.id());
+  }
+  return absl::OkStatus();
+}
 
 }  // namespace
 
@@ -37,6 +70,11 @@ absl::Status DecodeChunk(const v1::Chunk& chunk, const Dictionary& dict, Decoded
   out->Clear();
   out->sequence = chunk.sequence();
   const uint64_t base = chunk.base_time_ns();
+  // The signatures this chunk defines (the dictionary holds them already): checked once here, so
+  // that a kernel row's device and launch configuration need no check of their own.
+  for (const v1::KernelSignature& s : chunk.kernel_signatures()) {
+    if (auto st = CheckSignature(s); !st.ok()) return st;
+  }
 
   const auto& k = chunk.kernels();
   const int nk = k.start_delta_size();
@@ -104,6 +142,7 @@ absl::Status DecodeChunk(const v1::Chunk& chunk, const Dictionary& dict, Decoded
     r.async = m.async();
     r.graph_id = m.graph_id();
     r.graph_node_id = m.graph_node_id();
+    if (!DeviceOk(r.device)) return BadDevice("copy row", r.device);
   }
   out->memsets.reserve(chunk.memsets_size());
   for (const auto& m : chunk.memsets()) {
@@ -120,6 +159,7 @@ absl::Status DecodeChunk(const v1::Chunk& chunk, const Dictionary& dict, Decoded
     r.async = m.async();
     r.graph_id = m.graph_id();
     r.graph_node_id = m.graph_node_id();
+    if (!DeviceOk(r.device)) return BadDevice("memset row", r.device);
   }
   out->syncs.reserve(chunk.synchronizations_size());
   for (const auto& s : chunk.synchronizations()) {
@@ -182,6 +222,7 @@ absl::Status DecodeChunk(const v1::Chunk& chunk, const Dictionary& dict, Decoded
     r.grid = {m.grid_x(), m.grid_y(), m.grid_z()};
     r.block = {m.block_x(), m.block_y(), m.block_z()};
     if (!StringOk(dict, r.kernel_name)) return Corrupt("metric row uses an undefined string");
+    if (!DeviceOk(r.device)) return BadDevice("metric row", r.device);
     for (const auto& v : m.values()) {
       if (!StringOk(dict, v.name())) return Corrupt("metric row uses an undefined string");
       r.values.emplace_back(v.name(), v.value());
@@ -193,6 +234,7 @@ absl::Status DecodeChunk(const v1::Chunk& chunk, const Dictionary& dict, Decoded
       return Corrupt(absl::StrCat("counter columns of chunk ", chunk.sequence(), " differ in length"));
     }
     if (!StringOk(dict, series.name())) return Corrupt("counter series uses an undefined string");
+    if (!DeviceOk(series.device())) return BadDevice("counter series", series.device());
     uint64_t start = base;
     for (int i = 0; i < n; ++i) {
       CounterSample& r = out->counter_samples.emplace_back();
@@ -208,6 +250,7 @@ absl::Status DecodeChunk(const v1::Chunk& chunk, const Dictionary& dict, Decoded
   if (chunk.has_top_down()) {
     for (const auto& hot : chunk.top_down().kernels()) {
       if (!StringOk(dict, hot.name())) return Corrupt("top-down selection uses an undefined string");
+      if (!DeviceOk(hot.device())) return BadDevice("top-down selection", hot.device());
     }
     out->top_down = chunk.top_down();
   }
@@ -274,7 +317,7 @@ absl::Status TraceReader::ReadHeader() {
                                                       " is newer than this cuscope reads (", kFormatVersion,
                                                       "); upgrade cuscope"));
   }
-  return absl::OkStatus();
+  return CheckHeader(header_);
 }
 
 absl::StatusOr<bool> TraceReader::ReadBlock() {

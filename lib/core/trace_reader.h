@@ -4,6 +4,24 @@
 // says how many bytes at the end formed no complete block. A file that is not a trace, or of a
 // newer format version, is refused at Open with InvalidArgument / FailedPrecondition. A block
 // that does not decode is reported as DataLoss, naming its byte offset.
+//
+// What a decoded trace promises its readers (the analyzer and the exporters size tables, pack
+// track ids and loop by these values, so the reader checks them; a chunk that breaks one is
+// reported as DataLoss naming the field, and the chunks before it are kept; a header that breaks
+// one is refused at Open with DataLoss):
+//   * rows name only defined signatures, API functions, threads and strings;
+//   * device ids are below kMaxDevices, and the header declares at most kMaxDevices devices. Every
+//     device id in a trace is a CUDA device ordinal (CUPTI's deviceId, the collector's header):
+//     the devices one process sees, numbered from 0 (CUDA_VISIBLE_DEVICES renumbers them), and
+//     even the largest single-host systems have 16 GPUs. The bound covers every row that names a
+//     device (kernel signatures, copies, memsets, kernel metrics, counter series, the top-down's
+//     hot kernels) except memory-allocation rows, whose device only `cuscope dump` prints;
+//   * a kernel signature's registers per thread fit CUPTI's 16-bit field (the hardware allows
+//     255: the occupancy calculation says a launch over that cannot run), its shared memory sizes
+//     and its grid and block dimensions are not negative.
+// Stream ids, correlation ids, byte counts and timestamps are taken as they are: real values use
+// the whole range, and every consumer works with any value (an end before its start is an empty
+// span). The number of distinct values is bounded by the rows, so by the file's size.
 #ifndef CUSCOPE_LIB_CORE_TRACE_READER_H_
 #define CUSCOPE_LIB_CORE_TRACE_READER_H_
 
@@ -21,6 +39,11 @@
 #include "lib/core/records.h"
 
 namespace cuscope::core {
+
+// Device ids are below this (see above).
+inline constexpr uint32_t kMaxDevices = 64;
+// CUPTI reports registers per thread in 16 bits: a larger value was not written by the collector.
+inline constexpr uint32_t kMaxRegistersPerThreadField = 0xffff;
 
 // One chunk's rows with absolute timestamps and correlation ids.
 struct DecodedChunk : RecordRows {

@@ -172,7 +172,10 @@ absl::Status ChromeJsonWriter::AddTrack(const Track& track) {
   }
   switch (track.type) {
     case TrackType::kProcess:
-      place.pid = track.pid > 0 ? static_cast<uint32_t>(track.pid) : next_pid_++;
+      // A pid from the file at or past kSyntheticBase (no Linux pid is) would merge with a GPU's
+      // process: it gets a synthetic pid of its own, its name still says which process it is.
+      place.pid = track.pid > 0 && static_cast<uint32_t>(track.pid) < kSyntheticBase ? static_cast<uint32_t>(track.pid)
+                                                                                      : next_pid_++;
       Metadata("process_name", place.pid, nullptr, "name", track.name, 0, false);
       Metadata("process_sort_index", place.pid, nullptr, "sort_index", {}, track.order, true);
       break;

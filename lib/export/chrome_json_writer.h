@@ -26,8 +26,8 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
+#include "lib/core/output_file.h"
 #include "lib/export/event_sink.h"
-#include "lib/export/output_file.h"
 
 namespace cuscope::exporter {
 
@@ -38,7 +38,7 @@ class ChromeJsonWriter final : public EventSink {
   static constexpr uint32_t kSyntheticBase = 1'000'000'000;
 
   // `out` must outlive the writer; the caller closes it after Finish().
-  explicit ChromeJsonWriter(OutputFile* out) : out_(out) {}
+  explicit ChromeJsonWriter(core::OutputFile* out) : out_(out) {}
 
   absl::Status Start(const ExportInfo& info) override;
   absl::Status AddTrack(const Track& track) override;
@@ -64,7 +64,7 @@ class ChromeJsonWriter final : public EventSink {
   void String(std::string_view text);
   uint32_t SyntheticTid(uint32_t pid, int64_t preferred);
 
-  OutputFile* out_;
+  core::OutputFile* out_;
   uint64_t origin_ = 0;
   bool first_event_ = true;
   uint32_t next_pid_ = kSyntheticBase;

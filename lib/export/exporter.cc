@@ -14,12 +14,12 @@
 #include "absl/strings/str_format.h"
 #include "lib/analysis/api_names.h"
 #include "lib/core/kernel_selection.h"
+#include "lib/core/output_file.h"
 #include "lib/core/trace_reader.h"
 #include "lib/export/chrome_json_writer.h"
 #include "lib/export/export_names.h"
 #include "lib/export/findings_pass.h"
 #include "lib/export/lane_allocator.h"
-#include "lib/export/output_file.h"
 #include "lib/export/perfetto_writer.h"
 #include "lib/export/scan.h"
 #include "lib/export/track_ids.h"
@@ -508,10 +508,11 @@ absl::Status ExportPass::ExportGpu(const core::DecodedChunk& chunk, const core::
   SortByEnd(&ops_);
 
   for (auto& [device, intervals] : busy_) intervals.clear();
-  uint32_t busy_device = UINT32_MAX;
+  // The last device's list; null until the first operation (no device id can mean "none").
+  uint32_t busy_device = 0;
   std::vector<std::pair<uint64_t, uint64_t>>* busy = nullptr;
   auto add_busy = [&](uint32_t device, uint64_t start, uint64_t end) {
-    if (device != busy_device) {
+    if (busy == nullptr || device != busy_device) {
       busy_device = device;
       busy = &busy_[device];
     }
@@ -814,7 +815,7 @@ absl::StatusOr<ExportSummary> ExportToFile(const std::string& trace_path, const 
       in.st_ino == out.st_ino) {
     return absl::InvalidArgumentError(absl::StrCat("the output ", output_path, " is the input trace"));
   }
-  absl::StatusOr<std::unique_ptr<OutputFile>> file = OutputFile::Create(output_path, options.overwrite);
+  absl::StatusOr<std::unique_ptr<core::OutputFile>> file = core::OutputFile::Create(output_path, options.overwrite);
   if (!file.ok()) return file.status();
   std::unique_ptr<EventSink> writer;
   if (options.format == ExportFormat::kPerfetto) {

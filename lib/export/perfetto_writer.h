@@ -32,8 +32,8 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/status/statusor.h"
+#include "lib/core/output_file.h"
 #include "lib/export/event_sink.h"
-#include "lib/export/output_file.h"
 #include "perfetto/trace_subset.pb.h"
 
 namespace cuscope::exporter {
@@ -43,7 +43,7 @@ class PerfettoWriter final : public EventSink {
   static constexpr uint32_t kSequenceId = 1;
 
   // `out` must outlive the writer; the caller closes it after Finish().
-  explicit PerfettoWriter(OutputFile* out) : out_(out) {}
+  explicit PerfettoWriter(core::OutputFile* out) : out_(out) {}
 
   absl::Status Start(const ExportInfo& info) override;
   absl::Status AddTrack(const Track& track) override;
@@ -82,7 +82,7 @@ class PerfettoWriter final : public EventSink {
   void WritePacket(bool needs_state);
   void WriteEvent(uint64_t time, bool needs_state);
 
-  OutputFile* out_;
+  core::OutputFile* out_;
   uint64_t first_ns_ = 0;
   bool first_packet_ = true;
   perfetto::protos::TracePacket packet_;

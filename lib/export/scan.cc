@@ -1,6 +1,7 @@
 #include "lib/export/scan.h"
 
 #include <algorithm>
+#include <optional>
 
 #include "absl/container/flat_hash_set.h"
 
@@ -19,12 +20,14 @@ ScanResult Scan(core::TraceReader& reader) {
     scan.first_ns = std::min(scan.first_ns, start);
     scan.last_ns = std::max(scan.last_ns, std::max(start, end));
   };
-  std::pair<uint32_t, uint32_t> last_stream{UINT32_MAX, UINT32_MAX};
+  // Empty until the first operation: any (device, stream) pair is one a row can carry.
+  std::optional<std::pair<uint32_t, uint32_t>> last_stream;
   auto gpu = [&](uint32_t device, uint32_t stream, uint64_t start, uint64_t end, uint64_t correlation) {
     // Operations come in runs on one stream: skip the set while the stream stays the same.
-    if (last_stream.first != device || last_stream.second != stream) {
-      last_stream = {device, stream};
-      streams.insert(last_stream);
+    const std::pair<uint32_t, uint32_t> here{device, stream};
+    if (last_stream != here) {
+      last_stream = here;
+      streams.insert(here);
     }
     widen(start, end);
     if (correlation != 0) scan.gpu_correlations.Insert(correlation);

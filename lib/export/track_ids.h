@@ -5,6 +5,8 @@
 
 #include <cstdint>
 
+#include "lib/core/trace_reader.h"
+
 namespace cuscope::exporter {
 
 // The kind in the top byte, an id below it, the lane in the low 16 bits: lane N of a track is the
@@ -25,6 +27,9 @@ enum class TrackKind : uint64_t {
 inline uint64_t TrackId(TrackKind kind, uint64_t id) {
   return (static_cast<uint64_t>(kind) << 56) | ((id & ((uint64_t{1} << 40) - 1)) << 16);
 }
+// A stream's id keeps 8 bits of its device id beside the 32-bit stream id (40 bits in all): the
+// reader refuses device ids of kMaxDevices and over, so no two devices share a track.
+static_assert(core::kMaxDevices <= 256, "StreamTrackId keeps 8 bits of a device id");
 inline uint64_t StreamTrackId(uint32_t device, uint32_t stream) {
   return TrackId(TrackKind::kStream, (uint64_t{device & 0xffu} << 32) | stream);
 }

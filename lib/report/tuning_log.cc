@@ -13,6 +13,8 @@
 #include "google/protobuf/struct.pb.h"
 #include "google/protobuf/util/json_util.h"
 #include "lib/analysis/finding.h"
+#include "lib/core/output_file.h"
+#include "lib/core/terminal_text.h"
 #include "lib/report/json.h"
 
 namespace cuscope::report {
@@ -144,25 +146,19 @@ std::string EntryToMarkdownRow(const LogEntry& e) {
 }
 
 absl::Status AppendLogEntry(const std::string& path, const LogEntry& entry) {
-  bool empty = true;
-  {
-    std::ifstream existing(path, std::ios::binary | std::ios::ate);
-    if (existing) empty = existing.tellg() <= 0;
-  }
-  std::string text;
+  // The log is rewritten whole: its contents now and the entry go to a new file that replaces it,
+  // so a symbolic link at the path is replaced rather than written through, and a reader never sees
+  // half an entry. Two runs adding at the same moment can lose one entry (the later rename wins).
+  absl::StatusOr<std::string> existing = core::ReadFileForRewrite(path);
+  if (!existing.ok()) return existing.status();
+  std::string text = *std::move(existing);
+  if (!text.empty() && text.back() != '\n') text += '\n';
   if (IsMarkdownLog(path)) {
-    text = absl::StrCat(empty ? MarkdownLogHeader() : "", EntryToMarkdownRow(entry));
+    absl::StrAppend(&text, text.empty() ? MarkdownLogHeader() : "", EntryToMarkdownRow(entry));
   } else {
-    text = absl::StrCat(EntryToJsonLine(entry), "\n");
+    absl::StrAppend(&text, EntryToJsonLine(entry), "\n");
   }
-  // One write of the whole entry in append mode, so that two runs appending at once do not
-  // interleave within a line.
-  std::FILE* f = std::fopen(path.c_str(), "ab");
-  if (f == nullptr) return absl::UnavailableError(absl::StrCat(path, ": cannot open for appending"));
-  const bool written = std::fwrite(text.data(), 1, text.size(), f) == text.size();
-  const bool closed = std::fclose(f) == 0;
-  if (!written || !closed) return absl::DataLossError(absl::StrCat(path, ": write failed"));
-  return absl::OkStatus();
+  return core::WriteOutputFile(path, text, /*overwrite=*/true);
 }
 
 absl::StatusOr<std::vector<LogEntry>> ReadJsonLog(const std::string& path) {
@@ -193,10 +189,12 @@ std::string RenderLogTable(const std::vector<LogEntry>& entries) {
     if (change.size() > 40) change = absl::StrCat(change.substr(0, 39), "~");
     std::string top = e.after.top_finding;
     if (const size_t colon = top.find(':'); colon != std::string::npos) top = top.substr(0, colon);
-    rows.push_back(
-        Row{{absl::StrCat(i + 1), e.date, change, BeforeAfter(e.before.end_to_end_ns, e.after.end_to_end_ns, false),
-             BeforeAfter(e.before.gpu_busy_share, e.after.gpu_busy_share, true),
-             BeforeAfter(e.before.kernel_time_ns, e.after.kernel_time_ns, false), e.verdict, top}});
+    // The table is for a terminal, and the log's text may hold anything (a finding names a kernel).
+    rows.push_back(Row{{absl::StrCat(i + 1), core::EscapeForTerminal(e.date), core::EscapeForTerminal(change),
+                        BeforeAfter(e.before.end_to_end_ns, e.after.end_to_end_ns, false),
+                        BeforeAfter(e.before.gpu_busy_share, e.after.gpu_busy_share, true),
+                        BeforeAfter(e.before.kernel_time_ns, e.after.kernel_time_ns, false),
+                        core::EscapeForTerminal(e.verdict), core::EscapeForTerminal(top)}});
   }
   std::vector<size_t> width(header.size());
   const auto columns = [](const std::string& s) {

@@ -198,6 +198,20 @@ TEST(KernelVerdictTest, LowOccupancyWithLowThroughputNamesTheRegisterLimiter) {
   EXPECT_TRUE(Contains(v.recommendation, "Occupancy: ")) << v.recommendation;
 }
 
+// A damaged record with registers per thread far past the hardware's 255 (the largest the trace's
+// field holds): the launch cannot run, and the advice's search for a register count that fits one
+// more block tries the hardware's counts only (it once stepped down from the record's value, 8 at a
+// time: 536 million tries for 4,294,967,295).
+TEST(KernelVerdictTest, RegistersPastTheHardwareLimitAreNotLaunchableAndTheAdviceStaysShort) {
+  const KernelVerdict v = One(Sol(20, 25, 15, 18, 25) + Achieved(22), Thresholds(), Config("kern", 264, 256, 0xffff));
+  ASSERT_TRUE(v.theoretical.has_value()) << v.theoretical_error;
+  EXPECT_EQ(v.theoretical->blocks_per_sm, 0u);
+  EXPECT_EQ(v.theoretical->not_launchable, "registers per thread over 255");
+  EXPECT_EQ(v.theoretical->limiter, OccupancyLimiter::kRegisters);
+  EXPECT_TRUE(Contains(v.occupancy_note, "65535 registers per thread allow 0 blocks")) << v.occupancy_note;
+  EXPECT_LT(v.occupancy_note.size(), 1000u) << v.occupancy_note;
+}
+
 TEST(KernelVerdictTest, LowOccupancyWithHighThroughputIsLeftAlone) {
   const KernelVerdict v = One(Sol(30, 85, 82, 50) + Achieved(20), Thresholds(), Config("kern", 264, 256, 128));
   EXPECT_EQ(v.bottleneck, Bottleneck::kMemory);

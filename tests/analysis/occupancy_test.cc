@@ -40,6 +40,21 @@ v1::Device V100() {
   return d;
 }
 
+// Per-SM limits no GPU has are a damaged header, not a calculation: one of them could otherwise
+// give a block count equal to kNoBlockLimit, which means "no limit".
+TEST(OccupancyTest, ImplausiblePerSmLimitsAreRefused) {
+  for (int field = 0; field < 4; ++field) {
+    v1::Device d = H200Device();
+    if (field == 0) d.set_max_blocks_per_sm(UINT32_MAX);
+    if (field == 1) d.set_max_warps_per_sm(1u << 20);
+    if (field == 2) d.set_registers_per_sm(UINT32_MAX);
+    if (field == 3) d.set_shared_memory_per_sm(uint64_t{1} << 40);
+    auto o = TheoreticalOccupancy(Block(256, 32), d);
+    ASSERT_FALSE(o.ok()) << field;
+    EXPECT_EQ(o.status().message(), "the trace header's per-SM limits are not plausible");
+  }
+}
+
 TEST(OccupancyTest, SmallRegisterFootprintFillsTheSm) {
   const Occupancy o = OnH200(Block(256, 32));
   EXPECT_EQ(o.warps_per_block, 8u);

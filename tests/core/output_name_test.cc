@@ -25,6 +25,15 @@ TEST(OutputNameTest, ExpandsProcessHostAndEnvironment) {
   EXPECT_EQ(*n, "run_node7_4242_rank3.cuscope");
 }
 
+TEST(OutputNameTest, AHostNameWithAPathIsRefused) {
+  OutputNameContext c = Ctx();
+  c.host = "../../etc/cron.d/x";
+  auto n = ExpandOutputName("run_%h", c);
+  ASSERT_FALSE(n.ok());
+  EXPECT_NE(std::string(n.status().message()).find("host name"), std::string::npos) << n.status();
+  EXPECT_TRUE(ExpandOutputName("run_%p", c).ok());  // only a pattern that uses %h is refused
+}
+
 TEST(OutputNameTest, KeepsAnExistingExtensionAndEscapesPercent) {
   EXPECT_EQ(*ExpandOutputName("a%%b.cuscope", Ctx()), "a%b.cuscope");
 }
@@ -41,6 +50,27 @@ TEST(OutputNameTest, ErrorsNameTheProblem) {
   EXPECT_FALSE(ExpandOutputName("x%z", Ctx()).ok());
   EXPECT_FALSE(ExpandOutputName("x%", Ctx()).ok());
   EXPECT_FALSE(ExpandOutputName("x%q", Ctx()).ok());
+}
+
+// A %q{VAR} value is part of one file name: it may not lead out of the directory or into another.
+TEST(OutputNameTest, AVariableValueWithAPathOrControlCharactersIsRefused) {
+  for (const std::string& value : {std::string("../x"), std::string("a/b"), std::string(".."), std::string("/etc/x"),
+                                   std::string("x\x1b[2J"), std::string("x\ny"), std::string("x\0y", 3)}) {
+    OutputNameContext c = Ctx();
+    c.getenv = [value](const std::string& n) -> std::optional<std::string> {
+      if (n == "EVIL") return value;
+      return std::nullopt;
+    };
+    auto n = ExpandOutputName("run_%q{EVIL}", c);
+    ASSERT_FALSE(n.ok()) << *n;
+    EXPECT_NE(std::string(n.status().message()).find("environment variable EVIL"), std::string::npos)
+        << n.status();
+    EXPECT_EQ(std::string(n.status().message()).find('\x1b'), std::string::npos) << n.status();
+  }
+  // Dots that do not make "..", and names of one part, are fine.
+  OutputNameContext c = Ctx();
+  c.getenv = [](const std::string&) -> std::optional<std::string> { return std::string("node-1.rank_3"); };
+  EXPECT_EQ(*ExpandOutputName("run_%q{X}", c), "run_node-1.rank_3.cuscope");
 }
 
 }  // namespace

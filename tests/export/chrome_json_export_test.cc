@@ -9,9 +9,9 @@
 #include <vector>
 
 #include "gtest/gtest.h"
+#include "lib/core/output_file.h"
 #include "lib/export/chrome_json_writer.h"
 #include "lib/export/exporter.h"
-#include "lib/export/output_file.h"
 #include "tests/export/export_test_trace.h"
 
 namespace cuscope::exporter::testing {
@@ -224,7 +224,7 @@ TEST_F(ChromeJsonExportTest, EscapesNames) {
 // JSON reader refuses, whatever it is handed.
 TEST(ChromeJsonWriterTest, BytesThatAreNotUtf8BecomeReplacementCharacters) {
   const std::string path = TempPath(".json");
-  auto file = OutputFile::Create(path, false);
+  auto file = core::OutputFile::Create(path, false);
   ASSERT_TRUE(file.ok()) << file.status();
   ChromeJsonWriter writer(file->get());
   ASSERT_TRUE(writer.Start(ExportInfo{100, 200, "in"}).ok());

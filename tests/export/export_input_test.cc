@@ -122,6 +122,65 @@ TEST(ExportInputTest, EmptyTraceGivesEmptyTimeline) {
   EXPECT_TRUE(d.slices.empty());
 }
 
+// ---- Out-of-range values (tests/fuzz/regressions, made by fuzz_make_regressions) --------------
+
+std::string Regression(const std::string& name) {
+  return std::string(CUSCOPE_FUZZ_CORPUS_DIR) + "/../regressions/" + name;
+}
+
+// Devices 0 to 63 each get their own group, utilization and stream track; device 256, whose low 8
+// bits are device 0's (the export once declared one stream track for both and failed), is damage.
+TEST(ExportInputTest, SixtyFourDevicesExportAndDevice256IsDamage) {
+  for (const ExportFormat format : {ExportFormat::kPerfetto, ExportFormat::kChromeJson}) {
+    const std::string output = TempPath(format == ExportFormat::kPerfetto ? ".pftrace" : ".json");
+    ExportOptions options;
+    options.format = format;
+    absl::StatusOr<ExportSummary> summary = ExportToFile(Regression("sixty_four_devices_then_device_256"), output, options);
+    ASSERT_TRUE(summary.ok()) << summary.status();
+    EXPECT_EQ(summary->chunks, 1u);
+    EXPECT_EQ(summary->memcpys, 64u);
+    EXPECT_EQ(summary->tracks, 64u * 3);
+    ASSERT_FALSE(summary->warnings.empty());
+    EXPECT_TRUE(absl::StrContains(summary->warnings[0], "copy row names device 256")) << summary->warnings[0];
+    EXPECT_LT(summary->bytes_written, 256u * 1024);
+    if (format == ExportFormat::kPerfetto) {
+      const DecodedTrace d = DecodePerfetto(ReadFile(output));
+      EXPECT_TRUE(d.errors.empty());
+      EXPECT_EQ(d.slices.size(), 64u);
+      EXPECT_NE(d.TrackNamed("GPU 63"), 0u);
+    }
+  }
+}
+
+// The review's 37-byte file (a copy on device 0xffffffff) crashed the export; 2,000 devices made
+// one utilization counter each (200,000 made 2.9 GB of JSON). Both are damage now: nothing to draw.
+TEST(ExportInputTest, DevicesPastTheBoundExportNothingWithAWarning) {
+  for (const std::string name : {"copy_on_device_ffffffff", "two_thousand_devices"}) {
+    for (const bool findings : {false, true}) {
+      ExportOptions options;
+      options.format = ExportFormat::kChromeJson;
+      options.findings = findings;
+      absl::StatusOr<ExportSummary> summary = ExportToFile(Regression(name), TempPath(".json"), options);
+      ASSERT_TRUE(summary.ok()) << name << ": " << summary.status();
+      EXPECT_EQ(summary->chunks, 0u) << name;
+      EXPECT_EQ(summary->tracks, 0u) << name;
+      ASSERT_EQ(summary->warnings.size(), 1u) << name;
+      EXPECT_TRUE(absl::StrContains(summary->warnings[0], "(device ids are below 64)")) << summary->warnings[0];
+      EXPECT_LT(summary->bytes_written, 1024u) << name;
+    }
+  }
+}
+
+TEST(ExportInputTest, HeaderDeclaringTooManyDevicesIsRefusedWithoutAnOutput) {
+  const std::string output = TempPath(".pftrace");
+  absl::StatusOr<ExportSummary> summary =
+      ExportToFile(Regression("header_declaring_a_thousand_devices"), output, ExportOptions());
+  ASSERT_FALSE(summary.ok());
+  EXPECT_TRUE(absl::IsDataLoss(summary.status())) << summary.status();
+  EXPECT_TRUE(absl::StrContains(summary.status().message(), "the header declares 1000 devices (at most 64)"));
+  EXPECT_FALSE(Exists(output));
+}
+
 // ---- The command -------------------------------------------------------------------------------
 
 int Export(std::vector<std::string> args) { return cli::RunExport(args); }

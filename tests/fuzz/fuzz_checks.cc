@@ -1,10 +1,12 @@
 #include "tests/fuzz/fuzz_checks.h"
 
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cstdint>
+#include <cstdlib>
 #include <vector>
 
 #include "absl/status/status.h"
@@ -14,6 +16,7 @@
 #include "lib/analysis/analyzer.h"
 #include "lib/core/trace.h"
 #include "lib/core/trace_reader.h"
+#include "lib/export/exporter.h"
 
 namespace cuscope::fuzz {
 namespace {
@@ -56,22 +59,39 @@ bool DocumentedRefusal(const absl::Status& s) {
   return absl::IsInvalidArgument(s) || absl::IsFailedPrecondition(s) || absl::IsDataLoss(s);
 }
 
-// The same bytes through the file path of the reader (an anonymous in-memory file).
-absl::StatusOr<core::Trace> LoadThroughFile(std::string_view bytes) {
+// An anonymous in-memory file holding `bytes`, or -1.
+int MemoryFile(std::string_view bytes) {
   const int fd = ::memfd_create("cuscope-fuzz", MFD_CLOEXEC);
-  if (fd < 0) return absl::InternalError("memfd_create failed");
+  if (fd < 0) return -1;
   size_t done = 0;
   while (done < bytes.size()) {
     const ssize_t n = ::write(fd, bytes.data() + done, bytes.size() - done);
     if (n <= 0) {
       ::close(fd);
-      return absl::InternalError("write to memfd failed");
+      return -1;
     }
     done += static_cast<size_t>(n);
   }
+  return fd;
+}
+
+// The same bytes through the file path of the reader.
+absl::StatusOr<core::Trace> LoadThroughFile(std::string_view bytes) {
+  const int fd = MemoryFile(bytes);
+  if (fd < 0) return absl::InternalError("memfd_create or write failed");
   auto t = core::LoadTrace(absl::StrCat("/proc/self/fd/", fd));
   ::close(fd);
   return t;
+}
+
+// A directory of this process's own for export outputs, made once; empty when none can be made.
+const std::string& ExportDir() {
+  static const std::string dir = [] {
+    const char* tmp = std::getenv("TMPDIR");
+    std::string pattern = absl::StrCat(tmp != nullptr && *tmp != '\0' ? tmp : "/tmp", "/cuscope-fuzz-export-XXXXXX");
+    return ::mkdtemp(pattern.data()) != nullptr ? pattern : std::string();
+  }();
+  return dir;
 }
 
 }  // namespace
@@ -144,6 +164,54 @@ std::string CheckAnalyzer(std::string_view bytes) {
     return "JSON report lost findings or warnings";
   }
   return "";
+}
+
+std::string CheckExporter(std::string_view bytes) {
+  const std::string& dir = ExportDir();
+  const int fd = MemoryFile(bytes);
+  if (dir.empty() || fd < 0) {
+    if (fd >= 0) ::close(fd);
+    return "";  // the test harness, not the exporter
+  }
+  const std::string input = absl::StrCat("/proc/self/fd/", fd);
+  const std::string output = absl::StrCat(dir, "/out");
+  const auto loaded = core::LoadTraceFromBytes(std::string(bytes));
+  const size_t limit = kExportBytesPerInputByte * bytes.size() + kExportFixedBytes;
+  std::string problem;
+  for (const exporter::ExportFormat format : {exporter::ExportFormat::kPerfetto, exporter::ExportFormat::kChromeJson}) {
+    for (const bool findings : {false, true}) {
+      exporter::ExportOptions options;
+      options.format = format;
+      options.findings = findings;
+      options.overwrite = true;
+      const std::string what =
+          std::string(exporter::ExportFormatName(format)) + (findings ? " with findings" : " without findings");
+      const auto summary = exporter::ExportToFile(input, output, options);
+      struct stat st {};
+      const bool written = ::stat(output.c_str(), &st) == 0;
+      ::unlink(output.c_str());
+      if (!loaded.ok()) {
+        if (summary.ok()) problem = absl::StrCat(what, ": exported what the reader refuses (", loaded.status().ToString(), ")");
+        else if (summary.status().code() != loaded.status().code()) {
+          problem = absl::StrCat(what, ": refused with ", summary.status().ToString(), ", the reader with ",
+                                 loaded.status().ToString());
+        } else if (written) {
+          problem = absl::StrCat(what, ": a refused export left its output behind");
+        }
+      } else if (!summary.ok()) {
+        problem = absl::StrCat(what, ": a trace the reader loads was not exported: ", summary.status().ToString());
+      } else if (summary->bytes_written > limit || (written && static_cast<size_t>(st.st_size) > limit)) {
+        problem = absl::StrCat(what, ": ", summary->bytes_written, " bytes written for a ", bytes.size(),
+                               "-byte trace (the bound is ", limit, ")");
+      } else if (loaded->truncated() && summary->warnings.empty()) {
+        problem = absl::StrCat(what, ": a cut or damaged trace exported without a warning");
+      }
+      if (!problem.empty()) break;
+    }
+    if (!problem.empty()) break;
+  }
+  ::close(fd);
+  return problem;
 }
 
 }  // namespace cuscope::fuzz

@@ -7,6 +7,7 @@
 #ifndef CUSCOPE_TESTS_FUZZ_FUZZ_CHECKS_H_
 #define CUSCOPE_TESTS_FUZZ_FUZZ_CHECKS_H_
 
+#include <cstddef>
 #include <string>
 #include <string_view>
 
@@ -21,6 +22,18 @@ std::string CheckTraceReader(std::string_view bytes);
 // The analyzer end to end: if the bytes load, the analysis, its text and its JSON report are
 // produced, the JSON parses back as a report.proto Report, and a cut or damaged trace is said so.
 std::string CheckAnalyzer(std::string_view bytes);
+
+// The exporters on arbitrary bytes: Perfetto and Chrome JSON, each with and without findings. A
+// trace the reader loads is exported (a cut or damaged one as far as it goes); one it refuses is
+// refused by the export with the reader's error; and each output is at most
+// kExportBytesPerInputByte times the input's size plus kExportFixedBytes.
+std::string CheckExporter(std::string_view bytes);
+
+// What one byte of a trace can become in an export: an empty copy row costs 2 bytes and becomes a
+// slice with its arguments (about 250 bytes of JSON); the fixed part is the output's own framing
+// and the tracks every trace declares.
+inline constexpr size_t kExportBytesPerInputByte = 256;
+inline constexpr size_t kExportFixedBytes = 64 * 1024;
 
 }  // namespace cuscope::fuzz
 

@@ -110,7 +110,7 @@ TEST(ReportBrowserTest, LaunchOverheadReportFromTheCommand) {
   const std::string trace_path = Source("traces/h200_examples/launch_overhead.cuscope");
   const std::string html = absl::StrCat(TempDir(), "/launch_overhead.html");
   int status = 0;
-  RunShell(absl::StrCat(Quote(bin), " report ", Quote(trace_path), " -o ", Quote(html), " 2>&1"), &status);
+  RunShell(absl::StrCat(Quote(bin), " report ", Quote(trace_path), " -f -o ", Quote(html), " 2>&1"), &status);
   ASSERT_EQ(status, 0);
 
   absl::StatusOr<core::Trace> trace = core::LoadTrace(trace_path);

@@ -1,0 +1,171 @@
+#include "lib/core/output_file.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+
+#include "absl/strings/str_cat.h"
+
+namespace cuscope::core {
+namespace {
+
+constexpr int kCreateFlags = O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC;
+
+absl::Status CannotWrite(const std::string& path, int err) {
+  return absl::PermissionDeniedError(absl::StrCat("cannot write ", path, ": ", std::strerror(err)));
+}
+
+// A name no one else uses, in the directory of `path`: ".NAME.XXXXXXXXXXXX.tmp". The base is
+// shortened so that the name stays within NAME_MAX.
+std::string TempCandidate(const std::string& path) {
+  static std::atomic<uint64_t> counter{0};
+  const size_t slash = path.find_last_of('/');
+  const std::string dir = slash == std::string::npos ? std::string() : path.substr(0, slash + 1);
+  std::string base = slash == std::string::npos ? path : path.substr(slash + 1);
+  if (base.size() > 64) base.resize(64);
+  struct timespec ts {};
+  ::clock_gettime(CLOCK_MONOTONIC, &ts);
+  uint64_t mix = (static_cast<uint64_t>(ts.tv_nsec) ^ (static_cast<uint64_t>(ts.tv_sec) << 30)) * 0x9e3779b97f4a7c15ull;
+  mix ^= (static_cast<uint64_t>(::getpid()) << 40) + counter.fetch_add(1, std::memory_order_relaxed) * 0xbf58476d1ce4e5b9ull;
+  static constexpr char kChars[] = "abcdefghijklmnopqrstuvwxyz0123456789";
+  std::string suffix;
+  for (int i = 0; i < 12; ++i) {
+    suffix.push_back(kChars[mix % 36]);
+    mix /= 36;
+    if (mix == 0) mix = 0x2545f4914f6cdd1dull + static_cast<uint64_t>(i);
+  }
+  return absl::StrCat(dir, ".", base, ".", suffix, ".tmp");
+}
+
+}  // namespace
+
+absl::StatusOr<std::unique_ptr<OutputFile>> OutputFile::Create(const std::string& path, bool overwrite) {
+  if (path.empty()) return absl::InvalidArgumentError("no output file name");
+  if (path.back() == '/') return absl::InvalidArgumentError(absl::StrCat("output file ", path, " names a directory"));
+  std::string temp;
+  int fd = -1;
+  if (!overwrite) {
+    fd = ::open(path.c_str(), kCreateFlags, 0666);
+    if (fd < 0) {
+      const int err = errno;
+      if (err == EEXIST) {
+        return absl::AlreadyExistsError(
+            absl::StrCat("output file ", path, " already exists (use -f/--force-overwrite to replace it)"));
+      }
+      return CannotWrite(path, err);
+    }
+  } else {
+    // A new file beside the target, renamed over it by Close(): a symbolic link at the path is
+    // replaced, not followed.
+    for (int attempt = 0; attempt < 100 && fd < 0; ++attempt) {
+      temp = TempCandidate(path);
+      fd = ::open(temp.c_str(), kCreateFlags, 0666);
+      if (fd < 0 && errno != EEXIST) return CannotWrite(path, errno);
+    }
+    if (fd < 0) return CannotWrite(path, EEXIST);
+  }
+  std::unique_ptr<OutputFile> out(new OutputFile(fd, path, std::move(temp)));
+  out->buffer_.reserve(kFlushBytes + (kFlushBytes >> 2));
+  return out;
+}
+
+OutputFile::~OutputFile() {
+  if (!finished_) Discard();
+}
+
+void OutputFile::Flush() {
+  if (!status_.ok() || fd_ < 0) {
+    buffer_.clear();
+    return;
+  }
+  size_t done = 0;
+  while (done < buffer_.size()) {
+    const ssize_t n = ::write(fd_, buffer_.data() + done, buffer_.size() - done);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      status_ = absl::UnavailableError(absl::StrCat("cannot write ", path_, ": ", std::strerror(errno)));
+      break;
+    }
+    done += static_cast<size_t>(n);
+  }
+  flushed_ += done;
+  buffer_.clear();
+}
+
+absl::Status OutputFile::Close() {
+  if (finished_) return status_;
+  Flush();
+  const int rc = ::close(fd_);
+  const int close_err = errno;
+  fd_ = -1;
+  if (rc != 0 && status_.ok()) {
+    status_ = absl::UnavailableError(absl::StrCat("cannot close ", path_, ": ", std::strerror(close_err)));
+  }
+  if (status_.ok() && !temp_path_.empty() && ::rename(temp_path_.c_str(), path_.c_str()) != 0) {
+    status_ = absl::UnavailableError(absl::StrCat("cannot replace ", path_, ": ", std::strerror(errno)));
+  }
+  if (!status_.ok()) {
+    Discard();
+    return status_;
+  }
+  finished_ = true;
+  return status_;
+}
+
+void OutputFile::Discard() {
+  if (fd_ >= 0) {
+    ::close(fd_);
+    fd_ = -1;
+  }
+  buffer_.clear();
+  if (!finished_) ::unlink(written_path().c_str());
+  finished_ = true;
+}
+
+absl::Status WriteOutputFile(const std::string& path, std::string_view contents, bool overwrite) {
+  absl::StatusOr<std::unique_ptr<OutputFile>> file = OutputFile::Create(path, overwrite);
+  if (!file.ok()) return file.status();
+  (*file)->Append(contents);
+  return (*file)->Close();
+}
+
+absl::StatusOr<std::string> ReadFileForRewrite(const std::string& path) {
+  const int fd = ::open(path.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+  if (fd < 0) {
+    const int err = errno;
+    if (err == ENOENT) return std::string();
+    if (err == ELOOP) {
+      return absl::FailedPreconditionError(
+          absl::StrCat(path, " is a symbolic link; cuscope does not write through one (name the file itself)"));
+    }
+    return absl::PermissionDeniedError(absl::StrCat("cannot read ", path, ": ", std::strerror(err)));
+  }
+  struct stat st {};
+  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+    ::close(fd);
+    return absl::FailedPreconditionError(absl::StrCat(path, " is not a regular file; cuscope only rewrites regular files"));
+  }
+  std::string contents;
+  char chunk[1 << 16];
+  for (;;) {
+    const ssize_t n = ::read(fd, chunk, sizeof(chunk));
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      const int err = errno;
+      ::close(fd);
+      return absl::UnavailableError(absl::StrCat("cannot read ", path, ": ", std::strerror(err)));
+    }
+    if (n == 0) break;
+    contents.append(chunk, static_cast<size_t>(n));
+  }
+  ::close(fd);
+  return contents;
+}
+
+}  // namespace cuscope::core

@@ -1,0 +1,87 @@
+// Every file the `cuscope` command writes (an exported timeline, the HTML report, the tuning log) is
+// created here, by one rule:
+//
+//   - without overwrite, the path itself is created with O_CREAT|O_EXCL|O_NOFOLLOW: anything
+//     already there, a symbolic link included (dangling or not), is refused with one line that
+//     names the path and -f/--force-overwrite;
+//   - with overwrite, and for the rewrite that appends to the tuning log, the bytes go to a new
+//     file in the same directory (O_CREAT|O_EXCL|O_NOFOLLOW, 0666 less the umask) that rename()
+//     then puts in place of the path. A symbolic link at the path is replaced, never followed, so
+//     its target is untouched; a reader sees the old file or the whole new one, never half.
+//
+// A failed write leaves nothing behind: the temporary file is removed (and, without overwrite, the
+// file that was created). Writes go through a buffer the exporters append to directly: an event
+// costs a few appends and a size check, and the file gets writes of about kFlushBytes. The first
+// write error is kept and reported by status() and Close(); appends after it are dropped.
+//
+// Plain POSIX and abseil: cuscope_core is also linked into libcuscope.so.
+#ifndef CUSCOPE_LIB_CORE_OUTPUT_FILE_H_
+#define CUSCOPE_LIB_CORE_OUTPUT_FILE_H_
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+
+namespace cuscope::core {
+
+class OutputFile {
+ public:
+  static constexpr size_t kFlushBytes = 1 << 20;
+
+  // Opens `path` for writing by the rule above; `overwrite` is -f/--force-overwrite.
+  static absl::StatusOr<std::unique_ptr<OutputFile>> Create(const std::string& path, bool overwrite);
+  // An OutputFile neither closed nor discarded is discarded.
+  ~OutputFile();
+  OutputFile(const OutputFile&) = delete;
+  OutputFile& operator=(const OutputFile&) = delete;
+
+  // Writers append to this buffer and call MaybeFlush() after each event.
+  std::string& buffer() { return buffer_; }
+  void Append(std::string_view bytes) { buffer_.append(bytes.data(), bytes.size()); }
+  void MaybeFlush() {
+    if (buffer_.size() >= kFlushBytes) Flush();
+  }
+
+  // Writes out the buffer, closes the file and (with overwrite) renames it into place; the first
+  // error of any step. On an error nothing is left behind.
+  absl::Status Close();
+  // Closes and removes what was written: for an output that failed half way.
+  void Discard();
+
+  const absl::Status& status() const { return status_; }
+  // Bytes handed to the file so far (buffered ones included).
+  uint64_t bytes() const { return flushed_ + buffer_.size(); }
+  // The path asked for (not the temporary file's).
+  const std::string& path() const { return path_; }
+
+ private:
+  OutputFile(int fd, std::string path, std::string temp_path)
+      : fd_(fd), path_(std::move(path)), temp_path_(std::move(temp_path)) {}
+  void Flush();
+  // The file written to: the temporary file when replacing, else the path.
+  const std::string& written_path() const { return temp_path_.empty() ? path_ : temp_path_; }
+
+  int fd_ = -1;
+  bool finished_ = false;  // closed or discarded
+  std::string path_;
+  std::string temp_path_;  // empty without overwrite
+  std::string buffer_;
+  uint64_t flushed_ = 0;
+  absl::Status status_;
+};
+
+// Writes `contents` as the whole file at `path`, by the rule above.
+absl::Status WriteOutputFile(const std::string& path, std::string_view contents, bool overwrite);
+
+// For a file that grows by rewriting (the tuning log): its contents now, "" when it does not exist.
+// A symbolic link, or anything but a regular file, is refused with one line naming the path. Write
+// the old contents and the addition back with WriteOutputFile(path, ..., /*overwrite=*/true).
+absl::StatusOr<std::string> ReadFileForRewrite(const std::string& path);
+
+}  // namespace cuscope::core
+
+#endif  // CUSCOPE_LIB_CORE_OUTPUT_FILE_H_

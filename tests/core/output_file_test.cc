@@ -1,0 +1,167 @@
+// The one creator of every file the command writes: never through a symbolic link, never over a
+// file without overwrite, nothing left behind on an error.
+#include "lib/core/output_file.h"
+
+#include <dirent.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+
+namespace cuscope::core {
+namespace {
+
+std::string NewDir() {
+  const char* base = std::getenv("TEST_TMPDIR");
+  std::string templ = absl::StrCat(base ? base : "/tmp", "/cuscope_output_file_XXXXXX");
+  EXPECT_NE(::mkdtemp(templ.data()), nullptr);
+  return templ;
+}
+
+std::string Read(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::ostringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+void Write(const std::string& path, const std::string& text) { std::ofstream(path, std::ios::binary) << text; }
+
+bool IsRegular(const std::string& path) {
+  struct stat st {};
+  return ::lstat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode);
+}
+
+bool IsLink(const std::string& path) {
+  struct stat st {};
+  return ::lstat(path.c_str(), &st) == 0 && S_ISLNK(st.st_mode);
+}
+
+std::vector<std::string> Entries(const std::string& dir) {
+  std::vector<std::string> names;
+  DIR* d = ::opendir(dir.c_str());
+  if (d == nullptr) return names;
+  while (const dirent* e = ::readdir(d)) {
+    const std::string n = e->d_name;
+    if (n != "." && n != "..") names.push_back(n);
+  }
+  ::closedir(d);
+  return names;
+}
+
+TEST(OutputFileTest, CreatesANewFile) {
+  const std::string dir = NewDir(), path = dir + "/out.txt";
+  ASSERT_TRUE(WriteOutputFile(path, "hello", false).ok());
+  EXPECT_EQ(Read(path), "hello");
+  EXPECT_TRUE(IsRegular(path));
+  EXPECT_EQ(Entries(dir).size(), 1u);
+}
+
+TEST(OutputFileTest, AnExistingFileIsRefusedWithoutOverwriteAndReplacedWithIt) {
+  const std::string dir = NewDir(), path = dir + "/out.txt";
+  Write(path, "old");
+  const absl::Status refused = WriteOutputFile(path, "new", false);
+  EXPECT_EQ(refused.code(), absl::StatusCode::kAlreadyExists);
+  EXPECT_TRUE(absl::StrContains(refused.message(), path)) << refused;
+  EXPECT_TRUE(absl::StrContains(refused.message(), "-f/--force-overwrite")) << refused;
+  EXPECT_EQ(Read(path), "old");
+  ASSERT_TRUE(WriteOutputFile(path, "new", true).ok());
+  EXPECT_EQ(Read(path), "new");
+  EXPECT_EQ(Entries(dir).size(), 1u);  // no temporary file left
+}
+
+TEST(OutputFileTest, ASymbolicLinkIsRefusedOrReplacedButItsTargetNeverWritten) {
+  const std::string dir = NewDir(), target = dir + "/target", link = dir + "/out.txt";
+  Write(target, "precious");
+  ASSERT_EQ(::symlink(target.c_str(), link.c_str()), 0);
+  EXPECT_FALSE(WriteOutputFile(link, "evil", false).ok());
+  EXPECT_EQ(Read(target), "precious");
+  EXPECT_TRUE(IsLink(link));
+  ASSERT_TRUE(WriteOutputFile(link, "report", true).ok());
+  EXPECT_EQ(Read(target), "precious");
+  EXPECT_TRUE(IsRegular(link));
+  EXPECT_EQ(Read(link), "report");
+  EXPECT_EQ(Entries(dir).size(), 2u);
+}
+
+TEST(OutputFileTest, ADanglingLinkCreatesNothingWhereItPoints) {
+  const std::string dir = NewDir(), target = dir + "/nowhere", link = dir + "/out.txt";
+  ASSERT_EQ(::symlink(target.c_str(), link.c_str()), 0);
+  EXPECT_FALSE(WriteOutputFile(link, "x", false).ok());
+  EXPECT_NE(::access(target.c_str(), F_OK), 0);
+  ASSERT_TRUE(WriteOutputFile(link, "x", true).ok());
+  EXPECT_NE(::access(target.c_str(), F_OK), 0);
+  EXPECT_TRUE(IsRegular(link));
+}
+
+TEST(OutputFileTest, AFailedReplaceLeavesNoTemporaryFile) {
+  const std::string dir = NewDir(), path = dir + "/busy";
+  ASSERT_EQ(::mkdir(path.c_str(), 0755), 0);
+  Write(path + "/inside", "x");  // a directory that is not empty: rename() cannot replace it
+  const absl::Status s = WriteOutputFile(path, "data", true);
+  EXPECT_FALSE(s.ok());
+  EXPECT_TRUE(absl::StrContains(s.message(), path)) << s;
+  EXPECT_EQ(Entries(dir).size(), 1u);
+  EXPECT_EQ(Read(path + "/inside"), "x");
+}
+
+TEST(OutputFileTest, DiscardAndAnUnclosedFileLeaveNothing) {
+  const std::string dir = NewDir();
+  for (const bool overwrite : {false, true}) {
+    auto file = OutputFile::Create(dir + "/a", overwrite);
+    ASSERT_TRUE(file.ok()) << file.status();
+    (*file)->Append("half");
+    (*file)->Discard();
+    EXPECT_TRUE(Entries(dir).empty()) << overwrite;
+    {
+      auto dropped = OutputFile::Create(dir + "/b", overwrite);
+      ASSERT_TRUE(dropped.ok());
+      (*dropped)->Append("half");
+    }
+    EXPECT_TRUE(Entries(dir).empty()) << overwrite;
+  }
+}
+
+TEST(OutputFileTest, ModeIsTheUmasksNotTheTemporaryFiles) {
+  const std::string dir = NewDir();
+  const mode_t old = ::umask(027);
+  ASSERT_TRUE(WriteOutputFile(dir + "/new", "x", false).ok());
+  Write(dir + "/old", "x");
+  ASSERT_TRUE(WriteOutputFile(dir + "/old", "y", true).ok());
+  ::umask(old);
+  struct stat st {};
+  ASSERT_EQ(::stat((dir + "/new").c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 0777, 0640u);
+  ASSERT_EQ(::stat((dir + "/old").c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 0777, 0640u);
+}
+
+TEST(OutputFileTest, ReadForRewriteRefusesLinksAndOtherThanRegularFiles) {
+  const std::string dir = NewDir();
+  absl::StatusOr<std::string> missing = ReadFileForRewrite(dir + "/none");
+  ASSERT_TRUE(missing.ok());
+  EXPECT_EQ(*missing, "");
+  Write(dir + "/log", "line\n");
+  EXPECT_EQ(*ReadFileForRewrite(dir + "/log"), "line\n");
+  ASSERT_EQ(::symlink((dir + "/log").c_str(), (dir + "/link").c_str()), 0);
+  absl::StatusOr<std::string> link = ReadFileForRewrite(dir + "/link");
+  ASSERT_FALSE(link.ok());
+  EXPECT_TRUE(absl::StrContains(link.status().message(), "symbolic link")) << link.status();
+  EXPECT_FALSE(ReadFileForRewrite(dir).ok());
+  ASSERT_EQ(::mkfifo((dir + "/fifo").c_str(), 0600), 0);
+  absl::StatusOr<std::string> fifo = ReadFileForRewrite(dir + "/fifo");  // must not block
+  ASSERT_FALSE(fifo.ok());
+  EXPECT_TRUE(absl::StrContains(fifo.status().message(), "not a regular file")) << fifo.status();
+}
+
+}  // namespace
+}  // namespace cuscope::core
