@@ -86,7 +86,7 @@ int RunAnalyze(const Args& args) {
   if (path.empty()) return UsageError("analyze: no trace file given (usage: cuscope analyze TRACE)");
 
   absl::StatusOr<core::Trace> trace = core::LoadTrace(path);
-  if (!trace.ok()) return UsageError(absl::StrCat(path, ": ", trace.status().message()));
+  if (!trace.ok()) return UsageError(std::string(trace.status().message()));  // names the path
   const analysis::Analysis result = analysis::Analyze(*trace, options);
   if (format == "json") {
     std::fputs(analysis::RenderAnalysisJson(result, path).c_str(), stdout);

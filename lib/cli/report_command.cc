@@ -79,7 +79,7 @@ int RunReport(const Args& args) {
   if (output.empty()) output = DefaultOutput(path);
 
   absl::StatusOr<core::Trace> trace = core::LoadTrace(path);
-  if (!trace.ok()) return ReportError(absl::StrCat(path, ": ", trace.status().message()));
+  if (!trace.ok()) return ReportError(std::string(trace.status().message()));  // names the path
   // Created before the analysis, so that an existing file is refused at once; removed again if
   // anything fails.
   absl::StatusOr<std::unique_ptr<core::OutputFile>> file = core::OutputFile::Create(output, overwrite);

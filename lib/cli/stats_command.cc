@@ -72,7 +72,7 @@ int RunStats(const Args& args) {
   if (path.empty()) return StatsError("stats: no trace file given");
 
   absl::StatusOr<core::Trace> trace = core::LoadTrace(path);
-  if (!trace.ok()) return StatsError(absl::StrCat(path, ": ", trace.status().message()));
+  if (!trace.ok()) return StatsError(std::string(trace.status().message()));  // names the path
   if (trace->truncated()) {
     std::fprintf(stderr, "cuscope: warning: %s is truncated (%llu bytes dropped at the tail%s); tables cover what was read\n",
                  core::EscapeForTerminal(path).c_str(), static_cast<unsigned long long>(trace->tail_bytes_dropped),
