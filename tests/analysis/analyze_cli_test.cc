@@ -6,6 +6,7 @@
 #include "absl/strings/str_cat.h"
 #include "gtest/gtest.h"
 #include "lib/cli/commands.h"
+#include "tests/cli/capture_command.h"
 #include "lib/core/gpu_counters.h"
 #include "lib/core/metric_sets.h"
 #include "lib/core/trace_writer.h"
@@ -16,20 +17,8 @@ namespace {
 
 using cuscope::testing::SyntheticTrace;
 
-struct Outcome {
-  int code;
-  std::string out, err;
-};
-
-Outcome Capture(int (*command)(const Args&), const Args& args) {
-  ::testing::internal::CaptureStdout();
-  ::testing::internal::CaptureStderr();
-  const int code = command(args);
-  std::fflush(stdout);
-  std::fflush(stderr);
-  Outcome r{code, ::testing::internal::GetCapturedStdout(), ::testing::internal::GetCapturedStderr()};
-  return r;
-}
+using test_support::Capture;
+using test_support::Outcome;
 
 // A program that syncs after each of its many short steps.
 std::string SickTrace() {

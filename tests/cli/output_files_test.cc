@@ -17,59 +17,28 @@
 #include "absl/strings/str_cat.h"
 #include "gtest/gtest.h"
 #include "lib/cli/commands.h"
+#include "tests/cli/capture_command.h"
+#include "tests/core/file_checks.h"
 #include "tests/report/report_test_traces.h"
 
 namespace cuscope::cli {
 namespace {
 
-struct Outcome {
-  int code;
-  std::string out, err;
-};
+using test_support::Capture;
+using test_support::Outcome;
 
-Outcome Capture(int (*command)(const Args&), const Args& args) {
-  ::testing::internal::CaptureStdout();
-  ::testing::internal::CaptureStderr();
-  const int code = command(args);
-  std::fflush(stdout);
-  std::fflush(stderr);
-  return Outcome{code, ::testing::internal::GetCapturedStdout(), ::testing::internal::GetCapturedStderr()};
-}
+using file_checks::IsLink;
+using file_checks::IsRegular;
+using file_checks::Read;
 
-std::string NewDir() {
-  const char* base = std::getenv("TEST_TMPDIR");
-  std::string templ = absl::StrCat(base ? base : "/tmp", "/cuscope_cli_outputs_XXXXXX");
-  EXPECT_NE(::mkdtemp(templ.data()), nullptr);
-  return templ;
-}
-
-std::string Read(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
-
-bool IsRegular(const std::string& path) {
-  struct stat st {};
-  return ::lstat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode);
-}
-
-bool IsLink(const std::string& path) {
-  struct stat st {};
-  return ::lstat(path.c_str(), &st) == 0 && S_ISLNK(st.st_mode);
-}
+std::string NewDir() { return file_checks::NewDir("cuscope_cli_outputs"); }
 
 // Names in `dir` that look like a temporary file left behind.
 std::vector<std::string> Leftovers(const std::string& dir) {
   std::vector<std::string> names;
-  DIR* d = ::opendir(dir.c_str());
-  if (d == nullptr) return names;
-  while (const dirent* e = ::readdir(d)) {
-    const std::string n = e->d_name;
+  for (const std::string& n : file_checks::Entries(dir)) {
     if (absl::EndsWith(n, ".tmp")) names.push_back(n);
   }
-  ::closedir(d);
   return names;
 }
 

@@ -7,24 +7,14 @@
 #include "absl/strings/match.h"
 #include "gtest/gtest.h"
 #include "lib/cli/commands.h"
+#include "tests/cli/capture_command.h"
 #include "tests/analysis/synthetic_trace.h"
 
 namespace cuscope::cli {
 namespace {
 
-struct Outcome {
-  int code;
-  std::string out, err;
-};
-
-Outcome Capture(int (*command)(const Args&), const Args& args) {
-  ::testing::internal::CaptureStdout();
-  ::testing::internal::CaptureStderr();
-  const int code = command(args);
-  std::fflush(stdout);
-  std::fflush(stderr);
-  return Outcome{code, ::testing::internal::GetCapturedStdout(), ::testing::internal::GetCapturedStderr()};
-}
+using test_support::Capture;
+using test_support::Outcome;
 
 constexpr char kClear[] = "evil\x1b[2J\x1b]0;owned\x07_kernel";
 constexpr char kClearShown[] = "evil\\x1b[2J\\x1b]0;owned\\x07_kernel";

@@ -14,49 +14,22 @@
 
 #include <gtest/gtest.h>
 
+#include "tests/core/file_checks.h"
+
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 
 namespace cuscope::core {
 namespace {
 
-std::string NewDir() {
-  const char* base = std::getenv("TEST_TMPDIR");
-  std::string templ = absl::StrCat(base ? base : "/tmp", "/cuscope_output_file_XXXXXX");
-  EXPECT_NE(::mkdtemp(templ.data()), nullptr);
-  return templ;
-}
+using file_checks::Entries;
+using file_checks::IsLink;
+using file_checks::IsRegular;
+using file_checks::Read;
 
-std::string Read(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
+std::string NewDir() { return file_checks::NewDir("cuscope_output_file"); }
 
 void Write(const std::string& path, const std::string& text) { std::ofstream(path, std::ios::binary) << text; }
-
-bool IsRegular(const std::string& path) {
-  struct stat st {};
-  return ::lstat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode);
-}
-
-bool IsLink(const std::string& path) {
-  struct stat st {};
-  return ::lstat(path.c_str(), &st) == 0 && S_ISLNK(st.st_mode);
-}
-
-std::vector<std::string> Entries(const std::string& dir) {
-  std::vector<std::string> names;
-  DIR* d = ::opendir(dir.c_str());
-  if (d == nullptr) return names;
-  while (const dirent* e = ::readdir(d)) {
-    const std::string n = e->d_name;
-    if (n != "." && n != "..") names.push_back(n);
-  }
-  ::closedir(d);
-  return names;
-}
 
 TEST(OutputFileTest, CreatesANewFile) {
   const std::string dir = NewDir(), path = dir + "/out.txt";
