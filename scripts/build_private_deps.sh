@@ -33,13 +33,13 @@ if [ ! -f /usr/share/unicode/UnicodeData.txt ]; then
 fi
 # One stamp per library and version: a rerun builds only what is missing or out of date.
 stamp() { echo "$prefix/.built-$1-$2"; }
-todo=()
-[ -f "$(stamp abseil "$absl_version")" ] || todo+=("abseil=$absl_version")
-[ -f "$(stamp protobuf "$protobuf_version")" ] || todo+=("protobuf=$protobuf_version")
-[ -f "$(stamp re2 "$re2_version")" ] || todo+=("re2=$re2_version")
-((${#todo[@]})) || exit 0
+wanted=()
+[ -f "$(stamp abseil "$absl_version")" ] || wanted+=("abseil=$absl_version")
+[ -f "$(stamp protobuf "$protobuf_version")" ] || wanted+=("protobuf=$protobuf_version")
+[ -f "$(stamp re2 "$re2_version")" ] || wanted+=("re2=$re2_version")
+((${#wanted[@]})) || exit 0
 
-echo "cuscope: building private static ${todo[*]} in build-deps/ (once, a few minutes)"
+echo "cuscope: building private static ${wanted[*]} in build-deps/ (once, a few minutes)"
 rm -rf "$root/src" "$root/apt" "$root"/build-*
 mkdir -p "$root/apt/lists/partial" "$root/src" "$prefix"
 # A private source list: the machine's apt configuration is left as it is.
@@ -52,7 +52,7 @@ EOF
 apt_opts=(-o "Dir::Etc::SourceList=$root/apt/sources.list" -o Dir::Etc::SourceParts=/dev/null
           -o "Dir::State::Lists=$root/apt/lists" -o Debug::NoDropPrivs=true -o APT::Sandbox::User=root)
 apt-get "${apt_opts[@]}" -qq update
-(cd "$root/src" && apt-get "${apt_opts[@]}" -qq source --download-only "${todo[@]}" >/dev/null)
+(cd "$root/src" && apt-get "${apt_opts[@]}" -qq source --download-only "${wanted[@]}" >/dev/null)
 for dsc in "$root"/src/*.dsc; do
   name=$(basename "$dsc" .dsc)
   dpkg-source --no-check -x "$dsc" "$root/src/${name%%_*}" >/dev/null

@@ -21,7 +21,7 @@ absl::Status CannotWrite(const std::string& path, int err) {
   return absl::PermissionDeniedError(absl::StrCat("cannot write ", path, ": ", std::strerror(err)));
 }
 
-// A name no one else uses, in the directory of `path`: ".NAME.XXXXXXXXXXXX.tmp". The base is
+// A name no one else uses, in the directory of `path`: ".NAME.<12 random characters>.tmp". The base is
 // shortened so that the name stays within NAME_MAX.
 std::string TempCandidate(const std::string& path) {
   static std::atomic<uint64_t> counter{0};
