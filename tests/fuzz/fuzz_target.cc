@@ -1,5 +1,6 @@
-// libFuzzer target: export arbitrary bytes to Perfetto and to Chrome JSON, with and without the
-// findings, and check that each output stays within a multiple of the input's size.
+// The libFuzzer entry point of every fuzz_* target: arbitrary bytes through one check of
+// fuzz_checks.h, chosen when the target is built (CUSCOPE_FUZZ_CHECK, named CUSCOPE_FUZZ_NAME).
+// A check's complaint is printed and the process aborts, so libFuzzer keeps the input.
 #include <cstddef>
 #include <cstdint>
 #include <cstdio>
@@ -19,9 +20,9 @@ extern "C" int LLVMFuzzerInitialize(int*, char***) {
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const std::string problem =
-      cuscope::fuzz::CheckExporter(std::string_view(reinterpret_cast<const char*>(data), size));
+      cuscope::fuzz::CUSCOPE_FUZZ_CHECK(std::string_view(reinterpret_cast<const char*>(data), size));
   if (!problem.empty()) {
-    std::fprintf(stderr, "export check failed: %s\n", problem.c_str());
+    std::fprintf(stderr, "%s check failed: %s\n", CUSCOPE_FUZZ_NAME, problem.c_str());
     std::abort();
   }
   return 0;
