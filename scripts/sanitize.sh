@@ -36,8 +36,11 @@ if [ "$which" = all ] || [ "$which" = tsan ]; then
   echo "cuscope: ThreadSanitizer build of the stress tests in build-tsan/"
   cmake -S . -B build-tsan "${common[@]}" -DCUSCOPE_SANITIZE=thread >/dev/null
   targets=(core_stress_test)
-  # The Session test needs libcuscope.so, which is built where the CUDA Toolkit is.
-  if cmake --build build-tsan --target help | grep session_stress_test >/dev/null; then targets+=(session_stress_test); fi
+  # Where the CUDA Toolkit is: the Session test (it needs libcuscope.so) and the collector's
+  # lifecycle test (CUPTI faked).
+  if cmake --build build-tsan --target help | grep session_stress_test >/dev/null; then
+    targets+=(session_stress_test collector_lifecycle_test)
+  fi
   cmake --build build-tsan -j"$jobs" --target "${targets[@]}"
   (cd build-tsan &&
     TSAN_OPTIONS="halt_on_error=1:second_deadlock_stack=1" \

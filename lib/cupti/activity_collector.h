@@ -6,6 +6,11 @@
 //
 // One collector per process (CUPTI allows one subscriber). Every entry point returns a Status and
 // never throws; a failure leaves the program running without profiling.
+//
+// The collector is four rooms: this file starts, stops and flushes a session and routes CUPTI's
+// callbacks; trace_pipeline.h writes (buffer queue, chunks); capture_controller.h decides when
+// activity is recorded (windows, control thread, the top-down's choice); sampling_controller.h runs
+// the GPU counters over time. CUPTI and the driver are reached through cupti_api.h.
 #ifndef CUSCOPE_LIB_CUPTI_ACTIVITY_COLLECTOR_H_
 #define CUSCOPE_LIB_CUPTI_ACTIVITY_COLLECTOR_H_
 
@@ -15,6 +20,8 @@
 #include "lib/core/config.h"
 
 namespace cuscope::cupti {
+
+class CuptiApi;
 
 struct CollectorSummary {
   std::string path;
@@ -29,6 +36,9 @@ struct CollectorSummary {
 // Starts collection into the file `config.output` names. `entry` says how cuscope was started
 // ("injection", "preload", "session"). Fails if a collector is already active.
 absl::Status StartCollector(const core::Config& config, const std::string& entry);
+// The same, reaching CUPTI and the driver through `cupti` (tests pass a fake). `cupti` must stay
+// alive for the rest of the process: CUPTI may call back after a session stopped.
+absl::Status StartCollector(const core::Config& config, const std::string& entry, CuptiApi& cupti);
 
 // Stops collection, writes everything CUPTI still holds and closes the file.
 absl::Status StopCollector(CollectorSummary* summary);

@@ -1,0 +1,209 @@
+#include "lib/cupti/capture_controller.h"
+
+#include <algorithm>
+#include <chrono>
+#include <optional>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "lib/core/kernel_selection.h"
+
+namespace cuscope::cupti {
+
+CaptureController::CaptureController(const core::Config& config, CuptiApi& cupti, std::vector<CUpti_ActivityKind> kinds,
+                                     TracePipeline& pipeline, SamplingController& sampling,
+                                     std::function<void(const std::string&)> warn)
+    : config_(config),
+      cupti_(cupti),
+      kinds_(std::move(kinds)),
+      pipeline_(pipeline),
+      sampling_(sampling),
+      warn_(std::move(warn)) {}
+
+CaptureController::~CaptureController() { StopControlThread(); }
+
+// ---- Windows -----------------------------------------------------------------------------------
+
+absl::Status CaptureController::EnableKinds() {
+  for (size_t i = 0; i < kinds_.size(); ++i) {
+    if (auto st = cupti_.EnableActivity(kinds_[i]); !st.ok()) {
+      for (size_t j = 0; j < i; ++j) cupti_.DisableActivity(kinds_[j]);
+      return st;
+    }
+  }
+  state_.store(State::kOpen);
+  return absl::OkStatus();
+}
+
+bool CaptureController::DisableKinds(State next) {
+  State open = State::kOpen;
+  if (!state_.compare_exchange_strong(open, next)) return false;
+  for (CUpti_ActivityKind k : kinds_) cupti_.DisableActivity(k);
+  return true;
+}
+
+void CaptureController::QueueEdge(bool open, const std::string& reason) {
+  pipeline_.QueueWindow(open, cupti_.Timestamp(), reason, v1::WINDOW_KIND_TIMELINE);
+}
+
+void CaptureController::Wake() {
+  std::lock_guard<std::mutex> lock(control_mu_);
+  control_cv_.notify_all();
+}
+
+absl::Status CaptureController::OpenSessionWindow() {
+  if (auto st = EnableKinds(); !st.ok()) return st;
+  QueueEdge(true, "session");
+  return absl::OkStatus();
+}
+
+void CaptureController::OpenWindow(const std::string& reason) {
+  if (recording()) return;
+  if (auto st = EnableKinds(); !st.ok()) {
+    warn_(absl::StrCat("cannot start collection: ", st.message(), "; profiling is off"));
+    return;
+  }
+  QueueEdge(true, reason);
+  if (config_.gpu_metrics) Wake();  // to start the GPU counters
+}
+
+void CaptureController::CloseWindow(const std::string& reason) {
+  if (!DisableKinds(State::kClosed)) return;
+  QueueEdge(false, reason);
+  uint64_t expected = 0;
+  if (config_.top_down_kernels > 0 && top_down_closed_at_.compare_exchange_strong(expected, cupti_.Timestamp())) {
+    Wake();
+  } else if (config_.gpu_metrics) {
+    Wake();  // to stop the GPU counters
+  }
+}
+
+void CaptureController::EndCapture() {
+  if (DisableKinds(State::kEnded)) QueueEdge(false, "end");
+}
+
+void CaptureController::StopRecording() {
+  Wake();  // the GPU counters stop too
+  DisableKinds(State::kClosed);
+}
+
+void CaptureController::OnProfilerStart(bool api_exit) {
+  if (api_exit) OpenWindow("cudaProfilerStart");
+}
+
+void CaptureController::OnProfilerStop(bool api_enter) {
+  if (api_enter) CloseWindow("cudaProfilerStop");
+}
+
+void CaptureController::OnContextCreated() {
+  if (!context_seen_.exchange(true) && config_.gpu_metrics) Wake();
+}
+
+// ---- The top-down's choice ---------------------------------------------------------------------
+
+void CaptureController::HotKernelsChosen(std::vector<core::HotKernelChoice> chosen, KernelMetricsCollector* metrics) {
+  if (chosen.empty()) {
+    warn_("top-down: no kernel ran in the timeline window; no kernel metrics to collect");
+  } else {
+    std::string names;
+    for (const auto& k : chosen) {
+      absl::StrAppend(&names, names.empty() ? "" : ", ", core::FunctionBaseName(core::DemangleName(k.name)), " (",
+                      k.shape.grid[0], "x", k.shape.grid[1], "x", k.shape.grid[2], " / ", k.shape.block[0], "x",
+                      k.shape.block[1], "x", k.shape.block[2], ")");
+    }
+    warn_(absl::StrCat("top-down: collecting ", config_.metrics_request, " on the next ", config_.top_down_launches,
+                       " launches of ", names));
+  }
+  if (metrics != nullptr) metrics->SetTargets(std::move(chosen), config_.top_down_launches);
+}
+
+// Queues the top-down's choice behind the window's records. A default flush hands over the buffers
+// whose records are all complete; kernels still running when it is called are not counted (a
+// forced flush would hand them over without timestamps). The control thread waits a moment after
+// the window closed first, so only a kernel longer than that is missed.
+void CaptureController::QueueHotKernelChoice() {
+  (void)cupti_.FlushAll(false);
+  pipeline_.QueueHotKernelChoice();
+}
+
+// ---- The control thread ------------------------------------------------------------------------
+
+SamplingController::Conditions CaptureController::SamplingConditions() const {
+  return {.possible = context_seen_.load() && top_down_closed_at_.load() == 0 && !pipeline_.failed(),
+          .window_open = recording()};
+}
+
+void CaptureController::StartControlThread() { thread_ = std::thread(&CaptureController::ControlLoop, this); }
+
+void CaptureController::StopControlThread() {
+  if (!thread_.joinable()) return;
+  {
+    std::lock_guard<std::mutex> lock(control_mu_);
+    control_exit_ = true;
+  }
+  control_cv_.notify_all();
+  thread_.join();
+}
+
+void CaptureController::ControlLoop() {
+  using Clock = std::chrono::steady_clock;
+  const auto start = Clock::now();
+  const auto seconds = [](double v) { return std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(v)); };
+  const bool gated = config_.capture_range == "cudaProfilerApi";
+  bool open_pending = !gated && config_.delay_seconds > 0;
+  bool close_pending = !gated && config_.duration_seconds > 0;
+  const auto open_at = start + seconds(config_.delay_seconds);
+  const auto close_at = open_at + seconds(config_.duration_seconds);
+  const auto period = std::chrono::milliseconds(config_.flush_period_ms);
+  // How long the top-down lets the window's last kernels finish before choosing.
+  constexpr auto kSettle = std::chrono::milliseconds(100);
+  std::optional<Clock::time_point> choose_at;
+  auto next_flush = start + period;
+  const auto top_down_due = [this, &choose_at] {
+    return !choose_at && !top_down_queued_ && top_down_closed_at_.load() != 0;
+  };
+  // Preparing the GPU counters ahead holds this thread (~0.4 s): not when the window opens sooner.
+  static constexpr auto kPrepareLead = std::chrono::milliseconds(600);
+  const auto prepare_ahead = [&open_pending, &open_at](Clock::time_point now) {
+    return !(open_pending && open_at - now < kPrepareLead);
+  };
+  const auto woken = [this, &top_down_due, &prepare_ahead] {
+    return control_exit_ || top_down_due() || sampling_.Due(SamplingConditions(), prepare_ahead(Clock::now()));
+  };
+  std::unique_lock<std::mutex> lock(control_mu_);
+  while (true) {
+    auto wake = next_flush;
+    if (open_pending) wake = std::min(wake, open_at);
+    if (close_pending) wake = std::min(wake, close_at);
+    if (choose_at) wake = std::min(wake, *choose_at);
+    control_cv_.wait_until(lock, wake, woken);
+    if (control_exit_) return;
+    const auto now = Clock::now();
+    lock.unlock();  // never hold a lock of ours while calling into CUPTI
+    if (open_pending && now >= open_at) {
+      open_pending = false;
+      OpenWindow("delay");
+    }
+    if (close_pending && now >= close_at) {
+      close_pending = false;
+      CloseWindow("duration");
+    }
+    // However the window closed (duration, cudaProfilerStop), the choice waits kSettle.
+    if (top_down_due()) choose_at = now + kSettle;
+    sampling_.Reconcile(SamplingConditions(), prepare_ahead(now));
+    if (choose_at && now >= *choose_at) {
+      choose_at.reset();
+      top_down_queued_ = true;
+      QueueHotKernelChoice();
+    }
+    if (now >= next_flush) {
+      // Default flush: every buffer whose records are all complete, full or not. A forced flush
+      // here would hand over kernels still running, with their timestamps unset.
+      (void)cupti_.FlushAll(false);
+      next_flush = now + period;
+    }
+    lock.lock();
+  }
+}
+
+}  // namespace cuscope::cupti

@@ -1,0 +1,104 @@
+// The collector's capture room: when activity is recorded, and the top-down's choice.
+//
+// A window opens at start, after --delay, or at cudaProfilerStart (cuProfilerStart); it closes
+// after --duration, at cudaProfilerStop, or at the end. Opening enables the session's activity
+// kinds, closing disables them; each edge is queued for the trace. The control thread runs the
+// timers, drives the GPU-counter room with the window, hands partly filled buffers to the writer
+// every flush period (CUPTI's own periodic flush delivers only full ones, so a quiet program's
+// records would otherwise reach the file only at exit, and a crash would lose them), and queues
+// the top-down's choice a moment after its window closed.
+#ifndef CUSCOPE_LIB_CUPTI_CAPTURE_CONTROLLER_H_
+#define CUSCOPE_LIB_CUPTI_CAPTURE_CONTROLLER_H_
+
+#include <atomic>
+#include <condition_variable>
+#include <functional>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "lib/core/config.h"
+#include "lib/core/hot_kernels.h"
+#include "lib/cupti/cupti_api.h"
+#include "lib/cupti/kernel_metrics_collector.h"
+#include "lib/cupti/sampling_controller.h"
+#include "lib/cupti/trace_pipeline.h"
+
+namespace cuscope::cupti {
+
+class CaptureController {
+ public:
+  enum class State {
+    kWaiting,  // no window yet (a delay, or waiting for cudaProfilerStart)
+    kOpen,     // activity is being recorded
+    kClosed,   // a window closed; cudaProfilerStart may open another
+    kEnded,    // the session's end closed the window
+  };
+
+  CaptureController(const core::Config& config, CuptiApi& cupti, std::vector<CUpti_ActivityKind> kinds,
+                    TracePipeline& pipeline, SamplingController& sampling, std::function<void(const std::string&)> warn);
+  ~CaptureController();
+  CaptureController(const CaptureController&) = delete;
+  CaptureController& operator=(const CaptureController&) = delete;
+
+  // At start, for a session that records from its first moment: the failure is the caller's.
+  absl::Status OpenSessionWindow();
+  // A window that cannot open is named in one line; the program goes on without profiling.
+  void OpenWindow(const std::string& reason);
+  void CloseWindow(const std::string& reason);
+  // The session's end: the open window closes, and chooses nothing.
+  void EndCapture();
+  // Writing failed: stop recording, and wake the control thread to stop the counters too.
+  void StopRecording();
+
+  // cudaProfilerStart/Stop and their driver twins; `api_exit` is the callback site.
+  void OnProfilerStart(bool api_exit);
+  void OnProfilerStop(bool api_enter);
+  void OnContextCreated();
+  void MarkContextSeen() { context_seen_.store(true); }
+
+  // On the writer thread: the top-down's hottest kernels, named in one line and handed to the
+  // kernel metrics as their only targets.
+  void HotKernelsChosen(std::vector<core::HotKernelChoice> chosen, KernelMetricsCollector* metrics);
+
+  void StartControlThread();
+  void StopControlThread();
+
+  State state() const { return state_.load(); }
+  bool recording() const { return state_.load(std::memory_order_relaxed) == State::kOpen; }
+
+ private:
+  absl::Status EnableKinds();
+  // False when no window was open.
+  bool DisableKinds(State next);
+  void QueueEdge(bool open, const std::string& reason);
+  void Wake();
+  SamplingController::Conditions SamplingConditions() const;
+  void QueueHotKernelChoice();
+  void ControlLoop();
+
+  const core::Config& config_;
+  CuptiApi& cupti_;
+  const std::vector<CUpti_ActivityKind> kinds_;
+  TracePipeline& pipeline_;
+  SamplingController& sampling_;
+  std::function<void(const std::string&)> warn_;
+
+  std::atomic<State> state_{State::kWaiting};
+  std::atomic<bool> context_seen_{false};
+  // When the top-down's timeline window closed (CUPTI time; 0 = not yet). A window closes once for
+  // the top-down: reopening it later records more timeline but chooses nothing new.
+  std::atomic<uint64_t> top_down_closed_at_{0};
+  bool top_down_queued_ = false;  // control thread only
+
+  std::thread thread_;
+  std::mutex control_mu_;
+  std::condition_variable control_cv_;
+  bool control_exit_ = false;  // control_mu_
+};
+
+}  // namespace cuscope::cupti
+
+#endif  // CUSCOPE_LIB_CUPTI_CAPTURE_CONTROLLER_H_

@@ -1,0 +1,67 @@
+// What the timeline collector asks of CUPTI and of the driver, behind one interface.
+//
+// The real implementation calls CUPTI and the driver; tests hand the collector a fake that
+// records the calls, fails chosen ones and delivers fabricated activity buffers, so the
+// collector's start, undo, writing, fork and stop paths run on a machine without a GPU.
+//
+// The Range Profiler (kernel metrics) and PM sampling (GPU counters) keep their own CUPTI calls:
+// they only run on a GPU and have GPU tests of their own.
+#ifndef CUSCOPE_LIB_CUPTI_CUPTI_API_H_
+#define CUSCOPE_LIB_CUPTI_CUPTI_API_H_
+
+#include <cstdint>
+#include <string>
+
+#include <cupti.h>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "lib/cupti/device_info.h"
+#include "cuscope/v1/trace.pb.h"
+
+namespace cuscope::cupti {
+
+class CuptiApi {
+ public:
+  virtual ~CuptiApi() = default;
+
+  // Subscribing fails (ResourceExhausted) when another CUPTI tool owns the process.
+  virtual absl::Status Subscribe(CUpti_CallbackFunc callback, void* userdata, CUpti_SubscriberHandle* subscriber) = 0;
+  virtual void Unsubscribe(CUpti_SubscriberHandle subscriber) = 0;
+  virtual absl::Status EnableCallback(CUpti_SubscriberHandle subscriber, CUpti_CallbackDomain domain,
+                                      CUpti_CallbackId cbid) = 0;
+
+  virtual absl::Status EnableActivity(CUpti_ActivityKind kind) = 0;
+  virtual void DisableActivity(CUpti_ActivityKind kind) = 0;
+  // CUPTI keeps one pair of buffer callbacks per process: registering again once they are
+  // registered succeeds without calling CUPTI.
+  virtual absl::Status RegisterBufferCallbacks(CUpti_BuffersCallbackRequestFunc requested,
+                                               CUpti_BuffersCallbackCompleteFunc completed) = 0;
+  // `forced`: also the partly filled buffers, with records of work still running incomplete.
+  virtual absl::Status FlushAll(bool forced) = 0;
+  virtual void SetFlushPeriod(uint32_t period_ms) = 0;
+  // Thread ids in records are the system's (gettid), as the host-side tools show them.
+  virtual void UseSystemThreadIds() = 0;
+
+  // The record after `*record` in a completed buffer (the first when *record is null); false at
+  // the end of the valid bytes.
+  virtual bool NextRecord(uint8_t* buffer, size_t valid, CUpti_Activity** record) = 0;
+  // Records CUPTI dropped for want of a buffer, for one context and stream.
+  virtual uint64_t DroppedRecords(CUcontext context, uint32_t stream_id) = 0;
+  // CUPTI's clock (ns), the clock of every record's timestamps.
+  virtual uint64_t Timestamp() = 0;
+  virtual uint32_t Version() = 0;
+  // A runtime or driver call's name ("cudaLaunchKernel"), or a stable placeholder naming the id.
+  virtual std::string CallbackName(v1::ApiDomain domain, uint32_t cbid) = 0;
+
+  virtual bool DriverLoadable() = 0;
+  virtual bool DriverHasContext() = 0;
+  virtual absl::StatusOr<SystemInfo> QuerySystem() = 0;
+};
+
+// The process's CUPTI and driver. Never destroyed: CUPTI may call back late.
+CuptiApi& RealCuptiApi();
+
+}  // namespace cuscope::cupti
+
+#endif  // CUSCOPE_LIB_CUPTI_CUPTI_API_H_

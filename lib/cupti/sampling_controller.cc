@@ -1,0 +1,139 @@
+#include "lib/cupti/sampling_controller.h"
+
+#include <cstdlib>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+
+namespace cuscope::cupti {
+
+SamplingController::SamplingController(const core::Config& config, CuptiApi& cupti, TracePipeline& pipeline,
+                                       std::function<void(const std::string&)> warn, void (*at_exit)())
+    : config_(config), cupti_(cupti), pipeline_(pipeline), warn_(std::move(warn)), at_exit_(at_exit) {}
+
+bool SamplingController::Possible(Conditions c) const {
+  return config_.gpu_metrics && state_.load() != State::kOff && c.possible;
+}
+
+bool SamplingController::PrepareAheadDue(Conditions c, bool prepare_ahead) const {
+  return prepare_ahead && !started_once_.load() && Possible(c) && state_.load() == State::kIdle;
+}
+
+bool SamplingController::Due(Conditions c, bool prepare_ahead) const {
+  if (!config_.gpu_metrics) return false;
+  const bool wanted = Possible(c) && c.window_open;
+  return wanted != (state_.load() == State::kRunning) || PrepareAheadDue(c, prepare_ahead) ||
+         (!Possible(c) && state_.load() == State::kPrepared);
+}
+
+void SamplingController::Reconcile(Conditions c, bool prepare_ahead) {
+  if (!config_.gpu_metrics) return;
+  std::lock_guard<std::mutex> lock(mu_);
+  const bool wanted = Possible(c) && c.window_open;
+  if (wanted && running_ == nullptr) Start();
+  if (!wanted && running_ != nullptr) Stop();
+  if (!Possible(c)) {
+    ReleasePrepared();
+  } else if (PrepareAheadDue(c, prepare_ahead)) {
+    Prepare();
+  }
+}
+
+void SamplingController::ShutDown() {
+  std::lock_guard<std::mutex> lock(mu_);
+  state_.store(State::kOff);
+  Stop();
+  ReleasePrepared();
+}
+
+void SamplingController::TurnOff(const absl::Status& why) {
+  state_.store(State::kOff);
+  warn_(absl::StrCat("GPU counters over time are off: ", why.message(), "; the timeline goes on"));
+}
+
+CounterTotals SamplingController::totals() {
+  std::lock_guard<std::mutex> lock(samplers_mu_);
+  CounterTotals t = done_;
+  if (running_ != nullptr) {
+    t.samples += running_->samples();
+    t.overflows += running_->overflows();
+  }
+  return t;
+}
+
+std::unique_ptr<GpuCounterSampler> SamplingController::NewSampler() {
+  GpuCounterSamplerOptions options;
+  options.devices = config_.gpu_metrics_devices;
+  options.interval_ns = 1'000'000'000ull / config_.gpu_metrics_frequency_hz;
+  return std::make_unique<GpuCounterSampler>(
+      std::move(options), [this](std::vector<CounterBatch> batches) { pipeline_.QueueCounterBatches(std::move(batches)); },
+      [this](const std::string& msg) {
+        // A sampler per window: what one says, the next would repeat.
+        {
+          std::lock_guard<std::mutex> lock(warned_mu_);
+          if (!warned_.insert(msg).second) return;
+        }
+        warn_(msg);
+      });
+}
+
+// A sampler that cannot be set up (no permission for the counters, no NVML, a device without PM
+// sampling) is named in one line and not retried.
+void SamplingController::Prepare() {
+  auto sampler = NewSampler();
+  if (auto st = sampler->Prepare(); !st.ok()) {
+    TurnOff(st);
+    return;
+  }
+  static std::once_flag exit_handler_once;
+  std::call_once(exit_handler_once, [this] {
+    if (at_exit_ != nullptr) std::atexit(at_exit_);
+  });
+  prepared_ = std::move(sampler);
+  state_.store(State::kPrepared);
+}
+
+// A prepared sampler that will not be started gives the counters back.
+void SamplingController::ReleasePrepared() {
+  if (prepared_ == nullptr) return;
+  prepared_->Stop();
+  prepared_.reset();
+  if (state_.load() == State::kPrepared) state_.store(State::kIdle);
+}
+
+void SamplingController::Start() {
+  if (prepared_ == nullptr) Prepare();
+  if (prepared_ == nullptr) return;
+  std::unique_ptr<GpuCounterSampler> sampler = std::move(prepared_);
+  state_.store(State::kIdle);
+  const uint64_t started = cupti_.Timestamp();
+  if (auto st = sampler->Start(); !st.ok()) {
+    TurnOff(st);
+    sampler->Stop();
+    return;
+  }
+  pipeline_.QueueWindow(true, started, "gpu metrics", v1::WINDOW_KIND_COUNTER_SAMPLING);
+  {
+    std::lock_guard<std::mutex> lock(samplers_mu_);
+    running_ = std::move(sampler);
+  }
+  state_.store(State::kRunning);
+  started_once_.store(true);
+}
+
+// Returns when the counters are free and the last samples are queued for the writer.
+void SamplingController::Stop() {
+  if (running_ == nullptr) return;
+  running_->Stop();
+  {
+    std::lock_guard<std::mutex> lock(samplers_mu_);
+    done_.samples += running_->samples();
+    done_.overflows += running_->overflows();
+    running_.reset();
+  }
+  if (state_.load() == State::kRunning) state_.store(State::kIdle);
+  pipeline_.QueueWindow(false, cupti_.Timestamp(), "gpu metrics", v1::WINDOW_KIND_COUNTER_SAMPLING);
+  pipeline_.Wake();
+}
+
+}  // namespace cuscope::cupti

@@ -1,0 +1,92 @@
+// The collector's GPU-counter room: when the counters over time (PM sampling and NVML) are
+// prepared, started, stopped and given back.
+//
+// A sampler runs while a timeline window is open and the program has a CUDA context (PM sampling
+// needs an initialized driver). Preparing one takes ~0.4 s, so the first window's sampler is
+// prepared ahead; later windows prepare when they open. Once the top-down's window closed the
+// counters are given back for good, so the Range Profiler finds them free. A sampler that cannot be
+// set up is named in one line and sampling stays off; the timeline goes on.
+//
+// The control thread calls Reconcile; the exit handler and the collector's stop call ShutDown.
+#ifndef CUSCOPE_LIB_CUPTI_SAMPLING_CONTROLLER_H_
+#define CUSCOPE_LIB_CUPTI_SAMPLING_CONTROLLER_H_
+
+#include <atomic>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <set>
+#include <string>
+
+#include "absl/status/status.h"
+#include "lib/core/config.h"
+#include "lib/cupti/cupti_api.h"
+#include "lib/cupti/gpu_counter_sampler.h"
+#include "lib/cupti/trace_pipeline.h"
+
+namespace cuscope::cupti {
+
+class SamplingController {
+ public:
+  enum class State {
+    kIdle,      // no sampler
+    kPrepared,  // set up ahead of a window, counters held, not sampling yet
+    kRunning,
+    kOff,       // not again in this session: a set-up failed, or the session is ending
+  };
+
+  // What the rest of the collector says about sampling now.
+  struct Conditions {
+    bool possible = false;  // a context exists, no write failed, the top-down's window has not closed
+    bool window_open = false;
+  };
+
+  // `at_exit` is registered with std::atexit once per process, after the first sampler is set up
+  // (see StopSamplingAtExit in activity_collector.cc for why then).
+  SamplingController(const core::Config& config, CuptiApi& cupti, TracePipeline& pipeline,
+                     std::function<void(const std::string&)> warn, void (*at_exit)());
+
+  // Whether Reconcile has work: start, stop, prepare ahead or give the counters back.
+  bool Due(Conditions c, bool prepare_ahead) const;
+  // `prepare_ahead`: a sampler may be prepared now, ahead of the first window (false when the
+  // window opens soon: preparing holds the calling thread).
+  void Reconcile(Conditions c, bool prepare_ahead);
+  // No more sampling in this session: a running sampler stops, a prepared one gives the counters back.
+  void ShutDown();
+  // One line, and no GPU counters for the rest of the session.
+  void TurnOff(const absl::Status& why);
+
+  State state() const { return state_.load(); }
+  CounterTotals totals();
+
+ private:
+  bool Possible(Conditions c) const;
+  bool PrepareAheadDue(Conditions c, bool prepare_ahead) const;
+  std::unique_ptr<GpuCounterSampler> NewSampler();
+  void Prepare();         // mu_
+  void ReleasePrepared(); // mu_
+  void Start();           // mu_
+  void Stop();            // mu_
+
+  const core::Config& config_;
+  CuptiApi& cupti_;
+  TracePipeline& pipeline_;
+  std::function<void(const std::string&)> warn_;
+  void (*at_exit_)();
+
+  std::atomic<State> state_{State::kIdle};
+  std::atomic<bool> started_once_{false};  // later windows prepare when they open
+  std::mutex mu_;                           // starting and stopping
+  std::unique_ptr<GpuCounterSampler> prepared_;  // mu_
+  // The running sampler; the writer reads its counts under samplers_mu_, the rest is mu_'s.
+  std::mutex samplers_mu_;
+  std::unique_ptr<GpuCounterSampler> running_;
+  CounterTotals done_;  // of the samplers stopped; samplers_mu_
+  // The samplers' warnings, each said once however many windows there are.
+  std::mutex warned_mu_;
+  std::set<std::string> warned_;
+};
+
+}  // namespace cuscope::cupti
+
+#endif  // CUSCOPE_LIB_CUPTI_SAMPLING_CONTROLLER_H_

@@ -1,0 +1,87 @@
+#include "lib/cupti/trace_header.h"
+
+#include <time.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <fstream>
+#include <initializer_list>
+#include <vector>
+
+#include "lib/core/gpu_counters.h"
+#include "lib/cupti/pm_sampling_config.h"
+
+namespace cuscope::cupti {
+namespace {
+
+constexpr const char kLibraryVersion[] = "0.1.0";
+
+uint64_t MonotonicNow() {
+  timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return static_cast<uint64_t>(ts.tv_sec) * 1000000000ull + ts.tv_nsec;
+}
+
+std::vector<std::string> CommandLine() {
+  std::vector<std::string> args;
+  std::ifstream f("/proc/self/cmdline", std::ios::binary);
+  std::string arg;
+  while (std::getline(f, arg, '\0')) args.push_back(arg);
+  return args;
+}
+
+int32_t EnvInt(std::initializer_list<const char*> names) {
+  for (const char* n : names) {
+    if (const char* v = std::getenv(n); v != nullptr && *v != '\0') return std::atoi(v);
+  }
+  return -1;
+}
+
+void AddSession(const std::string& entry, CuptiApi& cupti, uint64_t start_ns, v1::Session* session) {
+  session->set_pid(static_cast<uint32_t>(::getpid()));
+  char host[256] = {0};
+  if (::gethostname(host, sizeof(host) - 1) == 0) session->set_host(host);
+  for (auto& a : CommandLine()) session->add_command_line(a);
+  session->set_start_time_ns(start_ns);
+  session->set_cupti_version(cupti.Version());
+  session->set_entry(entry);
+  session->set_rank(EnvInt({"RANK", "OMPI_COMM_WORLD_RANK", "PMI_RANK", "SLURM_PROCID"}));
+  session->set_local_rank(EnvInt({"LOCAL_RANK", "OMPI_COMM_WORLD_LOCAL_RANK", "SLURM_LOCALID"}));
+  session->set_world_size(EnvInt({"WORLD_SIZE", "OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "SLURM_NTASKS"}));
+  session->set_clock_ref_cupti_ns(cupti.Timestamp());
+  session->set_clock_ref_monotonic_ns(MonotonicNow());
+  session->set_library_version(kLibraryVersion);
+}
+
+void AddConfig(const core::Config& config, v1::CaptureConfig* cfg) {
+  for (const auto& k : config.activity_kinds) cfg->add_activity_kinds(k);
+  cfg->set_buffer_bytes(config.buffer_bytes);
+  cfg->set_buffer_pool_cap_bytes(config.buffer_pool_cap_bytes);
+  cfg->set_flush_period_ms(config.flush_period_ms);
+  cfg->set_delay_seconds(config.delay_seconds);
+  cfg->set_duration_seconds(config.duration_seconds);
+  cfg->set_profiler_api_gated(config.capture_range == "cudaProfilerApi");
+  for (const auto& [k, v] : config.settings) (*cfg->mutable_settings())[k] = v;
+  for (const auto& m : config.metrics) cfg->add_metrics(m);
+  cfg->set_top_down_kernels(config.top_down_kernels);
+  if (config.top_down_kernels > 0) cfg->set_top_down_launches(static_cast<uint32_t>(config.top_down_launches));
+  if (!config.metrics.empty()) cfg->set_replay_mode(v1::REPLAY_MODE_KERNEL);
+  if (config.gpu_metrics) {
+    // Every device is filled in with the header's device list when it is written.
+    for (uint32_t d : config.gpu_metrics_devices) cfg->add_sampled_devices(d);
+    cfg->set_sampling_interval_ns(1'000'000'000ull / config.gpu_metrics_frequency_hz);
+    for (const auto& m : DefaultPmSamplingMetrics()) cfg->add_sampled_counters(m);
+    for (const char* n : core::counter::kNvmlCounters) cfg->add_sampled_counters(n);
+  }
+}
+
+}  // namespace
+
+v1::Header BuildTraceHeader(const core::Config& config, const std::string& entry, CuptiApi& cupti, uint64_t start_ns) {
+  v1::Header h;
+  AddSession(entry, cupti, start_ns, h.mutable_session());
+  AddConfig(config, h.mutable_config());
+  return h;
+}
+
+}  // namespace cuscope::cupti

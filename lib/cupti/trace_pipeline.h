@@ -1,0 +1,159 @@
+// The collector's writer room: CUPTI's completed buffers in, trace chunks out.
+//
+// CUPTI's buffer callbacks only take a buffer from the pool or queue a completed one; one writer
+// thread translates the records, adds what the other rooms queued beside them (capture windows,
+// GPU counter samples, profiled launches, the top-down's turn to choose) and writes a chunk after
+// each buffer. A write that fails stops the writing for good: the trace keeps what was written
+// before, the buffers are still given back, and a hook tells the collector to stop recording.
+#ifndef CUSCOPE_LIB_CUPTI_TRACE_PIPELINE_H_
+#define CUSCOPE_LIB_CUPTI_TRACE_PIPELINE_H_
+
+#include <atomic>
+#include <condition_variable>
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "lib/core/buffer_pool.h"
+#include "lib/core/chunk_builder.h"
+#include "lib/core/config.h"
+#include "lib/core/hot_kernels.h"
+#include "lib/core/trace_writer.h"
+#include "lib/cupti/cupti_api.h"
+#include "lib/cupti/gpu_counter_sampler.h"
+#include "lib/cupti/kernel_metrics_collector.h"
+#include "lib/cupti/translate.h"
+
+namespace cuscope::cupti {
+
+// GPU counter samples taken so far, for the trace's capture statistics.
+struct CounterTotals {
+  uint64_t samples = 0;
+  uint64_t overflows = 0;
+};
+
+class TracePipeline {
+ public:
+  enum class State {
+    kHeaderPending,  // nothing written yet: the first chunk writes the header first
+    kWriting,
+    kFailed,    // a write failed: nothing more is written
+    kFinished,  // the final chunk is written and the writer thread has returned
+  };
+
+  // Called on the writer thread. All optional.
+  struct Hooks {
+    std::function<void()> write_failed;  // once, when writing stops for good
+    // The top-down's hottest kernels of its window (empty when no kernel ran).
+    std::function<void(std::vector<core::HotKernelChoice>)> hot_kernels_chosen;
+    std::function<CounterTotals()> counter_totals;
+  };
+
+  // `header` is completed with the machine's devices and versions when it is written.
+  TracePipeline(const core::Config& config, CuptiApi& cupti, std::unique_ptr<core::TraceWriter> writer,
+                v1::Header header, std::function<void(const std::string&)> warn, Hooks hooks);
+  ~TracePipeline();
+  TracePipeline(const TracePipeline&) = delete;
+  TracePipeline& operator=(const TracePipeline&) = delete;
+
+  // Before StartWriting: the builder keeps per-kernel totals for the top-down's choice.
+  void EnableKernelTotals() { builder_.EnableKernelTotals(); }
+  void StartWriting();
+  // Writes everything queued and the final chunk, then returns with the writer thread joined.
+  void FinishWriting();
+  absl::Status Close() { return writer_->Close(); }
+
+  // CUPTI's buffer callbacks: a pool buffer (nullptr at the pool's cap), and a completed one.
+  uint8_t* AcquireBuffer();
+  size_t buffer_bytes() const { return pool_.buffer_bytes(); }
+  void BufferCompleted(uint8_t* buffer, size_t valid);
+  void CountDropped(uint64_t records) { dropped_by_cupti_.fetch_add(records, std::memory_order_relaxed); }
+  void CountCallbackTime(uint64_t ns) { callback_ns_.fetch_add(ns, std::memory_order_relaxed); }
+
+  // From the other rooms; each lands in the next chunk.
+  void QueueWindow(bool open, uint64_t time, const std::string& reason, v1::WindowKind kind);
+  void QueueProfiledLaunch(ProfiledLaunch launch);
+  void QueueCounterBatches(std::vector<CounterBatch> batches);
+  // The top-down's turn, behind every buffer queued so far.
+  void QueueHotKernelChoice();
+  // Wakes the writer for samples queued through QueueWindow alone.
+  void Wake() { queue_cv_.notify_one(); }
+
+  State state() const { return state_.load(); }
+  bool failed() const { return state_.load() == State::kFailed; }
+  const std::string& path() const { return writer_->path(); }
+  uint64_t records_written() const { return records_written_; }  // after FinishWriting
+  uint64_t kernels_written() const { return kernels_written_; }   // after FinishWriting
+  uint64_t bytes_written() const { return writer_->bytes_written(); }
+  uint64_t dropped_by_cupti() const { return dropped_by_cupti_.load(); }
+  uint64_t buffers_refused() const { return pool_.refused(); }
+
+ private:
+  struct QueuedBuffer {
+    uint8_t* buffer;
+    size_t valid;
+    // Not a buffer: the top-down's turn to choose its hot kernels.
+    bool choose_hot_kernels = false;
+  };
+  struct QueuedWindow {
+    bool open;  // true: a window starts, false: the open window ends
+    uint64_t time;
+    std::string reason;
+    v1::WindowKind kind;
+  };
+
+  void WriterLoop();
+  void ProcessBuffer(const QueuedBuffer& b);
+  void ChooseHotKernels();
+  void TakeProfiled();
+  void WriteChunk(bool final_chunk);
+  bool WriteHeaderIfPending();
+  void AddQueuedExtras(bool* had_windows);
+  void FillCaptureStats(v1::CaptureStats* stats);
+  void Fail(const std::string& message);
+
+  const core::Config& config_;
+  CuptiApi& cupti_;
+  std::unique_ptr<core::TraceWriter> writer_;
+  v1::Header header_;
+  std::function<void(const std::string&)> warn_;
+  Hooks hooks_;
+  core::BufferPool pool_;
+  std::atomic<State> state_{State::kHeaderPending};
+
+  // Written by CUPTI's callbacks.
+  std::atomic<uint64_t> buffers_requested_{0};
+  std::atomic<uint64_t> buffers_completed_{0};
+  std::atomic<uint64_t> dropped_by_cupti_{0};
+  std::atomic<uint64_t> callback_ns_{0};
+
+  std::mutex queue_mu_;
+  std::condition_variable queue_cv_;
+  std::deque<QueuedBuffer> queue_;            // queue_mu_
+  bool exit_requested_ = false;               // queue_mu_
+  std::vector<QueuedWindow> windows_;         // queue_mu_
+  std::vector<ProfiledLaunch> profiled_;      // queue_mu_
+  std::vector<CounterBatch> counter_batches_; // queue_mu_
+
+  // Writer thread only.
+  std::thread thread_;
+  core::ChunkBuilder builder_;
+  std::vector<ProfiledLaunch> profiled_pending_;  // taken from profiled_, not yet in a chunk
+  ReplayedLaunches replayed_;                     // every profiled launch of the session
+  uint64_t records_written_ = 0;
+  uint64_t kernels_written_ = 0;
+  uint64_t writer_ns_ = 0;
+  uint64_t chunks_written_ = 0;
+  uint64_t write_errors_ = 0;
+  v1::Chunk chunk_;  // reused: its buffers keep their capacity from chunk to chunk
+};
+
+}  // namespace cuscope::cupti
+
+#endif  // CUSCOPE_LIB_CUPTI_TRACE_PIPELINE_H_

@@ -1,0 +1,300 @@
+// The collector's lifecycle on a machine without a GPU: CUPTI and the driver are a fake, the
+// trace is real. Start and its undo, recording windows, writing and its failure, fork, and the
+// order of a stop.
+#include <signal.h>
+#include <stdlib.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <string>
+#include <thread>
+
+#include <cupti.h>
+
+#include "absl/strings/str_cat.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "lib/core/config.h"
+#include "lib/core/trace.h"
+#include "lib/cupti/activity_collector.h"
+#include "tests/cupti/fake_cupti.h"
+
+namespace cuscope::cupti {
+namespace {
+
+using ::testing::HasSubstr;
+using testing::FakeCupti;
+
+const std::string kKernelKind = absl::StrCat(static_cast<int>(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL));
+const std::string kMemcpyKind = absl::StrCat(static_cast<int>(CUPTI_ACTIVITY_KIND_MEMCPY));
+const std::string kMemsetKind = absl::StrCat(static_cast<int>(CUPTI_ACTIVITY_KIND_MEMSET));
+
+bool Exists(const std::string& path) {
+  struct stat st;
+  return ::stat(path.c_str(), &st) == 0;
+}
+
+// Waits (up to 10 s) for a condition another thread of the collector makes true.
+template <typename F>
+bool Eventually(F condition) {
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  while (std::chrono::steady_clock::now() < deadline) {
+    if (condition()) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  return condition();
+}
+
+class CollectorLifecycleTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    char pattern[] = "/tmp/cuscope_lifecycle_XXXXXX";
+    ASSERT_NE(::mkdtemp(pattern), nullptr);
+    dir_ = pattern;
+    path_ = dir_ + "/run.cuscope";
+    config_.output = path_;
+    config_.quiet = false;
+    config_.flush_period_ms = 60'000;  // no periodic flush: the test hands over every buffer
+    config_.buffer_bytes = 64 * FakeCupti::kRecordSlot;
+  }
+  void TearDown() override {
+    if (CollectorActive()) (void)StopCollector(nullptr);
+    std::system(absl::StrCat("rm -rf '", dir_, "'").c_str());
+  }
+
+  core::Trace Load() {
+    auto trace = core::LoadTrace(path_);
+    EXPECT_TRUE(trace.ok()) << trace.status();
+    return trace.ok() ? *std::move(trace) : core::Trace{};
+  }
+
+  std::string dir_, path_;
+  core::Config config_;
+  FakeCupti cupti_;
+};
+
+TEST_F(CollectorLifecycleTest, RecordsEveryDeliveredKernelAndStopsInOrder) {
+  ASSERT_TRUE(StartCollector(config_, "session", cupti_).ok());
+  EXPECT_TRUE(CollectorActive());
+  EXPECT_EQ(CollectorOutputPath(), path_);
+  ASSERT_TRUE(cupti_.DeliverKernels(10, 2'000'000'000));
+  ASSERT_TRUE(cupti_.DeliverKernels(5, 3'000'000'000));
+  // Still running when the program stops the collector: only a forced flush hands these over.
+  ASSERT_TRUE(cupti_.HoldKernelsUntilForcedFlush(3, 4'000'000'000));
+  CollectorSummary summary;
+  ASSERT_TRUE(StopCollector(&summary).ok());
+  EXPECT_FALSE(CollectorActive());
+  EXPECT_EQ(summary.kernels, 18u);
+  EXPECT_EQ(summary.path, path_);
+
+  core::Trace trace = Load();
+  EXPECT_EQ(trace.kernels.size(), 18u);
+  EXPECT_FALSE(trace.truncated());
+  EXPECT_EQ(trace.header.session().entry(), "session");
+  ASSERT_EQ(trace.header.devices_size(), 1);
+  EXPECT_EQ(trace.header.devices(0).name(), "Fake GPU");
+  ASSERT_FALSE(trace.windows.empty());
+  EXPECT_EQ(trace.windows[0].reason(), "session");
+  ASSERT_TRUE(trace.stats.has_value());
+  EXPECT_EQ(trace.stats->buffers_completed(), 3u);
+
+  // Recording stops before the forced flush, which comes before CUPTI lets go of the callbacks.
+  const int disabled = cupti_.LastIndexOf("DisableActivity:" + kKernelKind);
+  const int flushed = cupti_.LastIndexOf("FlushAll:forced");
+  const int unsubscribed = cupti_.LastIndexOf("Unsubscribe");
+  ASSERT_GE(disabled, 0);
+  EXPECT_LT(disabled, flushed);
+  EXPECT_LT(flushed, unsubscribed);
+  EXPECT_EQ(cupti_.Count("Unsubscribe"), 1u);
+}
+
+TEST_F(CollectorLifecycleTest, SecondStartIsRefusedWhileOneIsActive) {
+  ASSERT_TRUE(StartCollector(config_, "session", cupti_).ok());
+  FakeCupti other;
+  config_.output = dir_ + "/second.cuscope";
+  absl::Status st = StartCollector(config_, "session", other);
+  EXPECT_EQ(st.code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_TRUE(other.Calls().empty());
+  EXPECT_FALSE(Exists(dir_ + "/second.cuscope"));
+}
+
+TEST_F(CollectorLifecycleTest, NoDriverMeansNoFileAndNoCuptiCall) {
+  cupti_.set_driver_loadable(false);
+  absl::Status st = StartCollector(config_, "session", cupti_);
+  EXPECT_EQ(st.code(), absl::StatusCode::kUnavailable);
+  EXPECT_THAT(std::string(st.message()), HasSubstr("no NVIDIA driver"));
+  EXPECT_TRUE(cupti_.Calls().empty());
+  EXPECT_FALSE(Exists(path_));
+}
+
+TEST_F(CollectorLifecycleTest, AnotherCuptiToolLeavesNoFileAndALaterStartWorks) {
+  cupti_.Fail("Subscribe");
+  absl::Status st = StartCollector(config_, "session", cupti_);
+  EXPECT_EQ(st.code(), absl::StatusCode::kResourceExhausted);
+  EXPECT_FALSE(Exists(path_));
+  EXPECT_FALSE(CollectorActive());
+  EXPECT_EQ(cupti_.Count("Unsubscribe"), 0u);
+
+  FakeCupti healthy;
+  ASSERT_TRUE(StartCollector(config_, "session", healthy).ok());
+  ASSERT_TRUE(StopCollector(nullptr).ok());
+  EXPECT_TRUE(Exists(path_));
+}
+
+TEST_F(CollectorLifecycleTest, FailedCallbackRegistrationUndoesTheStart) {
+  cupti_.Fail("RegisterBufferCallbacks");
+  absl::Status st = StartCollector(config_, "session", cupti_);
+  EXPECT_FALSE(st.ok());
+  EXPECT_FALSE(Exists(path_)) << "the half-made trace is removed";
+  EXPECT_EQ(cupti_.Count("Unsubscribe"), 1u);
+  EXPECT_EQ(cupti_.Count("EnableActivity:" + kKernelKind), 0u);
+  EXPECT_FALSE(CollectorActive());
+}
+
+TEST_F(CollectorLifecycleTest, FailedActivityEnableDisablesWhatWasEnabledAndUndoesTheStart) {
+  cupti_.Fail("EnableActivity:" + kMemsetKind);  // the third kind
+  absl::Status st = StartCollector(config_, "session", cupti_);
+  EXPECT_FALSE(st.ok());
+  EXPECT_THAT(std::string(st.message()), HasSubstr("EnableActivity"));
+  EXPECT_EQ(cupti_.Count("DisableActivity:" + kKernelKind), 1u);
+  EXPECT_EQ(cupti_.Count("DisableActivity:" + kMemcpyKind), 1u);
+  EXPECT_EQ(cupti_.Count("DisableActivity:" + kMemsetKind), 0u);
+  EXPECT_EQ(cupti_.Count("Unsubscribe"), 1u);
+  EXPECT_FALSE(Exists(path_));
+  EXPECT_FALSE(CollectorActive());
+  // The buffer callbacks find no session: a late CUPTI request gets no buffer.
+  EXPECT_FALSE(cupti_.DeliverKernels(1, 1'000));
+}
+
+TEST_F(CollectorLifecycleTest, FailedProfilerGateUndoesTheStart) {
+  config_.capture_range = "cudaProfilerApi";
+  cupti_.Fail(absl::StrCat("EnableCallback:", static_cast<int>(CUPTI_CB_DOMAIN_DRIVER_API), ":",
+                           static_cast<int>(CUPTI_DRIVER_TRACE_CBID_cuProfilerStart)));
+  EXPECT_FALSE(StartCollector(config_, "session", cupti_).ok());
+  EXPECT_EQ(cupti_.Count("Unsubscribe"), 1u);
+  EXPECT_FALSE(Exists(path_));
+  EXPECT_FALSE(CollectorActive());
+}
+
+TEST_F(CollectorLifecycleTest, ProfilerApiGateRecordsOnlyBetweenStartAndStop) {
+  config_.capture_range = "cudaProfilerApi";
+  ASSERT_TRUE(StartCollector(config_, "session", cupti_).ok());
+  EXPECT_EQ(cupti_.Count("EnableActivity:" + kKernelKind), 0u) << "nothing is recorded before the gate opens";
+  cupti_.CallProfilerStart();
+  EXPECT_EQ(cupti_.Count("EnableActivity:" + kKernelKind), 1u);
+  ASSERT_TRUE(cupti_.DeliverKernels(4, 2'000'000'000));
+  cupti_.CallProfilerStop();
+  EXPECT_EQ(cupti_.Count("DisableActivity:" + kKernelKind), 1u);
+  cupti_.CallProfilerStart();
+  EXPECT_EQ(cupti_.Count("EnableActivity:" + kKernelKind), 2u) << "a second range records again";
+  ASSERT_TRUE(StopCollector(nullptr).ok());
+  EXPECT_EQ(cupti_.Count("DisableActivity:" + kKernelKind), 2u);
+
+  core::Trace trace = Load();
+  EXPECT_EQ(trace.kernels.size(), 4u);
+  // Each edge is a window record: opened by the start, closed by the stop, opened again.
+  ASSERT_GE(trace.windows.size(), 3u);
+  EXPECT_EQ(trace.windows[0].reason(), "cudaProfilerStart");
+  EXPECT_GT(trace.windows[0].start_ns(), 0u);
+  EXPECT_EQ(trace.windows[1].reason(), "cudaProfilerStop");
+  EXPECT_GT(trace.windows[1].end_ns(), trace.windows[0].start_ns());
+  EXPECT_EQ(trace.windows[2].reason(), "cudaProfilerStart");
+}
+
+TEST_F(CollectorLifecycleTest, DelayedWindowOpensOnTheControlThread) {
+  config_.delay_seconds = 0.05;
+  ASSERT_TRUE(StartCollector(config_, "session", cupti_).ok());
+  EXPECT_TRUE(Eventually([&] { return cupti_.Count("EnableActivity:" + kKernelKind) == 1; }));
+  ASSERT_TRUE(StopCollector(nullptr).ok());
+  core::Trace trace = Load();
+  ASSERT_FALSE(trace.windows.empty());
+  EXPECT_EQ(trace.windows[0].reason(), "delay");
+}
+
+TEST_F(CollectorLifecycleTest, DurationClosesTheWindowBeforeTheStop) {
+  config_.duration_seconds = 0.05;
+  ASSERT_TRUE(StartCollector(config_, "session", cupti_).ok());
+  EXPECT_TRUE(Eventually([&] { return cupti_.Count("DisableActivity:" + kKernelKind) == 1; }));
+  ASSERT_TRUE(StopCollector(nullptr).ok());
+  EXPECT_EQ(cupti_.Count("DisableActivity:" + kKernelKind), 1u) << "the stop does not close it twice";
+}
+
+// A full disk or a quota: the program goes on, the trace keeps what was written before, and
+// recording stops with one line.
+TEST_F(CollectorLifecycleTest, WriteFailureStopsRecordingAndKeepsTheTraceReadable) {
+  ::signal(SIGXFSZ, SIG_IGN);
+  rlimit before{};
+  ASSERT_EQ(::getrlimit(RLIMIT_FSIZE, &before), 0);
+  ::testing::internal::CaptureStderr();
+  ASSERT_TRUE(StartCollector(config_, "session", cupti_).ok());
+  ASSERT_TRUE(cupti_.DeliverKernels(2, 2'000'000'000));
+  ASSERT_TRUE(Eventually([&] {
+    struct stat st;
+    return ::stat(path_.c_str(), &st) == 0 && st.st_size > 0;
+  }));
+  // Let the file grow by one more small chunk at most.
+  struct stat st;
+  ASSERT_EQ(::stat(path_.c_str(), &st), 0);
+  rlimit small = before;
+  small.rlim_cur = static_cast<rlim_t>(st.st_size) + 64;
+  ASSERT_EQ(::setrlimit(RLIMIT_FSIZE, &small), 0);
+  ASSERT_TRUE(cupti_.DeliverKernels(60, 3'000'000'000));
+  EXPECT_TRUE(Eventually([&] { return cupti_.Count("DisableActivity:" + kKernelKind) == 1; }))
+      << "recording stops when writing fails";
+  absl::Status stopped = StopCollector(nullptr);
+  ASSERT_EQ(::setrlimit(RLIMIT_FSIZE, &before), 0);
+  const std::string err = ::testing::internal::GetCapturedStderr();
+  EXPECT_EQ(stopped.code(), absl::StatusCode::kDataLoss);
+  EXPECT_THAT(err, HasSubstr("cuscope: "));
+  EXPECT_THAT(err, HasSubstr("profiling stopped, the trace keeps what was written before"));
+
+  core::Trace trace = Load();
+  EXPECT_EQ(trace.kernels.size(), 2u) << "what was written before the failure stays readable";
+}
+
+TEST_F(CollectorLifecycleTest, ForkedChildNeitherWritesNorFlushesTheParentsTrace) {
+  ASSERT_TRUE(StartCollector(config_, "session", cupti_).ok());
+  ASSERT_TRUE(cupti_.DeliverKernels(3, 2'000'000'000));
+  const pid_t child = ::fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    MarkCollectorForkedChild();
+    const size_t calls = cupti_.Calls().size();
+    bool ok = !CollectorActive();
+    ok = ok && StopCollector(nullptr).ok();
+    ok = ok && !cupti_.DeliverKernels(5, 5'000'000'000);  // the child gets no buffer
+    ok = ok && cupti_.Calls().size() == calls;          // and no CUPTI call was made for it
+    ::_exit(ok ? 0 : 1);
+  }
+  int status = 0;
+  ASSERT_EQ(::waitpid(child, &status, 0), child);
+  ASSERT_TRUE(WIFEXITED(status));
+  EXPECT_EQ(WEXITSTATUS(status), 0);
+  ASSERT_TRUE(cupti_.DeliverKernels(2, 3'000'000'000));
+  ASSERT_TRUE(StopCollector(nullptr).ok());
+  core::Trace trace = Load();
+  EXPECT_EQ(trace.kernels.size(), 5u);
+  EXPECT_FALSE(trace.truncated());
+}
+
+TEST_F(CollectorLifecycleTest, PoolAtItsCapRefusesBuffersAndSaysHowMany) {
+  config_.buffer_pool_cap_bytes = config_.buffer_bytes;  // one buffer
+  ASSERT_TRUE(StartCollector(config_, "session", cupti_).ok());
+  ASSERT_TRUE(cupti_.HoldKernelsUntilForcedFlush(1, 2'000'000'000));
+  EXPECT_FALSE(cupti_.DeliverKernels(1, 3'000'000'000)) << "the only buffer is still with CUPTI";
+  CollectorSummary summary;
+  ASSERT_TRUE(StopCollector(&summary).ok());
+  EXPECT_EQ(summary.buffers_refused, 1u);
+  EXPECT_EQ(summary.kernels, 1u);
+}
+
+TEST_F(CollectorLifecycleTest, StopWithoutStartIsAnError) {
+  EXPECT_EQ(StopCollector(nullptr).code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_EQ(FlushCollector().code(), absl::StatusCode::kFailedPrecondition);
+}
+
+}  // namespace
+}  // namespace cuscope::cupti

@@ -1,0 +1,182 @@
+#include "tests/cupti/fake_cupti.h"
+
+#include <cstring>
+
+#include "absl/strings/str_cat.h"
+
+namespace cuscope::cupti::testing {
+
+void FakeCupti::Fail(const std::string& call) {
+  std::lock_guard<std::mutex> lock(mu_);
+  failing_.insert(call);
+}
+
+std::vector<std::string> FakeCupti::Calls() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return calls_;
+}
+
+size_t FakeCupti::Count(const std::string& call) const {
+  size_t n = 0;
+  for (const auto& c : Calls()) n += c == call;
+  return n;
+}
+
+int FakeCupti::LastIndexOf(const std::string& call) const {
+  const auto calls = Calls();
+  for (int i = static_cast<int>(calls.size()) - 1; i >= 0; --i) {
+    if (calls[i] == call) return i;
+  }
+  return -1;
+}
+
+absl::Status FakeCupti::Called(const std::string& call) {
+  std::lock_guard<std::mutex> lock(mu_);
+  calls_.push_back(call);
+  if (failing_.count(call) > 0) return absl::InternalError(absl::StrCat(call, " failed (fake)"));
+  return absl::OkStatus();
+}
+
+absl::Status FakeCupti::Subscribe(CUpti_CallbackFunc callback, void* userdata, CUpti_SubscriberHandle* subscriber) {
+  if (auto st = Called("Subscribe"); !st.ok()) return absl::ResourceExhaustedError(st.message());
+  std::lock_guard<std::mutex> lock(mu_);
+  api_callback_ = callback;
+  api_userdata_ = userdata;
+  *subscriber = reinterpret_cast<CUpti_SubscriberHandle>(&subscriber_token_);
+  return absl::OkStatus();
+}
+
+void FakeCupti::Unsubscribe(CUpti_SubscriberHandle) {
+  (void)Called("Unsubscribe");
+  std::lock_guard<std::mutex> lock(mu_);
+  api_callback_ = nullptr;
+}
+
+absl::Status FakeCupti::EnableCallback(CUpti_SubscriberHandle, CUpti_CallbackDomain domain, CUpti_CallbackId cbid) {
+  return Called(absl::StrCat("EnableCallback:", static_cast<int>(domain), ":", cbid));
+}
+
+absl::Status FakeCupti::EnableActivity(CUpti_ActivityKind kind) {
+  return Called(absl::StrCat("EnableActivity:", static_cast<int>(kind)));
+}
+
+void FakeCupti::DisableActivity(CUpti_ActivityKind kind) {
+  (void)Called(absl::StrCat("DisableActivity:", static_cast<int>(kind)));
+}
+
+absl::Status FakeCupti::RegisterBufferCallbacks(CUpti_BuffersCallbackRequestFunc requested,
+                                                CUpti_BuffersCallbackCompleteFunc completed) {
+  if (auto st = Called("RegisterBufferCallbacks"); !st.ok()) return st;
+  std::lock_guard<std::mutex> lock(mu_);
+  requested_ = requested;
+  completed_ = completed;
+  return absl::OkStatus();
+}
+
+absl::Status FakeCupti::FlushAll(bool forced) {
+  if (auto st = Called(forced ? "FlushAll:forced" : "FlushAll"); !st.ok()) return st;
+  if (!forced) return absl::OkStatus();
+  std::vector<HeldBuffer> held;
+  CUpti_BuffersCallbackCompleteFunc completed = nullptr;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    held.swap(held_);
+    completed = completed_;
+  }
+  for (const auto& h : held) completed(nullptr, 0, h.buffer, 0, h.valid);
+  return absl::OkStatus();
+}
+
+void FakeCupti::SetFlushPeriod(uint32_t) { (void)Called("SetFlushPeriod"); }
+
+bool FakeCupti::NextRecord(uint8_t* buffer, size_t valid, CUpti_Activity** record) {
+  uint8_t* next = *record == nullptr ? buffer : reinterpret_cast<uint8_t*>(*record) + kRecordSlot;
+  if (next + kRecordSlot > buffer + valid) return false;
+  *record = reinterpret_cast<CUpti_Activity*>(next);
+  return true;
+}
+
+std::string FakeCupti::CallbackName(v1::ApiDomain domain, uint32_t cbid) {
+  return absl::StrCat(domain == v1::API_DOMAIN_DRIVER ? "cuFake" : "cudaFake", cbid);
+}
+
+absl::StatusOr<SystemInfo> FakeCupti::QuerySystem() {
+  SystemInfo info;
+  info.driver_version = 13000;
+  info.cupti_version = 130001;
+  v1::Device& d = info.devices.emplace_back();
+  d.set_id(0);
+  d.set_name("Fake GPU");
+  return info;
+}
+
+bool FakeCupti::FillKernels(int kernels, uint64_t first_start, HeldBuffer* out) {
+  static_assert(sizeof(CUpti_ActivityKernel10) <= kRecordSlot);
+  CUpti_BuffersCallbackRequestFunc requested = nullptr;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    requested = requested_;
+  }
+  if (requested == nullptr) return false;
+  uint8_t* buffer = nullptr;
+  size_t size = 0, max_records = 0;
+  requested(&buffer, &size, &max_records);
+  if (buffer == nullptr || size < static_cast<size_t>(kernels) * kRecordSlot) return false;
+  static const char kName[] = "_Z10fakeKernelPf";
+  for (int i = 0; i < kernels; ++i) {
+    CUpti_ActivityKernel10 k;
+    std::memset(&k, 0, sizeof(k));
+    k.kind = CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL;
+    k.start = first_start + 2000ull * i;
+    k.end = k.start + 1000;
+    k.correlationId = static_cast<uint32_t>(i + 1);
+    k.streamId = 7;
+    k.gridX = k.gridY = k.gridZ = 1;
+    k.blockX = 128;
+    k.blockY = k.blockZ = 1;
+    k.name = kName;
+    std::memcpy(buffer + static_cast<size_t>(i) * kRecordSlot, &k, sizeof(k));
+  }
+  *out = {buffer, static_cast<size_t>(kernels) * kRecordSlot};
+  return true;
+}
+
+bool FakeCupti::DeliverKernels(int kernels, uint64_t first_start) {
+  HeldBuffer b{};
+  if (!FillKernels(kernels, first_start, &b)) return false;
+  CUpti_BuffersCallbackCompleteFunc completed = nullptr;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    completed = completed_;
+  }
+  completed(nullptr, 0, b.buffer, 0, b.valid);
+  return true;
+}
+
+bool FakeCupti::HoldKernelsUntilForcedFlush(int kernels, uint64_t first_start) {
+  HeldBuffer b{};
+  if (!FillKernels(kernels, first_start, &b)) return false;
+  std::lock_guard<std::mutex> lock(mu_);
+  held_.push_back(b);
+  return true;
+}
+
+void FakeCupti::CallGate(CUpti_CallbackId cbid, CUpti_ApiCallbackSite site) {
+  CUpti_CallbackFunc callback = nullptr;
+  void* userdata = nullptr;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    callback = api_callback_;
+    userdata = api_userdata_;
+  }
+  if (callback == nullptr) return;
+  CUpti_CallbackData data;
+  std::memset(&data, 0, sizeof(data));
+  data.callbackSite = site;
+  callback(userdata, CUPTI_CB_DOMAIN_RUNTIME_API, cbid, &data);
+}
+
+void FakeCupti::CallProfilerStart() { CallGate(CUPTI_RUNTIME_TRACE_CBID_cudaProfilerStart_v4000, CUPTI_API_EXIT); }
+void FakeCupti::CallProfilerStop() { CallGate(CUPTI_RUNTIME_TRACE_CBID_cudaProfilerStop_v4000, CUPTI_API_ENTER); }
+
+}  // namespace cuscope::cupti::testing

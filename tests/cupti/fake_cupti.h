@@ -1,0 +1,90 @@
+// A CUPTI and driver stand-in for the collector's CPU tests: it records every call in order,
+// fails the calls a test names, and delivers fabricated activity buffers through the callbacks
+// the collector registered, as CUPTI's own thread would.
+#ifndef CUSCOPE_TESTS_CUPTI_FAKE_CUPTI_H_
+#define CUSCOPE_TESTS_CUPTI_FAKE_CUPTI_H_
+
+#include <atomic>
+#include <cstdint>
+#include <mutex>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "lib/cupti/cupti_api.h"
+
+namespace cuscope::cupti::testing {
+
+class FakeCupti final : public CuptiApi {
+ public:
+  // Every record of a fabricated buffer takes one slot of this size.
+  static constexpr size_t kRecordSlot = 1024;
+
+  // Calls named as the log names them ("Subscribe", "RegisterBufferCallbacks",
+  // "EnableActivity:<kind number>", "EnableCallback:<domain>:<cbid>") fail from now on.
+  void Fail(const std::string& call);
+  // Calls in order: "Subscribe", "Unsubscribe", "EnableCallback:<d>:<cbid>", "EnableActivity:<k>",
+  // "DisableActivity:<k>", "RegisterBufferCallbacks", "FlushAll", "FlushAll:forced", "SetFlushPeriod".
+  std::vector<std::string> Calls() const;
+  size_t Count(const std::string& call) const;
+  // Index of the last call named `call` in Calls(), or -1.
+  int LastIndexOf(const std::string& call) const;
+  void set_driver_loadable(bool v) { driver_loadable_ = v; }
+
+  // Asks the collector for a buffer, fills it with `kernels` kernel records starting at
+  // `first_start` ns (1 us each, 1 us apart) and hands it back completed. False when the collector
+  // gave no buffer (none active, or its pool at the cap).
+  bool DeliverKernels(int kernels, uint64_t first_start);
+  // The same, but the buffer is handed back only by a forced flush (records of work that had
+  // not finished when the program stopped the collector).
+  bool HoldKernelsUntilForcedFlush(int kernels, uint64_t first_start);
+  // cudaProfilerStart (at its exit) or cudaProfilerStop (at its entry), through the subscriber.
+  void CallProfilerStart();
+  void CallProfilerStop();
+
+  // CuptiApi.
+  absl::Status Subscribe(CUpti_CallbackFunc callback, void* userdata, CUpti_SubscriberHandle* subscriber) override;
+  void Unsubscribe(CUpti_SubscriberHandle subscriber) override;
+  absl::Status EnableCallback(CUpti_SubscriberHandle subscriber, CUpti_CallbackDomain domain,
+                              CUpti_CallbackId cbid) override;
+  absl::Status EnableActivity(CUpti_ActivityKind kind) override;
+  void DisableActivity(CUpti_ActivityKind kind) override;
+  absl::Status RegisterBufferCallbacks(CUpti_BuffersCallbackRequestFunc requested,
+                                       CUpti_BuffersCallbackCompleteFunc completed) override;
+  absl::Status FlushAll(bool forced) override;
+  void SetFlushPeriod(uint32_t period_ms) override;
+  void UseSystemThreadIds() override {}
+  bool NextRecord(uint8_t* buffer, size_t valid, CUpti_Activity** record) override;
+  uint64_t DroppedRecords(CUcontext, uint32_t) override { return 0; }
+  uint64_t Timestamp() override { return clock_.fetch_add(1000); }
+  uint32_t Version() override { return 130001; }
+  std::string CallbackName(v1::ApiDomain domain, uint32_t cbid) override;
+  bool DriverLoadable() override { return driver_loadable_; }
+  bool DriverHasContext() override { return true; }
+  absl::StatusOr<SystemInfo> QuerySystem() override;
+
+ private:
+  struct HeldBuffer {
+    uint8_t* buffer;
+    size_t valid;
+  };
+  absl::Status Called(const std::string& call);
+  bool FillKernels(int kernels, uint64_t first_start, HeldBuffer* out);
+  void CallGate(CUpti_CallbackId cbid, CUpti_ApiCallbackSite site);
+
+  mutable std::mutex mu_;
+  std::vector<std::string> calls_;
+  std::set<std::string> failing_;
+  std::vector<HeldBuffer> held_;
+  CUpti_CallbackFunc api_callback_ = nullptr;
+  void* api_userdata_ = nullptr;
+  CUpti_BuffersCallbackRequestFunc requested_ = nullptr;
+  CUpti_BuffersCallbackCompleteFunc completed_ = nullptr;
+  std::atomic<uint64_t> clock_{1'000'000'000};
+  bool driver_loadable_ = true;
+  int subscriber_token_ = 0;
+};
+
+}  // namespace cuscope::cupti::testing
+
+#endif  // CUSCOPE_TESTS_CUPTI_FAKE_CUPTI_H_
