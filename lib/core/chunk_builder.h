@@ -1,5 +1,6 @@
 // Builds trace chunks from activities: interns strings, kernel signatures, API functions and host
-// threads file-wide, and stores kernels and API calls as delta-encoded columns.
+// threads file-wide, fixes each chunk's base time, and hands each record to its kind's encoder
+// (lib/core/record_codec/, where each kind's fields are written and read back).
 //
 // One builder serves one trace file and is used by one thread (the writer thread).
 #ifndef CUSCOPE_LIB_CORE_CHUNK_BUILDER_H_
@@ -16,6 +17,8 @@
 #include "cuscope/v1/trace.pb.h"
 #include "lib/core/hot_kernels.h"
 #include "lib/core/kernel_selection.h"
+#include "lib/core/record_codec/api_call.h"
+#include "lib/core/record_codec/kernel.h"
 #include "lib/core/records.h"
 
 namespace cuscope::core {
@@ -44,12 +47,8 @@ class ChunkBuilder final : public ActivitySink {
                         const LaunchShape* shape = nullptr);
   void AddWindow(v1::WindowKind kind, uint64_t start_ns, uint64_t end_ns, std::string_view reason);
 
-  // Samples of one GPU counter, in time order.
-  struct CounterPoint {
-    uint64_t start = 0;
-    uint64_t end = 0;  // == start for an instantaneous reading
-    double value = 0;
-  };
+  // Samples of one GPU counter, in time order (the samplers name the point type through here).
+  using CounterPoint = core::CounterPoint;
   void AddCounterSeries(uint32_t device, v1::CounterSource source, std::string_view name,
                         const std::vector<CounterPoint>& points);
 
@@ -78,30 +77,11 @@ class ChunkBuilder final : public ActivitySink {
   uint32_t InternString(std::string_view s);
 
  private:
-  struct SignatureKey {
-    uint32_t name;
-    uint32_t device, context;
-    int32_t grid_x, grid_y, grid_z, block_x, block_y, block_z;
-    uint32_t registers;
-    int32_t static_smem, dynamic_smem;
-    uint32_t local_mem;
-    int32_t launch_type;
-    uint32_t cluster_x, cluster_y, cluster_z, smem_executed;
-    bool device_launched;
-    template <typename H>
-    friend H AbslHashValue(H h, const SignatureKey& k) {
-      return H::combine(std::move(h), k.name, k.device, k.context, k.grid_x, k.grid_y, k.grid_z, k.block_x,
-                        k.block_y, k.block_z, k.registers, k.static_smem, k.dynamic_smem, k.local_mem, k.launch_type,
-                        k.cluster_x, k.cluster_y, k.cluster_z, k.smem_executed, k.device_launched);
-    }
-    friend bool operator==(const SignatureKey&, const SignatureKey&) = default;
-  };
-
   uint32_t InternSignature(const KernelConfig& c);
   uint32_t InternFunction(v1::ApiDomain domain, uint32_t callback_id);
   uint32_t InternThread(uint32_t pid, uint64_t tid);
-  // Offset of an absolute timestamp from the chunk's base time (fixed by the first record).
-  int64_t Relative(uint64_t t);
+  // The chunk's base time: the time of its first record, here `t` when this record is the first.
+  uint64_t BaseTime(uint64_t t);
 
   ApiNameResolver api_names_;
   absl::flat_hash_map<std::string, uint32_t> strings_;
@@ -109,7 +89,7 @@ class ChunkBuilder final : public ActivitySink {
   // up and comparing the text is cheaper than hashing a long mangled name. Texts by id, stable.
   absl::flat_hash_map<const char*, uint32_t> strings_by_pointer_;
   std::deque<std::string> string_texts_;
-  absl::flat_hash_map<SignatureKey, uint32_t> signatures_;
+  absl::flat_hash_map<KernelSignatureKey, uint32_t> signatures_;
   absl::flat_hash_map<uint64_t, uint32_t> functions_;  // domain << 32 | callback id
   absl::flat_hash_map<std::pair<uint32_t, uint64_t>, uint32_t> threads_;
 
@@ -120,9 +100,8 @@ class ChunkBuilder final : public ActivitySink {
   uint64_t pending_ = 0;
   uint64_t untranslated_ = 0;
   uint64_t incomplete_ = 0;
-  // Column state: the previous row's values, for delta encoding.
-  uint64_t kernel_prev_start_ = 0, kernel_prev_corr_ = 0, kernel_rows_ = 0;
-  uint64_t api_prev_start_ = 0, api_prev_corr_ = 0, api_rows_ = 0;
+  KernelColumnEncoder kernel_columns_;
+  ApiCallColumnEncoder api_call_columns_;
   uint64_t overhead_ns_ = 0;
   // Top-down: per signature id (index id - 1), its kernel time and launches; names and shapes
   // from the signature as interned.

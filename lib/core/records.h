@@ -7,6 +7,8 @@
 //     resolve through `Dictionary`.
 // Records that have no interned fields (copies, memsets, synchronization, memory operations) are
 // the same in both families.
+// How each kind is written to a trace and read back (its encoder and decoder, side by side):
+// lib/core/record_codec/<kind>.h.
 #ifndef CUSCOPE_LIB_CORE_RECORDS_H_
 #define CUSCOPE_LIB_CORE_RECORDS_H_
 
@@ -137,6 +139,14 @@ struct OverheadActivity {
   uint32_t pid = 0;
   uint64_t tid = 0;
   uint64_t correlation_id = 0;
+};
+
+// One sample of a GPU counter, as a sampler hands it over: a value over [start, end] (PM
+// sampling) or a reading at start == end (NVML).
+struct CounterPoint {
+  uint64_t start = 0;
+  uint64_t end = 0;
+  double value = 0;
 };
 
 // Where translated activities go. The chunk builder is the real sink; tests use a collecting fake.

@@ -36,14 +36,10 @@
 #include "absl/status/statusor.h"
 #include "cuscope/v1/trace.pb.h"
 #include "lib/core/dictionary.h"
+#include "lib/core/record_codec/decode_checks.h"  // kMaxDevices, kMaxRegistersPerThreadField
 #include "lib/core/records.h"
 
 namespace cuscope::core {
-
-// Device ids are below this (see above).
-inline constexpr uint32_t kMaxDevices = 64;
-// CUPTI reports registers per thread in 16 bits: a larger value was not written by the collector.
-inline constexpr uint32_t kMaxRegistersPerThreadField = 0xffff;
 
 // One chunk's rows with absolute timestamps and correlation ids.
 struct DecodedChunk : RecordRows {
@@ -54,7 +50,8 @@ struct DecodedChunk : RecordRows {
   void Clear();
 };
 
-// Decodes a chunk's rows; its definitions must already be in `dict`.
+// Decodes a chunk's rows, each kind by its decoder in lib/core/record_codec/; its definitions must
+// already be in `dict`.
 absl::Status DecodeChunk(const v1::Chunk& chunk, const Dictionary& dict, DecodedChunk* out);
 
 class TraceReader {
