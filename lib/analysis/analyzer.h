@@ -1,27 +1,21 @@
-// `cuscope analyze` as a function: the timeline, every rule, findings ranked, the supporting
-// tables, and the renderings (text for people, the report.proto schema as JSON for pipelines).
-//
-// The text report opens with the baseline (baseline.h), then the warnings and the devices' busy
-// lines, the ranked findings with the kernel internals under the hot-kernel list (in a top-down
-// trace, the top-down's hot kernels and their verdicts instead, top_down.h), the GPU counters
-// (gpu_counters.h) and the tables. report.proto has no messages of its own for the baseline, the
-// counters over time and the top-down list: the JSON carries them as tables named "baseline",
-// "gpu_utilization_over_time" and "top_down", next to "gpu_metrics".
+// `cuscope analyze` as a function: the timeline, every rule of the registry (rules/registry.h),
+// findings ranked, the supporting tables. The result is the Analysis of analysis.h; its renderings
+// are RenderAnalysisText (analysis_text.h, for people) and ToReport / RenderAnalysisJson
+// (report_proto.h, the report.proto schema for pipelines), included here for the callers that run
+// the whole of `cuscope analyze`.
 #ifndef CUSCOPE_LIB_ANALYSIS_ANALYZER_H_
 #define CUSCOPE_LIB_ANALYSIS_ANALYZER_H_
 
-#include <string>
+#include <cstddef>
 #include <vector>
 
-#include "cuscope/v1/report.pb.h"
-#include "lib/analysis/baseline.h"
+#include "lib/analysis/analysis.h"
+#include "lib/analysis/analysis_text.h"
 #include "lib/analysis/finding.h"
-#include "lib/analysis/gpu_counters.h"
-#include "lib/analysis/kernel_internals.h"
+#include "lib/analysis/report_proto.h"
 #include "lib/analysis/tables.h"
 #include "lib/analysis/thresholds.h"
 #include "lib/analysis/timeline.h"
-#include "lib/analysis/top_down.h"
 #include "lib/core/trace.h"
 
 namespace cuscope::analysis {
@@ -33,36 +27,14 @@ struct AnalyzeOptions {
   bool include_tables = true;
 };
 
-struct Analysis {
-  v1::TraceSummary summary;
-  // What a tuning loop compares between runs: window, kernel time, utilization, launch rate.
-  Baseline baseline;
-  std::vector<Finding> findings;  // ranked
-  std::vector<Table> tables;
-  std::vector<std::string> warnings;
-  // Kernel internals: a verdict per profiled kernel group, and the time-weighted summary.
-  std::vector<KernelVerdict> kernel_verdicts;
-  KernelInternalsSummary kernel_internals;
-  // GPU counters sampled over time (empty without samples).
-  GpuCountersReport gpu_counters;
-  // The one-run top-down's hot kernels and their verdicts (present only in a top-down trace).
-  TopDownReport top_down;
-  // True when no finding is a warning or an error.
-  bool healthy() const;
-  Severity worst() const;
-};
-
-// Runs every rule over the timeline. Findings are ranked by severity, then recoverable time.
+// Runs every finding rule over the timeline. Findings are ranked by severity, then recoverable
+// time; ties keep the registry's order.
 std::vector<Finding> RunRules(const Timeline& timeline, const Thresholds& thresholds);
+// Builds the trace's timeline and analyzes it.
 Analysis Analyze(const core::Trace& trace, const AnalyzeOptions& options);
-
-std::string RenderAnalysisText(const Analysis& analysis, const std::string& trace_path, size_t top_rows);
-v1::Report ToReport(const Analysis& analysis, const std::string& trace_path);
-std::string RenderAnalysisJson(const Analysis& analysis, const std::string& trace_path);
-
-// The baseline, GPU utilization over time and top-down sections as tables, for the outputs that
-// carry them that way (the JSON, the HTML report).
-std::vector<Table> SectionTables(const Analysis& analysis);
+// The same over a timeline already built (it keeps its trace), for callers that draw it too: the
+// report page draws the timeline the analysis ran on, not a second one.
+Analysis Analyze(const Timeline& timeline, const AnalyzeOptions& options);
 
 }  // namespace cuscope::analysis
 

@@ -23,7 +23,7 @@
 #include <vector>
 
 #include "lib/analysis/interval.h"
-#include "lib/analysis/tables.h"
+#include "lib/analysis/table.h"
 #include "lib/analysis/timeline.h"
 
 namespace cuscope::analysis {

@@ -21,7 +21,7 @@
 
 #include "lib/analysis/baseline.h"
 #include "lib/analysis/interval.h"
-#include "lib/analysis/tables.h"
+#include "lib/analysis/table.h"
 #include "lib/analysis/thresholds.h"
 #include "lib/analysis/timeline.h"
 #include "lib/core/gpu_counters.h"

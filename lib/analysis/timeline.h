@@ -19,6 +19,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <limits>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -155,6 +156,27 @@ class Timeline {
   std::string ThreadLabel(uint32_t thread) const;
 
  private:
+  struct StreamIndex;
+  // The API call correlation ids seen: none when max < min.
+  struct CorrelationRange {
+    uint64_t min = std::numeric_limits<uint64_t>::max();
+    uint64_t max = 0;
+  };
+  // The steps of Build, in the order it takes them: each reads what the ones before it built.
+  void ClassifyApiFunctions();
+  void CollectProfiledCorrelations();
+  // Devices and their streams, from the GPU operations (replayed launches counted and left out).
+  void BuildDevices();
+  void AddDeviceOps(DeviceTimeline& d, StreamIndex& streams);
+  // Host threads: their API calls and NVTX ranges; returns the range of the calls' correlation ids.
+  CorrelationRange BuildThreads();
+  void AddNvtxRanges();
+  ThreadTimeline& ThreadFor(uint32_t thread);  // created when new
+  void BuildMetricWindows();
+  void BuildCaptureWindows();
+  void IndexCorrelations(CorrelationRange range);
+  void AddReplayedKernelTime();
+
   const core::Trace* trace_ = nullptr;
   std::vector<DeviceTimeline> devices_;
   std::vector<StreamInfo> streams_;

@@ -21,7 +21,7 @@
 #include <vector>
 
 #include "lib/analysis/kernel_internals.h"
-#include "lib/analysis/tables.h"
+#include "lib/analysis/table.h"
 #include "lib/analysis/timeline.h"
 #include "lib/core/hot_kernels.h"
 

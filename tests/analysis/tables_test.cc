@@ -92,18 +92,5 @@ TEST_F(TablesTest, CsvAndJsonRenderings) {
   EXPECT_EQ(JsonQuote("a\"b\\\n"), "\"a\\\"b\\\\\\n\"");
 }
 
-TEST(ReportNamesTest, EveryNameBuilds) {
-  SyntheticTrace s;
-  s.Kernel("k", 0, 1);
-  const core::Trace trace = s.Load();
-  const Timeline t = Timeline::Build(trace);
-  for (std::string_view name : ReportNames()) {
-    const auto table = BuildReport(name, t);
-    ASSERT_TRUE(table.has_value()) << name;
-    EXPECT_EQ(table->name, name);
-  }
-  EXPECT_FALSE(BuildReport("cuda_gpu_trace_nonexistent", t).has_value());
-}
-
 }  // namespace
 }  // namespace cuscope::analysis

@@ -1,11 +1,14 @@
 // The rules of the symptom table that read the timeline. Each is a pure function of the timeline
-// and the thresholds, defined in its own file, returning zero or more findings.
+// (and the thresholds), defined in its own file, returning zero or more findings; the warning
+// rules at the end return warnings about the trace instead. registry.h lists them in the order
+// Analyze runs them.
 #ifndef CUSCOPE_LIB_ANALYSIS_RULES_RULES_H_
 #define CUSCOPE_LIB_ANALYSIS_RULES_RULES_H_
 
 #include <algorithm>
 #include <array>
 #include <cstddef>
+#include <string>
 #include <vector>
 
 #include "lib/analysis/finding.h"
@@ -33,6 +36,13 @@ std::vector<Finding> KernelInternalsRule(const Timeline& timeline, const Thresho
 // gpu.throttle: NVML clocks-event reasons show power or thermal slowdown while kernels ran: which
 // reasons, how much kernel time they covered, the SM clock then against the highest read.
 std::vector<Finding> ThrottleRule(const Timeline& timeline, const Thresholds& thresholds);
+
+// Warnings about the trace itself: the tail cut off, damage after some chunk, records dropped
+// during capture, operations still running at its end, no final statistics.
+std::vector<std::string> TraceHealthRule(const Timeline& timeline);
+// Warnings about metric collection: replayed launches left out of the timeline, the time metric
+// collection took while the timeline was recorded, devices whose kernel time is mostly replayed.
+std::vector<std::string> MetricCollectionRule(const Timeline& timeline);
 
 // How the host's API calls cover stretches of time, split by what the call was doing. Calls on
 // different threads that overlap count once, for the category that explains the time best (sync

@@ -1,0 +1,132 @@
+#include "lib/analysis/table.h"
+
+#include <algorithm>
+#include <cstddef>
+
+#include "absl/strings/str_cat.h"
+#include "lib/core/json_string.h"
+#include "lib/core/terminal_text.h"
+
+namespace cuscope::analysis {
+namespace {
+
+std::string WithThousands(const std::string& digits) {
+  std::string out;
+  const size_t n = digits.size();
+  for (size_t i = 0; i < n; ++i) {
+    out.push_back(digits[i]);
+    const size_t left = n - 1 - i;
+    if (left > 0 && left % 3 == 0 && digits[i] != '-') out.push_back(',');
+  }
+  return out;
+}
+
+std::string FormatCell(const std::string& value, ColumnType type) {
+  if (value.empty() && type != ColumnType::kText) return "-";
+  switch (type) {
+    case ColumnType::kInteger: return WithThousands(value);
+    case ColumnType::kDecimal: {
+      const size_t dot = value.find('.');
+      if (dot == std::string::npos) return WithThousands(value);
+      return WithThousands(value.substr(0, dot)) + value.substr(dot);
+    }
+    case ColumnType::kPercent: return value;
+    // Names come from the trace: escaped so that a name cannot drive the terminal.
+    case ColumnType::kText: return core::EscapeForTerminal(value);
+  }
+  return value;
+}
+
+}  // namespace
+
+std::string RenderText(const Table& table, size_t max_rows) {
+  const size_t shown = max_rows == 0 ? table.rows.size() : std::min(max_rows, table.rows.size());
+  std::vector<std::vector<std::string>> cells(shown);
+  std::vector<size_t> width(table.columns.size());
+  std::vector<std::string> names;  // column names can be metric names from the trace
+  for (size_t c = 0; c < table.columns.size(); ++c) {
+    names.push_back(core::EscapeForTerminal(table.columns[c].name));
+    width[c] = names.back().size();
+  }
+  for (size_t r = 0; r < shown; ++r) {
+    for (size_t c = 0; c < table.columns.size() && c < table.rows[r].size(); ++c) {
+      cells[r].push_back(FormatCell(table.rows[r][c], table.columns[c].type));
+      width[c] = std::max(width[c], cells[r].back().size());
+    }
+  }
+  std::string out =
+      absl::StrCat(core::EscapeForTerminal(table.title), " (", core::EscapeForTerminal(table.name), "):\n\n");
+  auto add_line = [&](const std::vector<std::string>& line, bool header) {
+    std::string text;
+    for (size_t c = 0; c < table.columns.size(); ++c) {
+      const std::string& v = c < line.size() ? line[c] : std::string();
+      const bool last = c + 1 == table.columns.size();
+      const size_t pad = width[c] > v.size() ? width[c] - v.size() : 0;
+      const bool left = table.columns[c].type == ColumnType::kText || header;
+      if (c > 0) text += "  ";
+      if (left) {
+        text += v;
+        if (!last) text.append(pad, ' ');
+      } else {
+        text.append(pad, ' ');
+        text += v;
+      }
+    }
+    absl::StrAppend(&out, text, "\n");
+  };
+  std::vector<std::string> header, rule;
+  for (size_t c = 0; c < table.columns.size(); ++c) {
+    header.push_back(names[c]);
+    rule.push_back(std::string(width[c], '-'));
+  }
+  add_line(header, true);
+  add_line(rule, true);
+  for (const auto& line : cells) add_line(line, false);
+  if (table.rows.empty()) absl::StrAppend(&out, "(no rows)\n");
+  if (shown < table.rows.size()) absl::StrAppend(&out, "... ", table.rows.size() - shown, " more rows\n");
+  return out;
+}
+
+std::string RenderCsv(const Table& table) {
+  auto quote = [](const std::string& v) {
+    if (v.find_first_of(",\"\n") == std::string::npos) return v;
+    std::string q = "\"";
+    for (char ch : v) {
+      if (ch == '"') q += '"';
+      q += ch;
+    }
+    return q + "\"";
+  };
+  std::string out;
+  for (size_t c = 0; c < table.columns.size(); ++c) absl::StrAppend(&out, c ? "," : "", quote(table.columns[c].name));
+  out += "\n";
+  for (const auto& row : table.rows) {
+    for (size_t c = 0; c < row.size(); ++c) absl::StrAppend(&out, c ? "," : "", quote(row[c]));
+    out += "\n";
+  }
+  return out;
+}
+
+std::string JsonQuote(std::string_view s) {
+  std::string out;
+  out.reserve(s.size() + 2);
+  core::AppendJsonString(s, core::JsonEscaping::kTerminalSafe, &out);
+  return out;
+}
+
+std::string RenderJson(const Table& table) {
+  std::string out = absl::StrCat("{\"report\":", JsonQuote(table.name), ",\"title\":", JsonQuote(table.title), ",\"rows\":[");
+  for (size_t r = 0; r < table.rows.size(); ++r) {
+    out += r ? ",{" : "{";
+    for (size_t c = 0; c < table.columns.size() && c < table.rows[r].size(); ++c) {
+      const bool numeric = table.columns[c].type != ColumnType::kText;
+      const std::string& v = table.rows[r][c];
+      absl::StrAppend(&out, c ? "," : "", JsonQuote(table.columns[c].name), ":",
+                      numeric ? (v.empty() ? std::string("null") : v) : JsonQuote(v));
+    }
+    out += "}";
+  }
+  return out + "]}";
+}
+
+}  // namespace cuscope::analysis

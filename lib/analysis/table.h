@@ -1,0 +1,40 @@
+// A report table (named columns of a type, rows of plain-valued cells) and its text, CSV and JSON
+// renderings. A leaf: the tables themselves are built elsewhere (tables.h, gpu_counters.h,
+// baseline.h, top_down.h), and the catalogue of `cuscope stats` reports is report_catalogue.h.
+#ifndef CUSCOPE_LIB_ANALYSIS_TABLE_H_
+#define CUSCOPE_LIB_ANALYSIS_TABLE_H_
+
+#include <cstddef>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace cuscope::analysis {
+
+enum class ColumnType { kText, kInteger, kPercent, kDecimal };
+
+struct Column {
+  std::string name;
+  ColumnType type = ColumnType::kText;
+};
+
+// Cells hold plain values ("12345", "12.3", a name); the renderers format them by column type.
+struct Table {
+  std::string name;   // report name, e.g. "cuda_gpu_kern_sum"
+  std::string title;  // one line saying what the table shows
+  std::vector<Column> columns;
+  std::vector<std::vector<std::string>> rows;
+};
+
+// `max_rows` 0 = all rows; the rest are counted in a last line. Empty numeric cells show as "-"
+// (as empty fields in CSV and null in JSON).
+std::string RenderText(const Table& table, size_t max_rows = 0);
+std::string RenderCsv(const Table& table);
+// An object: {"report": name, "title": ..., "rows": [{column: value, ...}, ...]}.
+std::string RenderJson(const Table& table);
+// A JSON string literal, safe to print on a terminal (core::JsonEscaping::kTerminalSafe).
+std::string JsonQuote(std::string_view s);
+
+}  // namespace cuscope::analysis
+
+#endif  // CUSCOPE_LIB_ANALYSIS_TABLE_H_

@@ -1,0 +1,112 @@
+// The sync.points rule: a positive case, a negative control, and both sides of each threshold, on
+// synthetic timelines.
+#include "lib/analysis/rules/rules.h"
+
+#include <string>
+
+#include "gtest/gtest.h"
+#include "tests/analysis/rule_test_support.h"
+#include "tests/analysis/synthetic_trace.h"
+
+namespace cuscope::analysis {
+namespace {
+
+using cuscope::testing::SyntheticTrace;
+using cuscope::testing::RunRule;
+using cuscope::testing::With;
+using cuscope::testing::HasOffender;
+
+void SyncEveryStep(SyntheticTrace& s, int steps, bool sync_each) {
+  for (int i = 0; i < steps; ++i) {
+    const double t0 = i * 100.0;
+    s.NvtxRange("train_step", t0, t0 + 99);
+    s.Launch("step", t0, 3, t0 + 5, 50);
+    if (sync_each || i == steps - 1) s.Api("cudaStreamSynchronize_v3020", t0 + 4, 52);
+  }
+}
+
+TEST(SyncPointsRule, SyncAfterEveryStepIsReportedWithItsSource) {
+  SyntheticTrace s;
+  SyncEveryStep(s, 20, true);
+  const auto f = RunRule(s, SyncPointsRule, "sync.points");
+  ASSERT_EQ(f.size(), 1u);
+  EXPECT_EQ(*f[0].number("sync_calls"), 20);
+  EXPECT_EQ(*f[0].number("stream_syncs"), 20);
+  EXPECT_GT(*f[0].number("waiting_share"), 0.5);
+  EXPECT_TRUE(HasOffender(f[0], "cudaStreamSynchronize"));
+  EXPECT_TRUE(HasOffender(f[0], "train_step"));
+  // After each sync the GPU waits for the next step's kernel: 49 us per step but the last.
+  EXPECT_GE(f[0].recoverable_ns, 19u * 49'000u);
+}
+
+TEST(SyncPointsRule, OneFinalSyncIsNormal) {
+  SyntheticTrace s;
+  SyncEveryStep(s, 20, false);
+  EXPECT_TRUE(RunRule(s, SyncPointsRule, "sync.points").empty());
+}
+
+TEST(SyncPointsRule, ThresholdsBothSides) {
+  SyntheticTrace calls_above;
+  SyncEveryStep(calls_above, 20, true);
+  EXPECT_EQ(RunRule(calls_above, SyncPointsRule, "sync.points", With({"sync_min_calls=20"})).size(), 1u);
+  SyntheticTrace calls_below;
+  SyncEveryStep(calls_below, 20, true);
+  EXPECT_TRUE(RunRule(calls_below, SyncPointsRule, "sync.points", With({"sync_min_calls=21"})).empty());
+  SyntheticTrace share_below;
+  SyncEveryStep(share_below, 20, true);
+  EXPECT_TRUE(RunRule(share_below, SyncPointsRule, "sync.points", With({"sync_min_share=0.9"})).empty());
+}
+
+TEST(SyncPointsRule, SyncingEveryStepOfALongLoopIsAnError) {
+  SyntheticTrace s;
+  SyncEveryStep(s, 200, true);
+  const auto f = RunRule(s, SyncPointsRule, "sync.points");
+  ASSERT_EQ(f.size(), 1u);
+  EXPECT_EQ(f[0].severity, Severity::kError);
+  EXPECT_GT(*f[0].number("sync_rate_per_s"), 9000);
+}
+
+// 14 phases of 15 ms: a 15 ms kernel, then a sync that waits for it while the GPU is busy; the next
+// phase is launched right after.
+void SyncAtPhaseEnds(SyntheticTrace& s) {
+  for (int i = 0; i < 14; ++i) {
+    const double t0 = i * 15'010.0;
+    s.Launch("phase", t0, 3, t0 + 5, 15'000);
+    s.Api("cudaDeviceSynchronize_v3020", t0 + 4, 15'002);
+  }
+}
+
+TEST(SyncPointsRule, AFewSyncsAtPhaseEndsAreNormal) {
+  SyntheticTrace s;
+  SyncAtPhaseEnds(s);  // 14 syncs in 210 ms: 66.6/s, though the thread waits 99% of its time
+  EXPECT_TRUE(RunRule(s, SyncPointsRule, "sync.points").empty());
+  // Under a lower rate threshold it is reported, but the GPU was busy during the waits: info.
+  SyntheticTrace lowered;
+  SyncAtPhaseEnds(lowered);
+  const auto f = RunRule(lowered, SyncPointsRule, "sync.points", With({"sync_min_rate_per_s=66"}));
+  ASSERT_EQ(f.size(), 1u);
+  EXPECT_EQ(f[0].severity, Severity::kInfo);
+  EXPECT_EQ(*f[0].number("gpu_idle_during_waits_ns"), 14 * 2'000.0);
+  SyntheticTrace above;
+  SyncAtPhaseEnds(above);
+  EXPECT_TRUE(RunRule(above, SyncPointsRule, "sync.points", With({"sync_min_rate_per_s=67"})).empty());
+}
+
+TEST(SyncPointsRule, SmallReadbacksAndImplicitSyncsAreCounted) {
+  SyntheticTrace s;
+  for (int i = 0; i < 12; ++i) {
+    const double t0 = i * 100.0;
+    s.Launch("step", t0, 3, t0 + 5, 50);
+    const uint64_t corr = s.Api("cudaMemcpy_v3020", t0 + 4, 60);
+    s.Memcpy(v1::COPY_KIND_DTOH, t0 + 56, 2, 4, false, v1::MEMORY_KIND_PAGEABLE, 7, corr);
+    s.Api("cudaFree_v3020", t0 + 70, 10);
+  }
+  const auto f = RunRule(s, SyncPointsRule, "sync.points");
+  ASSERT_EQ(f.size(), 1u);
+  EXPECT_EQ(*f[0].number("small_readbacks"), 12);
+  EXPECT_EQ(*f[0].number("implicit_syncs_alloc_free"), 12);
+  EXPECT_EQ(*f[0].number("synchronous_copies"), 12);
+}
+
+}  // namespace
+}  // namespace cuscope::analysis
