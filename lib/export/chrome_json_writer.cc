@@ -3,68 +3,14 @@
 #include <cmath>
 
 #include "absl/strings/str_cat.h"
+#include "lib/core/json_string.h"
 
 namespace cuscope::exporter {
-namespace {
 
-// Length of the UTF-8 sequence starting at s[i] when it is well formed, else 0.
-size_t Utf8Length(std::string_view s, size_t i) {
-  const auto byte = [&](size_t k) { return static_cast<unsigned char>(s[k]); };
-  const unsigned char c = byte(i);
-  size_t n = 0;
-  uint32_t min = 0;
-  if (c >= 0xc2 && c <= 0xdf) {
-    n = 2;
-    min = 0x80;
-  } else if (c >= 0xe0 && c <= 0xef) {
-    n = 3;
-    min = 0x800;
-  } else if (c >= 0xf0 && c <= 0xf4) {
-    n = 4;
-    min = 0x10000;
-  } else {
-    return 0;
-  }
-  if (i + n > s.size()) return 0;
-  uint32_t cp = c & (0xff >> (n + 1));
-  for (size_t k = 1; k < n; ++k) {
-    if ((byte(i + k) & 0xc0) != 0x80) return 0;
-    cp = (cp << 6) | (byte(i + k) & 0x3f);
-  }
-  if (cp < min || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff)) return 0;
-  return n;
-}
-
-}  // namespace
-
+// Names come from the program (NVTX, kernels): the escaper writes bytes that are not UTF-8 as
+// U+FFFD, which would otherwise make the file unreadable.
 void ChromeJsonWriter::String(std::string_view text) {
-  std::string& out = out_->buffer();
-  out.push_back('"');
-  for (size_t i = 0; i < text.size();) {
-    const unsigned char c = static_cast<unsigned char>(text[i]);
-    if (c == '"' || c == '\\') {
-      out.push_back('\\');
-      out.push_back(static_cast<char>(c));
-      ++i;
-    } else if (c < 0x20) {
-      static constexpr char kHex[] = "0123456789abcdef";
-      out.append("\\u00");
-      out.push_back(kHex[c >> 4]);
-      out.push_back(kHex[c & 15]);
-      ++i;
-    } else if (c < 0x80) {
-      out.push_back(static_cast<char>(c));
-      ++i;
-    } else if (const size_t n = Utf8Length(text, i); n > 0) {
-      out.append(text.data() + i, n);
-      i += n;
-    } else {
-      // Names come from the program (NVTX): a byte that is not UTF-8 would make the file unreadable.
-      out.append("\\ufffd");
-      ++i;
-    }
-  }
-  out.push_back('"');
+  core::AppendJsonString(text, core::JsonEscaping::kMinimal, &out_->buffer());
 }
 
 void ChromeJsonWriter::Time(std::string_view key, uint64_t ns, bool relative) {

@@ -1,6 +1,7 @@
 // `cuscope report`: one self-contained HTML file for a trace. The page's CSS and JavaScript are
-// inline and written for it (no library, font or network request); the data it draws is the JSON
-// document of report_data.h in a <script type="application/json"> element.
+// inline and written for it (no library, font or network request; their sources are
+// lib/report/page/, compiled in); the data it draws is the JSON document of report_data.h in a
+// <script type="application/json"> element.
 //
 // What the page shows: the run and its devices, the ranked findings with their numbers, offenders
 // and recommendations, a zoomable and pannable timeline (canvas) of every GPU stream per device and
@@ -28,8 +29,8 @@ std::string HtmlEscape(std::string_view text);
 // inside strings) is written as \u003c, so the document cannot end the <script> element early.
 std::string RenderHtmlPage(std::string_view data_json, std::string_view title);
 
-// The whole report for a loaded trace and its analysis (built with the tables included).
-std::string RenderHtmlReport(const core::Trace& trace, const analysis::Analysis& analysis,
+// The whole report for a trace's timeline and the analysis of it (built with the tables included).
+std::string RenderHtmlReport(const analysis::Timeline& timeline, const analysis::Analysis& analysis,
                              const std::string& trace_path, const ReportDataOptions& options = ReportDataOptions());
 
 }  // namespace cuscope::report

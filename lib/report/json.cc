@@ -8,107 +8,6 @@
 #include "absl/strings/str_format.h"
 
 namespace cuscope::report {
-namespace {
-
-// Length of the valid UTF-8 sequence starting at s[i], or 0 when the bytes there are not one
-// (overlong forms, surrogates and code points above U+10FFFF included).
-size_t Utf8SequenceLength(std::string_view s, size_t i) {
-  const auto byte = [&](size_t k) { return static_cast<unsigned char>(s[k]); };
-  const unsigned char c = byte(i);
-  size_t n = 0;
-  uint32_t cp = 0;
-  if (c < 0x80) return 1;
-  if (c >= 0xc2 && c <= 0xdf) {
-    n = 2;
-    cp = c & 0x1f;
-  } else if (c >= 0xe0 && c <= 0xef) {
-    n = 3;
-    cp = c & 0x0f;
-  } else if (c >= 0xf0 && c <= 0xf4) {
-    n = 4;
-    cp = c & 0x07;
-  } else {
-    return 0;
-  }
-  if (i + n > s.size()) return 0;
-  for (size_t k = 1; k < n; ++k) {
-    if ((byte(i + k) & 0xc0) != 0x80) return 0;
-    cp = (cp << 6) | (byte(i + k) & 0x3f);
-  }
-  if ((n == 3 && cp < 0x800) || (n == 4 && cp < 0x10000) || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff)) {
-    return 0;
-  }
-  return n;
-}
-
-}  // namespace
-
-std::string JsonString(std::string_view s) {
-  std::string out;
-  out.reserve(s.size() + 2);
-  out += '"';
-  for (size_t i = 0; i < s.size();) {
-    const char ch = s[i];
-    switch (ch) {
-      case '"':
-        out += "\\\"";
-        ++i;
-        continue;
-      case '\\':
-        out += "\\\\";
-        ++i;
-        continue;
-      case '\n':
-        out += "\\n";
-        ++i;
-        continue;
-      case '\r':
-        out += "\\r";
-        ++i;
-        continue;
-      case '\t':
-        out += "\\t";
-        ++i;
-        continue;
-      // Never let the text close or comment out the <script> element it is embedded in.
-      case '<':
-        out += "\\u003c";
-        ++i;
-        continue;
-      case '>':
-        out += "\\u003e";
-        ++i;
-        continue;
-      case '&':
-        out += "\\u0026";
-        ++i;
-        continue;
-      default:
-        break;
-    }
-    const unsigned char c = static_cast<unsigned char>(ch);
-    if (c < 0x20 || c == 0x7f) {
-      out += absl::StrFormat("\\u%04x", static_cast<int>(c));
-      ++i;
-      continue;
-    }
-    const size_t n = Utf8SequenceLength(s, i);
-    if (n == 0) {
-      out += "\\ufffd";
-      ++i;
-    } else if (n == 3 && c == 0xe2 && static_cast<unsigned char>(s[i + 1]) == 0x80 &&
-               (static_cast<unsigned char>(s[i + 2]) == 0xa8 || static_cast<unsigned char>(s[i + 2]) == 0xa9)) {
-      // U+2028/U+2029 end a line in older JavaScript parsers.
-      out += static_cast<unsigned char>(s[i + 2]) == 0xa8 ? "\\u2028" : "\\u2029";
-      i += 3;
-    } else {
-      out.append(s.substr(i, n));
-      i += n;
-    }
-  }
-  out += '"';
-  return out;
-}
 
 std::string JsonNumber(double v) {
   if (!std::isfinite(v)) return "null";
@@ -160,14 +59,15 @@ JsonWriter& JsonWriter::EndArray() {
 
 JsonWriter& JsonWriter::Key(std::string_view key) {
   Separate();
-  absl::StrAppend(&out_, JsonString(key), ":");
+  core::AppendJsonString(key, core::JsonEscaping::kScriptSafe, &out_);
+  out_ += ':';
   after_key_ = true;
   return *this;
 }
 
 JsonWriter& JsonWriter::String(std::string_view v) {
   Separate();
-  out_ += JsonString(v);
+  core::AppendJsonString(v, core::JsonEscaping::kScriptSafe, &out_);
   return *this;
 }
 

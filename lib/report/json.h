@@ -1,10 +1,9 @@
 // A small JSON writer for the report component: the data embedded in the HTML report, the output
 // of `cuscope diff --format json` and the lines of the tuning log.
 //
-// Its strings are safe to embed in an HTML <script> element: '<', '>' and '&' are written as
-// \u003c, \u003e and \u0026 (so "</script>" and "<!--" can never appear in the output), U+2028 and
-// U+2029 as escapes, and bytes that are not valid UTF-8 (kernel names come from the file) as U+FFFD,
-// so that every consumer (JSON.parse, protobuf's JSON parser, jq) accepts the result.
+// Its strings are escaped by json_string.h in the kScriptSafe style: safe to embed in an HTML
+// <script> element, and bytes that are not valid UTF-8 (kernel names come from the file) written
+// as U+FFFD, so that every consumer (JSON.parse, protobuf's JSON parser, jq) accepts the result.
 #ifndef CUSCOPE_LIB_REPORT_JSON_H_
 #define CUSCOPE_LIB_REPORT_JSON_H_
 
@@ -13,10 +12,10 @@
 #include <string_view>
 #include <vector>
 
+#include "lib/core/json_string.h"
+
 namespace cuscope::report {
 
-// A JSON string literal, quotes included.
-std::string JsonString(std::string_view s);
 // A finite double in the shortest form that reads back exactly; NaN and infinities as null.
 std::string JsonNumber(double v);
 

@@ -1,60 +1,29 @@
 // The data `cuscope report` embeds in its HTML page, as one JSON document: the analysis (summary,
 // findings, tables, kernel verdicts), a downsampled timeline of GPU streams and host threads, GPU
 // utilization over time and the roofline points of the profiled kernels. html_report.h wraps it
-// in the page; this file decides what goes in and how a big trace is made small.
+// in the page; this file decides what goes in, timeline_lanes.h how a big trace is made small.
 //
-// Downsampling, per timeline lane (a GPU stream, or one nesting level of a host thread's CUDA
-// calls or NVTX ranges): the trace's span is cut into equal buckets (as many as the slice budget
-// allows, at most `max_buckets_per_lane`); a slice at least one bucket long is kept as recorded,
-// and consecutive shorter ones starting in the same bucket are merged into one slice that keeps
-// their count, their busy time and the name with the most time. The page says how many slices
-// were merged. Times in the document are nanoseconds from the start of the trace's span.
+// One analysis, one timeline: the sections of the analysis are written from the Analysis that
+// Analyze returned, as it is (the same structs report_proto.h turns into report.proto), and what
+// only the events hold (the span's start, every lane's events, the devices' busy intervals, the
+// kernels without metric rows, the kernel metrics table) from the timeline that analysis ran on.
+// Nothing is analyzed or built twice.
+//
+// Downsampling: the trace's span is cut into equal buckets per lane, as many as the slice budget
+// allows (at most `max_buckets_per_lane`); a lane with more slices than its share of the budget is
+// merged (DownsampleLane), and the page says how many slices were merged. Times in the document are
+// nanoseconds from the start of the trace's span.
 #ifndef CUSCOPE_LIB_REPORT_REPORT_DATA_H_
 #define CUSCOPE_LIB_REPORT_REPORT_DATA_H_
 
-#include <cstdint>
+#include <cstddef>
 #include <string>
-#include <vector>
 
 #include "lib/analysis/analyzer.h"
 #include "lib/core/trace.h"
+#include "lib/report/timeline_lanes.h"
 
 namespace cuscope::report {
-
-// What a slice is, for its colour in the page (report_page's CATEGORY table uses the same order).
-enum class SliceCategory : uint8_t {
-  kKernel = 0,
-  kCopyHtoD = 1,
-  kCopyDtoH = 2,
-  kCopyOther = 3,
-  kMemset = 4,
-  kApiSync = 5,
-  kApiCopy = 6,
-  kApiAlloc = 7,
-  kApiSetup = 8,
-  kApiLaunch = 9,
-  kApiOther = 10,
-  kNvtx = 11,
-};
-
-struct SliceInput {
-  uint64_t start = 0;
-  uint64_t end = 0;
-  uint32_t name = 0;  // index into the document's name table
-  SliceCategory category = SliceCategory::kKernel;
-};
-
-struct Slice {
-  uint64_t start = 0;  // from the origin
-  uint64_t duration = 0;
-  uint32_t name = 0;  // the recorded slice's, or the merged slices' name with the most time
-  SliceCategory category = SliceCategory::kKernel;
-  uint32_t count = 1;    // recorded slices it stands for
-  uint64_t busy_ns = 0;  // their summed duration
-};
-
-// Downsamples one lane. `items` must be in start order, each with start >= origin; `bucket_ns` > 0.
-std::vector<Slice> DownsampleLane(const std::vector<SliceInput>& items, uint64_t origin, uint64_t bucket_ns);
 
 struct ReportDataOptions {
   // Slices drawn in all lanes together, roughly: the bucket width is chosen from it.
@@ -79,8 +48,10 @@ struct ReportDataOptions {
 //   timeline {span_ns, bucket_ns, lanes [{group, label, kind, recorded, merged, slices [start,
 //   duration, name, category, count, busy_ns, ...]}], recorded_slices, drawn_slices, merged_lanes,
 //   names [..]}, utilization {bucket_ns, devices [{device, busy [share per bucket]}]}.
-std::string BuildReportData(const core::Trace& trace, const analysis::Analysis& analysis, const std::string& trace_path,
-                            const ReportDataOptions& options = ReportDataOptions());
+// `analysis` is Analyze's result over `timeline` (analyzer.h): the page shows what the analysis
+// found and draws the timeline it ran on.
+std::string BuildReportData(const analysis::Timeline& timeline, const analysis::Analysis& analysis,
+                            const std::string& trace_path, const ReportDataOptions& options = ReportDataOptions());
 
 }  // namespace cuscope::report
 

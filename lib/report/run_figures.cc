@@ -15,7 +15,8 @@ const FindingFigure* RunFigures::top_finding() const {
   return nullptr;
 }
 
-RunFigures FiguresOf(const core::Trace& trace, const analysis::Analysis& analysis, std::string label) {
+RunFigures FiguresOf(const analysis::Timeline& timeline, const analysis::Analysis& analysis, std::string label) {
+  const core::Trace& trace = timeline.trace();
   RunFigures r;
   r.label = std::move(label);
   const v1::TraceSummary& s = analysis.summary;
@@ -32,7 +33,6 @@ RunFigures FiguresOf(const core::Trace& trace, const analysis::Analysis& analysi
   r.gpu_busy_share = r.gpu_active_ns ? static_cast<double>(r.gpu_busy_ns) / static_cast<double>(r.gpu_active_ns) : 0;
 
   // Kernel time by name, over the launches on the timeline (replayed ones are the profiler's).
-  const analysis::Timeline timeline = analysis::Timeline::Build(trace);
   absl::flat_hash_map<uint32_t, size_t> slot_of_signature;
   absl::flat_hash_map<std::string_view, size_t> slot_of_name;
   for (const core::KernelRow& k : trace.kernels) {
@@ -62,8 +62,9 @@ absl::StatusOr<RunFigures> LoadRunFigures(const std::string& path) {
   if (!trace.ok()) return absl::Status(trace.status().code(), absl::StrCat(path, ": ", trace.status().message()));
   analysis::AnalyzeOptions options;
   options.include_tables = false;
-  const analysis::Analysis result = analysis::Analyze(*trace, options);
-  return FiguresOf(*trace, result, path);
+  const analysis::Timeline timeline = analysis::Timeline::Build(*trace);
+  const analysis::Analysis result = analysis::Analyze(timeline, options);
+  return FiguresOf(timeline, result, path);
 }
 
 }  // namespace cuscope::report

@@ -46,7 +46,8 @@ struct RunFigures {
   const FindingFigure* top_finding() const;
 };
 
-RunFigures FiguresOf(const core::Trace& trace, const analysis::Analysis& analysis, std::string label);
+// `analysis` is Analyze's result over `timeline`.
+RunFigures FiguresOf(const analysis::Timeline& timeline, const analysis::Analysis& analysis, std::string label);
 
 // Loads a trace, analyzes it with default thresholds (no tables) and takes its figures.
 absl::StatusOr<RunFigures> LoadRunFigures(const std::string& path);

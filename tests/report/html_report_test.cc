@@ -78,8 +78,9 @@ TEST(HtmlPageTest, DataCannotCloseItsScriptElement) {
 TEST(HtmlPageTest, SelfContained) {
   SyntheticTrace t;
   const core::Trace trace = RooflineTrace(t);
-  const analysis::Analysis analysis = analysis::Analyze(trace, analysis::AnalyzeOptions());
-  const std::string page = RenderHtmlReport(trace, analysis, "run <1>.cuscope");
+  const analysis::Timeline trace_timeline = analysis::Timeline::Build(trace);
+  const analysis::Analysis analysis = analysis::Analyze(trace_timeline, analysis::AnalyzeOptions());
+  const std::string page = RenderHtmlReport(trace_timeline, analysis, "run <1>.cuscope");
   EXPECT_TRUE(absl::StartsWith(page, "<!DOCTYPE html>"));
   // Nothing is fetched: no external script, style sheet, font or image.
   EXPECT_FALSE(absl::StrContains(page, "src=\"http"));
@@ -96,8 +97,9 @@ TEST(HtmlPageTest, SelfContained) {
 TEST(ReportDataTest, TheNumbersOfTheAnalysis) {
   SyntheticTrace t;
   const core::Trace trace = RooflineTrace(t);
-  const analysis::Analysis analysis = analysis::Analyze(trace, analysis::AnalyzeOptions());
-  const Struct data = EmbeddedData(RenderHtmlPage(BuildReportData(trace, analysis, "run.cuscope"), "t"));
+  const analysis::Timeline trace_timeline = analysis::Timeline::Build(trace);
+  const analysis::Analysis analysis = analysis::Analyze(trace_timeline, analysis::AnalyzeOptions());
+  const Struct data = EmbeddedData(RenderHtmlPage(BuildReportData(trace_timeline, analysis, "run.cuscope"), "t"));
   EXPECT_EQ(At(data, "trace").string_value(), "run.cuscope");
 
   const Struct& summary = At(data, "summary").struct_value();
@@ -200,8 +202,9 @@ TEST(ReportDataTest, TopDownRunShowsBothHalves) {
                         {std::string(core::metric::kDramThroughputPct), 20},
                         {std::string(core::metric::kL2ThroughputPct), 30}});
   const core::Trace trace = t.Load();
-  const analysis::Analysis analysis = analysis::Analyze(trace, analysis::AnalyzeOptions());
-  const Struct data = EmbeddedData(RenderHtmlPage(BuildReportData(trace, analysis, "run.cuscope"), "t"));
+  const analysis::Timeline trace_timeline = analysis::Timeline::Build(trace);
+  const analysis::Analysis analysis = analysis::Analyze(trace_timeline, analysis::AnalyzeOptions());
+  const Struct data = EmbeddedData(RenderHtmlPage(BuildReportData(trace_timeline, analysis, "run.cuscope"), "t"));
   const auto& tables = At(data, "tables").list_value();
   ASSERT_GE(tables.values_size(), 3);
   EXPECT_EQ(At(tables.values(0).struct_value(), "name").string_value(), "baseline");
@@ -220,8 +223,9 @@ TEST(ReportDataTest, TopDownRunShowsBothHalves) {
 TEST(ReportDataTest, EmptyTrace) {
   SyntheticTrace t;
   const core::Trace trace = t.Load();
-  const analysis::Analysis analysis = analysis::Analyze(trace, analysis::AnalyzeOptions());
-  const Struct data = EmbeddedData(RenderHtmlReport(trace, analysis, "empty"));
+  const analysis::Timeline trace_timeline = analysis::Timeline::Build(trace);
+  const analysis::Analysis analysis = analysis::Analyze(trace_timeline, analysis::AnalyzeOptions());
+  const Struct data = EmbeddedData(RenderHtmlReport(trace_timeline, analysis, "empty"));
   EXPECT_EQ(At(At(data, "timeline").struct_value(), "lanes").list_value().values_size(), 0);
   EXPECT_EQ(At(At(data, "utilization").struct_value(), "devices").list_value().values_size(), 0);
   EXPECT_EQ(At(At(data, "roofline").struct_value(), "points").list_value().values_size(), 0);
@@ -257,11 +261,12 @@ TEST(ReportDataTest, BigLanesAreMergedWithinTheBudget) {
   t.AddDevice(testing::H200Device());
   testing::AddLaunchLoop(t, 20000, 5, 2);  // 20,000 kernels and 20,000 calls
   const core::Trace trace = t.Load();
-  const analysis::Analysis analysis = analysis::Analyze(trace, analysis::AnalyzeOptions());
+  const analysis::Timeline trace_timeline = analysis::Timeline::Build(trace);
+  const analysis::Analysis analysis = analysis::Analyze(trace_timeline, analysis::AnalyzeOptions());
   ReportDataOptions options;
   options.max_slices = 2000;
   options.min_buckets_per_lane = 64;
-  const Struct data = EmbeddedData(RenderHtmlPage(BuildReportData(trace, analysis, "big", options), "t"));
+  const Struct data = EmbeddedData(RenderHtmlPage(BuildReportData(trace_timeline, analysis, "big", options), "t"));
   const Struct& timeline = At(data, "timeline").struct_value();
   EXPECT_DOUBLE_EQ(At(timeline, "recorded_slices").number_value(), 40001);
   EXPECT_LE(At(timeline, "drawn_slices").number_value(), 2 * 2000);

@@ -137,8 +137,9 @@ TEST(ReportBrowserTest, InteractionsRunWithoutErrors) {
   const std::string trace_path = Source("traces/h200_examples/launch_overhead.cuscope");
   absl::StatusOr<core::Trace> trace = core::LoadTrace(trace_path);
   ASSERT_TRUE(trace.ok()) << trace.status();
-  const analysis::Analysis analysis = analysis::Analyze(*trace, analysis::AnalyzeOptions());
-  std::string page = RenderHtmlReport(*trace, analysis, trace_path);
+  const analysis::Timeline timeline = analysis::Timeline::Build(*trace);
+  const analysis::Analysis analysis = analysis::Analyze(timeline, analysis::AnalyzeOptions());
+  std::string page = RenderHtmlReport(timeline, analysis, trace_path);
   constexpr char kDriver[] = R"js(<script>
 (function () {
   try {
@@ -189,9 +190,10 @@ TEST(ReportBrowserTest, EveryH200TraceRenders) {
   for (const std::string& path : traces) {
     absl::StatusOr<core::Trace> trace = core::LoadTrace(path);
     ASSERT_TRUE(trace.ok()) << path << ": " << trace.status();
-    const analysis::Analysis analysis = analysis::Analyze(*trace, analysis::AnalyzeOptions());
+    const analysis::Timeline timeline = analysis::Timeline::Build(*trace);
+    const analysis::Analysis analysis = analysis::Analyze(timeline, analysis::AnalyzeOptions());
     const std::string html = absl::StrCat(TempDir(), "/", std::filesystem::path(path).stem().string(), ".html");
-    std::ofstream(html) << RenderHtmlReport(*trace, analysis, path);
+    std::ofstream(html) << RenderHtmlReport(timeline, analysis, path);
     const std::string dom = RenderedDom(html);
     ExpectRenderedCleanly(dom, path);
     ExpectHeadlines(dom, analysis, path);
@@ -202,9 +204,10 @@ TEST(ReportBrowserTest, EveryH200TraceRenders) {
 TEST(ReportBrowserTest, EmptyTraceRenders) {
   testing::SyntheticTrace t;
   const core::Trace trace = t.Load();
-  const analysis::Analysis analysis = analysis::Analyze(trace, analysis::AnalyzeOptions());
+  const analysis::Timeline timeline = analysis::Timeline::Build(trace);
+  const analysis::Analysis analysis = analysis::Analyze(timeline, analysis::AnalyzeOptions());
   const std::string html = absl::StrCat(TempDir(), "/empty.html");
-  std::ofstream(html) << RenderHtmlReport(trace, analysis, "empty");
+  std::ofstream(html) << RenderHtmlReport(timeline, analysis, "empty");
   const std::string dom = RenderedDom(html);
   ExpectRenderedCleanly(dom, html);
   EXPECT_NE(dom.find("The trace holds no GPU work and no CUDA calls."), std::string::npos);
@@ -224,9 +227,10 @@ TEST(ReportBrowserTest, RooflinePointsAreDrawn) {
                     {std::string(core::metric::kFadd), 1e7},
                     {std::string(core::metric::kDramBytes), 8e8}});
   const core::Trace trace = t.Load();
-  const analysis::Analysis analysis = analysis::Analyze(trace, analysis::AnalyzeOptions());
+  const analysis::Timeline timeline = analysis::Timeline::Build(trace);
+  const analysis::Analysis analysis = analysis::Analyze(timeline, analysis::AnalyzeOptions());
   const std::string html = absl::StrCat(TempDir(), "/roofline.html");
-  std::ofstream(html) << RenderHtmlReport(trace, analysis, "synthetic roofline");
+  std::ofstream(html) << RenderHtmlReport(timeline, analysis, "synthetic roofline");
   const std::string dom = RenderedDom(html);
   ExpectRenderedCleanly(dom, html);
   ExpectHeadlines(dom, analysis, html);
