@@ -13,6 +13,7 @@
 #define CUSCOPE_SESSION_H_
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -22,6 +23,16 @@ namespace cuscope {
 
 // Each option is the CUSCOPE_* setting of the same meaning (README, "Using it") and is checked the
 // same way: Session::Start refuses what the environment would refuse, and error() names the setting.
+//
+// Binary compatibility: the program builds this struct with its own copy of this header and hands
+// it to libcuscope.so by value, so the struct's layout is part of the library's ABI. Adding,
+// removing, reordering or retyping a member therefore needs a new SOVERSION (the major number of
+// the CMake project VERSION), even at the end of the struct. A default value lives in the
+// program's code: changing one reaches only programs built again, and lib/inject/session_config.cc,
+// which leaves options at their defaults unset, must change with it. Options that must be added
+// without a new SOVERSION belong in Session (a setter whose state lives in Session::Impl), not here.
+// The std::string and std::vector members tie the program to the C++ library ABI libcuscope.so was
+// built with (libstdc++'s C++11 ABI).
 struct SessionOptions {
   // Output file name: %p process id, %h host name, %n sequence number, %q{VAR} environment
   // variable; ".cuscope" is appended if missing.
@@ -66,6 +77,8 @@ struct SessionOptions {
   uint32_t gpu_metrics_frequency_hz = 0;
 };
 
+// The class holds nothing but a pointer to its state (Session::Impl, in lib/inject/session.cc), so
+// its size and layout stay the same when that state changes.
 class CUSCOPE_EXPORT Session {
  public:
   explicit Session(SessionOptions options = {});
@@ -81,16 +94,14 @@ class CUSCOPE_EXPORT Session {
   // Stops recording and closes the file.
   bool Stop();
 
-  bool active() const { return active_; }
-  const std::string& error() const { return error_; }
+  bool active() const;
+  const std::string& error() const;
   // The trace file's path once started.
-  const std::string& output_path() const { return output_path_; }
+  const std::string& output_path() const;
 
  private:
-  SessionOptions options_;
-  bool active_ = false;
-  std::string error_;
-  std::string output_path_;
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
 };
 
 }  // namespace cuscope

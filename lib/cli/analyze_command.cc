@@ -6,6 +6,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "lib/analysis/analyzer.h"
+#include "lib/cli/arguments.h"
 #include "lib/cli/commands.h"
 #include "lib/core/terminal_text.h"
 
@@ -24,11 +25,6 @@ constexpr const char kAnalyzeUsage[] =
     "  --threshold N=V      override a rule threshold; --threshold help lists them\n"
     "  --top N              rows per supporting table (default 10)\n";
 
-int UsageError(const std::string& message) {
-  std::fprintf(stderr, "cuscope: %s\n", core::EscapeTextForTerminal(message).c_str());
-  return 2;
-}
-
 void PrintThresholds() {
   const analysis::Thresholds defaults;
   std::printf("thresholds (name, default, meaning):\n");
@@ -44,49 +40,42 @@ int RunAnalyze(const Args& args) {
   analysis::AnalyzeOptions options;
   std::string path, format = "text";
   std::optional<analysis::Severity> fail_on;
-  for (size_t i = 0; i < args.size(); ++i) {
-    const std::string& arg = args[i];
-    auto value = [&](std::string* out) {
-      if (i + 1 >= args.size()) return false;
-      *out = args[++i];
-      return true;
-    };
-    std::string v;
-    if (arg == "--help" || arg == "-h") {
-      std::fputs(kAnalyzeUsage, stdout);
-      return 0;
-    } else if (arg == "--format") {
-      if (!value(&v) || (v != "text" && v != "json")) return UsageError("--format takes text or json");
-      format = v;
-    } else if (arg == "--fail-on") {
-      if (!value(&v) || !(fail_on = analysis::ParseSeverity(v))) {
-        return UsageError("--fail-on takes info, warning or error");
-      }
-    } else if (arg == "--threshold") {
-      if (!value(&v)) return UsageError("--threshold takes NAME=VALUE");
-      if (v == "help" || v == "list") {
-        PrintThresholds();
-        return 0;
-      }
-      const absl::Status status = analysis::ApplyThresholdOverride(v, &options.thresholds);
-      if (!status.ok()) return UsageError(std::string(status.message()));
-    } else if (arg == "--top") {
-      char* end = nullptr;
-      if (!value(&v) || (options.top_rows = std::strtoul(v.c_str(), &end, 10), *end != '\0') || v.empty()) {
-        return UsageError("--top takes a number of rows");
-      }
-    } else if (!arg.empty() && arg[0] == '-') {
-      return UsageError(absl::StrCat("analyze: unknown option '", arg, "' (see cuscope analyze --help)"));
-    } else if (path.empty()) {
-      path = arg;
-    } else {
-      return UsageError("analyze takes one trace file");
+  bool list_thresholds = false;
+  ArgumentParser parser;
+  parser.Option({"--format"}, "--format takes text or json", [&](const std::string& v) {
+    if (v != "text" && v != "json") return absl::InvalidArgumentError("--format takes text or json");
+    format = v;
+    return absl::OkStatus();
+  });
+  parser.Option({"--fail-on"}, "--fail-on takes info, warning or error", [&](const std::string& v) {
+    if (!(fail_on = analysis::ParseSeverity(v))) return absl::InvalidArgumentError("--fail-on takes info, warning or error");
+    return absl::OkStatus();
+  });
+  parser.Option({"--threshold"}, "--threshold takes NAME=VALUE", [&](const std::string& v) -> Next {
+    if (v == "help" || v == "list") {
+      list_thresholds = true;
+      return Next::Stop();
     }
+    return analysis::ApplyThresholdOverride(v, &options.thresholds);
+  });
+  parser.Option({"--top"}, "--top takes a number of rows", [&](const std::string& v) {
+    char* end = nullptr;
+    if ((options.top_rows = std::strtoul(v.c_str(), &end, 10), *end != '\0') || v.empty()) {
+      return absl::InvalidArgumentError("--top takes a number of rows");
+    }
+    return absl::OkStatus();
+  });
+  parser.UnknownOptionMessage(UnknownOptionOf("analyze"));
+  parser.Positional(KeepOne(&path, "analyze takes one trace file"));
+  if (std::optional<int> exit = HelpOrMistake(parser.Parse(args), kAnalyzeUsage)) return *exit;
+  if (list_thresholds) {
+    PrintThresholds();
+    return 0;
   }
-  if (path.empty()) return UsageError("analyze: no trace file given (usage: cuscope analyze TRACE)");
+  if (path.empty()) return PrintError("analyze: no trace file given (usage: cuscope analyze TRACE)");
 
   absl::StatusOr<core::Trace> trace = core::LoadTrace(path);
-  if (!trace.ok()) return UsageError(std::string(trace.status().message()));  // names the path
+  if (!trace.ok()) return PrintError(std::string(trace.status().message()));  // names the path
   const analysis::Analysis result = analysis::Analyze(*trace, options);
   if (format == "json") {
     std::fputs(analysis::RenderAnalysisJson(result, path).c_str(), stdout);

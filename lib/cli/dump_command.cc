@@ -9,6 +9,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "lib/cli/arguments.h"
 #include "lib/cli/commands.h"
 #include "lib/core/terminal_text.h"
 #include "lib/core/trace_reader.h"
@@ -52,22 +53,30 @@ void PrintHeader(const v1::Header& h) {
 int RunDump(const Args& args) {
   std::string path;
   uint64_t limit = UINT64_MAX;
-  for (size_t i = 0; i < args.size(); ++i) {
-    if (args[i] == "--help" || args[i] == "-h") {
-      std::fputs(kDumpUsage, stdout);
-      return 0;
-    }
-    if (args[i] == "--limit" && i + 1 < args.size()) {
-      if (!absl::SimpleAtoi(args[++i], &limit)) {
-        std::fprintf(stderr, "cuscope: --limit needs a number\n");
-        return 2;
-      }
-    } else if (path.empty() && args[i][0] != '-') {
-      path = args[i];
-    } else {
-      std::fprintf(stderr, "cuscope: unexpected argument %s\n%s", E(args[i]).c_str(), kDumpUsage);
-      return 2;
-    }
+  // A mistake in the command line's shape is shown with the usage after it; the messages carry
+  // their own line ends for that reason.
+  const auto unexpected = [](const std::string& arg) {
+    return absl::StrCat("unexpected argument ", E(arg), "\n", kDumpUsage);
+  };
+  ArgumentParser parser;
+  parser.Option({"--limit"}, unexpected("--limit"), [&](const std::string& v) {
+    if (!absl::SimpleAtoi(v, &limit)) return absl::InvalidArgumentError("--limit needs a number\n");
+    return absl::OkStatus();
+  });
+  parser.Positional([&](const std::string& arg) {
+    if (!path.empty()) return absl::InvalidArgumentError(unexpected(arg));
+    path = arg;
+    return absl::OkStatus();
+  });
+  parser.UnknownOptionMessage(unexpected);
+  absl::StatusOr<ParsedArguments> parsed = parser.Parse(args);
+  if (!parsed.ok()) {
+    std::fprintf(stderr, "cuscope: %s", std::string(parsed.status().message()).c_str());
+    return 2;
+  }
+  if (parsed->help) {
+    std::fputs(kDumpUsage, stdout);
+    return 0;
   }
   if (path.empty()) {
     std::fputs(kDumpUsage, stderr);

@@ -7,6 +7,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "lib/cli/arguments.h"
 #include "lib/cli/commands.h"
 #include "lib/core/terminal_text.h"
 #include "lib/export/exporter.h"
@@ -30,11 +31,6 @@ constexpr const char kExportUsage[] =
     "  --bucket-us N           width of the GPU utilization buckets in microseconds (default: 1, 2 or\n"
     "                          5 times a power of ten, at least 1 us, 5000 of which cover the trace)\n";
 
-int UsageError(const std::string& message) {
-  std::fprintf(stderr, "cuscope: %s\n", core::EscapeTextForTerminal(message).c_str());
-  return 2;
-}
-
 std::string DefaultOutput(const std::string& trace, exporter::ExportFormat format) {
   std::string base = trace;
   if (absl::EndsWith(base, ".cuscope")) base.resize(base.size() - 8);
@@ -46,47 +42,41 @@ std::string DefaultOutput(const std::string& trace, exporter::ExportFormat forma
 int RunExport(const Args& args) {
   exporter::ExportOptions options;
   std::string path, output;
-  for (size_t i = 0; i < args.size(); ++i) {
-    const std::string& arg = args[i];
-    auto value = [&](std::string* out) {
-      if (i + 1 >= args.size()) return false;
-      *out = args[++i];
-      return true;
-    };
-    std::string v;
-    if (arg == "--help" || arg == "-h") {
-      std::fputs(kExportUsage, stdout);
-      return 0;
-    } else if (arg == "--format") {
-      if (!value(&v)) return UsageError("export: --format takes perfetto or chrome-json");
-      std::optional<exporter::ExportFormat> format = exporter::ParseExportFormat(v);
-      if (!format) return UsageError(absl::StrCat("export: unknown format '", v, "' (perfetto or chrome-json)"));
-      options.format = *format;
-    } else if (arg == "-o" || arg == "--output") {
-      if (!value(&output) || output.empty()) return UsageError("export: -o takes an output file");
-    } else if (arg == "-f" || arg == "--force-overwrite") {
-      options.overwrite = true;
-    } else if (arg == "--no-findings") {
-      options.findings = false;
-    } else if (arg == "--bucket-us") {
-      double us = 0;
-      if (!value(&v) || !absl::SimpleAtod(v, &us) || !(us >= 0.001) || us > 1e12) {
-        return UsageError("export: --bucket-us takes a width in microseconds (at least 0.001)");
-      }
-      options.bucket_ns = static_cast<uint64_t>(std::llround(us * 1000.0));
-    } else if (!arg.empty() && arg[0] == '-') {
-      return UsageError(absl::StrCat("export: unknown option '", arg, "' (see cuscope export --help)"));
-    } else if (path.empty()) {
-      path = arg;
-    } else {
-      return UsageError("export takes one trace file");
-    }
-  }
-  if (path.empty()) return UsageError("export: no trace file given (usage: cuscope export TRACE -o FILE)");
+  ArgumentParser parser;
+  parser.Option({"--format"}, "export: --format takes perfetto or chrome-json", [&](const std::string& v) {
+    std::optional<exporter::ExportFormat> format = exporter::ParseExportFormat(v);
+    if (!format) return absl::InvalidArgumentError(absl::StrCat("export: unknown format '", v, "' (perfetto or chrome-json)"));
+    options.format = *format;
+    return absl::OkStatus();
+  });
+  constexpr char kOutputError[] = "export: -o takes an output file";
+  parser.Option({"-o", "--output"}, kOutputError, [&](const std::string& v) {
+    output = v;
+    return output.empty() ? absl::InvalidArgumentError(kOutputError) : absl::OkStatus();
+  });
+  parser.Flag({"-f", "--force-overwrite"}, [&] {
+    options.overwrite = true;
+    return absl::OkStatus();
+  });
+  parser.Flag({"--no-findings"}, [&] {
+    options.findings = false;
+    return absl::OkStatus();
+  });
+  constexpr char kBucketError[] = "export: --bucket-us takes a width in microseconds (at least 0.001)";
+  parser.Option({"--bucket-us"}, kBucketError, [&](const std::string& v) {
+    double us = 0;
+    if (!absl::SimpleAtod(v, &us) || !(us >= 0.001) || us > 1e12) return absl::InvalidArgumentError(kBucketError);
+    options.bucket_ns = static_cast<uint64_t>(std::llround(us * 1000.0));
+    return absl::OkStatus();
+  });
+  parser.UnknownOptionMessage(UnknownOptionOf("export"));
+  parser.Positional(KeepOne(&path, "export takes one trace file"));
+  if (std::optional<int> exit = HelpOrMistake(parser.Parse(args), kExportUsage)) return *exit;
+  if (path.empty()) return PrintError("export: no trace file given (usage: cuscope export TRACE -o FILE)");
   if (output.empty()) output = DefaultOutput(path, options.format);
 
   absl::StatusOr<exporter::ExportSummary> summary = exporter::ExportToFile(path, output, options);
-  if (!summary.ok()) return UsageError(std::string(summary.status().message()));
+  if (!summary.ok()) return PrintError(std::string(summary.status().message()));
   for (const std::string& w : summary->warnings) {
     std::fprintf(stderr, "cuscope: warning: %s\n", core::EscapeTextForTerminal(w).c_str());
   }

@@ -2,6 +2,7 @@
 #include <cstdio>
 #include <string>
 
+#include "lib/cli/arguments.h"
 #include "lib/cli/commands.h"
 #include "lib/cli/library_path.h"
 #if CUSCOPE_HAVE_CUDA
@@ -11,11 +12,13 @@
 namespace cuscope::cli {
 
 int RunInfo(const Args& args) {
-  if (!args.empty()) {
+  // No options: the usage goes to stderr, asked for (--help, exit 0) or not (anything else, 2).
+  absl::StatusOr<ParsedArguments> parsed = ArgumentParser().HelpNames({"--help"}).Parse(args);
+  if (!parsed.ok() || parsed->help) {
     std::fprintf(stderr, "usage: cuscope info\n");
-    return args[0] == "--help" ? 0 : 2;
+    return parsed.ok() ? 0 : 2;
   }
-  std::printf("cuscope 0.1.0 (trace format cuscope.v1)\n");
+  std::fputs(VersionLine().c_str(), stdout);
   std::printf("collector library: %s\n", CollectorLibraryPath().c_str());
 #if CUSCOPE_HAVE_CUDA
   std::fputs(cupti::DescribeSystem(cupti::QuerySystem()).c_str(), stdout);

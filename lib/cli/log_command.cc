@@ -6,8 +6,8 @@
 #include <string>
 
 #include "absl/strings/str_cat.h"
-#include "absl/strings/str_split.h"
 #include "absl/time/clock.h"
+#include "lib/cli/arguments.h"
 #include "lib/cli/commands.h"
 #include "lib/cli/run_sets.h"
 #include "lib/core/terminal_text.h"
@@ -30,23 +30,18 @@ constexpr const char kLogUsage[] =
     "                  table instead of JSON Lines\n"
     "  --change TEXT   what changed between BASE and NEW (required for add)\n";
 
-int LogError(const std::string& message) {
-  std::fprintf(stderr, "cuscope: %s\n", core::EscapeTextForTerminal(message).c_str());
-  return 2;
-}
-
 int LogShow(const std::string& file) {
   if (report::IsMarkdownLog(file)) {
     // A Markdown log is already a table: print it as it is.
     std::ifstream in(file, std::ios::binary);
-    if (!in) return LogError(absl::StrCat(file, ": no such log (cuscope log add writes it)"));
+    if (!in) return PrintError(absl::StrCat(file, ": no such log (cuscope log add writes it)"));
     std::ostringstream text;
     text << in.rdbuf();
     std::fputs(core::EscapeTextForTerminal(text.str()).c_str(), stdout);
     return 0;
   }
   absl::StatusOr<std::vector<report::LogEntry>> entries = report::ReadJsonLog(file);
-  if (!entries.ok()) return LogError(std::string(entries.status().message()));
+  if (!entries.ok()) return PrintError(std::string(entries.status().message()));
   std::printf("%s: %zu %s\n\n%s", core::EscapeForTerminal(file).c_str(), entries->size(),
               entries->size() == 1 ? "entry" : "entries",
               core::EscapeTextForTerminal(report::RenderLogTable(*entries)).c_str());
@@ -56,56 +51,42 @@ int LogShow(const std::string& file) {
 }  // namespace
 
 int RunLog(const Args& args) {
-  if (args.empty()) return LogError("log: say add or show (see cuscope log --help)");
+  if (args.empty()) return PrintError("log: say add or show (see cuscope log --help)");
   if (args[0] == "--help" || args[0] == "-h") {
     std::fputs(kLogUsage, stdout);
     return 0;
   }
   const std::string action = args[0];
   if (action != "add" && action != "show") {
-    return LogError(absl::StrCat("log: unknown action '", action, "' (add or show)"));
+    return PrintError(absl::StrCat("log: unknown action '", action, "' (add or show)"));
   }
   std::string file = report::kDefaultLogFile, change;
   bool change_given = false;
   RunSetArgs sets;
-  for (size_t i = 1; i < args.size(); ++i) {
-    const std::string& arg = args[i];
-    const bool has_value = i + 1 < args.size();
-    if (arg == "--" && !sets.separator) {
-      sets.separator = true;
-    } else if (arg == "--help" || arg == "-h") {
-      std::fputs(kLogUsage, stdout);
-      return 0;
-    } else if (arg == "--file" || arg == "-f") {
-      if (!has_value) return LogError("--file takes a path");
-      file = args[++i];
-    } else if (arg == "--change" || arg == "-m") {
-      if (!has_value) return LogError("--change takes a description of the change");
-      change = args[++i];
-      change_given = true;
-    } else if (arg == "--base" || arg == "--new") {
-      if (!has_value) return LogError(absl::StrCat(arg, " takes TRACE[,TRACE...]"));
-      for (absl::string_view p : absl::StrSplit(args[++i], ',', absl::SkipEmpty())) {
-        (arg == "--base" ? sets.base_list : sets.new_list).emplace_back(p);
-      }
-    } else if (!arg.empty() && arg[0] == '-') {
-      return LogError(absl::StrCat("log: unknown option '", arg, "' (see cuscope log --help)"));
-    } else {
-      (sets.separator ? sets.after_separator : sets.before_separator).push_back(arg);
-    }
-  }
+  ArgumentParser parser;
+  AddRunSetArguments(&parser, &sets, UnknownOptionOf("log"));
+  parser.Option({"--file", "-f"}, "--file takes a path", [&](const std::string& v) {
+    file = v;
+    return absl::OkStatus();
+  });
+  parser.Option({"--change", "-m"}, "--change takes a description of the change", [&](const std::string& v) {
+    change = v;
+    change_given = true;
+    return absl::OkStatus();
+  });
+  if (std::optional<int> exit = HelpOrMistake(parser.Parse(args, 1), kLogUsage)) return *exit;
   if (action == "show") {
-    if (!sets.before_separator.empty() || sets.separator || change_given) return LogError("log show takes only --file");
+    if (!sets.before_separator.empty() || sets.separator || change_given) return PrintError("log show takes only --file");
     return LogShow(file);
   }
-  if (!change_given || change.empty()) return LogError("log add: say what changed with --change \"...\"");
+  if (!change_given || change.empty()) return PrintError("log add: say what changed with --change \"...\"");
   absl::StatusOr<RunSets> resolved = ResolveRunSets(sets);
-  if (!resolved.ok()) return LogError(absl::StrCat("log add: ", resolved.status().message()));
+  if (!resolved.ok()) return PrintError(absl::StrCat("log add: ", resolved.status().message()));
   std::vector<report::RunFigures> base, next;
-  if (absl::Status s = LoadRunSets(*resolved, &base, &next); !s.ok()) return LogError(std::string(s.message()));
+  if (absl::Status s = LoadRunSets(*resolved, &base, &next); !s.ok()) return PrintError(std::string(s.message()));
   const report::DiffResult diff = report::DiffRuns(base, next);
   const report::LogEntry entry = report::MakeLogEntry(diff, base, next, change, absl::Now());
-  if (absl::Status s = report::AppendLogEntry(file, entry); !s.ok()) return LogError(std::string(s.message()));
+  if (absl::Status s = report::AppendLogEntry(file, entry); !s.ok()) return PrintError(std::string(s.message()));
   std::printf("cuscope: logged to %s: %s\n  %s\n", core::EscapeForTerminal(file).c_str(),
               core::EscapeForTerminal(change).c_str(), core::EscapeTextForTerminal(diff.conclusion).c_str());
   return 0;

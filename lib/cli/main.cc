@@ -46,10 +46,7 @@ int main(int argc, char** argv) {
   if (command == "export") return cuscope::cli::RunExport(args);
   if (command == "info") return cuscope::cli::RunInfo(args);
   if (command == "metrics") return cuscope::cli::RunMetrics(args);
-  if (command == "version" || command == "--version") {
-    std::printf("cuscope 0.1.0 (trace format cuscope.v1)\n");
-    return 0;
-  }
+  if (command == "version" || command == "--version") return cuscope::cli::RunVersion(args);
   std::fprintf(stderr, "cuscope: unknown command '%s'\n%s", command.c_str(), kUsage);
   return 2;
 }

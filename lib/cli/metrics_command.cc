@@ -3,13 +3,28 @@
 #include <cstdio>
 
 #include "absl/strings/str_join.h"
+#include "lib/cli/arguments.h"
 #include "lib/cli/commands.h"
 #include "lib/core/metric_sets.h"
 
 namespace cuscope::cli {
 
 int RunMetrics(const Args& args) {
-  if (!args.empty() && (args[0] == "--help" || args[0] == "-h")) {
+  bool csv = false;
+  std::string list;
+  ArgumentParser parser;
+  parser.HelpOnlyAsFirstArgument().UnknownOptionsArePositional();
+  parser.Flag({"--csv"}, [&] {
+    csv = true;
+    return absl::OkStatus();
+  });
+  parser.Positional(KeepOne(&list, "one LIST only"));
+  absl::StatusOr<ParsedArguments> parsed = parser.Parse(args);
+  if (!parsed.ok()) {
+    std::fprintf(stderr, "cuscope metrics: %s\n", std::string(parsed.status().message()).c_str());
+    return 2;
+  }
+  if (parsed->help) {
     std::printf(
         "usage: cuscope metrics [LIST]\n"
         "\n"
@@ -17,18 +32,6 @@ int RunMetrics(const Args& args) {
         "comma-separated, as --metrics takes it): the metric names it expands to, one per line.\n"
         "  --csv    LIST's metric names on one comma-separated line (for ncu --metrics)\n");
     return 0;
-  }
-  bool csv = false;
-  std::string list;
-  for (const auto& a : args) {
-    if (a == "--csv") {
-      csv = true;
-    } else if (list.empty()) {
-      list = a;
-    } else {
-      std::fprintf(stderr, "cuscope metrics: one LIST only\n");
-      return 2;
-    }
   }
   if (list.empty()) {
     for (const auto& set : core::MetricSetNames()) {

@@ -1,6 +1,8 @@
 #include "lib/cli/profile_options.h"
 
-#include "absl/strings/str_cat.h"
+#include <utility>
+
+#include "lib/cli/arguments.h"
 #include "lib/core/config.h"
 
 namespace cuscope::cli {
@@ -87,50 +89,35 @@ constexpr char kDefaultTopDownKernels[] = "3";
 
 absl::StatusOr<ProfilePlan> ParseProfileArgs(const std::vector<std::string>& args) {
   ProfilePlan plan;
-  size_t i = 0;
-  for (; i < args.size(); ++i) {
-    const std::string& a = args[i];
-    if (a == "--") {
-      ++i;
-      break;
-    }
-    if (a.empty() || a[0] != '-') break;  // the program starts here
-    if (a == "-h" || a == "--help") {
-      plan.help = true;
-      return plan;
-    }
-    if (a == "-f" || a == "--force-overwrite" || a == "--force-overwrite=true") {
-      plan.env["CUSCOPE_FORCE_OVERWRITE"] = "1";
-      continue;
-    }
-    if (a == "--top-down") {
-      plan.env["CUSCOPE_TOP_DOWN"] = kDefaultTopDownKernels;
-      continue;
-    }
-    if (a.rfind("--top-down=", 0) == 0) {
-      plan.env["CUSCOPE_TOP_DOWN"] = a.substr(11);
-      continue;
-    }
-    if (a == "-q" || a == "--quiet") {
-      plan.env["CUSCOPE_QUIET"] = "1";
-      continue;
-    }
-    bool matched = false;
-    for (const auto& o : kValueOptions) {
-      const std::string eq = absl::StrCat(o.long_name, "=");
-      if (a.rfind(eq, 0) == 0) {
-        plan.env[o.variable] = a.substr(eq.size());
-        matched = true;
-      } else if (a == o.long_name || (o.short_name != nullptr && a == o.short_name)) {
-        if (i + 1 >= args.size()) return absl::InvalidArgumentError(absl::StrCat("option ", a, " needs a value"));
-        plan.env[o.variable] = args[++i];
-        matched = true;
-      }
-      if (matched) break;
-    }
-    if (!matched) return absl::InvalidArgumentError(absl::StrCat("unknown option ", a));
+  // Every option sets one variable: flags to a fixed value, the others to the value given.
+  const auto set_value = [&plan](const char* variable) {
+    return [&plan, variable](const std::string& value) {
+      plan.env[variable] = value;
+      return absl::OkStatus();
+    };
+  };
+  const auto set = [&set_value](const char* variable, std::string value) {
+    return [action = set_value(variable), value] { return action(value); };
+  };
+  // The program starts at the first argument that is not an option, or after "--".
+  ArgumentParser parser;
+  parser.EndOptionsAtFirstPositional().EndOptionsAtDoubleDash().AcceptInlineValues();
+  parser.Flag({"-f", "--force-overwrite", "--force-overwrite=true"}, set("CUSCOPE_FORCE_OVERWRITE", "1"));
+  parser.Flag({"--top-down"}, set("CUSCOPE_TOP_DOWN", kDefaultTopDownKernels));
+  parser.Flag({"-q", "--quiet"}, set("CUSCOPE_QUIET", "1"));
+  parser.InlineValue("--top-down", set_value("CUSCOPE_TOP_DOWN"));
+  for (const ValueOption& o : kValueOptions) {
+    std::vector<std::string> names = {o.long_name};
+    if (o.short_name != nullptr) names.emplace_back(o.short_name);
+    parser.Option(std::move(names), "", set_value(o.variable));
   }
-  plan.program.assign(args.begin() + static_cast<std::ptrdiff_t>(i), args.end());
+  absl::StatusOr<ParsedArguments> parsed = parser.Parse(args);
+  if (!parsed.ok()) return parsed.status();
+  if (parsed->help) {
+    plan.help = true;
+    return plan;
+  }
+  plan.program.assign(args.begin() + static_cast<std::ptrdiff_t>(parsed->end), args.end());
   if (plan.program.empty()) return absl::InvalidArgumentError("no program to profile");
   // Check the settings now, with the collector's own parser, so a mistake is reported before the
   // program runs rather than as a line in its output.

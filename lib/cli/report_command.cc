@@ -7,6 +7,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "lib/analysis/analyzer.h"
+#include "lib/cli/arguments.h"
 #include "lib/cli/commands.h"
 #include "lib/core/output_file.h"
 #include "lib/core/terminal_text.h"
@@ -27,11 +28,6 @@ constexpr const char kReportUsage[] =
     "  --max-slices N      timeline slices to draw in all, roughly (default 60000); busier lanes merge short\n"
     "                      slices, and the page says how many\n";
 
-int ReportError(const std::string& message) {
-  std::fprintf(stderr, "cuscope: %s\n", core::EscapeTextForTerminal(message).c_str());
-  return 2;
-}
-
 // run_1234.cuscope -> run_1234.html, in the current directory.
 std::string DefaultOutput(const std::string& trace_path) {
   std::string base = trace_path.substr(trace_path.find_last_of('/') + 1);
@@ -46,48 +42,42 @@ int RunReport(const Args& args) {
   bool overwrite = false;
   analysis::AnalyzeOptions options;
   report::ReportDataOptions data_options;
-  for (size_t i = 0; i < args.size(); ++i) {
-    const std::string& arg = args[i];
-    const bool has_value = i + 1 < args.size();
-    if (arg == "--help" || arg == "-h") {
-      std::fputs(kReportUsage, stdout);
-      return 0;
-    } else if (arg == "-o" || arg == "--output") {
-      if (!has_value) return ReportError("--output takes a file name");
-      output = args[++i];
-    } else if (arg == "-f" || arg == "--force-overwrite") {
-      overwrite = true;
-    } else if (arg == "--threshold") {
-      if (!has_value) return ReportError("--threshold takes NAME=VALUE");
-      const absl::Status status = analysis::ApplyThresholdOverride(args[++i], &options.thresholds);
-      if (!status.ok()) return ReportError(std::string(status.message()));
-    } else if (arg == "--max-slices") {
-      char* end = nullptr;
-      const std::string& v = has_value ? args[++i] : std::string();
-      const unsigned long long n = std::strtoull(v.c_str(), &end, 10);
-      if (v.empty() || *end != '\0' || n < 100) return ReportError("--max-slices takes a number of at least 100");
-      data_options.max_slices = n;
-    } else if (!arg.empty() && arg[0] == '-') {
-      return ReportError(absl::StrCat("report: unknown option '", arg, "' (see cuscope report --help)"));
-    } else if (path.empty()) {
-      path = arg;
-    } else {
-      return ReportError("report takes one trace file");
-    }
-  }
-  if (path.empty()) return ReportError("report: no trace file given (usage: cuscope report TRACE -o FILE)");
+  ArgumentParser parser;
+  parser.Option({"-o", "--output"}, "--output takes a file name", [&](const std::string& v) {
+    output = v;
+    return absl::OkStatus();
+  });
+  parser.Flag({"-f", "--force-overwrite"}, [&] {
+    overwrite = true;
+    return absl::OkStatus();
+  });
+  parser.Option({"--threshold"}, "--threshold takes NAME=VALUE",
+                [&](const std::string& v) { return analysis::ApplyThresholdOverride(v, &options.thresholds); });
+  constexpr char kMaxSlicesError[] = "--max-slices takes a number of at least 100";
+  parser.Option({"--max-slices"}, kMaxSlicesError, [&](const std::string& v) {
+    char* end = nullptr;
+    const unsigned long long n = std::strtoull(v.c_str(), &end, 10);
+    if (v.empty() || *end != '\0' || n < 100) return absl::InvalidArgumentError(kMaxSlicesError);
+    data_options.max_slices = n;
+    return absl::OkStatus();
+  });
+  parser.UnknownOptionMessage(UnknownOptionOf("report"));
+  parser.Positional(KeepOne(&path, "report takes one trace file"));
+  if (std::optional<int> exit = HelpOrMistake(parser.Parse(args), kReportUsage)) return *exit;
+  if (path.empty()) return PrintError("report: no trace file given (usage: cuscope report TRACE -o FILE)");
   if (output.empty()) output = DefaultOutput(path);
 
   absl::StatusOr<core::Trace> trace = core::LoadTrace(path);
-  if (!trace.ok()) return ReportError(std::string(trace.status().message()));  // names the path
+  if (!trace.ok()) return PrintError(std::string(trace.status().message()));  // names the path
   // Created before the analysis, so that an existing file is refused at once; removed again if
   // anything fails.
   absl::StatusOr<std::unique_ptr<core::OutputFile>> file = core::OutputFile::Create(output, overwrite);
-  if (!file.ok()) return ReportError(std::string(file.status().message()));
-  const analysis::Analysis result = analysis::Analyze(*trace, options);
-  const std::string html = report::RenderHtmlReport(*trace, result, path, data_options);
+  if (!file.ok()) return PrintError(std::string(file.status().message()));
+  const analysis::Timeline timeline = analysis::Timeline::Build(*trace);
+  const analysis::Analysis result = analysis::Analyze(timeline, options);
+  const std::string html = report::RenderHtmlReport(timeline, result, path, data_options);
   (*file)->Append(html);
-  if (absl::Status s = (*file)->Close(); !s.ok()) return ReportError(std::string(s.message()));
+  if (absl::Status s = (*file)->Close(); !s.ok()) return PrintError(std::string(s.message()));
   for (const std::string& w : result.warnings) {
     std::fprintf(stderr, "cuscope: warning: %s\n", core::EscapeTextForTerminal(w).c_str());
   }

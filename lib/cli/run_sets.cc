@@ -1,10 +1,27 @@
 #include "lib/cli/run_sets.h"
 
 #include <cstdio>
+#include <string>
+#include <utility>
 
 #include "absl/strings/str_cat.h"
 
 namespace cuscope::cli {
+
+void AddRunSetArguments(ArgumentParser* parser, RunSetArgs* args, ArgumentParser::Message unknown_option) {
+  parser->Flag({"--"}, [args, unknown_option]() -> Next {
+    if (args->separator) return absl::InvalidArgumentError(unknown_option("--"));
+    args->separator = true;
+    return absl::OkStatus();
+  });
+  parser->Option({"--base"}, "--base takes TRACE[,TRACE...]", AppendCommaSeparated(&args->base_list));
+  parser->Option({"--new"}, "--new takes TRACE[,TRACE...]", AppendCommaSeparated(&args->new_list));
+  parser->Positional([args](const std::string& trace) {
+    (args->separator ? args->after_separator : args->before_separator).push_back(trace);
+    return absl::OkStatus();
+  });
+  parser->UnknownOptionMessage(std::move(unknown_option));
+}
 
 absl::StatusOr<RunSets> ResolveRunSets(const RunSetArgs& args) {
   RunSets sets;

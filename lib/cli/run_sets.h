@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "lib/cli/arguments.h"
 #include "lib/report/run_figures.h"
 
 namespace cuscope::cli {
@@ -23,6 +24,11 @@ struct RunSetArgs {
 struct RunSets {
   std::vector<std::string> base, next;
 };
+
+// Teaches `parser` the run-set arguments, which fill *args: positional traces, one "--" between
+// the sets (a second one is an unknown option, named by `unknown_option` like every other), and
+// --base/--new lists.
+void AddRunSetArguments(ArgumentParser* parser, RunSetArgs* args, ArgumentParser::Message unknown_option);
 
 absl::StatusOr<RunSets> ResolveRunSets(const RunSetArgs& args);
 // Loads and analyzes every trace of both sets (a truncated trace is a warning on stderr).

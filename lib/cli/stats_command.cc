@@ -6,19 +6,14 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
-#include "absl/strings/str_split.h"
-#include "lib/analysis/tables.h"
+#include "lib/analysis/report_catalogue.h"
 #include "lib/analysis/timeline.h"
+#include "lib/cli/arguments.h"
 #include "lib/cli/commands.h"
 #include "lib/core/terminal_text.h"
 
 namespace cuscope::cli {
 namespace {
-
-int StatsError(const std::string& message) {
-  std::fprintf(stderr, "cuscope: %s\n", core::EscapeTextForTerminal(message).c_str());
-  return 2;
-}
 
 std::string KnownReports() {
   std::vector<std::string> names;
@@ -31,35 +26,25 @@ std::string KnownReports() {
 int RunStats(const Args& args) {
   std::string path, format = "text";
   std::vector<std::string> reports;
-  for (size_t i = 0; i < args.size(); ++i) {
-    const std::string& arg = args[i];
-    if (arg == "--help" || arg == "-h") {
-      std::printf(
-          "usage: cuscope stats --report NAME[,NAME...] [--format text|csv|json] TRACE\n"
-          "reports: %s\n"
-          "kern_metrics: the profiled kernels (CUSCOPE_METRICS): throughput, occupancy, top stall, roofline, "
-          "verdict\n"
-          "gpu_metrics: the GPU counters sampled over time (PM sampling, NVML): samples, min, average "
-          "(time-weighted for PM samples) and max per device and counter\n",
-          KnownReports().c_str());
-      return 0;
-    } else if (arg == "--report" || arg == "-r") {
-      if (i + 1 >= args.size()) return StatsError("--report takes NAME[,NAME...]");
-      for (absl::string_view name : absl::StrSplit(args[++i], ',', absl::SkipEmpty())) reports.emplace_back(name);
-    } else if (arg == "--format") {
-      if (i + 1 >= args.size()) return StatsError("--format takes text, csv or json");
-      format = args[++i];
-      if (format != "text" && format != "csv" && format != "json") {
-        return StatsError(absl::StrCat("unknown format '", format, "' (text, csv or json)"));
-      }
-    } else if (!arg.empty() && arg[0] == '-') {
-      return StatsError(absl::StrCat("stats: unknown option '", arg, "'"));
-    } else if (path.empty()) {
-      path = arg;
-    } else {
-      return StatsError("stats takes one trace file");
+  ArgumentParser parser;
+  parser.Option({"--report", "-r"}, "--report takes NAME[,NAME...]", AppendCommaSeparated(&reports));
+  parser.Option({"--format"}, "--format takes text, csv or json", [&](const std::string& v) {
+    format = v;
+    if (format != "text" && format != "csv" && format != "json") {
+      return absl::InvalidArgumentError(absl::StrCat("unknown format '", format, "' (text, csv or json)"));
     }
-  }
+    return absl::OkStatus();
+  });
+  parser.UnknownOptionMessage([](const std::string& arg) { return absl::StrCat("stats: unknown option '", arg, "'"); });
+  parser.Positional(KeepOne(&path, "stats takes one trace file"));
+  const std::string usage = absl::StrCat(
+      "usage: cuscope stats --report NAME[,NAME...] [--format text|csv|json] TRACE\n"
+      "reports: ", KnownReports(), "\n"
+      "kern_metrics: the profiled kernels (CUSCOPE_METRICS): throughput, occupancy, top stall, roofline, "
+      "verdict\n"
+      "gpu_metrics: the GPU counters sampled over time (PM sampling, NVML): samples, min, average "
+      "(time-weighted for PM samples) and max per device and counter\n");
+  if (std::optional<int> exit = HelpOrMistake(parser.Parse(args), usage)) return *exit;
   const bool all_reports = reports.empty();
   if (all_reports) {
     for (std::string_view n : analysis::ReportNames()) reports.emplace_back(n);
@@ -67,12 +52,12 @@ int RunStats(const Args& args) {
   for (const std::string& name : reports) {
     bool known = false;
     for (std::string_view n : analysis::ReportNames()) known = known || n == name;
-    if (!known) return StatsError(absl::StrCat("unknown report '", name, "'; known reports: ", KnownReports()));
+    if (!known) return PrintError(absl::StrCat("unknown report '", name, "'; known reports: ", KnownReports()));
   }
-  if (path.empty()) return StatsError("stats: no trace file given");
+  if (path.empty()) return PrintError("stats: no trace file given");
 
   absl::StatusOr<core::Trace> trace = core::LoadTrace(path);
-  if (!trace.ok()) return StatsError(std::string(trace.status().message()));  // names the path
+  if (!trace.ok()) return PrintError(std::string(trace.status().message()));  // names the path
   if (trace->truncated()) {
     std::fprintf(stderr, "cuscope: warning: %s is truncated (%llu bytes dropped at the tail%s); tables cover what was read\n",
                  core::EscapeForTerminal(path).c_str(), static_cast<unsigned long long>(trace->tail_bytes_dropped),

@@ -9,12 +9,11 @@
 #include <vector>
 
 #include "lib/core/gpu_counters.h"
+#include "lib/core/version.h"
 #include "lib/cupti/pm_sampling_config.h"
 
 namespace cuscope::cupti {
 namespace {
-
-constexpr const char kLibraryVersion[] = "0.1.0";
 
 uint64_t MonotonicNow() {
   timespec ts;
@@ -50,7 +49,7 @@ void AddSession(const std::string& entry, CuptiApi& cupti, uint64_t start_ns, v1
   session->set_world_size(EnvInt({"WORLD_SIZE", "OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "SLURM_NTASKS"}));
   session->set_clock_ref_cupti_ns(cupti.Timestamp());
   session->set_clock_ref_monotonic_ns(MonotonicNow());
-  session->set_library_version(kLibraryVersion);
+  session->set_library_version(core::kVersion);
 }
 
 void AddConfig(const core::Config& config, v1::CaptureConfig* cfg) {

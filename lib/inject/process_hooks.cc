@@ -1,17 +1,16 @@
 #include "lib/inject/process_hooks.h"
 
-#include <dlfcn.h>
 #include <pthread.h>
 
 #include <atomic>
 #include <cstdio>
 #include <cstdlib>
 #include <mutex>
-
-#include <cupti.h>
+#include <string>
 
 #include "absl/strings/str_cat.h"
 #include "lib/cupti/activity_collector.h"
+#include "lib/cupti/cupti_location.h"
 
 namespace cuscope::inject {
 namespace {
@@ -40,10 +39,8 @@ void PrintLine(const std::string& message) { std::fprintf(stderr, "cuscope: %s\n
 
 void RouteNvtxToCupti() {
   if (std::getenv("NVTX_INJECTION64_PATH") != nullptr) return;
-  Dl_info info;
-  if (dladdr(reinterpret_cast<void*>(&cuptiActivityEnable), &info) != 0 && info.dli_fname != nullptr) {
-    setenv("NVTX_INJECTION64_PATH", info.dli_fname, 0);
-  }
+  const std::string library = cupti::LoadedCuptiLibraryPath();
+  if (!library.empty()) setenv("NVTX_INJECTION64_PATH", library.c_str(), 0);
 }
 
 absl::Status StartWithConfig(const core::Config& config, const char* entry) {

@@ -1,17 +1,19 @@
 // cuscope::Session and the C API: the ways in for programs that link cuscope.
 #include "cuscope/session.h"
 
+#include <memory>
 #include <mutex>
 #include <string>
+#include <utility>
 
 #include "absl/strings/str_cat.h"
 #include "cuscope/cuscope.h"
 #include "cuscope/region.h"
 #include "lib/core/config.h"
-#include "lib/core/session_config.h"
 #include "lib/cupti/activity_collector.h"
 #include "lib/cupti/device_info.h"
 #include "lib/inject/process_hooks.h"
+#include "lib/inject/session_config.h"
 
 namespace cuscope {
 
@@ -25,49 +27,66 @@ int Fail(const std::string& message) {
   return 1;
 }
 
-Session::Session(SessionOptions options) : options_(std::move(options)) {}
+// Everything a Session holds; out of the public header so that it can grow without changing the
+// class's layout.
+struct Session::Impl {
+  explicit Impl(SessionOptions o) : options(std::move(o)) {}
+  SessionOptions options;
+  bool active = false;
+  std::string error;
+  std::string output_path;
+};
+
+Session::Session(SessionOptions options) : impl_(std::make_unique<Impl>(std::move(options))) {}
 
 Session::~Session() {
-  if (active_) Stop();
+  if (impl_->active) Stop();
 }
 
 bool Session::Start() {
-  if (active_) return true;
-  auto parsed = core::ConfigFromSessionOptions(options_);
+  Impl& s = *impl_;
+  if (s.active) return true;
+  auto parsed = inject::ConfigFromSessionOptions(s.options);
   if (!parsed.ok()) {
-    error_ = std::string(parsed.status().message());
+    s.error = std::string(parsed.status().message());
     return false;
   }
   // The activity kinds, like every option, were checked by the parser.
   absl::Status st = inject::StartWithConfig(*parsed, "session");
   if (!st.ok()) {
-    error_ = std::string(st.message());
-    if (!options_.quiet) inject::PrintLine(absl::StrCat(error_, "; profiling is off"));
+    s.error = std::string(st.message());
+    if (!s.options.quiet) inject::PrintLine(absl::StrCat(s.error, "; profiling is off"));
     return false;
   }
-  active_ = true;
-  output_path_ = cupti::CollectorOutputPath();
-  error_.clear();
+  s.active = true;
+  s.output_path = cupti::CollectorOutputPath();
+  s.error.clear();
   return true;
 }
 
 bool Session::Flush() {
-  if (!active_) {
-    error_ = "the session is not active";
+  Impl& s = *impl_;
+  if (!s.active) {
+    s.error = "the session is not active";
     return false;
   }
   absl::Status st = cupti::FlushCollector();
-  if (!st.ok()) error_ = std::string(st.message());
+  if (!st.ok()) s.error = std::string(st.message());
   return st.ok();
 }
 
 bool Session::Stop() {
-  if (!active_) return true;
-  active_ = false;
-  absl::Status st = inject::StopAndReport(options_.quiet);
-  if (!st.ok()) error_ = std::string(st.message());
+  Impl& s = *impl_;
+  if (!s.active) return true;
+  s.active = false;
+  absl::Status st = inject::StopAndReport(s.options.quiet);
+  if (!st.ok()) s.error = std::string(st.message());
   return st.ok();
 }
+
+bool Session::active() const { return impl_->active; }
+const std::string& Session::error() const { return impl_->error; }
+const std::string& Session::output_path() const { return impl_->output_path; }
 
 }  // namespace cuscope
 

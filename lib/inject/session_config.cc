@@ -1,0 +1,43 @@
+#include "lib/inject/session_config.h"
+
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+
+namespace cuscope::inject {
+namespace {
+
+// Seconds as text that parses back to the same double (absl::StrCat keeps 6 digits).
+std::string Exact(double seconds) { return absl::StrFormat("%.17g", seconds); }
+
+}  // namespace
+
+absl::StatusOr<core::Config> ConfigFromSessionOptions(const SessionOptions& o) {
+  std::vector<std::pair<std::string, std::string>> settings;
+  const auto set = [&settings](const char* name, std::string value) { settings.emplace_back(name, std::move(value)); };
+  set("CUSCOPE_OUTPUT", o.output);
+  if (o.force_overwrite) set("CUSCOPE_FORCE_OVERWRITE", "1");
+  if (!o.activity_kinds.empty()) set("CUSCOPE_KINDS", absl::StrJoin(o.activity_kinds, ","));
+  if (o.buffer_bytes != 0) set("CUSCOPE_BUFFER_SIZE", absl::StrCat(o.buffer_bytes));
+  if (o.buffer_pool_cap_bytes != 0) set("CUSCOPE_BUFFER_POOL_CAP", absl::StrCat(o.buffer_pool_cap_bytes));
+  if (o.flush_period_ms != 0) set("CUSCOPE_FLUSH_PERIOD_MS", absl::StrCat(o.flush_period_ms));
+  if (o.quiet) set("CUSCOPE_QUIET", "1");
+  if (!o.metrics.empty()) set("CUSCOPE_METRICS", o.metrics);
+  if (!o.kernel_name.empty()) set("CUSCOPE_KERNEL_NAME", o.kernel_name);
+  if (o.launch_skip != 0) set("CUSCOPE_LAUNCH_SKIP", absl::StrCat(o.launch_skip));
+  if (o.launch_count != 0) set("CUSCOPE_LAUNCH_COUNT", absl::StrCat(o.launch_count));
+  if (o.per_kernel_count != 1) set("CUSCOPE_PER_KERNEL_COUNT", absl::StrCat(o.per_kernel_count));
+  if (o.delay_seconds != 0) set("CUSCOPE_DELAY", Exact(o.delay_seconds));
+  if (o.duration_seconds != 0) set("CUSCOPE_DURATION", Exact(o.duration_seconds));
+  if (o.top_down != 0) set("CUSCOPE_TOP_DOWN", absl::StrCat(o.top_down));
+  if (o.top_down_launches != 3) set("CUSCOPE_TOP_DOWN_LAUNCHES", absl::StrCat(o.top_down_launches));
+  if (!o.gpu_metrics_devices.empty()) set("CUSCOPE_GPU_METRICS_DEVICES", o.gpu_metrics_devices);
+  if (o.gpu_metrics_frequency_hz != 0) set("CUSCOPE_GPU_METRICS_FREQUENCY", absl::StrCat(o.gpu_metrics_frequency_hz));
+  return core::ParseConfigFromEnvironment(settings);
+}
+
+}  // namespace cuscope::inject

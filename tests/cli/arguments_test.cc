@@ -1,0 +1,225 @@
+// The shared argument parser: arguments read in the order written, the command's own messages for
+// each mistake, and the ways a parse ends early (help, a stop, a program to run).
+#include "lib/cli/arguments.h"
+
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "gtest/gtest.h"
+
+namespace cuscope::cli {
+namespace {
+
+// A command with a flag, a value option and one positional argument, recording what it was given.
+struct Example {
+  bool verbose = false;
+  std::vector<std::string> log;  // "NAME=VALUE" per option, in the order the actions ran
+  std::string path;
+  ArgumentParser parser;
+
+  Example() {
+    parser.Flag({"-v", "--verbose"}, [this] {
+      verbose = true;
+      log.push_back("verbose");
+      return absl::OkStatus();
+    });
+    parser.Option({"--format"}, "--format takes text or json", [this](const std::string& v) {
+      if (v != "text" && v != "json") return absl::InvalidArgumentError(absl::StrCat("bad format ", v));
+      log.push_back("format=" + v);
+      return absl::OkStatus();
+    });
+    parser.Positional(KeepOne(&path, "one file only"));
+  }
+};
+
+TEST(ArgumentParserTest, ReadsFlagsOptionsAndPositionalsInTheOrderWritten) {
+  Example e;
+  auto parsed = e.parser.Parse({"--format", "json", "trace.cuscope", "-v", "--format", "text"});
+  ASSERT_TRUE(parsed.ok()) << parsed.status();
+  EXPECT_FALSE(parsed->help);
+  EXPECT_EQ(parsed->end, 6u);
+  EXPECT_TRUE(e.verbose);
+  EXPECT_EQ(e.path, "trace.cuscope");
+  EXPECT_EQ(e.log, (std::vector<std::string>{"format=json", "verbose", "format=text"}));
+}
+
+TEST(ArgumentParserTest, AValueIsTheNextArgumentEvenWhenItLooksLikeAnOption) {
+  Example e;
+  auto parsed = e.parser.Parse({"--format", "-v"});
+  ASSERT_FALSE(parsed.ok());
+  EXPECT_EQ(parsed.status().message(), "bad format -v");
+  EXPECT_FALSE(e.verbose);
+}
+
+TEST(ArgumentParserTest, TheFirstMistakeEndsTheParseWithItsMessage) {
+  Example missing;
+  auto parsed = missing.parser.Parse({"-v", "--format"});
+  ASSERT_FALSE(parsed.ok());
+  EXPECT_EQ(parsed.status().message(), "--format takes text or json");
+
+  Example unknown;
+  parsed = unknown.parser.Parse({"--bogus", "-v"});
+  ASSERT_FALSE(parsed.ok());
+  EXPECT_EQ(parsed.status().message(), "unknown option --bogus");
+  EXPECT_FALSE(unknown.verbose) << "an argument after the mistake was read";
+
+  Example too_many;
+  parsed = too_many.parser.Parse({"a", "b"});
+  ASSERT_FALSE(parsed.ok());
+  EXPECT_EQ(parsed.status().message(), "one file only");
+
+  Example lone_dash;  // "-" is an option name, and no known one
+  parsed = lone_dash.parser.Parse({"-"});
+  ASSERT_FALSE(parsed.ok());
+  EXPECT_EQ(parsed.status().message(), "unknown option -");
+}
+
+TEST(ArgumentParserTest, TheCommandWordsItsOwnMessages) {
+  ArgumentParser parser;
+  std::string value;
+  parser.Option({"--out"}, "", [&](const std::string& v) {
+    value = v;
+    return absl::OkStatus();
+  });
+  parser.UnknownOptionMessage([](const std::string& arg) { return "no such option '" + arg + "'"; });
+  parser.MissingValueMessage([](const std::string& arg) { return arg + " wants a value"; });
+  parser.UnexpectedArgumentMessage([](const std::string& arg) { return "what is " + arg + "?"; });
+  EXPECT_EQ(parser.Parse({"-x"}).status().message(), "no such option '-x'");
+  EXPECT_EQ(parser.Parse({"--out"}).status().message(), "--out wants a value");
+  EXPECT_EQ(parser.Parse({"file"}).status().message(), "what is file?");
+  ASSERT_TRUE(parser.Parse({"--out", "x"}).ok());
+  EXPECT_EQ(value, "x");
+}
+
+TEST(ArgumentParserTest, HelpEndsTheParseWhereItIsWritten) {
+  Example before_mistake;
+  auto parsed = before_mistake.parser.Parse({"-v", "--help", "--bogus"});
+  ASSERT_TRUE(parsed.ok()) << parsed.status();
+  EXPECT_TRUE(parsed->help);
+  EXPECT_EQ(parsed->end, 2u);
+
+  Example after_mistake;
+  EXPECT_FALSE(after_mistake.parser.Parse({"--bogus", "-h"}).ok());
+
+  ArgumentParser first_only;
+  std::string list;
+  first_only.HelpOnlyAsFirstArgument().UnknownOptionsArePositional().Positional(KeepOne(&list, "one LIST only"));
+  parsed = first_only.Parse({"-h"});
+  ASSERT_TRUE(parsed.ok());
+  EXPECT_TRUE(parsed->help);
+  parsed = first_only.Parse({"sol", "--help"});
+  ASSERT_FALSE(parsed.ok()) << "--help after the first argument is a second LIST";
+  EXPECT_EQ(parsed.status().message(), "one LIST only");
+
+  ArgumentParser long_only;
+  long_only.HelpNames({"--help"});
+  EXPECT_TRUE(long_only.Parse({"--help"})->help);
+  EXPECT_FALSE(long_only.Parse({"-h"}).ok());
+}
+
+TEST(ArgumentParserTest, AnActionCanEndTheParseWithSuccess) {
+  ArgumentParser parser;
+  std::vector<std::string> seen;
+  parser.Option({"--threshold"}, "", [&](const std::string& v) -> Next {
+    seen.push_back(v);
+    if (v == "help") return Next::Stop();
+    return absl::OkStatus();
+  });
+  auto parsed = parser.Parse({"--threshold", "a=1", "--threshold", "help", "--bogus"});
+  ASSERT_TRUE(parsed.ok()) << parsed.status();
+  EXPECT_TRUE(parsed->stopped);
+  EXPECT_FALSE(parsed->help);
+  EXPECT_EQ(parsed->end, 4u);
+  EXPECT_EQ(seen, (std::vector<std::string>{"a=1", "help"}));
+}
+
+TEST(ArgumentParserTest, OptionsCanEndAtAProgramToRun) {
+  ArgumentParser parser;
+  bool quiet = false;
+  parser.EndOptionsAtFirstPositional().EndOptionsAtDoubleDash();
+  parser.Flag({"-q"}, [&] {
+    quiet = true;
+    return absl::OkStatus();
+  });
+  auto parsed = parser.Parse({"-q", "./app", "-q", "--bogus"});
+  ASSERT_TRUE(parsed.ok()) << parsed.status();
+  EXPECT_EQ(parsed->end, 1u);
+  parsed = parser.Parse({"--", "-q"});
+  ASSERT_TRUE(parsed.ok()) << parsed.status();
+  EXPECT_EQ(parsed->end, 1u);
+  EXPECT_EQ(parser.Parse({"-q", ""})->end, 1u) << "an empty argument is not an option";
+  EXPECT_EQ(parser.Parse({"-q"})->end, 1u);
+  EXPECT_TRUE(quiet);
+}
+
+TEST(ArgumentParserTest, InlineValuesOnlyForLongNamesAndOnlyWhenAccepted) {
+  std::string out, top;
+  bool forced = false;
+  const auto build = [&](ArgumentParser* parser) {
+    parser->Option({"--output", "-o"}, "", [&](const std::string& v) {
+      out = v;
+      return absl::OkStatus();
+    });
+    parser->Flag({"--force", "--force=true"}, [&] {
+      forced = true;
+      return absl::OkStatus();
+    });
+    parser->InlineValue("--top", [&](const std::string& v) {
+      top = v;
+      return absl::OkStatus();
+    });
+  };
+  ArgumentParser plain;
+  build(&plain);
+  EXPECT_EQ(plain.Parse({"--output=x"}).status().message(), "unknown option --output=x");
+  ASSERT_TRUE(plain.Parse({"--top=5"}).ok()) << "an InlineValue name takes its value inline always";
+  EXPECT_EQ(top, "5");
+  EXPECT_EQ(plain.Parse({"--top", "5"}).status().message(), "unknown option --top");
+
+  ArgumentParser inline_values;
+  inline_values.AcceptInlineValues();
+  build(&inline_values);
+  ASSERT_TRUE(inline_values.Parse({"--output=a=b", "--force=true"}).ok());
+  EXPECT_EQ(out, "a=b");
+  EXPECT_TRUE(forced);
+  ASSERT_TRUE(inline_values.Parse({"--output="}).ok());
+  EXPECT_EQ(out, "");
+  EXPECT_EQ(inline_values.Parse({"-o=x"}).status().message(), "unknown option -o=x");
+  EXPECT_EQ(inline_values.Parse({"--force=false"}).status().message(), "unknown option --force=false");
+}
+
+TEST(ArgumentParserTest, UnknownOptionsCanBePositional) {
+  ArgumentParser parser;
+  std::string list;
+  parser.UnknownOptionsArePositional().Positional(KeepOne(&list, "one LIST only"));
+  ASSERT_TRUE(parser.Parse({"-x"}).ok());
+  EXPECT_EQ(list, "-x");
+}
+
+TEST(ArgumentParserTest, KeepOneCountsOnlyANonEmptyArgument) {
+  std::string path;
+  ArgumentParser parser;
+  parser.Positional(KeepOne(&path, "one file only"));
+  ASSERT_TRUE(parser.Parse({"", "trace"}).ok());
+  EXPECT_EQ(path, "trace");
+}
+
+TEST(ArgumentParserTest, CommaSeparatedListsAppendAndSkipEmptyItems) {
+  std::vector<std::string> reports;
+  ArgumentParser parser;
+  parser.Option({"-r"}, "", AppendCommaSeparated(&reports));
+  ASSERT_TRUE(parser.Parse({"-r", "a,,b", "-r", ",c,"}).ok());
+  EXPECT_EQ(reports, (std::vector<std::string>{"a", "b", "c"}));
+}
+
+TEST(ArgumentParserTest, ParsingCanStartPastTheFirstArguments) {
+  Example e;
+  auto parsed = e.parser.Parse({"add", "--bogus", "-v"}, 2);
+  ASSERT_TRUE(parsed.ok()) << parsed.status();
+  EXPECT_TRUE(e.verbose);
+  EXPECT_TRUE(e.path.empty());
+}
+
+}  // namespace
+}  // namespace cuscope::cli
