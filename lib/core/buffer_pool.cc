@@ -50,6 +50,17 @@ void BufferPool::Release(uint8_t* buffer) {
   --in_use_;
 }
 
+size_t BufferPool::FreeSpare() {
+  std::vector<uint8_t*> spare;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    spare.swap(free_);
+    allocated_ -= spare.size();
+  }
+  for (uint8_t* b : spare) std::free(b);
+  return spare.size() * buffer_bytes_;
+}
+
 uint64_t BufferPool::refused() const {
   std::lock_guard<std::mutex> lock(mu_);
   return refused_;

@@ -28,6 +28,9 @@ class BufferPool {
   uint8_t* Acquire();
   // Returns a buffer obtained from Acquire.
   void Release(uint8_t* buffer);
+  // Frees the buffers kept for reuse (those in use stay theirs), so a session that ended gives its
+  // memory back; returns the bytes freed. The pool stays usable.
+  size_t FreeSpare();
 
   size_t buffer_bytes() const { return buffer_bytes_; }
   size_t cap_bytes() const { return cap_bytes_; }

@@ -251,12 +251,17 @@ absl::Status StartCollector(const core::Config& config, const std::string& entry
   } else if (config.delay_seconds == 0) {
     if (auto st = s.capture->OpenSessionWindow(); !st.ok()) return st;
   }
-  undo.Dismiss();
-
-  if (!config.metrics.empty()) StartKernelMetrics(s);
+  undo.Push([&s] { s.capture->EndCapture(); });
+  if (!config.metrics.empty()) {
+    StartKernelMetrics(s);
+    undo.Push([&s] { s.metrics->Shutdown(); });
+  }
   if (config.gpu_metrics) WatchForContext(s);
-  s.pipeline->StartWriting();
-  s.capture->StartControlThread();
+  // A process at its thread limit: an error like any other, never an exception.
+  if (auto st = s.pipeline->StartWriting(); !st.ok()) return st;
+  undo.Push([&s] { s.pipeline->FinishWriting(); });
+  if (auto st = s.capture->StartControlThread(); !st.ok()) return st;
+  undo.Dismiss();
   return absl::OkStatus();
 }
 
@@ -285,6 +290,7 @@ absl::Status StopCollector(CollectorSummary* summary) {
     s->subscriber = nullptr;
   }
   absl::Status closed = s->pipeline->Close();
+  s->pipeline->ReleaseMemory();
   if (summary != nullptr) {
     summary->path = s->pipeline->path();
     summary->records = s->pipeline->records_written();

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 #include <optional>
+#include <system_error>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
@@ -133,7 +134,14 @@ SamplingController::Conditions CaptureController::SamplingConditions() const {
           .window_open = recording()};
 }
 
-void CaptureController::StartControlThread() { thread_ = std::thread(&CaptureController::ControlLoop, this); }
+absl::Status CaptureController::StartControlThread() {
+  try {
+    thread_ = std::thread(&CaptureController::ControlLoop, this);
+  } catch (const std::system_error& e) {
+    return absl::ResourceExhaustedError(absl::StrCat("cannot start the control thread: ", e.what()));
+  }
+  return absl::OkStatus();
+}
 
 void CaptureController::StopControlThread() {
   if (!thread_.joinable()) return;

@@ -63,7 +63,8 @@ class CaptureController {
   // kernel metrics as their only targets.
   void HotKernelsChosen(std::vector<core::HotKernelChoice> chosen, KernelMetricsCollector* metrics);
 
-  void StartControlThread();
+  // Fails (the thread could not be created) without throwing.
+  absl::Status StartControlThread();
   void StopControlThread();
 
   State state() const { return state_.load(); }

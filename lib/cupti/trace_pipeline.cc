@@ -2,6 +2,7 @@
 
 #include <chrono>
 #include <cstdlib>
+#include <system_error>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
@@ -32,7 +33,19 @@ TracePipeline::~TracePipeline() {
   if (thread_.joinable()) FinishWriting();
 }
 
-void TracePipeline::StartWriting() { thread_ = std::thread(&TracePipeline::WriterLoop, this); }
+absl::Status TracePipeline::StartWriting() {
+  try {
+    thread_ = std::thread(&TracePipeline::WriterLoop, this);
+  } catch (const std::system_error& e) {
+    return absl::ResourceExhaustedError(absl::StrCat("cannot start the writer thread: ", e.what()));
+  }
+  return absl::OkStatus();
+}
+
+void TracePipeline::ReleaseMemory() {
+  pool_.FreeSpare();
+  v1::Chunk().Swap(&chunk_);
+}
 
 void TracePipeline::FinishWriting() {
   {

@@ -64,10 +64,14 @@ class TracePipeline {
 
   // Before StartWriting: the builder keeps per-kernel totals for the top-down's choice.
   void EnableKernelTotals() { builder_.EnableKernelTotals(); }
-  void StartWriting();
+  // Fails (the thread could not be created) without throwing.
+  absl::Status StartWriting();
   // Writes everything queued and the final chunk, then returns with the writer thread joined.
   void FinishWriting();
   absl::Status Close() { return writer_->Close(); }
+  // After FinishWriting: gives back the spare buffers and the chunk's capacity, so a server that
+  // starts and stops sessions for years keeps its memory flat.
+  void ReleaseMemory();
 
   // CUPTI's buffer callbacks: a pool buffer (nullptr at the pool's cap), and a completed one.
   uint8_t* AcquireBuffer();

@@ -40,6 +40,33 @@ TEST(BufferPoolTest, ReuseKeepsMemoryFlat) {
   EXPECT_EQ(pool.refused(), 0u);
 }
 
+// A session that ended gives back what it kept for reuse; a buffer still out is not touched, and
+// the pool goes on working (and counting against its cap) afterwards.
+TEST(BufferPoolTest, FreeSpareGivesBackOnlyWhatIsKeptForReuse) {
+  BufferPool pool(1024, 4096);
+  uint8_t* a = pool.Acquire();
+  uint8_t* b = pool.Acquire();
+  uint8_t* c = pool.Acquire();
+  pool.Release(a);
+  pool.Release(b);
+  EXPECT_EQ(pool.FreeSpare(), 2048u);
+  EXPECT_EQ(pool.allocated_bytes(), 1024u);
+  EXPECT_EQ(pool.in_use(), 1u);
+  EXPECT_EQ(pool.FreeSpare(), 0u);
+  // The cap counts the buffer still out: three more fit, the fourth is refused.
+  std::vector<uint8_t*> more;
+  for (int i = 0; i < 3; ++i) {
+    more.push_back(pool.Acquire());
+    ASSERT_NE(more.back(), nullptr);
+  }
+  EXPECT_EQ(pool.Acquire(), nullptr);
+  pool.Release(c);
+  for (auto* m : more) pool.Release(m);
+  EXPECT_EQ(pool.FreeSpare(), 4096u);
+  EXPECT_EQ(pool.allocated_bytes(), 0u);
+  EXPECT_EQ(pool.peak_bytes(), 4096u) << "the peak is history, not what is held";
+}
+
 TEST(BufferPoolTest, ConcurrentUseNeverExceedsTheCap) {
   BufferPool pool(4096, 8 * 4096);
   std::vector<std::thread> threads;

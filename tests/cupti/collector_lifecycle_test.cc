@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <fstream>
 #include <string>
 #include <thread>
 
@@ -46,6 +47,16 @@ bool Eventually(F condition) {
     std::this_thread::sleep_for(std::chrono::milliseconds(5));
   }
   return condition();
+}
+
+// A field of /proc/self/status ("VmRSS" in kB, "Threads").
+uint64_t ProcessStatus(const std::string& field) {
+  std::ifstream status("/proc/self/status");
+  std::string line;
+  while (std::getline(status, line)) {
+    if (line.rfind(field + ":", 0) == 0) return std::stoull(line.substr(field.size() + 1));
+  }
+  return 0;
 }
 
 class CollectorLifecycleTest : public ::testing::Test {
@@ -289,6 +300,44 @@ TEST_F(CollectorLifecycleTest, PoolAtItsCapRefusesBuffersAndSaysHowMany) {
   ASSERT_TRUE(StopCollector(&summary).ok());
   EXPECT_EQ(summary.buffers_refused, 1u);
   EXPECT_EQ(summary.kernels, 1u);
+}
+
+// Sanitizers keep freed memory aside (ASan's quarantine) and map shadow memory of their own, so
+// under them the cycles run (for the races and leaks they look for) but RSS says nothing.
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+constexpr bool kRssMeaningful = false;
+constexpr int kCycles = 200;
+#else
+constexpr bool kRssMeaningful = true;
+constexpr int kCycles = 1000;
+#endif
+
+// A server starts and stops sessions for years: what a session used (its buffers, its threads) is
+// given back at each stop.
+TEST_F(CollectorLifecycleTest, ThousandStartStopCyclesKeepMemoryAndThreadsFlat) {
+  config_.buffer_bytes = 4ull << 20;  // the default: a kept buffer per session would show at once
+  path_ = dir_ + "/cycle.cuscope";
+  config_.output = path_;
+  config_.force_overwrite = true;
+  config_.quiet = true;
+  const auto cycle = [&] {
+    ASSERT_TRUE(StartCollector(config_, "session", cupti_).ok());
+    // 256 records touch 256 KiB of the buffer: 1,000 kept buffers would add 250 MiB.
+    ASSERT_TRUE(cupti_.DeliverKernels(256, 2'000'000'000));
+    ASSERT_TRUE(StopCollector(nullptr).ok());
+  };
+  for (int i = 0; i < 20; ++i) cycle();  // the allocator's and the test's own first-time costs
+  const uint64_t rss_kb = ProcessStatus("VmRSS");
+  const uint64_t threads = ProcessStatus("Threads");
+  for (int i = 0; i < kCycles; ++i) {
+    cycle();
+    if (HasFatalFailure()) return;
+  }
+  EXPECT_EQ(ProcessStatus("Threads"), threads);
+  if (kRssMeaningful) {
+    EXPECT_LT(ProcessStatus("VmRSS"), rss_kb + 32 * 1024) << "RSS grew by more than 32 MiB over 1,000 sessions";
+  }
+  EXPECT_EQ(Load().kernels.size(), 256u) << "the last session's trace is whole";
 }
 
 TEST_F(CollectorLifecycleTest, StopWithoutStartIsAnError) {
