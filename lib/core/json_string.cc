@@ -2,38 +2,10 @@
 
 #include <cstdint>
 
+#include "lib/core/utf8.h"
+
 namespace cuscope::core {
 namespace {
-
-// Length of the valid UTF-8 sequence starting at s[i], or 0 when the bytes there are not one
-// (overlong forms, surrogates and code points above U+10FFFF included).
-size_t Utf8SequenceLength(std::string_view s, size_t i) {
-  const auto byte = [&](size_t k) { return static_cast<unsigned char>(s[k]); };
-  const unsigned char c = byte(i);
-  size_t n = 0;
-  uint32_t min = 0;
-  if (c < 0x80) return 1;
-  if (c >= 0xc2 && c <= 0xdf) {
-    n = 2;
-    min = 0x80;
-  } else if (c >= 0xe0 && c <= 0xef) {
-    n = 3;
-    min = 0x800;
-  } else if (c >= 0xf0 && c <= 0xf4) {
-    n = 4;
-    min = 0x10000;
-  } else {
-    return 0;
-  }
-  if (i + n > s.size()) return 0;
-  uint32_t cp = c & (0xff >> (n + 1));
-  for (size_t k = 1; k < n; ++k) {
-    if ((byte(i + k) & 0xc0) != 0x80) return 0;
-    cp = (cp << 6) | (byte(i + k) & 0x3f);
-  }
-  if (cp < min || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff)) return 0;
-  return n;
-}
 
 void AppendUnicodeEscape(uint32_t code, std::string* out) {
   static constexpr char kHex[] = "0123456789abcdef";
@@ -68,11 +40,6 @@ const char* ReadableEscape(unsigned char c, JsonEscaping escaping) {
     default:
       return nullptr;
   }
-}
-
-// U+0080..U+009F, two bytes in UTF-8.
-bool IsC1Control(std::string_view s, size_t i) {
-  return static_cast<unsigned char>(s[i]) == 0xc2 && static_cast<unsigned char>(s[i + 1]) <= 0x9f;
 }
 
 bool IsLineSeparator(std::string_view s, size_t i) {

@@ -1,6 +1,6 @@
 #include "lib/core/terminal_text.h"
 
-#include <cstdint>
+#include "lib/core/utf8.h"
 
 namespace cuscope::core {
 namespace {
@@ -11,31 +11,6 @@ void AppendHexByte(std::string* out, const char* prefix, unsigned char c) {
   out->append(prefix);
   out->push_back(kHex[c >> 4]);
   out->push_back(kHex[c & 15]);
-}
-
-// The length of the well-formed UTF-8 sequence at s[i] (2 to 4 bytes, lead byte >= 0x80), or 0:
-// a stray continuation byte, a truncated or overlong sequence, a surrogate, above U+10FFFF.
-size_t Utf8Length(std::string_view s, size_t i) {
-  const unsigned char c = static_cast<unsigned char>(s[i]);
-  size_t n;
-  uint32_t cp, min;
-  if (c >= 0xc2 && c <= 0xdf) {
-    n = 2, cp = c & 0x1f, min = 0x80;
-  } else if (c >= 0xe0 && c <= 0xef) {
-    n = 3, cp = c & 0x0f, min = 0x800;
-  } else if (c >= 0xf0 && c <= 0xf4) {
-    n = 4, cp = c & 0x07, min = 0x10000;
-  } else {
-    return 0;
-  }
-  if (i + n > s.size()) return 0;
-  for (size_t k = 1; k < n; ++k) {
-    const unsigned char b = static_cast<unsigned char>(s[i + k]);
-    if ((b & 0xc0) != 0x80) return 0;
-    cp = (cp << 6) | (b & 0x3f);
-  }
-  if (cp < min || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff)) return 0;
-  return n;
 }
 
 std::string Escape(std::string_view s, bool keep_newlines) {
@@ -52,11 +27,11 @@ std::string Escape(std::string_view s, bool keep_newlines) {
       ++i;
       continue;
     }
-    const size_t n = Utf8Length(s, i);
+    const size_t n = Utf8SequenceLength(s, i);
     if (n == 0) {
       AppendHexByte(&out, "\\x", c);
       ++i;
-    } else if (n == 2 && c == 0xc2 && static_cast<unsigned char>(s[i + 1]) <= 0x9f) {
+    } else if (n == 2 && IsC1Control(s, i)) {
       // U+0080..U+009F: C1 controls (U+009B is CSI on terminals that take 8-bit controls).
       AppendHexByte(&out, "\\u00", static_cast<unsigned char>(s[i + 1]));
       i += 2;

@@ -118,14 +118,24 @@ void CUPTIAPI OnBufferCompleted(CUcontext ctx, uint32_t stream_id, uint8_t* buff
   s->pipeline->CountCallbackTime(NanosecondsSince(t0));
 }
 
-bool IsProfilerStart(CUpti_CallbackDomain domain, CUpti_CallbackId cbid) {
-  return (domain == CUPTI_CB_DOMAIN_RUNTIME_API && cbid == CUPTI_RUNTIME_TRACE_CBID_cudaProfilerStart_v4000) ||
-         (domain == CUPTI_CB_DOMAIN_DRIVER_API && cbid == CUPTI_DRIVER_TRACE_CBID_cuProfilerStart);
-}
+// cudaProfilerStart/Stop and their driver twins: the callbacks a cudaProfilerApi capture enables,
+// and how OnApiCallback tells them apart.
+struct ProfilerGate {
+  CUpti_CallbackDomain domain;
+  CUpti_CallbackId cbid;
+  bool start;  // false: a stop
+};
+constexpr ProfilerGate kProfilerGates[] = {
+    {CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaProfilerStart_v4000, true},
+    {CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaProfilerStop_v4000, false},
+    {CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuProfilerStart, true},
+    {CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuProfilerStop, false}};
 
-bool IsProfilerStop(CUpti_CallbackDomain domain, CUpti_CallbackId cbid) {
-  return (domain == CUPTI_CB_DOMAIN_RUNTIME_API && cbid == CUPTI_RUNTIME_TRACE_CBID_cudaProfilerStop_v4000) ||
-         (domain == CUPTI_CB_DOMAIN_DRIVER_API && cbid == CUPTI_DRIVER_TRACE_CBID_cuProfilerStop);
+const ProfilerGate* FindProfilerGate(CUpti_CallbackDomain domain, CUpti_CallbackId cbid) {
+  for (const ProfilerGate& g : kProfilerGates) {
+    if (g.domain == domain && g.cbid == cbid) return &g;
+  }
+  return nullptr;
 }
 
 // cudaProfilerStart/Stop (and the driver's cuProfilerStart/Stop) as capture gates; context
@@ -137,15 +147,17 @@ void CUPTIAPI OnApiCallback(void* /*userdata*/, CUpti_CallbackDomain domain, CUp
     s->capture->OnContextCreated();
     return;
   }
-  const bool start = IsProfilerStart(domain, cbid);
-  const bool stop = IsProfilerStop(domain, cbid);
-  if (!start && !stop) {
+  const ProfilerGate* gate = FindProfilerGate(domain, cbid);
+  if (gate == nullptr) {
     if (s->metrics != nullptr) s->metrics->OnCallback(domain, cbid, data, s->capture->recording());
     return;
   }
   const auto* info = static_cast<const CUpti_CallbackData*>(data);
-  if (start) s->capture->OnProfilerStart(info->callbackSite == CUPTI_API_EXIT);
-  if (stop) s->capture->OnProfilerStop(info->callbackSite == CUPTI_API_ENTER);
+  if (gate->start) {
+    s->capture->OnProfilerStart(info->callbackSite == CUPTI_API_EXIT);
+  } else {
+    s->capture->OnProfilerStop(info->callbackSite == CUPTI_API_ENTER);
+  }
 }
 
 // Stops the counters at exit before anything they use is torn down. The sampler thread decodes
@@ -160,13 +172,8 @@ void StopSamplingAtExit() {
 // ---- Starting -------------------------------------------------------------------------------
 
 absl::Status EnableProfilerApiCallbacks(Session& s) {
-  constexpr std::pair<CUpti_CallbackDomain, CUpti_CallbackId> kGates[] = {
-      {CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaProfilerStart_v4000},
-      {CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaProfilerStop_v4000},
-      {CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuProfilerStart},
-      {CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuProfilerStop}};
-  for (const auto& [domain, cbid] : kGates) {
-    if (auto st = s.cupti.EnableCallback(s.subscriber, domain, cbid); !st.ok()) return st;
+  for (const ProfilerGate& g : kProfilerGates) {
+    if (auto st = s.cupti.EnableCallback(s.subscriber, g.domain, g.cbid); !st.ok()) return st;
   }
   return absl::OkStatus();
 }
