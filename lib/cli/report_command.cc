@@ -1,10 +1,10 @@
 // cuscope report TRACE [-o FILE] [-f] [--threshold NAME=VALUE]... [--max-slices N]
 #include <cstdio>
-#include <cstdlib>
 #include <memory>
 #include <string>
 
 #include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "lib/analysis/analyzer.h"
 #include "lib/cli/arguments.h"
@@ -55,9 +55,9 @@ int RunReport(const Args& args) {
                 [&](const std::string& v) { return analysis::ApplyThresholdOverride(v, &options.thresholds); });
   constexpr char kMaxSlicesError[] = "--max-slices takes a number of at least 100";
   parser.Option({"--max-slices"}, kMaxSlicesError, [&](const std::string& v) {
-    char* end = nullptr;
-    const unsigned long long n = std::strtoull(v.c_str(), &end, 10);
-    if (v.empty() || *end != '\0' || n < 100) return absl::InvalidArgumentError(kMaxSlicesError);
+    // SimpleAtoi refuses a sign and a number past 64 bits, which strtoull would wrap or saturate.
+    uint64_t n = 0;
+    if (!absl::SimpleAtoi(v, &n) || v[0] == '+' || n < 100) return absl::InvalidArgumentError(kMaxSlicesError);
     data_options.max_slices = n;
     return absl::OkStatus();
   });

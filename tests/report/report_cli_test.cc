@@ -42,6 +42,10 @@ TEST(ReportCommandTest, WritesTheFile) {
   EXPECT_EQ(RunReport({}), 2);
   EXPECT_EQ(RunReport({trace, "--bogus"}), 2);
   EXPECT_EQ(RunReport({trace, "--max-slices", "5"}), 2);
+  // Not wrapped or saturated into a huge budget: a negative number and one past 64 bits are refused.
+  EXPECT_EQ(RunReport({trace, "--max-slices", "-5", "-o", out, "-f"}), 2);
+  EXPECT_EQ(RunReport({trace, "--max-slices", "99999999999999999999999", "-o", out, "-f"}), 2);
+  EXPECT_EQ(RunReport({trace, "--max-slices", "100", "-o", out, "-f"}), 0);
   EXPECT_EQ(RunReport({"/nonexistent.cuscope", "-o", out}), 2);
   EXPECT_EQ(RunReport({"--help"}), 0);
 }
