@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Builds position-independent static copies of abseil, protobuf and RE2 into build-deps/install,
 # from the Debian source packages of the very versions whose headers are installed (so headers and
-# code always agree), with hidden visibility.
+# code always agree), with hidden visibility. Likewise civetweb and prometheus-cpp (core and pull
+# only: the monitor mode's metrics endpoint), of the versions Debian offers; their headers come
+# with them, so their -dev packages need not be installed.
 #
 # Why: libcuscope.so is loaded into other people's programs. Linked against the shared Debian
 # libraries it would bring libprotobuf.so and nine libabsl_*.so into the host process, where the
@@ -27,6 +29,17 @@ if [ -z "$absl_version" ] || [ -z "$protobuf_version" ] || [ -z "$re2_version" ]
   echo "cuscope: libabsl-dev, libprotobuf-dev and libre2-dev must be installed first (scripts/install_deps.sh)" >&2
   exit 1
 fi
+# Not installed: the version apt would install (apt-get update first); a binNMU keeps its source's.
+candidate_source_version() {
+  apt-cache show --no-all-versions "$1" 2>/dev/null |
+    awk '/^Version:/ {v = $2} /^Source:/ && $3 {s = $3; gsub(/[()]/, "", s)} END {print s ? s : v}'
+}
+civetweb_version=$(candidate_source_version libcivetweb-dev)
+prometheus_cpp_version=$(candidate_source_version prometheus-cpp-dev)
+if [ -z "$civetweb_version" ] || [ -z "$prometheus_cpp_version" ]; then
+  echo "cuscope: apt knows no libcivetweb-dev or prometheus-cpp-dev: run apt-get update first" >&2
+  exit 1
+fi
 if [ ! -f /usr/share/unicode/UnicodeData.txt ]; then
   echo "cuscope: RE2's tables are generated from Debian's unicode-data package: install it first (scripts/install_deps.sh)" >&2
   exit 1
@@ -37,6 +50,11 @@ wanted=()
 [ -f "$(stamp abseil "$absl_version")" ] || wanted+=("abseil=$absl_version")
 [ -f "$(stamp protobuf "$protobuf_version")" ] || wanted+=("protobuf=$protobuf_version")
 [ -f "$(stamp re2 "$re2_version")" ] || wanted+=("re2=$re2_version")
+[ -f "$(stamp civetweb "$civetweb_version")" ] || wanted+=("civetweb=$civetweb_version")
+# prometheus-cpp is compiled against civetweb's headers: a new civetweb rebuilds it too.
+if [ ! -f "$(stamp prometheus-cpp "$prometheus_cpp_version")" ] || [[ " ${wanted[*]} " == *" civetweb="* ]]; then
+  wanted+=("prometheus-cpp=$prometheus_cpp_version")
+fi
 ((${#wanted[@]})) || exit 0
 
 echo "cuscope: building private static ${wanted[*]} in build-deps/ (once, a few minutes)"
@@ -87,6 +105,25 @@ if [ -d "$root/src/re2" ]; then
     python3 re2/make_unicode_casefold.py >re2/unicode_casefold.cc &&
     python3 re2/make_unicode_groups.py >re2/unicode_groups.cc)
   build re2 "$re2_version" -DRE2_BUILD_TESTING=OFF
+fi
+if [ -d "$root/src/civetweb" ]; then
+  # The library and its C++ wrapper only: no server program, no SSL, no LTO objects in the archive.
+  # Its API macros mark every mg_* function and CivetServer visible: emptied, they are hidden too.
+  hide_civetweb="-fvisibility=hidden -DCIVETWEB_API= -DCIVETWEB_CXX_API="
+  # Its threads wait in 2 s slices, so stopping it (at the host program's exit) took up to 2 s.
+  quick_stop="-DSOCKET_TIMEOUT_QUANTUM=200"
+  build civetweb "$civetweb_version" -DCMAKE_POLICY_DEFAULT_CMP0063=NEW \
+    "-DCMAKE_C_FLAGS=-O2 -g0 -w $hide_civetweb $quick_stop" "-DCMAKE_CXX_FLAGS=-O2 -g0 -w $hide_civetweb" \
+    -DCIVETWEB_ENABLE_CXX=ON -DCIVETWEB_ENABLE_IPV6=ON -DCIVETWEB_ENABLE_SSL=OFF \
+    -DCIVETWEB_ENABLE_SERVER_EXECUTABLE=OFF -DCIVETWEB_INSTALL_EXECUTABLE=OFF \
+    -DCIVETWEB_BUILD_TESTING=OFF -DCIVETWEB_CXX_ENABLE_LTO=OFF -DCIVETWEB_ENABLE_LTO=OFF \
+    -DCIVETWEB_ENABLE_ASAN=OFF
+fi
+if [ -d "$root/src/prometheus-cpp" ]; then
+  # Serving metrics only (pull): no push client (curl), no gzip (zlib); civetweb is the one above.
+  build prometheus-cpp "$prometheus_cpp_version" -DENABLE_PULL=ON -DENABLE_PUSH=OFF \
+    -DENABLE_COMPRESSION=OFF -DENABLE_TESTING=OFF -DUSE_THIRDPARTY_LIBRARIES=OFF \
+    -DGENERATE_PKGCONFIG=OFF -Dcivetweb_DIR="$prefix/lib/cmake/civetweb"
 fi
 rm -rf "$root/src" "$root/apt"
 echo "cuscope: private static libraries in build-deps/install"

@@ -2,16 +2,22 @@
 # Installs the Debian packages cuscope builds with, if any is missing. Needs root (or sudo).
 set -euo pipefail
 packages=(cmake g++ make libprotobuf-dev protobuf-compiler libabsl-dev libre2-dev libgtest-dev libbenchmark-dev
-          dpkg-dev unicode-data python3 perl)
+          dpkg-dev unicode-data python3 perl
+          prometheus)  # the Prometheus server, for the test that scrapes the metrics endpoint
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
 done
+SUDO=""
+[ "$(id -u)" -eq 0 ] || SUDO="sudo"
+# build_private_deps.sh asks apt which civetweb and prometheus-cpp it offers: apt's lists are needed.
+if ((${#missing[@]})) || ! apt-cache show prometheus-cpp-dev >/dev/null 2>&1; then
+  $SUDO apt-get update -qq
+fi
 if ((${#missing[@]})); then
   echo "cuscope: installing ${missing[*]}"
-  SUDO=""
-  [ "$(id -u)" -eq 0 ] || SUDO="sudo"
-  $SUDO apt-get update -qq
+  # Debian's prometheus package would start its daemon where services can start; the test runs
+  # its own server on a free port, so one running on 9090 is harmless.
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "${missing[@]}" >/dev/null
 fi
 if [ ! -x /usr/local/cuda/bin/nvcc ] && ! command -v nvcc >/dev/null; then

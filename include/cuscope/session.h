@@ -75,6 +75,18 @@ struct SessionOptions {
   // CUSCOPE_GPU_METRICS_DEVICES and CUSCOPE_GPU_METRICS_FREQUENCY.
   std::string gpu_metrics_devices;
   uint32_t gpu_metrics_frequency_hz = 0;
+  // "trace" (or empty): every record goes to the output file. "monitor": always on: no per-record
+  // trace; the records are folded into figures per `monitor_interval_ms` (0 = 1000) and device
+  // (GPU busy and idle by host cause, kernels by GPU time, copies, syncs, GPU counters), written to
+  // the output file as they close (an empty `output` writes no file) and served to Prometheus when
+  // `prometheus` is set. Memory stays bounded however long it runs; BeginTraceWindow adds a full
+  // trace for a while. As CUSCOPE_MODE and CUSCOPE_MONITOR_INTERVAL.
+  std::string mode;
+  uint32_t monitor_interval_ms = 0;
+  // A Prometheus endpoint for the monitor figures: "PORT" or "ADDRESS:PORT" (port 0 picks a free
+  // one). A bare port listens on the loopback interface only; name an address ("0.0.0.0:9400") to
+  // be scraped from other machines. Empty = none. As CUSCOPE_PROMETHEUS.
+  std::string prometheus;
 };
 
 // The class holds nothing but a pointer to its state (Session::Impl, in lib/inject/session.cc), so
@@ -98,6 +110,15 @@ class CUSCOPE_EXPORT Session {
   const std::string& error() const;
   // The trace file's path once started.
   const std::string& output_path() const;
+
+  // Monitor mode: every record also goes to the trace file from now on, for `duration_seconds`
+  // (0 = until EndTraceWindow), the figures going on meanwhile. False (error() says why) outside
+  // monitor mode, without an output file, or with a window already open.
+  bool BeginTraceWindow(double duration_seconds = 0);
+  // Closes the window: back to figures only. False when no window is open.
+  bool EndTraceWindow();
+  // The Prometheus endpoint's port once started with `prometheus` set (0 otherwise).
+  int prometheus_port() const;
 
  private:
   struct Impl;

@@ -4,6 +4,7 @@
 #include <string>
 #include <utility>
 
+#include "lib/analysis/monitor_summary.h"
 #include "lib/analysis/rules/registry.h"
 
 namespace cuscope::analysis {
@@ -53,6 +54,10 @@ std::vector<Table> SupportingTables(const core::Trace& trace, const Timeline& ti
   tables.push_back(ApiSummary(timeline));
   tables.push_back(KernelExecutionSummary(timeline));
   if (!trace.counter_samples.empty()) tables.push_back(GpuMetricsSummary(timeline));
+  if (!trace.monitor_intervals.empty()) {
+    tables.push_back(MonitorSummaryTable(timeline));
+    tables.push_back(MonitorKernelTable(timeline));
+  }
   return tables;
 }
 

@@ -1,6 +1,7 @@
 #include "lib/analysis/report_catalogue.h"
 
 #include "lib/analysis/gpu_counters.h"
+#include "lib/analysis/monitor_summary.h"
 #include "lib/analysis/tables.h"
 
 namespace cuscope::analysis {
@@ -22,6 +23,8 @@ constexpr ReportEntry kReports[] = {
     // With the default thresholds: `stats` takes no threshold overrides.
     {"kern_metrics", [](const Timeline& timeline) { return KernelMetricsSummary(timeline); }},
     {"gpu_metrics", GpuMetricsSummary},
+    {"monitor_sum", MonitorSummaryTable},
+    {"monitor_kern_sum", MonitorKernelTable},
 };
 
 }  // namespace

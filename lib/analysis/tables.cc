@@ -263,7 +263,7 @@ Table ApiSummary(const Timeline& timeline) {
   table.columns = kTimeColumns;
   table.columns.push_back({"Name", ColumnType::kText});
   std::vector<std::string> names(trace.dict.function_count() + 1);
-  for (uint32_t id = 1; id < names.size(); ++id) names[id] = std::string(DisplayApiName(trace.dict.function_name(id)));
+  for (uint32_t id = 1; id < names.size(); ++id) names[id] = std::string(core::DisplayApiName(trace.dict.function_name(id)));
   names[0] = "(unknown API)";
   GroupStats stats;
   stats.Resize(names.size());
@@ -401,7 +401,7 @@ Table KernelExecutionSummary(const Timeline& timeline) {
                           absl::StrCat(queue[g].max), Dec(kernel[g].avg), Dec(kernel[g].median),
                           absl::StrCat(kernel[g].max),
                           key.function < functions && key.function > 0
-                              ? std::string(DisplayApiName(dict.function_name(key.function)))
+                              ? std::string(core::DisplayApiName(dict.function_name(key.function)))
                               : std::string("(unknown API)"),
                           key.name ? dict.str(key.name) : std::string("(unknown kernel)")});
   }

@@ -182,8 +182,8 @@ void Timeline::ClassifyApiFunctions() {
   traits_.resize(dict.function_count() + 1);
   api_names_.resize(dict.function_count() + 1);
   for (uint32_t id = 1; id <= dict.function_count(); ++id) {
-    api_names_[id] = DisplayApiName(dict.function_name(id));
-    traits_[id] = ClassifyApi(api_names_[id]);
+    api_names_[id] = core::DisplayApiName(dict.function_name(id));
+    traits_[id] = core::ClassifyApi(api_names_[id]);
   }
 }
 
@@ -454,8 +454,8 @@ std::optional<int64_t> Timeline::LaunchDelay(const core::KernelRow& kernel) cons
   return static_cast<int64_t>(kernel.start) - static_cast<int64_t>(call->end);
 }
 
-const ApiTraits& Timeline::Traits(const core::ApiCallRow& call) const {
-  static const ApiTraits kUnknown;
+const core::ApiTraits& Timeline::Traits(const core::ApiCallRow& call) const {
+  static const core::ApiTraits kUnknown;
   return call.function < traits_.size() ? traits_[call.function] : kUnknown;
 }
 

@@ -25,7 +25,7 @@
 #include <string_view>
 #include <vector>
 
-#include "lib/analysis/api_names.h"
+#include "lib/core/api_names.h"
 #include "lib/analysis/interval.h"
 #include "lib/core/trace.h"
 
@@ -147,7 +147,7 @@ class Timeline {
   // before the call returned); nullopt when the call is not in the trace.
   std::optional<int64_t> LaunchDelay(const core::KernelRow& kernel) const;
 
-  const ApiTraits& Traits(const core::ApiCallRow& call) const;
+  const core::ApiTraits& Traits(const core::ApiCallRow& call) const;
   std::string_view ApiName(const core::ApiCallRow& call) const;  // display name, no _vNNNN
   std::string_view KernelName(const core::KernelRow& kernel) const;
   // The innermost NVTX range of a thread holding `time`, or null.
@@ -192,7 +192,7 @@ class Timeline {
   // (correlation id, start) of the kernel rows of profiled launches, sorted; kept only when the
   // trace has capture windows (for ReplayCaptured).
   std::vector<std::pair<uint64_t, uint64_t>> profiled_starts_;
-  std::vector<ApiTraits> traits_;  // by function id
+  std::vector<core::ApiTraits> traits_;  // by function id
   std::vector<std::string_view> api_names_;  // by function id
   // Correlation id -> api call index + 1: dense from `corr_base_` when ids are dense, otherwise a
   // sorted list searched by binary search.

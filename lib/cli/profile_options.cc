@@ -16,8 +16,11 @@ const char kProfileUsage[] =
     "  -o, --output NAME         trace file name; %p process id, %h host, %n sequence number,\n"
     "                            %q{VAR} environment variable (default: cuscope_%p)\n"
     "  -f, --force-overwrite     replace an existing trace file\n"
-    "  -t, --trace KINDS         activity kinds, comma-separated: kernel,memcpy,memset,runtime,\n"
-    "                            driver,sync,nvtx,memory,overhead or all (default: all)\n"
+    "  -t, --trace KINDS         activity kinds, comma-separated: kernel,memcpy,memset,api,\n"
+    "                            runtime,driver,sync,nvtx,memory,overhead or all (default: every\n"
+    "                            kind but runtime and driver). api: only the runtime and driver\n"
+    "                            calls the analyzer reads (launches, copies, syncs, allocations,\n"
+    "                            graph and module set-up); runtime, driver: every call of that API\n"
     "      --delay SECONDS       start collecting after SECONDS\n"
     "      --duration SECONDS    stop collecting SECONDS after the start\n"
     "  -c, --capture-range cudaProfilerApi\n"
@@ -26,6 +29,14 @@ const char kProfileUsage[] =
     "      --buffer-pool-cap SIZE  memory cap for all buffers (default 128M)\n"
     "      --flush-period-ms MS  how often partly filled buffers are written (default 500)\n"
     "  -q, --quiet               print nothing of cuscope's own\n"
+    "\n"
+    "Always on (monitor mode: figures per interval and device instead of a trace; memory bounded):\n"
+    "      --mode trace|monitor  trace (default) writes every record; monitor writes, per interval,\n"
+    "                            GPU busy and idle by host cause, kernels by GPU time, copies,\n"
+    "                            syncs and GPU counters (-o '' for no file)\n"
+    "      --monitor-interval SECONDS  one interval (default 1)\n"
+    "      --prometheus [ADDRESS:]PORT serve the figures to Prometheus on /metrics (a bare port\n"
+    "                            listens on the loopback interface only)\n"
     "\n"
     "Kernel internals (CUPTI Range Profiler; each profiled launch is replayed once per pass and\n"
     "runs serialized, its timeline span is marked and left out of the timeline analysis):\n"
@@ -79,6 +90,9 @@ constexpr ValueOption kValueOptions[] = {
     {"--top-down-launches", nullptr, "CUSCOPE_TOP_DOWN_LAUNCHES"},
     {"--gpu-metrics-devices", nullptr, "CUSCOPE_GPU_METRICS_DEVICES"},
     {"--gpu-metrics-frequency", nullptr, "CUSCOPE_GPU_METRICS_FREQUENCY"},
+    {"--mode", nullptr, "CUSCOPE_MODE"},
+    {"--monitor-interval", nullptr, "CUSCOPE_MONITOR_INTERVAL"},
+    {"--prometheus", nullptr, "CUSCOPE_PROMETHEUS"},
 };
 
 // Kernels the top-down profiles when --top-down has no value: the few that usually hold most of

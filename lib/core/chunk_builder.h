@@ -62,6 +62,13 @@ class ChunkBuilder final : public ActivitySink {
   std::vector<HotKernelChoice> KernelTotals() const;
   uint64_t total_kernel_ns() const { return total_kernel_ns_; }
 
+  // Monitor mode: one closed interval's figures, filled by the caller (lib/monitor/figures_codec.h)
+  // with string ids from InternString.
+  v1::MonitorInterval* AddMonitorInterval() {
+    ++pending_;
+    return chunk_.add_monitor_intervals();
+  }
+
   // Records added since the last TakeChunk (untranslated ones not counted).
   uint64_t pending_records() const { return pending_; }
   uint64_t untranslated_records() const { return untranslated_; }

@@ -62,6 +62,32 @@ absl::StatusOr<uint64_t> ParseCount(const std::string& name, const std::string& 
   return n;
 }
 
+// Monitor mode keeps figures, not records: what needs a per-record trace of a chosen window, or
+// replays launches, is refused rather than ignored. Trace windows in monitor mode are opened from
+// code (Session::BeginTraceWindow).
+absl::Status CheckMonitorSettings(const Config& c) {
+  const bool monitor = c.mode == CollectionMode::kMonitor;
+  if (!monitor) {
+    for (const char* name : {"CUSCOPE_MONITOR_INTERVAL", "CUSCOPE_MONITOR_TOP_KERNELS", "CUSCOPE_PROMETHEUS"}) {
+      if (c.settings.count(name)) return absl::InvalidArgumentError(absl::StrCat(name, " needs CUSCOPE_MODE=monitor"));
+    }
+    if (c.output.empty()) {
+      return absl::InvalidArgumentError(
+          "CUSCOPE_OUTPUT is empty: only monitor mode (CUSCOPE_MODE=monitor) runs without a file");
+    }
+    return absl::OkStatus();
+  }
+  for (const char* name : {"CUSCOPE_METRICS", "CUSCOPE_TOP_DOWN", "CUSCOPE_DELAY", "CUSCOPE_DURATION",
+                           "CUSCOPE_CAPTURE_RANGE", "CUSCOPE_KERNEL_NAME", "CUSCOPE_LAUNCH_SKIP",
+                           "CUSCOPE_LAUNCH_COUNT", "CUSCOPE_PER_KERNEL_COUNT"}) {
+    if (c.settings.count(name)) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          name, " does not apply in monitor mode (CUSCOPE_MODE=monitor keeps figures, not a trace of a window)"));
+    }
+  }
+  return absl::OkStatus();
+}
+
 }  // namespace
 
 bool Config::kind_enabled(const std::string& kind) const {
@@ -92,7 +118,7 @@ absl::StatusOr<Config> ParseConfigFromEnvironment(const std::vector<std::pair<st
     if (name.rfind("CUSCOPE_", 0) != 0) continue;
     c.settings[name] = value;
     if (name == "CUSCOPE_OUTPUT") {
-      if (value.empty()) return Bad(name, value, "expected a file name");
+      // Empty: no file, which only monitor mode allows (checked below).
       c.output = value;
     } else if (name == "CUSCOPE_FORCE_OVERWRITE") {
       auto b = ParseBool(name, value);
@@ -184,6 +210,27 @@ absl::StatusOr<Config> ParseConfigFromEnvironment(const std::vector<std::pair<st
       c.gpu_metrics_frequency_hz = hz;
     } else if (name == "CUSCOPE_LIBRARY") {
       // Read by `cuscope profile` to find the collector; nothing for the collector itself.
+    } else if (name == "CUSCOPE_MODE") {
+      if (value == "trace") {
+        c.mode = CollectionMode::kTrace;
+      } else if (value == "monitor") {
+        c.mode = CollectionMode::kMonitor;
+      } else {
+        return Bad(name, value, "expected trace or monitor");
+      }
+    } else if (name == "CUSCOPE_MONITOR_INTERVAL") {
+      double seconds = 0;
+      if (!absl::SimpleAtod(value, &seconds) || !(seconds >= 0.1) || seconds > 3600) {
+        return Bad(name, value, "expected seconds from 0.1 to 3600");
+      }
+      c.monitor_interval_ms = static_cast<uint32_t>(seconds * 1000 + 0.5);
+    } else if (name == "CUSCOPE_MONITOR_TOP_KERNELS") {
+      uint32_t n = 0;
+      if (!absl::SimpleAtoi(value, &n) || n < 1 || n > 1000) return Bad(name, value, "expected 1..1000");
+      c.monitor_top_kernels = n;
+    } else if (name == "CUSCOPE_PROMETHEUS") {
+      if (value.empty()) return Bad(name, value, "expected PORT or ADDRESS:PORT");
+      c.prometheus = value;
     } else if (name == "CUSCOPE_QUIET") {
       auto b = ParseBool(name, value);
       if (!b.ok()) return b.status();
@@ -198,13 +245,15 @@ absl::StatusOr<Config> ParseConfigFromEnvironment(const std::vector<std::pair<st
                                                      "CUSCOPE_PER_KERNEL_COUNT, CUSCOPE_REPLAY_MODE, "
                                                      "CUSCOPE_TOP_DOWN, CUSCOPE_TOP_DOWN_LAUNCHES, "
                                                      "CUSCOPE_GPU_METRICS_DEVICES, CUSCOPE_GPU_METRICS_FREQUENCY, "
-                                                     "CUSCOPE_LIBRARY)"));
+                                                     "CUSCOPE_MODE, CUSCOPE_MONITOR_INTERVAL, CUSCOPE_MONITOR_TOP_KERNELS, "
+                                                     "CUSCOPE_PROMETHEUS, CUSCOPE_LIBRARY)"));
     }
   }
   if (c.buffer_pool_cap_bytes < c.buffer_bytes) {
     return absl::InvalidArgumentError(absl::StrCat("CUSCOPE_BUFFER_POOL_CAP (", c.buffer_pool_cap_bytes,
                                                    ") is smaller than one buffer (", c.buffer_bytes, ")"));
   }
+  if (auto st = CheckMonitorSettings(c); !st.ok()) return st;
   const bool selection_given = c.settings.count("CUSCOPE_KERNEL_NAME") || c.settings.count("CUSCOPE_LAUNCH_SKIP") ||
                                c.settings.count("CUSCOPE_LAUNCH_COUNT") || c.settings.count("CUSCOPE_PER_KERNEL_COUNT");
   if (c.top_down_kernels > 0) {
@@ -235,6 +284,11 @@ absl::StatusOr<Config> ParseConfigFromEnvironment(const std::vector<std::pair<st
     return absl::InvalidArgumentError(
         "CUSCOPE_GPU_METRICS_DEVICES and CUSCOPE_METRICS cannot run at the same time (they share the GPU's "
         "performance counters); CUSCOPE_TOP_DOWN runs both, one after the other");
+  }
+  // Always on: GPU counters cost the sampler thread ~70 us a sample; a tenth of the trace
+  // default's rate still gives each one-second interval 100 samples.
+  if (c.mode == CollectionMode::kMonitor && !c.settings.count("CUSCOPE_GPU_METRICS_FREQUENCY")) {
+    c.gpu_metrics_frequency_hz = 100;
   }
   if (c.settings.count("CUSCOPE_GPU_METRICS_FREQUENCY") && !c.gpu_metrics) {
     return absl::InvalidArgumentError("CUSCOPE_GPU_METRICS_FREQUENCY needs CUSCOPE_GPU_METRICS_DEVICES (or CUSCOPE_TOP_DOWN)");

@@ -16,9 +16,14 @@
 
 namespace cuscope::core {
 
-// Activity kinds by the names users give them. "all" enables every one.
-inline constexpr const char* kActivityKindNames[] = {"kernel", "memcpy", "memset",   "runtime", "driver",
-                                                    "sync",   "nvtx",   "memory",   "overhead"};
+// Activity kinds by the names users give them. "all" enables every one. "api" is lean collection:
+// only the runtime and driver calls the analyzer reads (api_names.h, CollectedWhenLean), chosen
+// call by call; "runtime" and "driver" record every call of their API.
+inline constexpr const char* kActivityKindNames[] = {"kernel", "memcpy", "memset", "api",     "runtime",
+                                                    "driver", "sync",   "nvtx",   "memory", "overhead"};
+
+// What a session keeps: every record (a trace), or per-interval figures (monitor, always on).
+enum class CollectionMode { kTrace, kMonitor };
 
 struct Config {
   // Output file name pattern: %p process id, %h host name, %n sequence number (the lowest that
@@ -26,8 +31,16 @@ struct Config {
   // appended when the name has no extension of that name.
   std::string output = "cuscope_%p";
   bool force_overwrite = false;
-  std::vector<std::string> activity_kinds = {"kernel", "memcpy", "memset", "runtime", "driver",
+  // Lean by default: "api" instead of every runtime and driver call.
+  std::vector<std::string> activity_kinds = {"kernel", "memcpy", "memset", "api",
                                              "sync",   "nvtx",   "memory", "overhead"};
+  CollectionMode mode = CollectionMode::kTrace;
+  // Monitor mode: the length of one interval of figures, and how many kernels each device's
+  // interval names (the rest are summed as "other").
+  uint32_t monitor_interval_ms = 1000;
+  uint32_t monitor_top_kernels = 10;
+  // The Prometheus endpoint ("PORT", "ADDRESS:PORT"); empty = none. Monitor mode only.
+  std::string prometheus;
   // Size of one CUPTI activity buffer. 4 MiB holds ~19,000 kernel records (~216 B each).
   uint64_t buffer_bytes = 4ull << 20;
   // Hard cap on buffer memory. 128 MiB (32 buffers) is ~0.8 s of the heaviest record stream seen

@@ -31,6 +31,7 @@ Trace ReadAll(TraceReader& reader) {
     t.AppendRows(c);
     MoveAppend(c.windows, t.windows);
     if (c.top_down) t.top_down.push_back(std::move(*c.top_down));
+    MoveAppend(c.monitor_intervals, t.monitor_intervals);
     if (c.stats) t.stats = c.stats;
   }
   t.header = reader.header();

@@ -8,6 +8,7 @@
 #include "absl/strings/str_cat.h"
 #include "lib/core/record_codec/api_call.h"
 #include "lib/core/record_codec/counter_series.h"
+#include "lib/core/record_codec/monitor_interval.h"
 #include "lib/core/record_codec/kernel.h"
 #include "lib/core/record_codec/kernel_metrics.h"
 #include "lib/core/record_codec/memcpy.h"
@@ -52,6 +53,7 @@ void DecodedChunk::Clear() {
   ClearRows();
   windows.clear();
   top_down.reset();
+  monitor_intervals.clear();
   stats.reset();
 }
 
@@ -84,6 +86,10 @@ absl::Status DecodeChunk(const v1::Chunk& chunk, const Dictionary& dict, Decoded
     if (auto st = CheckTopDownSelection(chunk.top_down(), context); !st.ok()) return st;
     out->top_down = chunk.top_down();
   }
+  for (const v1::MonitorInterval& interval : chunk.monitor_intervals()) {
+    if (auto st = CheckMonitorInterval(interval, context); !st.ok()) return st;
+  }
+  out->monitor_intervals.assign(chunk.monitor_intervals().begin(), chunk.monitor_intervals().end());
   out->windows.assign(chunk.windows().begin(), chunk.windows().end());
   if (chunk.has_stats()) out->stats = chunk.stats();
   return absl::OkStatus();

@@ -46,6 +46,7 @@ struct DecodedChunk : RecordRows {
   uint64_t sequence = 0;
   std::vector<v1::CaptureWindow> windows;
   std::optional<v1::TopDownSelection> top_down;
+  std::vector<v1::MonitorInterval> monitor_intervals;
   std::optional<v1::CaptureStats> stats;
   void Clear();
 };

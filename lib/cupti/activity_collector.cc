@@ -21,31 +21,12 @@
 #include "lib/cupti/trace_header.h"
 #include "lib/cupti/trace_pipeline.h"
 #include "lib/cupti/undo_stack.h"
+#include "lib/monitor/prometheus_exporter.h"
 
 namespace cuscope::cupti {
 namespace {
 
 using SteadyClock = std::chrono::steady_clock;
-
-struct KindMapping {
-  const char* name;
-  CUpti_ActivityKind kind;
-};
-constexpr KindMapping kKinds[] = {
-    {"kernel", CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL}, {"memcpy", CUPTI_ACTIVITY_KIND_MEMCPY},
-    {"memset", CUPTI_ACTIVITY_KIND_MEMSET},            {"runtime", CUPTI_ACTIVITY_KIND_RUNTIME},
-    {"driver", CUPTI_ACTIVITY_KIND_DRIVER},            {"sync", CUPTI_ACTIVITY_KIND_SYNCHRONIZATION},
-    {"nvtx", CUPTI_ACTIVITY_KIND_MARKER},              {"memory", CUPTI_ACTIVITY_KIND_MEMORY2},
-    {"overhead", CUPTI_ACTIVITY_KIND_OVERHEAD},
-};
-
-std::vector<CUpti_ActivityKind> KindsOf(const core::Config& config) {
-  std::vector<CUpti_ActivityKind> kinds;
-  for (const auto& k : kKinds) {
-    if (config.kind_enabled(k.name)) kinds.push_back(k.kind);
-  }
-  return kinds;
-}
 
 // One collection session: the rooms and what ties them to CUPTI. Never freed (kept in
 // RetainedSessions): CUPTI may call a buffer callback late, and a dangling session would crash the
@@ -71,6 +52,7 @@ struct Session {
   std::unique_ptr<SamplingController> sampling;
   std::unique_ptr<CaptureController> capture;
   std::unique_ptr<KernelMetricsCollector> metrics;  // when kernel metrics are asked for
+  std::unique_ptr<monitor::PrometheusExporter> exporter;  // monitor mode with an endpoint
   std::atomic<State> state{State::kActive};
 };
 
@@ -204,6 +186,17 @@ void WatchForContext(Session& s) {
   if (s.cupti.DriverHasContext()) s.capture->MarkContextSeen();
 }
 
+// The endpoint is an extra: a port in use or a bad address is one line, and the figures go on
+// (to the file, and to an endpoint started next time).
+void StartPrometheus(Session& s) {
+  auto exporter = monitor::PrometheusExporter::Start(s.config.prometheus);
+  if (!exporter.ok()) {
+    s.Warn(absl::StrCat("no Prometheus endpoint: ", exporter.status().message(), "; monitoring goes on"));
+    return;
+  }
+  s.exporter = *std::move(exporter);
+}
+
 // The rooms, wired to each other. Nothing runs yet.
 void BuildRooms(Session& s, std::unique_ptr<core::TraceWriter> writer, v1::Header header) {
   const auto warn = [&s](const std::string& msg) { s.Warn(msg); };
@@ -213,11 +206,16 @@ void BuildRooms(Session& s, std::unique_ptr<core::TraceWriter> writer, v1::Heade
     s.capture->HotKernelsChosen(std::move(chosen), s.metrics.get());
   };
   hooks.counter_totals = [&s] { return s.sampling->totals(); };
+  hooks.intervals_closed = [&s](const std::vector<monitor::IntervalFigures>& closed) {
+    if (s.exporter == nullptr) return;
+    for (const auto& f : closed) s.exporter->Publish(f);
+  };
   s.pipeline = std::make_unique<TracePipeline>(s.config, s.cupti, std::move(writer), std::move(header), warn,
                                                std::move(hooks));
   s.sampling = std::make_unique<SamplingController>(s.config, s.cupti, *s.pipeline, warn, StopSamplingAtExit);
   s.capture =
-      std::make_unique<CaptureController>(s.config, s.cupti, KindsOf(s.config), *s.pipeline, *s.sampling, warn);
+      std::make_unique<CaptureController>(s.config, s.cupti, ActivitySelection::FromConfig(s.config, s.cupti),
+                                                   *s.pipeline, *s.sampling, warn);
   if (s.config.top_down_kernels > 0) s.pipeline->EnableKernelTotals();
 }
 
@@ -233,7 +231,9 @@ absl::Status StartCollector(const core::Config& config, const std::string& entry
   if (!cupti.DriverLoadable()) {
     return absl::UnavailableError("no NVIDIA driver on this machine (libcuda.so.1 cannot be loaded)");
   }
-  auto path = core::ExpandOutputName(config.output, core::CurrentProcessOutputContext());
+  // Monitor mode may run without a file (an empty output).
+  absl::StatusOr<std::string> path = std::string();
+  if (!config.output.empty()) path = core::ExpandOutputName(config.output, core::CurrentProcessOutputContext());
   if (!path.ok()) return path.status();
   Session& s = *RetainedSessions().emplace_back(std::make_unique<Session>(config, entry, cupti));
 
@@ -242,13 +242,17 @@ absl::Status StartCollector(const core::Config& config, const std::string& entry
   // Subscribing first tells us whether another CUPTI tool owns this process.
   if (auto st = cupti.Subscribe(OnApiCallback, &s, &s.subscriber); !st.ok()) return st;
   undo.Push([&s] { s.cupti.Unsubscribe(s.subscriber); });
-  auto writer = core::TraceWriter::Create(*path, config.force_overwrite);
-  if (!writer.ok()) return writer.status();
-  undo.Push([&path] { ::unlink(path->c_str()); });
+  std::unique_ptr<core::TraceWriter> writer;
+  if (!path->empty()) {
+    auto created = core::TraceWriter::Create(*path, config.force_overwrite);
+    if (!created.ok()) return created.status();
+    writer = *std::move(created);
+    undo.Push([&path] { ::unlink(path->c_str()); });
+  }
   cupti.UseSystemThreadIds();
   if (auto st = cupti.RegisterBufferCallbacks(OnBufferRequested, OnBufferCompleted); !st.ok()) return st;
   cupti.SetFlushPeriod(config.flush_period_ms);
-  BuildRooms(s, std::move(*writer), BuildTraceHeader(config, entry, cupti, cupti.Timestamp()));
+  BuildRooms(s, std::move(writer), BuildTraceHeader(config, entry, cupti, cupti.Timestamp()));
   undo.Push([&s] { (void)s.pipeline->Close(); });
   g_session.store(&s, std::memory_order_release);
   undo.Push([] { g_session.store(nullptr); });
@@ -264,6 +268,7 @@ absl::Status StartCollector(const core::Config& config, const std::string& entry
     undo.Push([&s] { s.metrics->Shutdown(); });
   }
   if (config.gpu_metrics) WatchForContext(s);
+  if (!config.prometheus.empty()) StartPrometheus(s);
   // A process at its thread limit: an error like any other, never an exception.
   if (auto st = s.pipeline->StartWriting(); !st.ok()) return st;
   undo.Push([&s] { s.pipeline->FinishWriting(); });
@@ -298,6 +303,7 @@ absl::Status StopCollector(CollectorSummary* summary) {
   }
   absl::Status closed = s->pipeline->Close();
   s->pipeline->ReleaseMemory();
+  s->exporter.reset();  // its last figures were published by FinishWriting
   if (summary != nullptr) {
     summary->path = s->pipeline->path();
     summary->records = s->pipeline->records_written();
@@ -324,6 +330,26 @@ std::string CollectorOutputPath() {
   std::lock_guard<std::mutex> lifecycle(g_lifecycle_mu);
   Session* s = g_session.load();
   return s != nullptr && s->pipeline != nullptr ? s->pipeline->path() : std::string();
+}
+
+absl::Status OpenCollectorTraceWindow(double seconds) {
+  std::lock_guard<std::mutex> lifecycle(g_lifecycle_mu);
+  Session* s = g_session.load();
+  if (s == nullptr) return absl::FailedPreconditionError("no cuscope session is active");
+  return s->pipeline->OpenTraceWindow(seconds);
+}
+
+absl::Status CloseCollectorTraceWindow() {
+  std::lock_guard<std::mutex> lifecycle(g_lifecycle_mu);
+  Session* s = g_session.load();
+  if (s == nullptr) return absl::FailedPreconditionError("no cuscope session is active");
+  return s->pipeline->CloseTraceWindow();
+}
+
+int CollectorPrometheusPort() {
+  std::lock_guard<std::mutex> lifecycle(g_lifecycle_mu);
+  Session* s = g_session.load();
+  return s != nullptr && s->exporter != nullptr ? s->exporter->port() : 0;
 }
 
 void MarkCollectorForkedChild() {

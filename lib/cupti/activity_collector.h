@@ -33,7 +33,7 @@ struct CollectorSummary {
   uint64_t launches_profiled = 0;  // kernel launches replayed for metrics
 };
 
-// Starts collection into the file `config.output` names. `entry` says how cuscope was started
+// Starts collection into the file `config.output` names (monitor mode: none when it is empty). `entry` says how cuscope was started
 // ("injection", "preload", "session"). Fails if a collector is already active.
 absl::Status StartCollector(const core::Config& config, const std::string& entry);
 // The same, reaching CUPTI and the driver through `cupti` (tests pass a fake). `cupti` must stay
@@ -48,6 +48,14 @@ absl::Status FlushCollector();
 
 bool CollectorActive();
 std::string CollectorOutputPath();
+
+// Monitor mode: every record also goes to the trace file for `seconds` (0 = until closed), the
+// figures going on. FailedPrecondition without an active monitor session with a file, or with a
+// window open.
+absl::Status OpenCollectorTraceWindow(double seconds);
+absl::Status CloseCollectorTraceWindow();
+// The Prometheus endpoint's port (0: none).
+int CollectorPrometheusPort();
 
 // Called in the child after fork(): the child neither writes nor flushes the parent's trace.
 void MarkCollectorForkedChild();

@@ -11,12 +11,12 @@
 
 namespace cuscope::cupti {
 
-CaptureController::CaptureController(const core::Config& config, CuptiApi& cupti, std::vector<CUpti_ActivityKind> kinds,
+CaptureController::CaptureController(const core::Config& config, CuptiApi& cupti, ActivitySelection selection,
                                      TracePipeline& pipeline, SamplingController& sampling,
                                      std::function<void(const std::string&)> warn)
     : config_(config),
       cupti_(cupti),
-      kinds_(std::move(kinds)),
+      selection_(std::move(selection)),
       pipeline_(pipeline),
       sampling_(sampling),
       warn_(std::move(warn)) {}
@@ -26,12 +26,7 @@ CaptureController::~CaptureController() { StopControlThread(); }
 // ---- Windows -----------------------------------------------------------------------------------
 
 absl::Status CaptureController::EnableKinds() {
-  for (size_t i = 0; i < kinds_.size(); ++i) {
-    if (auto st = cupti_.EnableActivity(kinds_[i]); !st.ok()) {
-      for (size_t j = 0; j < i; ++j) cupti_.DisableActivity(kinds_[j]);
-      return st;
-    }
-  }
+  if (auto st = selection_.Enable(cupti_); !st.ok()) return st;
   state_.store(State::kOpen);
   return absl::OkStatus();
 }
@@ -39,7 +34,7 @@ absl::Status CaptureController::EnableKinds() {
 bool CaptureController::DisableKinds(State next) {
   State open = State::kOpen;
   if (!state_.compare_exchange_strong(open, next)) return false;
-  for (CUpti_ActivityKind k : kinds_) cupti_.DisableActivity(k);
+  selection_.Disable(cupti_);
   return true;
 }
 

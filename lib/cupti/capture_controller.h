@@ -21,6 +21,7 @@
 #include "absl/status/status.h"
 #include "lib/core/config.h"
 #include "lib/core/hot_kernels.h"
+#include "lib/cupti/activity_selection.h"
 #include "lib/cupti/cupti_api.h"
 #include "lib/cupti/kernel_metrics_collector.h"
 #include "lib/cupti/sampling_controller.h"
@@ -37,7 +38,7 @@ class CaptureController {
     kEnded,    // the session's end closed the window
   };
 
-  CaptureController(const core::Config& config, CuptiApi& cupti, std::vector<CUpti_ActivityKind> kinds,
+  CaptureController(const core::Config& config, CuptiApi& cupti, ActivitySelection selection,
                     TracePipeline& pipeline, SamplingController& sampling, std::function<void(const std::string&)> warn);
   ~CaptureController();
   CaptureController(const CaptureController&) = delete;
@@ -82,7 +83,7 @@ class CaptureController {
 
   const core::Config& config_;
   CuptiApi& cupti_;
-  const std::vector<CUpti_ActivityKind> kinds_;
+  const ActivitySelection selection_;
   TracePipeline& pipeline_;
   SamplingController& sampling_;
   std::function<void(const std::string&)> warn_;

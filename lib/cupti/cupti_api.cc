@@ -22,6 +22,13 @@ class RealCupti final : public CuptiApi {
     return CuptiStatus(cuptiActivityEnable(kind), "cuptiActivityEnable");
   }
   void DisableActivity(CUpti_ActivityKind kind) override { cuptiActivityDisable(kind); }
+  absl::Status EnableApiRecords(v1::ApiDomain domain, uint32_t cbid, bool enable) override {
+    const uint8_t on = enable ? 1 : 0;
+    if (domain == v1::API_DOMAIN_DRIVER) {
+      return CuptiStatus(cuptiActivityEnableDriverApi(cbid, on), "cuptiActivityEnableDriverApi");
+    }
+    return CuptiStatus(cuptiActivityEnableRuntimeApi(cbid, on), "cuptiActivityEnableRuntimeApi");
+  }
   absl::Status RegisterBufferCallbacks(CUpti_BuffersCallbackRequestFunc requested,
                                        CUpti_BuffersCallbackCompleteFunc completed) override {
     std::lock_guard<std::mutex> lock(mu_);

@@ -33,6 +33,8 @@ class CuptiApi {
 
   virtual absl::Status EnableActivity(CUpti_ActivityKind kind) = 0;
   virtual void DisableActivity(CUpti_ActivityKind kind) = 0;
+  // Records of one runtime or driver call (lean collection), without enabling its whole API.
+  virtual absl::Status EnableApiRecords(v1::ApiDomain domain, uint32_t cbid, bool enable) = 0;
   // CUPTI keeps one pair of buffer callbacks per process: registering again once they are
   // registered succeeds without calling CUPTI.
   virtual absl::Status RegisterBufferCallbacks(CUpti_BuffersCallbackRequestFunc requested,

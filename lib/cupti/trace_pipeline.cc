@@ -1,11 +1,13 @@
 #include "lib/cupti/trace_pipeline.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cstdlib>
 #include <system_error>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "lib/monitor/figures_codec.h"
 
 namespace cuscope::cupti {
 namespace {
@@ -14,6 +16,65 @@ using SteadyClock = std::chrono::steady_clock;
 
 uint64_t NanosecondsSince(SteadyClock::time_point t0) {
   return std::chrono::duration_cast<std::chrono::nanoseconds>(SteadyClock::now() - t0).count();
+}
+
+int64_t SteadyNowNs() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(SteadyClock::now().time_since_epoch()).count();
+}
+
+uint64_t StartOf(const core::KernelActivity& a) { return a.start; }
+uint64_t StartOf(const core::ApiActivity& a) { return a.start; }
+uint64_t StartOf(const core::MemcpyRecord& r) { return r.start; }
+uint64_t StartOf(const core::MemsetRecord& r) { return r.start; }
+uint64_t StartOf(const core::SyncRecord& r) { return r.start; }
+uint64_t StartOf(const core::NvtxActivity& a) { return a.time; }
+uint64_t StartOf(const core::MemoryOpRecord& r) { return r.time; }
+uint64_t StartOf(const core::OverheadActivity& a) { return a.start; }
+
+// Monitor mode: every record to the figures, and to the trace when it started inside a trace
+// window (by CUPTI's clock: a buffer handed over after the window closed still holds records from
+// inside it).
+class MonitorTee final : public core::ActivitySink {
+ public:
+  MonitorTee(monitor::IntervalAggregator& figures, core::ActivitySink* trace, const std::vector<TraceSpan>* windows)
+      : figures_(figures), trace_(trace), windows_(windows) {}
+  void Add(const core::KernelActivity& a) override { Both(a); }
+  void Add(const core::ApiActivity& a) override { Both(a); }
+  void Add(const core::MemcpyRecord& r) override { Both(r); }
+  void Add(const core::MemsetRecord& r) override { Both(r); }
+  void Add(const core::SyncRecord& r) override { Both(r); }
+  void Add(const core::NvtxActivity& a) override { Both(a); }
+  void Add(const core::MemoryOpRecord& r) override { Both(r); }
+  void Add(const core::OverheadActivity& a) override { Both(a); }
+  void AddUntranslated(uint32_t kind) override {
+    if (trace_ != nullptr) trace_->AddUntranslated(kind);
+  }
+  void AddIncomplete(uint32_t kind) override {
+    if (trace_ != nullptr) trace_->AddIncomplete(kind);
+  }
+
+ private:
+  template <typename R>
+  void Both(const R& r) {
+    figures_.Add(r);
+    if (trace_ == nullptr) return;
+    const uint64_t t = StartOf(r);
+    for (const TraceSpan& w : *windows_) {
+      if (t >= w.start && t <= w.end) {
+        trace_->Add(r);
+        return;
+      }
+    }
+  }
+  monitor::IntervalAggregator& figures_;
+  core::ActivitySink* trace_;
+  const std::vector<TraceSpan>* windows_;
+};
+
+// Records of an interval keep arriving for a while after it ends: CUPTI hands buffers over at
+// least every flush period, and a kernel's record only once it has finished.
+uint64_t MonitorLagNs(const core::Config& config) {
+  return (2ull * config.flush_period_ms + 250) * 1'000'000ull;
 }
 
 }  // namespace
@@ -27,7 +88,15 @@ TracePipeline::TracePipeline(const core::Config& config, CuptiApi& cupti, std::u
       warn_(std::move(warn)),
       hooks_(std::move(hooks)),
       pool_(config.buffer_bytes, config.buffer_pool_cap_bytes),
-      builder_([&cupti](v1::ApiDomain domain, uint32_t cbid) { return cupti.CallbackName(domain, cbid); }) {}
+      builder_([&cupti](v1::ApiDomain domain, uint32_t cbid) { return cupti.CallbackName(domain, cbid); }) {
+  if (config.mode == core::CollectionMode::kMonitor) {
+    monitor::IntervalAggregator::Options options;
+    options.interval_ns = static_cast<uint64_t>(config.monitor_interval_ms) * 1'000'000ull;
+    options.top_kernels = config.monitor_top_kernels;
+    options.api_name = [&cupti](v1::ApiDomain domain, uint32_t cbid) { return cupti.CallbackName(domain, cbid); };
+    monitor_ = std::make_unique<monitor::IntervalAggregator>(std::move(options), cupti.Timestamp());
+  }
+}
 
 TracePipeline::~TracePipeline() {
   if (thread_.joinable()) FinishWriting();
@@ -106,47 +175,76 @@ void TracePipeline::QueueHotKernelChoice() {
 // ---- The writer thread -------------------------------------------------------------------------
 
 void TracePipeline::WriterLoop() {
+  // Monitor mode wakes at least this often, so intervals close and reach Prometheus when the
+  // program is quiet too.
+  const auto tick = std::chrono::milliseconds(std::clamp<uint32_t>(config_.monitor_interval_ms / 4, 10, 250));
   while (true) {
     QueuedBuffer b{};
+    bool have_buffer = false;
     {
       std::unique_lock<std::mutex> lock(queue_mu_);
-      queue_cv_.wait(lock, [this] { return !queue_.empty() || exit_requested_ || !counter_batches_.empty(); });
-      if (queue_.empty()) {
-        if (exit_requested_) break;  // every buffer written; the last chunk takes the rest
-        lock.unlock();
-        WriteChunk(false);  // GPU counter samples alone, so they reach the file while the program is quiet
-        continue;
+      const auto ready = [this] { return !queue_.empty() || exit_requested_ || !counter_batches_.empty(); };
+      if (monitor_ != nullptr) {
+        queue_cv_.wait_for(lock, tick, ready);
+      } else {
+        queue_cv_.wait(lock, ready);
       }
-      b = queue_.front();
-      queue_.pop_front();
+      if (!queue_.empty()) {
+        b = queue_.front();
+        queue_.pop_front();
+        have_buffer = true;
+      } else if (exit_requested_) {
+        break;  // every buffer written; the last chunk takes the rest
+      }
     }
-    if (b.choose_hot_kernels) {
+    if (!have_buffer) {
+      WriteChunk(false);  // GPU counter samples alone, so they reach the file while the program is quiet
+    } else if (b.choose_hot_kernels) {
       ChooseHotKernels();
-      continue;
+    } else {
+      ProcessBuffer(b);
     }
-    ProcessBuffer(b);
+    if (monitor_ != nullptr) {
+      CloseExpiredTraceWindow();
+      CloseMonitorIntervals(false);
+    }
   }
+  if (monitor_ != nullptr) CloseMonitorIntervals(true);
   WriteChunk(true);
   if (!failed()) state_.store(State::kFinished);
 }
 
 void TracePipeline::ProcessBuffer(const QueuedBuffer& b) {
   const auto t0 = SteadyClock::now();
-  if (!failed()) {
+  // After a failed write the trace takes nothing more; monitor figures go on.
+  if (monitor_ != nullptr) {
     TakeProfiled();
-    const ReplayedLaunches* replayed = replayed_.empty() ? nullptr : &replayed_;
-    CUpti_Activity* record = nullptr;
-    while (cupti_.NextRecord(b.buffer, b.valid, &record)) {
-      TranslateActivity(*record, builder_, replayed);
-      if (record->kind == CUPTI_ACTIVITY_KIND_OVERHEAD) {
-        // CUPTI hands ownership of the overhead details to the client.
-        std::free(reinterpret_cast<CUpti_ActivityOverhead3*>(record)->overheadData);
-      }
+    std::vector<TraceSpan> windows;
+    {
+      std::lock_guard<std::mutex> lock(queue_mu_);
+      windows = trace_spans_;
     }
+    MonitorTee tee(*monitor_, !windows.empty() && !failed() ? &builder_ : nullptr, &windows);
+    TranslateBuffer(b, tee);
+  } else if (!failed()) {
+    TakeProfiled();
+    TranslateBuffer(b, builder_);
   }
   pool_.Release(b.buffer);
   writer_ns_ += NanosecondsSince(t0);
   WriteChunk(false);
+}
+
+void TracePipeline::TranslateBuffer(const QueuedBuffer& b, core::ActivitySink& sink) {
+  const ReplayedLaunches* replayed = replayed_.empty() ? nullptr : &replayed_;
+  CUpti_Activity* record = nullptr;
+  while (cupti_.NextRecord(b.buffer, b.valid, &record)) {
+    TranslateActivity(*record, sink, replayed);
+    if (record->kind == CUPTI_ACTIVITY_KIND_OVERHEAD) {
+      // CUPTI hands ownership of the overhead details to the client.
+      std::free(reinterpret_cast<CUpti_ActivityOverhead3*>(record)->overheadData);
+    }
+  }
 }
 
 // Made once every buffer of the top-down's timeline window has been translated.
@@ -208,7 +306,13 @@ void TracePipeline::AddQueuedExtras(bool* had_windows) {
   }
   *had_windows = !windows.empty();
   for (const auto& w : windows) builder_.AddWindow(w.kind, w.open ? w.time : 0, w.open ? 0 : w.time, w.reason);
-  for (const auto& b : batches) builder_.AddCounterSeries(b.device, b.source, b.name, b.points);
+  for (const auto& b : batches) {
+    if (monitor_ != nullptr) {
+      for (const auto& p : b.points) monitor_->AddCounter(b.device, b.source, b.name, p);
+      if (!trace_window_.load()) continue;  // samples go to the trace only while a window is open
+    }
+    builder_.AddCounterSeries(b.device, b.source, b.name, b.points);
+  }
   TakeProfiled();
   std::vector<ProfiledLaunch> profiled;
   profiled.swap(profiled_pending_);
@@ -249,6 +353,10 @@ void TracePipeline::WriteChunk(bool final_chunk) {
     counter_batches_.clear();
     return;
   }
+  if (writer_ == nullptr) {
+    Drain();
+    return;
+  }
   if (!WriteHeaderIfPending()) return;
   bool had_windows = false;
   AddQueuedExtras(&had_windows);
@@ -262,6 +370,68 @@ void TracePipeline::WriteChunk(bool final_chunk) {
     return;
   }
   ++chunks_written_;
+}
+
+void TracePipeline::Drain() {
+  bool had_windows = false;
+  AddQueuedExtras(&had_windows);
+  builder_.TakeChunk(&chunk_);
+  chunk_.Clear();
+}
+
+// ---- Monitor mode ------------------------------------------------------------------------------
+
+void TracePipeline::CloseMonitorIntervals(bool all) {
+  const uint64_t dropped = dropped_by_cupti_.load();
+  if (dropped > dropped_counted_) monitor_->CountDropped(dropped - dropped_counted_);
+  dropped_counted_ = dropped;
+  const uint64_t now = cupti_.Timestamp();
+  const uint64_t lag = MonitorLagNs(config_);
+  std::vector<monitor::IntervalFigures> closed =
+      all ? monitor_->CloseAll(now) : monitor_->CloseBefore(now > lag ? now - lag : 0);
+  if (closed.empty()) return;
+  if (hooks_.intervals_closed) hooks_.intervals_closed(closed);
+  if (writer_ == nullptr || failed()) return;
+  for (const auto& f : closed) {
+    monitor::EncodeInterval(f, [this](std::string_view name) { return builder_.InternString(name); },
+                            builder_.AddMonitorInterval());
+  }
+  if (!all) WriteChunk(false);  // at the end, the final chunk takes them
+}
+
+absl::Status TracePipeline::OpenTraceWindow(double seconds) {
+  if (monitor_ == nullptr) return absl::FailedPreconditionError("a trace window needs monitor mode");
+  if (writer_ == nullptr) return absl::FailedPreconditionError("a trace window needs an output file");
+  if (trace_window_.exchange(true)) return absl::FailedPreconditionError("a trace window is already open");
+  trace_window_end_ns_.store(seconds > 0 ? SteadyNowNs() + static_cast<int64_t>(seconds * 1e9) : 0);
+  const uint64_t now = cupti_.Timestamp();
+  {
+    std::lock_guard<std::mutex> lock(queue_mu_);
+    // Records reach the writer up to a few flush periods late: the last few windows stay known.
+    if (trace_spans_.size() >= kKeptTraceSpans) trace_spans_.erase(trace_spans_.begin());
+    trace_spans_.push_back({now, UINT64_MAX});
+  }
+  QueueWindow(true, now, "trace window", v1::WINDOW_KIND_TIMELINE);
+  Wake();
+  return absl::OkStatus();
+}
+
+absl::Status TracePipeline::CloseTraceWindow() {
+  if (!trace_window_.exchange(false)) return absl::FailedPreconditionError("no trace window is open");
+  trace_window_end_ns_.store(0);
+  const uint64_t now = cupti_.Timestamp();
+  {
+    std::lock_guard<std::mutex> lock(queue_mu_);
+    if (!trace_spans_.empty()) trace_spans_.back().end = now;
+  }
+  QueueWindow(false, now, "trace window", v1::WINDOW_KIND_TIMELINE);
+  Wake();
+  return absl::OkStatus();
+}
+
+void TracePipeline::CloseExpiredTraceWindow() {
+  const int64_t end = trace_window_end_ns_.load();
+  if (end != 0 && SteadyNowNs() >= end && trace_window_.load()) (void)CloseTraceWindow();
 }
 
 }  // namespace cuscope::cupti

@@ -29,6 +29,8 @@
 #include "lib/cupti/gpu_counter_sampler.h"
 #include "lib/cupti/kernel_metrics_collector.h"
 #include "lib/cupti/translate.h"
+#include "lib/monitor/figures.h"
+#include "lib/monitor/interval_aggregator.h"
 
 namespace cuscope::cupti {
 
@@ -36,6 +38,12 @@ namespace cuscope::cupti {
 struct CounterTotals {
   uint64_t samples = 0;
   uint64_t overflows = 0;
+};
+
+// A trace window of monitor mode on CUPTI's clock (end UINT64_MAX while open).
+struct TraceSpan {
+  uint64_t start = 0;
+  uint64_t end = 0;
 };
 
 class TracePipeline {
@@ -53,9 +61,13 @@ class TracePipeline {
     // The top-down's hottest kernels of its window (empty when no kernel ran).
     std::function<void(std::vector<core::HotKernelChoice>)> hot_kernels_chosen;
     std::function<CounterTotals()> counter_totals;
+    // Monitor mode: intervals of figures as they close, oldest first.
+    std::function<void(const std::vector<monitor::IntervalFigures>&)> intervals_closed;
   };
 
-  // `header` is completed with the machine's devices and versions when it is written.
+  // `header` is completed with the machine's devices and versions when it is written. `writer` is
+  // null in monitor mode without an output file: the figures go to the hook alone. In monitor mode
+  // the records are folded into figures and reach the trace only inside a trace window.
   TracePipeline(const core::Config& config, CuptiApi& cupti, std::unique_ptr<core::TraceWriter> writer,
                 v1::Header header, std::function<void(const std::string&)> warn, Hooks hooks);
   ~TracePipeline();
@@ -68,7 +80,7 @@ class TracePipeline {
   absl::Status StartWriting();
   // Writes everything queued and the final chunk, then returns with the writer thread joined.
   void FinishWriting();
-  absl::Status Close() { return writer_->Close(); }
+  absl::Status Close() { return writer_ != nullptr ? writer_->Close() : absl::OkStatus(); }
   // After FinishWriting: gives back the spare buffers and the chunk's capacity, so a server that
   // starts and stops sessions for years keeps its memory flat.
   void ReleaseMemory();
@@ -89,12 +101,19 @@ class TracePipeline {
   // Wakes the writer for samples queued through QueueWindow alone.
   void Wake() { queue_cv_.notify_one(); }
 
+  // Monitor mode: every record also goes to the trace from now on, until CloseTraceWindow or, with
+  // `seconds` > 0, that long. FailedPrecondition outside monitor mode, without a file, or with a
+  // window open.
+  absl::Status OpenTraceWindow(double seconds);
+  absl::Status CloseTraceWindow();
+  bool monitoring() const { return monitor_ != nullptr; }
+
   State state() const { return state_.load(); }
   bool failed() const { return state_.load() == State::kFailed; }
-  const std::string& path() const { return writer_->path(); }
+  const std::string& path() const { return writer_ != nullptr ? writer_->path() : no_path_; }
   uint64_t records_written() const { return records_written_; }  // after FinishWriting
   uint64_t kernels_written() const { return kernels_written_; }   // after FinishWriting
-  uint64_t bytes_written() const { return writer_->bytes_written(); }
+  uint64_t bytes_written() const { return writer_ != nullptr ? writer_->bytes_written() : 0; }
   uint64_t dropped_by_cupti() const { return dropped_by_cupti_.load(); }
   uint64_t buffers_refused() const { return pool_.refused(); }
 
@@ -114,6 +133,7 @@ class TracePipeline {
 
   void WriterLoop();
   void ProcessBuffer(const QueuedBuffer& b);
+  void TranslateBuffer(const QueuedBuffer& b, core::ActivitySink& sink);
   void ChooseHotKernels();
   void TakeProfiled();
   void WriteChunk(bool final_chunk);
@@ -121,6 +141,11 @@ class TracePipeline {
   void AddQueuedExtras(bool* had_windows);
   void FillCaptureStats(v1::CaptureStats* stats);
   void Fail(const std::string& message);
+  // Monitor mode: closes the intervals no record can reach any more (all of them at the end),
+  // hands them to the hook and, with a file, to the next chunk.
+  void CloseMonitorIntervals(bool all);
+  void CloseExpiredTraceWindow();
+  void Drain();  // without a file: what a chunk would take, taken and dropped
 
   const core::Config& config_;
   CuptiApi& cupti_;
@@ -144,6 +169,8 @@ class TracePipeline {
   std::vector<QueuedWindow> windows_;         // queue_mu_
   std::vector<ProfiledLaunch> profiled_;      // queue_mu_
   std::vector<CounterBatch> counter_batches_; // queue_mu_
+  std::vector<TraceSpan> trace_spans_;         // queue_mu_: monitor mode's latest trace windows
+  static constexpr size_t kKeptTraceSpans = 16;
 
   // Writer thread only.
   std::thread thread_;
@@ -156,6 +183,14 @@ class TracePipeline {
   uint64_t chunks_written_ = 0;
   uint64_t write_errors_ = 0;
   v1::Chunk chunk_;  // reused: its buffers keep their capacity from chunk to chunk
+
+  // Monitor mode (writer thread, after construction).
+  std::unique_ptr<monitor::IntervalAggregator> monitor_;
+  uint64_t dropped_counted_ = 0;  // of dropped_by_cupti_, already in an interval
+  // Whether records also go to the trace; the window's end on the steady clock (0 = none).
+  std::atomic<bool> trace_window_{false};
+  std::atomic<int64_t> trace_window_end_ns_{0};
+  const std::string no_path_;
 };
 
 }  // namespace cuscope::cupti

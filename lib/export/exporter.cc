@@ -12,7 +12,7 @@
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
-#include "lib/analysis/api_names.h"
+#include "lib/core/api_names.h"
 #include "lib/core/kernel_selection.h"
 #include "lib/core/output_file.h"
 #include "lib/core/trace_reader.h"
@@ -363,7 +363,7 @@ const FunctionText& ExportPass::Function(uint32_t id, const core::Dictionary& di
   if (functions_.size() <= id) functions_.resize(id + 1);
   FunctionText& f = functions_[id];
   if (!f.ready) {
-    f.name = std::string(analysis::DisplayApiName(dict.function_name(id)));
+    f.name = std::string(core::DisplayApiName(dict.function_name(id)));
     f.driver = dict.function(id).domain() == v1::API_DOMAIN_DRIVER;
     f.ready = true;
   }

@@ -84,6 +84,24 @@ bool Session::Stop() {
   return st.ok();
 }
 
+bool Session::BeginTraceWindow(double duration_seconds) {
+  Impl& s = *impl_;
+  absl::Status st = s.active ? cupti::OpenCollectorTraceWindow(duration_seconds)
+                             : absl::FailedPreconditionError("the session is not active");
+  if (!st.ok()) s.error = std::string(st.message());
+  return st.ok();
+}
+
+bool Session::EndTraceWindow() {
+  Impl& s = *impl_;
+  absl::Status st =
+      s.active ? cupti::CloseCollectorTraceWindow() : absl::FailedPreconditionError("the session is not active");
+  if (!st.ok()) s.error = std::string(st.message());
+  return st.ok();
+}
+
+int Session::prometheus_port() const { return impl_->active ? cupti::CollectorPrometheusPort() : 0; }
+
 bool Session::active() const { return impl_->active; }
 const std::string& Session::error() const { return impl_->error; }
 const std::string& Session::output_path() const { return impl_->output_path; }

@@ -37,6 +37,9 @@ absl::StatusOr<core::Config> ConfigFromSessionOptions(const SessionOptions& o) {
   if (o.top_down_launches != 3) set("CUSCOPE_TOP_DOWN_LAUNCHES", absl::StrCat(o.top_down_launches));
   if (!o.gpu_metrics_devices.empty()) set("CUSCOPE_GPU_METRICS_DEVICES", o.gpu_metrics_devices);
   if (o.gpu_metrics_frequency_hz != 0) set("CUSCOPE_GPU_METRICS_FREQUENCY", absl::StrCat(o.gpu_metrics_frequency_hz));
+  if (!o.mode.empty()) set("CUSCOPE_MODE", o.mode);
+  if (o.monitor_interval_ms != 0) set("CUSCOPE_MONITOR_INTERVAL", Exact(o.monitor_interval_ms / 1000.0));
+  if (!o.prometheus.empty()) set("CUSCOPE_PROMETHEUS", o.prometheus);
   return core::ParseConfigFromEnvironment(settings);
 }
 

@@ -41,19 +41,19 @@ const char* CopyName(v1::CopyKind kind) {
   }
 }
 
-SliceCategory ApiCategoryOf(analysis::ApiCategory c) {
+SliceCategory ApiCategoryOf(core::ApiCategory c) {
   switch (c) {
-    case analysis::ApiCategory::kSync:
+    case core::ApiCategory::kSync:
       return SliceCategory::kApiSync;
-    case analysis::ApiCategory::kCopy:
+    case core::ApiCategory::kCopy:
       return SliceCategory::kApiCopy;
-    case analysis::ApiCategory::kAlloc:
+    case core::ApiCategory::kAlloc:
       return SliceCategory::kApiAlloc;
-    case analysis::ApiCategory::kSetup:
+    case core::ApiCategory::kSetup:
       return SliceCategory::kApiSetup;
-    case analysis::ApiCategory::kLaunch:
+    case core::ApiCategory::kLaunch:
       return SliceCategory::kApiLaunch;
-    case analysis::ApiCategory::kOther:
+    case core::ApiCategory::kOther:
       return SliceCategory::kApiOther;
   }
   return SliceCategory::kApiOther;

@@ -96,25 +96,25 @@ TEST(TimelineTest, EnclosingNvtxRangeIsTheInnermost) {
 }
 
 TEST(ApiNamesTest, VersionSuffixStrippedAndCallsClassified) {
-  EXPECT_EQ(DisplayApiName("cudaMemcpyAsync_v3020"), "cudaMemcpyAsync");
-  EXPECT_EQ(DisplayApiName("cuMemcpyHtoD_v2"), "cuMemcpyHtoD");
-  EXPECT_EQ(DisplayApiName("cuLaunchKernel"), "cuLaunchKernel");
-  EXPECT_EQ(ClassifyApi("cudaStreamSynchronize_v3020").sync, SyncKind::kStream);
-  EXPECT_EQ(ClassifyApi("cudaDeviceSynchronize_v3020").sync, SyncKind::kDevice);
-  EXPECT_TRUE(ClassifyApi("cudaMemcpy_v3020").synchronous_transfer);
-  EXPECT_FALSE(ClassifyApi("cudaMemcpyAsync_v3020").synchronous_transfer);
-  EXPECT_TRUE(ClassifyApi("cudaFree_v3020").implicit_sync);
-  EXPECT_FALSE(ClassifyApi("cudaMallocAsync_v11020").implicit_sync);
-  EXPECT_EQ(ClassifyApi("cudaLaunchKernel_v7000").category, ApiCategory::kLaunch);
-  EXPECT_TRUE(ClassifyApi("cudaGraphLaunch_v10000").graph_launch);
-  EXPECT_EQ(ClassifyApi("cudaGetDevice_v3020").category, ApiCategory::kOther);
+  EXPECT_EQ(core::DisplayApiName("cudaMemcpyAsync_v3020"), "cudaMemcpyAsync");
+  EXPECT_EQ(core::DisplayApiName("cuMemcpyHtoD_v2"), "cuMemcpyHtoD");
+  EXPECT_EQ(core::DisplayApiName("cuLaunchKernel"), "cuLaunchKernel");
+  EXPECT_EQ(core::ClassifyApi("cudaStreamSynchronize_v3020").sync, core::SyncKind::kStream);
+  EXPECT_EQ(core::ClassifyApi("cudaDeviceSynchronize_v3020").sync, core::SyncKind::kDevice);
+  EXPECT_TRUE(core::ClassifyApi("cudaMemcpy_v3020").synchronous_transfer);
+  EXPECT_FALSE(core::ClassifyApi("cudaMemcpyAsync_v3020").synchronous_transfer);
+  EXPECT_TRUE(core::ClassifyApi("cudaFree_v3020").implicit_sync);
+  EXPECT_FALSE(core::ClassifyApi("cudaMallocAsync_v11020").implicit_sync);
+  EXPECT_EQ(core::ClassifyApi("cudaLaunchKernel_v7000").category, core::ApiCategory::kLaunch);
+  EXPECT_TRUE(core::ClassifyApi("cudaGraphLaunch_v10000").graph_launch);
+  EXPECT_EQ(core::ClassifyApi("cudaGetDevice_v3020").category, core::ApiCategory::kOther);
   // Graph building, capture and module loading are setup; launching a graph is a launch.
-  EXPECT_EQ(ClassifyApi("cudaGraphInstantiate_v12000").category, ApiCategory::kSetup);
-  EXPECT_EQ(ClassifyApi("cuGraphAddKernelNode_v2").category, ApiCategory::kSetup);
-  EXPECT_EQ(ClassifyApi("cuModuleLoadData").category, ApiCategory::kSetup);
-  EXPECT_TRUE(ClassifyApi("cudaStreamBeginCapture_v10000").capture_begin);
-  EXPECT_TRUE(ClassifyApi("cudaStreamEndCapture_v10000").capture_end);
-  EXPECT_EQ(ClassifyApi("cudaGraphLaunch_v10000").category, ApiCategory::kLaunch);
+  EXPECT_EQ(core::ClassifyApi("cudaGraphInstantiate_v12000").category, core::ApiCategory::kSetup);
+  EXPECT_EQ(core::ClassifyApi("cuGraphAddKernelNode_v2").category, core::ApiCategory::kSetup);
+  EXPECT_EQ(core::ClassifyApi("cuModuleLoadData").category, core::ApiCategory::kSetup);
+  EXPECT_TRUE(core::ClassifyApi("cudaStreamBeginCapture_v10000").capture_begin);
+  EXPECT_TRUE(core::ClassifyApi("cudaStreamEndCapture_v10000").capture_end);
+  EXPECT_EQ(core::ClassifyApi("cudaGraphLaunch_v10000").category, core::ApiCategory::kLaunch);
 }
 
 TEST(TimelineTest, ReplaysCountAsTheProgramsWorkOnlyWhileTheTimelineWasRecorded) {

@@ -15,7 +15,58 @@ TEST(ConfigTest, DefaultsWithoutVariables) {
   EXPECT_EQ(c->flush_period_ms, 500u);
   EXPECT_TRUE(c->kind_enabled("kernel"));
   EXPECT_TRUE(c->kind_enabled("nvtx"));
+  // Lean by default: the calls the analyzer reads, not every runtime and driver call.
+  EXPECT_TRUE(c->kind_enabled("api"));
+  EXPECT_FALSE(c->kind_enabled("runtime"));
+  EXPECT_FALSE(c->kind_enabled("driver"));
+  EXPECT_EQ(c->mode, CollectionMode::kTrace);
   EXPECT_TRUE(c->settings.empty());
+}
+
+TEST(ConfigTest, MonitorModeSettings) {
+  auto c = ParseConfigFromEnvironment({{"CUSCOPE_MODE", "monitor"},
+                                       {"CUSCOPE_MONITOR_INTERVAL", "0.25"},
+                                       {"CUSCOPE_MONITOR_TOP_KERNELS", "5"},
+                                       {"CUSCOPE_PROMETHEUS", "9400"},
+                                       {"CUSCOPE_OUTPUT", ""}});
+  ASSERT_TRUE(c.ok()) << c.status();
+  EXPECT_EQ(c->mode, CollectionMode::kMonitor);
+  EXPECT_EQ(c->monitor_interval_ms, 250u);
+  EXPECT_EQ(c->monitor_top_kernels, 5u);
+  EXPECT_EQ(c->prometheus, "9400");
+  EXPECT_EQ(c->output, "");  // monitor mode may run without a file
+  auto d = ParseConfigFromEnvironment({{"CUSCOPE_MODE", "monitor"}});
+  ASSERT_TRUE(d.ok());
+  EXPECT_EQ(d->monitor_interval_ms, 1000u);
+  EXPECT_EQ(d->output, "cuscope_%p");
+}
+
+TEST(ConfigTest, MonitorModeRefusesWhatNeedsATraceWindowOrReplay) {
+  for (const char* name : {"CUSCOPE_METRICS", "CUSCOPE_TOP_DOWN", "CUSCOPE_DURATION", "CUSCOPE_DELAY",
+                           "CUSCOPE_CAPTURE_RANGE"}) {
+    const std::string value = std::string(name) == "CUSCOPE_METRICS"         ? "sol"
+                              : std::string(name) == "CUSCOPE_CAPTURE_RANGE" ? "cudaProfilerApi"
+                                                                             : "2";
+    auto c = ParseConfigFromEnvironment({{"CUSCOPE_MODE", "monitor"}, {name, value}});
+    ASSERT_FALSE(c.ok()) << name;
+    EXPECT_NE(std::string(c.status().message()).find(name), std::string::npos) << c.status();
+  }
+}
+
+TEST(ConfigTest, MonitorSettingsNeedMonitorMode) {
+  for (const char* name : {"CUSCOPE_MONITOR_INTERVAL", "CUSCOPE_PROMETHEUS"}) {
+    auto c = ParseConfigFromEnvironment({{name, "1"}});
+    ASSERT_FALSE(c.ok()) << name;
+    EXPECT_NE(std::string(c.status().message()).find("CUSCOPE_MODE=monitor"), std::string::npos) << c.status();
+  }
+}
+
+TEST(ConfigTest, MonitorIntervalEdges) {
+  EXPECT_TRUE(ParseConfigFromEnvironment({{"CUSCOPE_MODE", "monitor"}, {"CUSCOPE_MONITOR_INTERVAL", "0.1"}}).ok());
+  EXPECT_TRUE(ParseConfigFromEnvironment({{"CUSCOPE_MODE", "monitor"}, {"CUSCOPE_MONITOR_INTERVAL", "3600"}}).ok());
+  EXPECT_FALSE(ParseConfigFromEnvironment({{"CUSCOPE_MODE", "monitor"}, {"CUSCOPE_MONITOR_INTERVAL", "0.09"}}).ok());
+  EXPECT_FALSE(ParseConfigFromEnvironment({{"CUSCOPE_MODE", "monitor"}, {"CUSCOPE_MONITOR_INTERVAL", "3601"}}).ok());
+  EXPECT_FALSE(ParseConfigFromEnvironment({{"CUSCOPE_MODE", "always"}}).ok());
 }
 
 TEST(ConfigTest, ReadsEverySetting) {
@@ -59,7 +110,8 @@ TEST(ConfigTest, BadValuesAreNamed) {
   const Env bad[] = {{{"CUSCOPE_BUFFER_SIZE", "lots"}},     {{"CUSCOPE_BUFFER_SIZE", "1K"}},
                      {{"CUSCOPE_KINDS", "kernel,gpu"}},     {{"CUSCOPE_DELAY", "-1"}},
                      {{"CUSCOPE_FLUSH_PERIOD_MS", "0"}},    {{"CUSCOPE_CAPTURE_RANGE", "nvtx"}},
-                     {{"CUSCOPE_FORCE_OVERWRITE", "maybe"}}, {{"CUSCOPE_OUTPUT", ""}}};
+                     {{"CUSCOPE_FORCE_OVERWRITE", "maybe"}}, {{"CUSCOPE_OUTPUT", ""}},
+                     {{"CUSCOPE_MODE", "monitoring"}}};
   for (const auto& env : bad) {
     auto c = ParseConfigFromEnvironment(env);
     ASSERT_FALSE(c.ok()) << env[0].first << "=" << env[0].second;

@@ -14,6 +14,8 @@
 #include <thread>
 
 #include <cupti.h>
+#include <cupti_driver_cbid.h>
+#include <cupti_runtime_cbid.h>
 
 #include "absl/strings/str_cat.h"
 #include "gmock/gmock.h"
@@ -21,6 +23,7 @@
 #include "lib/core/config.h"
 #include "lib/core/trace.h"
 #include "lib/cupti/activity_collector.h"
+#include "lib/monitor/prometheus_exporter.h"
 #include "tests/cupti/fake_cupti.h"
 
 namespace cuscope::cupti {
@@ -136,6 +139,143 @@ TEST_F(CollectorLifecycleTest, RecordsEveryDeliveredKernelAndStopsInOrder) {
   EXPECT_LT(disabled, flushed);
   EXPECT_LT(flushed, unsubscribed);
   EXPECT_EQ(cupti_.Count("Unsubscribe"), 1u);
+}
+
+// Lean collection, the default: the runtime and driver calls the analyzer reads are chosen one by
+// one, after the kinds (enabling a whole API afterwards would undo the choice), and never the
+// whole RUNTIME or DRIVER kind.
+const std::string kRuntimeKind = absl::StrCat(static_cast<int>(CUPTI_ACTIVITY_KIND_RUNTIME));
+const std::string kDriverKind = absl::StrCat(static_cast<int>(CUPTI_ACTIVITY_KIND_DRIVER));
+const std::string kLeanLaunch = absl::StrCat("EnableApiRecords:runtime:", CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000);
+const std::string kLeanSync = absl::StrCat("EnableApiRecords:runtime:", CUPTI_RUNTIME_TRACE_CBID_cudaStreamSynchronize_v3020);
+const std::string kLeanGetDevice = absl::StrCat("EnableApiRecords:runtime:", CUPTI_RUNTIME_TRACE_CBID_cudaGetDevice_v3020);
+const std::string kLeanDriverLaunch = absl::StrCat("EnableApiRecords:driver:", CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel);
+const std::string kLeanDriverAttribute =
+    absl::StrCat("EnableApiRecords:driver:", CUPTI_DRIVER_TRACE_CBID_cuDeviceGetAttribute);
+
+TEST_F(CollectorLifecycleTest, LeanByDefaultChoosesTheCallsTheAnalyzerReadsAfterTheKinds) {
+  ASSERT_TRUE(StartCollector(config_, "session", cupti_).ok());
+  EXPECT_EQ(cupti_.Count(kLeanLaunch + ":1"), 1u);
+  EXPECT_EQ(cupti_.Count(kLeanSync + ":1"), 1u);
+  EXPECT_EQ(cupti_.Count(kLeanDriverLaunch + ":1"), 1u);
+  EXPECT_EQ(cupti_.Count(kLeanGetDevice + ":1"), 0u);
+  EXPECT_EQ(cupti_.Count(kLeanDriverAttribute + ":1"), 0u);
+  EXPECT_EQ(cupti_.Count("EnableActivity:" + kRuntimeKind), 0u);
+  EXPECT_EQ(cupti_.Count("EnableActivity:" + kDriverKind), 0u);
+  EXPECT_LT(cupti_.LastIndexOf("EnableActivity:" + kKernelKind), cupti_.LastIndexOf(kLeanLaunch + ":1"));
+  ASSERT_TRUE(StopCollector(nullptr).ok());
+  // The choice is process-wide: the stop takes it back.
+  EXPECT_EQ(cupti_.Count(kLeanLaunch + ":0"), 1u);
+  EXPECT_EQ(cupti_.Count(kLeanDriverLaunch + ":0"), 1u);
+}
+
+TEST_F(CollectorLifecycleTest, TheRuntimeKindMeansEveryRuntimeCallTheDriverStaysLean) {
+  config_.activity_kinds = {"kernel", "api", "runtime"};
+  ASSERT_TRUE(StartCollector(config_, "session", cupti_).ok());
+  EXPECT_EQ(cupti_.Count("EnableActivity:" + kRuntimeKind), 1u);
+  EXPECT_EQ(cupti_.Count(kLeanLaunch + ":1"), 0u);
+  EXPECT_EQ(cupti_.Count(kLeanDriverLaunch + ":1"), 1u);
+  ASSERT_TRUE(StopCollector(nullptr).ok());
+}
+
+TEST_F(CollectorLifecycleTest, WithoutTheApiKindNoCallIsChosen) {
+  config_.activity_kinds = {"kernel", "memcpy"};
+  ASSERT_TRUE(StartCollector(config_, "session", cupti_).ok());
+  for (const std::string& call : cupti_.Calls()) EXPECT_EQ(call.rfind("EnableApiRecords", 0), std::string::npos) << call;
+  ASSERT_TRUE(StopCollector(nullptr).ok());
+}
+
+TEST_F(CollectorLifecycleTest, AFailedCallChoiceUndoesTheKindsAndTheStart) {
+  cupti_.Fail(kLeanLaunch + ":1");  // chosen after cudaStreamSynchronize (lower callback id)
+  absl::Status st = StartCollector(config_, "session", cupti_);
+  EXPECT_FALSE(st.ok());
+  EXPECT_EQ(cupti_.Count("DisableActivity:" + kKernelKind), 1u);
+  EXPECT_EQ(cupti_.Count(kLeanSync + ":0"), 1u);  // chosen before the failure: taken back
+  EXPECT_FALSE(Exists(path_));
+  EXPECT_FALSE(CollectorActive());
+}
+
+// Monitor mode: figures per interval instead of records; every delivered kernel is counted.
+TEST_F(CollectorLifecycleTest, MonitorModeWritesFiguresNotRecords) {
+  config_.mode = core::CollectionMode::kMonitor;
+  config_.monitor_interval_ms = 100;
+  ASSERT_TRUE(StartCollector(config_, "session", cupti_).ok());
+  ASSERT_TRUE(cupti_.DeliverKernels(10, 1'050'000'000));
+  ASSERT_TRUE(cupti_.DeliverKernels(4, 1'350'000'000));
+  CollectorSummary summary;
+  ASSERT_TRUE(StopCollector(&summary).ok());
+  core::Trace trace = Load();
+  EXPECT_TRUE(trace.kernels.empty());
+  ASSERT_FALSE(trace.monitor_intervals.empty());
+  uint64_t kernels = 0, busy = 0;
+  for (const v1::MonitorInterval& m : trace.monitor_intervals) {
+    EXPECT_EQ(m.end_ns() - m.start_ns() <= 100'000'000u, true);
+    for (const v1::MonitorDevice& d : m.devices()) {
+      kernels += d.kernels();
+      busy += d.busy_ns();
+    }
+  }
+  EXPECT_EQ(kernels, 14u);
+  EXPECT_EQ(busy, 14u * 1000);  // each fake kernel runs 1 us, none overlap
+  // Intervals follow each other without a gap.
+  for (size_t i = 1; i < trace.monitor_intervals.size(); ++i) {
+    EXPECT_EQ(trace.monitor_intervals[i].start_ns(), trace.monitor_intervals[i - 1].end_ns());
+  }
+}
+
+TEST_F(CollectorLifecycleTest, MonitorModeWithoutAnOutputWritesNoFile) {
+  config_.mode = core::CollectionMode::kMonitor;
+  config_.output = "";
+  ASSERT_TRUE(StartCollector(config_, "session", cupti_).ok());
+  EXPECT_EQ(CollectorOutputPath(), "");
+  ASSERT_TRUE(cupti_.DeliverKernels(3, 1'050'000'000));
+  EXPECT_EQ(OpenCollectorTraceWindow(0).code(), absl::StatusCode::kFailedPrecondition);
+  ASSERT_TRUE(StopCollector(nullptr).ok());
+  EXPECT_FALSE(Exists(path_));
+}
+
+// Switching to a full trace and back without a restart: records that started inside the window
+// (by CUPTI's clock) reach the file, whenever their buffer arrives; the figures count everything.
+TEST_F(CollectorLifecycleTest, MonitorModeTraceWindowRecordsOnlyWhileOpen) {
+  config_.mode = core::CollectionMode::kMonitor;
+  config_.monitor_interval_ms = 100;
+  ASSERT_TRUE(StartCollector(config_, "session", cupti_).ok());
+  cupti_.AdvanceClock(1'000'000);
+  const uint64_t before = cupti_.Timestamp();
+  ASSERT_TRUE(OpenCollectorTraceWindow(0).ok());
+  EXPECT_EQ(OpenCollectorTraceWindow(0).code(), absl::StatusCode::kFailedPrecondition);
+  const uint64_t inside = cupti_.Timestamp();
+  cupti_.AdvanceClock(1'000'000);
+  ASSERT_TRUE(CloseCollectorTraceWindow().ok());
+  EXPECT_EQ(CloseCollectorTraceWindow().code(), absl::StatusCode::kFailedPrecondition);
+  cupti_.AdvanceClock(1'000'000);
+  const uint64_t after = cupti_.Timestamp();
+  // Handed over after the window closed, as CUPTI's buffers are: only the middle ones started in it.
+  ASSERT_TRUE(cupti_.DeliverKernels(4, before - 100'000));
+  ASSERT_TRUE(cupti_.DeliverKernels(5, inside + 1'000));
+  ASSERT_TRUE(cupti_.DeliverKernels(6, after + 1'000));
+  ASSERT_TRUE(StopCollector(nullptr).ok());
+  core::Trace trace = Load();
+  EXPECT_EQ(trace.kernels.size(), 5u);
+  uint64_t kernels = 0;
+  for (const auto& m : trace.monitor_intervals) {
+    for (const auto& d : m.devices()) kernels += d.kernels();
+  }
+  EXPECT_EQ(kernels, 15u);
+  int opened = 0, closed = 0;
+  for (const auto& w : trace.windows) {
+    if (w.reason() != "trace window") continue;
+    opened += w.start_ns() != 0;
+    closed += w.end_ns() != 0;
+  }
+  EXPECT_EQ(opened, 1);
+  EXPECT_EQ(closed, 1);
+}
+
+TEST_F(CollectorLifecycleTest, ATraceWindowNeedsMonitorMode) {
+  ASSERT_TRUE(StartCollector(config_, "session", cupti_).ok());
+  EXPECT_EQ(OpenCollectorTraceWindow(0).code(), absl::StatusCode::kFailedPrecondition);
+  ASSERT_TRUE(StopCollector(nullptr).ok());
 }
 
 TEST_F(CollectorLifecycleTest, SecondStartIsRefusedWhileOneIsActive) {
@@ -354,6 +494,62 @@ TEST_F(CollectorLifecycleTest, ThousandStartStopCyclesKeepMemoryAndThreadsFlat) 
     EXPECT_LT(ProcessStatus("VmRSS"), rss_kb + 32 * 1024) << "RSS grew by more than 32 MiB over 1,000 sessions";
   }
   EXPECT_EQ(Load().kernels.size(), 256u) << "the last session's trace is whole";
+}
+
+// The same for monitor mode with its Prometheus endpoint: the server's threads go with each stop.
+TEST_F(CollectorLifecycleTest, MonitorSessionsWithAnEndpointKeepThreadsFlat) {
+  config_.mode = core::CollectionMode::kMonitor;
+  config_.output = "";
+  config_.prometheus = "127.0.0.1:0";
+  config_.quiet = true;
+  const auto cycle = [&] {
+    ASSERT_TRUE(StartCollector(config_, "session", cupti_).ok());
+    ASSERT_GT(CollectorPrometheusPort(), 0);
+    ASSERT_TRUE(cupti_.DeliverKernels(16, 2'000'000'000));
+    ASSERT_TRUE(StopCollector(nullptr).ok());
+  };
+  for (int i = 0; i < 5; ++i) cycle();
+  const uint64_t threads = ProcessStatus("Threads");
+  for (int i = 0; i < 50; ++i) {  // each stop joins the server's threads: ~0.2 s a cycle
+    cycle();
+    if (HasFatalFailure()) return;
+  }
+  EXPECT_EQ(ProcessStatus("Threads"), threads);
+}
+
+// A port already taken: one line, and the figures go on without the endpoint.
+TEST_F(CollectorLifecycleTest, AnEndpointThatCannotListenIsOneLineAndMonitoringGoesOn) {
+  config_.mode = core::CollectionMode::kMonitor;
+  config_.monitor_interval_ms = 100;
+  config_.prometheus = "127.0.0.1:0";
+  config_.quiet = true;
+  ASSERT_TRUE(StartCollector(config_, "session", cupti_).ok());
+  const int taken = CollectorPrometheusPort();
+  ASSERT_GT(taken, 0);
+  FakeCupti second;
+  core::Config other = config_;
+  other.output = dir_ + "/second.cuscope";
+  other.prometheus = absl::StrCat("127.0.0.1:", taken);
+  other.quiet = false;
+  // The port the first session had, now held by someone else (here: another endpoint).
+  ASSERT_TRUE(StopCollector(nullptr).ok());
+  auto holder = monitor::PrometheusExporter::Start(absl::StrCat("127.0.0.1:", taken));
+  ASSERT_TRUE(holder.ok()) << holder.status();
+  ::testing::internal::CaptureStderr();
+  ASSERT_TRUE(StartCollector(other, "session", second).ok());
+  const std::string err = ::testing::internal::GetCapturedStderr();
+  EXPECT_EQ(CollectorPrometheusPort(), 0);
+  EXPECT_THAT(err, HasSubstr("cuscope: no Prometheus endpoint"));
+  EXPECT_EQ(std::count(err.begin(), err.end(), '\n'), 1) << err;
+  ASSERT_TRUE(second.DeliverKernels(3, 1'050'000'000));
+  ASSERT_TRUE(StopCollector(nullptr).ok());
+  auto trace = core::LoadTrace(other.output);
+  ASSERT_TRUE(trace.ok());
+  uint64_t kernels = 0;
+  for (const auto& m : trace->monitor_intervals) {
+    for (const auto& d : m.devices()) kernels += d.kernels();
+  }
+  EXPECT_EQ(kernels, 3u);
 }
 
 TEST_F(CollectorLifecycleTest, StopWithoutStartIsAnError) {

@@ -24,7 +24,7 @@ class FakeCupti final : public CuptiApi {
   // "EnableActivity:<kind number>", "EnableCallback:<domain>:<cbid>") fail from now on.
   void Fail(const std::string& call);
   // Calls in order: "Subscribe", "Unsubscribe", "EnableCallback:<d>:<cbid>", "EnableActivity:<k>",
-  // "DisableActivity:<k>", "RegisterBufferCallbacks", "FlushAll", "FlushAll:forced", "SetFlushPeriod".
+  // "DisableActivity:<k>", "EnableApiRecords:<api>:<cbid>:<0|1>", "RegisterBufferCallbacks", "FlushAll", "FlushAll:forced", "SetFlushPeriod".
   std::vector<std::string> Calls() const;
   size_t Count(const std::string& call) const;
   // Index of the last call named `call` in Calls(), or -1.
@@ -49,6 +49,8 @@ class FakeCupti final : public CuptiApi {
                               CUpti_CallbackId cbid) override;
   absl::Status EnableActivity(CUpti_ActivityKind kind) override;
   void DisableActivity(CUpti_ActivityKind kind) override;
+  // Logged as "EnableApiRecords:<runtime|driver>:<cbid>:<0|1>".
+  absl::Status EnableApiRecords(v1::ApiDomain domain, uint32_t cbid, bool enable) override;
   absl::Status RegisterBufferCallbacks(CUpti_BuffersCallbackRequestFunc requested,
                                        CUpti_BuffersCallbackCompleteFunc completed) override;
   absl::Status FlushAll(bool forced) override;
@@ -57,6 +59,8 @@ class FakeCupti final : public CuptiApi {
   bool NextRecord(uint8_t* buffer, size_t valid, CUpti_Activity** record) override;
   uint64_t DroppedRecords(CUcontext, uint32_t) override { return 0; }
   uint64_t Timestamp() override { return clock_.fetch_add(1000); }
+  // Moves the fake clock on (each Timestamp call also moves it 1 us).
+  void AdvanceClock(uint64_t ns) { clock_.fetch_add(ns); }
   uint32_t Version() override { return 130001; }
   std::string CallbackName(v1::ApiDomain domain, uint32_t cbid) override;
   bool DriverLoadable() override { return driver_loadable_; }

@@ -40,10 +40,10 @@
 namespace cuscope::analysis {
 namespace {
 
-constexpr int kSetupCause = static_cast<int>(ApiCategory::kSetup);
-constexpr int kHostBoundCause = kApiCategoryCount;
-constexpr int kGraphNodeCause = kApiCategoryCount + 1;
-constexpr int kCauseCount = kApiCategoryCount + 2;
+constexpr int kSetupCause = static_cast<int>(core::ApiCategory::kSetup);
+constexpr int kHostBoundCause = core::kApiCategoryCount;
+constexpr int kGraphNodeCause = core::kApiCategoryCount + 1;
+constexpr int kCauseCount = core::kApiCategoryCount + 2;
 
 constexpr std::array<absl::string_view, kCauseCount> kCauseKeys = {
     "idle_in_sync_ns",   "idle_in_copy_ns",      "idle_in_alloc_ns",  "idle_in_setup_ns",
@@ -212,7 +212,7 @@ class GapAttribution {
     }
     uint64_t explained = 0, dominant_ns = 0;
     int dominant = kHostBoundCause;
-    for (int c = 0; c < kApiCategoryCount; ++c) {
+    for (int c = 0; c < core::kApiCategoryCount; ++c) {
       explained += by_category[c];
       if (by_category[c] > dominant_ns) {
         dominant_ns = by_category[c];
@@ -221,7 +221,7 @@ class GapAttribution {
     }
     // A gap the host spent launching, ended by the first node of a graph's first launch: the
     // graph's upload, setup rather than a launch rate the program keeps up.
-    if (dominant == static_cast<int>(ApiCategory::kLaunch) && EndsAtAGraphsFirstLaunch(after)) dominant = kSetupCause;
+    if (dominant == static_cast<int>(core::ApiCategory::kLaunch) && EndsAtAGraphsFirstLaunch(after)) dominant = kSetupCause;
     if (dominant == kSetupCause) {
       // The host was mainly setting up: the whole gap is setup, host work between the calls included.
       ++tally_.setup_gaps;
@@ -229,7 +229,7 @@ class GapAttribution {
       AttributeWhole(gap, kSetupCause);
       return;
     }
-    for (int c = 0; c < kApiCategoryCount; ++c) tally_.cause_ns[c] += by_category[c];
+    for (int c = 0; c < core::kApiCategoryCount; ++c) tally_.cause_ns[c] += by_category[c];
     const uint64_t unexplained = gap.length() - std::min(gap.length(), explained);
     tally_.cause_ns[kHostBoundCause] += unexplained;
     if (gap.length() < micro_gap_ns_) {

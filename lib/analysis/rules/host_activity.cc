@@ -30,17 +30,17 @@ const core::ApiCallRow& HostActivity::Call(size_t i) const {
 }
 
 int HostActivity::CategoryOf(const core::ApiCallRow& call) {
-  const ApiTraits& traits = timeline_.Traits(call);
+  const core::ApiTraits& traits = timeline_.Traits(call);
   if (call.thread >= capturing_.size()) capturing_.resize(call.thread + 1, 0);
   uint8_t& capturing = capturing_[call.thread];
   if (traits.capture_begin) capturing = 1;
   if (traits.capture_end) capturing = 0;
-  if (capturing && traits.category == ApiCategory::kLaunch) return static_cast<int>(ApiCategory::kSetup);
+  if (capturing && traits.category == core::ApiCategory::kLaunch) return static_cast<int>(core::ApiCategory::kSetup);
   return static_cast<int>(traits.category);
 }
 
-std::array<uint64_t, kApiCategoryCount> HostActivity::Breakdown(Interval window) {
-  std::array<uint64_t, kApiCategoryCount> out{};
+std::array<uint64_t, core::kApiCategoryCount> HostActivity::Breakdown(Interval window) {
+  std::array<uint64_t, core::kApiCategoryCount> out{};
   const size_t count = timeline_.trace().api_calls.size();
   // Calls that began before the window: only how far each category reaches matters.
   for (; next_ < count && Call(next_).start < window.begin; ++next_) {
@@ -50,7 +50,7 @@ std::array<uint64_t, kApiCategoryCount> HostActivity::Breakdown(Interval window)
   }
   if (window.empty()) return out;
   pieces_.clear();
-  for (int c = 0; c < kApiCategoryCount; ++c) {
+  for (int c = 0; c < core::kApiCategoryCount; ++c) {
     if (reach_[c] > window.begin) pieces_.push_back(Piece{window.begin, std::min(reach_[c], window.end), c});
   }
   // Calls that begin inside the window.
@@ -68,7 +68,7 @@ std::array<uint64_t, kApiCategoryCount> HostActivity::Breakdown(Interval window)
   // Pieces are in start order within each category. Claim time category by category, in
   // precedence order, each taking only what the ones before it left.
   covered_.clear();
-  for (int c = 0; c < kApiCategoryCount; ++c) {
+  for (int c = 0; c < core::kApiCategoryCount; ++c) {
     merged_.clear();
     for (const Piece& p : pieces_) {
       if (p.category != c) continue;

@@ -7,7 +7,7 @@ namespace {
 
 constexpr FindingRule kFindingRules[] = {GpuIdleRule,    LaunchOverheadRule,  SyncPointsRule, CopiesRule,
                                          StreamsRule,    HotKernelsRule,      KernelInternalsRule,
-                                         ThrottleRule};
+                                         ThrottleRule,   MonitorIdleRule};
 
 // How complete the trace is comes first, then what metric collection did to it.
 constexpr WarningRule kWarningRules[] = {TraceHealthRule, MetricCollectionRule};

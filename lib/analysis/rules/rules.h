@@ -36,6 +36,7 @@ std::vector<Finding> KernelInternalsRule(const Timeline& timeline, const Thresho
 // gpu.throttle: NVML clocks-event reasons show power or thermal slowdown while kernels ran: which
 // reasons, how much kernel time they covered, the SM clock then against the highest read.
 std::vector<Finding> ThrottleRule(const Timeline& timeline, const Thresholds& thresholds);
+std::vector<Finding> MonitorIdleRule(const Timeline& timeline, const Thresholds& thresholds);
 
 // Warnings about the trace itself: the tail cut off, damage after some chunk, records dropped
 // during capture, operations still running at its end, no final statistics.
@@ -55,8 +56,8 @@ std::vector<std::string> MetricCollectionRule(const Timeline& timeline);
 class HostActivity {
  public:
   explicit HostActivity(const Timeline& timeline);
-  // Time of `window` per ApiCategory; the rest of the window no call covered.
-  std::array<uint64_t, kApiCategoryCount> Breakdown(Interval window);
+  // Time of `window` per core::ApiCategory; the rest of the window no call covered.
+  std::array<uint64_t, core::kApiCategoryCount> Breakdown(Interval window);
   void Rewind();
 
  private:
@@ -71,7 +72,7 @@ class HostActivity {
   std::vector<uint32_t> order_;  // call indices by start; empty when the trace is already in order
   size_t next_ = 0;
   // Per category, the latest end of the calls already passed: what reaches into the next window.
-  std::array<uint64_t, kApiCategoryCount> reach_{};
+  std::array<uint64_t, core::kApiCategoryCount> reach_{};
   std::vector<uint8_t> capturing_;  // per thread id: between BeginCapture and EndCapture
   // Scratch, reused from window to window.
   std::vector<Piece> pieces_;

@@ -58,8 +58,8 @@ std::vector<Finding> SyncPointsRule(const Timeline& timeline, const Thresholds& 
     OffenderTally apis("api"), ranges("nvtx");
     for (uint32_t index : th.api_calls) {
       const core::ApiCallRow& call = trace.api_calls[index];
-      const ApiTraits& traits = timeline.Traits(call);
-      const bool waits = traits.category == ApiCategory::kSync || traits.synchronous_transfer || traits.implicit_sync;
+      const core::ApiTraits& traits = timeline.Traits(call);
+      const bool waits = traits.category == core::ApiCategory::kSync || traits.synchronous_transfer || traits.implicit_sync;
       if (!waits) continue;
       waiting.Add(call.start, call.end);
       // A runtime call and the driver call inside it are one wait.
@@ -68,10 +68,10 @@ std::vector<Finding> SyncPointsRule(const Timeline& timeline, const Thresholds& 
       const Interval wait{call.start, std::max(call.start, call.end)};
       ++calls;
       switch (traits.sync) {
-        case SyncKind::kStream: ++stream_syncs; break;
-        case SyncKind::kDevice: ++device_syncs; break;
-        case SyncKind::kEvent: ++event_syncs; break;
-        case SyncKind::kNone: break;
+        case core::SyncKind::kStream: ++stream_syncs; break;
+        case core::SyncKind::kDevice: ++device_syncs; break;
+        case core::SyncKind::kEvent: ++event_syncs; break;
+        case core::SyncKind::kNone: break;
       }
       if (traits.synchronous_transfer) ++sync_copies;
       if (traits.implicit_sync) ++implicit;

@@ -1,8 +1,8 @@
-#include "lib/analysis/api_names.h"
+#include "lib/core/api_names.h"
 
 #include <array>
 
-namespace cuscope::analysis {
+namespace cuscope::core {
 namespace {
 
 bool StartsWith(std::string_view s, std::string_view prefix) { return s.substr(0, prefix.size()) == prefix; }
@@ -89,8 +89,10 @@ ApiTraits ClassifyApi(std::string_view cupti_name) {
     t.category = ApiCategory::kSetup;
     return t;
   }
-  if (StartsWith(name, "cudaLaunch") || StartsWith(name, "cuLaunch") || name == "cudaGraphLaunch" ||
-      name == "cuGraphLaunch") {
+  // CUDA 13's `<<<>>>` goes through __cudaLaunchKernel (CUPTI has recorded it as cudaLaunchKernel so
+  // far; either name is a launch).
+  if (StartsWith(name, "cudaLaunch") || StartsWith(name, "cuLaunch") || StartsWith(name, "__cudaLaunch") ||
+      name == "cudaGraphLaunch" || name == "cuGraphLaunch") {
     t.category = ApiCategory::kLaunch;
     t.graph_launch = Contains(name, "Graph");
     return t;
@@ -98,4 +100,8 @@ ApiTraits ClassifyApi(std::string_view cupti_name) {
   return t;
 }
 
-}  // namespace cuscope::analysis
+bool CollectedWhenLean(std::string_view cupti_name) {
+  return ClassifyApi(cupti_name).category != ApiCategory::kOther;
+}
+
+}  // namespace cuscope::core

@@ -1,12 +1,12 @@
 // What a CUDA runtime or driver API call is, judged from the name CUPTI gives it.
-#ifndef CUSCOPE_LIB_ANALYSIS_API_NAMES_H_
-#define CUSCOPE_LIB_ANALYSIS_API_NAMES_H_
+#ifndef CUSCOPE_LIB_CORE_API_NAMES_H_
+#define CUSCOPE_LIB_CORE_API_NAMES_H_
 
 #include <cstdint>
 #include <string>
 #include <string_view>
 
-namespace cuscope::analysis {
+namespace cuscope::core {
 
 // What the host is doing while inside a call. The order is the precedence used when calls on
 // several threads overlap one idle gap: a thread parked in a sync explains the gap before one
@@ -45,6 +45,13 @@ struct ApiTraits {
 std::string_view DisplayApiName(std::string_view cupti_name);
 ApiTraits ClassifyApi(std::string_view cupti_name);
 
-}  // namespace cuscope::analysis
+// Lean collection (the default activity kind "api") records only the calls the analyzer reads:
+// every category but kOther: launches, copies and memsets, synchronization, allocation, and the
+// one-off setup calls (graphs, stream capture, module and library loads, context creation). A call
+// of kOther (cudaGetDevice, cudaStreamIsCapturing, cudaGetLastError, ...) is not recorded: in a
+// lean trace the host's time in it counts as time outside CUDA.
+bool CollectedWhenLean(std::string_view cupti_name);
 
-#endif  // CUSCOPE_LIB_ANALYSIS_API_NAMES_H_
+}  // namespace cuscope::core
+
+#endif  // CUSCOPE_LIB_CORE_API_NAMES_H_

@@ -1,0 +1,95 @@
+// What always-on (monitor) mode keeps instead of a per-record trace: figures per interval
+// (default 1 s) and per device, folded from the same records a trace would hold.
+//
+// One interval's figures are final once the interval closes; the live exporter and the trace
+// file (Chunk.monitor_intervals) both take closed intervals only, so a figure is never revised.
+// Plain data: the aggregator that fills it (interval_aggregator.h) and everything that reads it
+// are tested on this machine with fabricated records.
+#ifndef CUSCOPE_LIB_MONITOR_FIGURES_H_
+#define CUSCOPE_LIB_MONITOR_FIGURES_H_
+
+#include <array>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "cuscope/v1/trace.pb.h"
+
+namespace cuscope::monitor {
+
+// What the host was doing while a device sat idle, judged from the API calls collected. The order
+// is the precedence when calls on several threads overlap one idle stretch (a thread parked in a
+// sync explains the stretch before one that is launching), as the analyzer's gpu.idle rule has it.
+// kOutsideCuda: no collected call was running: the host was computing, waiting on something else,
+// or (under lean collection) inside a CUDA call that is not collected.
+enum class HostCause : uint8_t { kSync = 0, kCopy, kAlloc, kSetup, kLaunch, kOutsideCuda };
+inline constexpr int kHostCauseCount = 6;
+// "sync", "copy", "alloc", "setup", "launch", "outside_cuda": label values and trace names.
+const char* HostCauseName(HostCause cause);
+
+// A kernel as the figures group it: name + grid + block, as `hot.kernels` and the top-down do.
+struct KernelFigures {
+  std::string name;  // mangled, as CUPTI gives it; "" for the "other" row
+  std::array<uint32_t, 3> grid = {0, 0, 0};
+  std::array<uint32_t, 3> block = {0, 0, 0};
+  uint64_t launches = 0;
+  uint64_t gpu_ns = 0;
+};
+
+// Copies of one direction between two kinds of memory.
+struct CopyFigures {
+  v1::CopyKind kind = v1::COPY_KIND_UNKNOWN;
+  v1::MemoryKind src_kind = v1::MEMORY_KIND_UNKNOWN;
+  v1::MemoryKind dst_kind = v1::MEMORY_KIND_UNKNOWN;
+  uint64_t count = 0;
+  uint64_t bytes = 0;
+  uint64_t gpu_ns = 0;
+};
+
+// One GPU counter (PM sampling metric or NVML reading, by the names the trace uses:
+// "sm__throughput.avg.pct_of_peak_sustained_elapsed", "nvml.power_w", ...) over the interval.
+struct CounterFigures {
+  std::string name;
+  v1::CounterSource source = v1::COUNTER_SOURCE_UNKNOWN;
+  uint64_t samples = 0;
+  double mean = 0;
+  double max = 0;
+};
+
+struct DeviceFigures {
+  uint32_t device = 0;
+  // busy: the union of the device's kernels, copies and memsets within the interval; idle: the
+  // rest of the interval, split by what the host was doing meanwhile (sums to idle_ns).
+  uint64_t busy_ns = 0;
+  uint64_t idle_ns = 0;
+  std::array<uint64_t, kHostCauseCount> idle_by_cause_ns{};
+  uint64_t kernels = 0;        // kernel executions that started in the interval
+  uint64_t kernel_gpu_ns = 0;  // their summed durations (overlapping kernels each count)
+  // The interval's hottest kernels by GPU time, hottest first (at most the aggregator's top N),
+  // and everything else summed in `other_kernels` (name "").
+  std::vector<KernelFigures> top_kernels;
+  KernelFigures other_kernels;
+  std::vector<CopyFigures> copies;  // one per (kind, src, dst) seen
+  uint64_t memsets = 0;
+  uint64_t memset_bytes = 0;
+  uint64_t memset_ns = 0;
+  std::vector<CounterFigures> counters;  // by name
+};
+
+struct IntervalFigures {
+  uint64_t start_ns = 0;  // CUPTI clock
+  uint64_t end_ns = 0;
+  std::vector<DeviceFigures> devices;  // by device id; a device appears once it has done anything
+  // Host side, for the whole process.
+  uint64_t launch_calls = 0;  // kernel and graph launch calls (runtime + driver)
+  uint64_t sync_calls = 0;    // calls that wait for the GPU (stream/device/event synchronize)
+  uint64_t sync_wait_ns = 0;  // time at least one thread spent inside one (threads waiting together count once)
+  // Records CUPTI dropped for want of a buffer, counted when their buffer was handed over.
+  uint64_t records_dropped_by_cupti = 0;
+  // Records that arrived after their interval had closed, counted in this one instead.
+  uint64_t late_records = 0;
+};
+
+}  // namespace cuscope::monitor
+
+#endif  // CUSCOPE_LIB_MONITOR_FIGURES_H_

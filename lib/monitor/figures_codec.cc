@@ -1,0 +1,116 @@
+#include "lib/monitor/figures_codec.h"
+
+namespace cuscope::monitor {
+namespace {
+
+void EncodeKernel(const KernelFigures& k, uint32_t name, v1::MonitorKernel* out) {
+  out->set_name(name);
+  out->set_grid_x(k.grid[0]);
+  out->set_grid_y(k.grid[1]);
+  out->set_grid_z(k.grid[2]);
+  out->set_block_x(k.block[0]);
+  out->set_block_y(k.block[1]);
+  out->set_block_z(k.block[2]);
+  out->set_launches(k.launches);
+  out->set_gpu_ns(k.gpu_ns);
+}
+
+KernelFigures DecodeKernel(const v1::MonitorKernel& k, const core::Dictionary& dict) {
+  KernelFigures out;
+  out.name = k.name() == 0 ? std::string() : dict.str(k.name());
+  out.grid = {k.grid_x(), k.grid_y(), k.grid_z()};
+  out.block = {k.block_x(), k.block_y(), k.block_z()};
+  out.launches = k.launches();
+  out.gpu_ns = k.gpu_ns();
+  return out;
+}
+
+}  // namespace
+
+void EncodeInterval(const IntervalFigures& f, const std::function<uint32_t(std::string_view)>& intern,
+                    v1::MonitorInterval* out) {
+  out->set_start_ns(f.start_ns);
+  out->set_end_ns(f.end_ns);
+  out->set_launch_calls(f.launch_calls);
+  out->set_sync_calls(f.sync_calls);
+  out->set_sync_wait_ns(f.sync_wait_ns);
+  out->set_records_dropped_by_cupti(f.records_dropped_by_cupti);
+  out->set_late_records(f.late_records);
+  for (const DeviceFigures& d : f.devices) {
+    v1::MonitorDevice* md = out->add_devices();
+    md->set_device(d.device);
+    md->set_busy_ns(d.busy_ns);
+    md->set_idle_ns(d.idle_ns);
+    for (uint64_t ns : d.idle_by_cause_ns) md->add_idle_by_cause_ns(ns);
+    md->set_kernels(d.kernels);
+    md->set_kernel_gpu_ns(d.kernel_gpu_ns);
+    for (const KernelFigures& k : d.top_kernels) EncodeKernel(k, intern(k.name), md->add_top_kernels());
+    if (d.other_kernels.launches > 0) EncodeKernel(d.other_kernels, 0, md->mutable_other_kernels());
+    for (const CopyFigures& c : d.copies) {
+      v1::MonitorCopy* mc = md->add_copies();
+      mc->set_kind(c.kind);
+      mc->set_src_kind(c.src_kind);
+      mc->set_dst_kind(c.dst_kind);
+      mc->set_count(c.count);
+      mc->set_bytes(c.bytes);
+      mc->set_gpu_ns(c.gpu_ns);
+    }
+    md->set_memsets(d.memsets);
+    md->set_memset_bytes(d.memset_bytes);
+    md->set_memset_ns(d.memset_ns);
+    for (const CounterFigures& c : d.counters) {
+      v1::MonitorCounter* mc = md->add_counters();
+      mc->set_name(intern(c.name));
+      mc->set_source(c.source);
+      mc->set_samples(c.samples);
+      mc->set_mean(c.mean);
+      mc->set_max(c.max);
+    }
+  }
+}
+
+IntervalFigures DecodeInterval(const v1::MonitorInterval& in, const core::Dictionary& dict) {
+  IntervalFigures f;
+  f.start_ns = in.start_ns();
+  f.end_ns = in.end_ns();
+  f.launch_calls = in.launch_calls();
+  f.sync_calls = in.sync_calls();
+  f.sync_wait_ns = in.sync_wait_ns();
+  f.records_dropped_by_cupti = in.records_dropped_by_cupti();
+  f.late_records = in.late_records();
+  for (const v1::MonitorDevice& md : in.devices()) {
+    DeviceFigures& d = f.devices.emplace_back();
+    d.device = md.device();
+    d.busy_ns = md.busy_ns();
+    d.idle_ns = md.idle_ns();
+    for (int c = 0; c < md.idle_by_cause_ns_size() && c < kHostCauseCount; ++c) d.idle_by_cause_ns[c] = md.idle_by_cause_ns(c);
+    d.kernels = md.kernels();
+    d.kernel_gpu_ns = md.kernel_gpu_ns();
+    for (const v1::MonitorKernel& k : md.top_kernels()) d.top_kernels.push_back(DecodeKernel(k, dict));
+    d.other_kernels = DecodeKernel(md.other_kernels(), dict);
+    d.other_kernels.name.clear();
+    for (const v1::MonitorCopy& mc : md.copies()) {
+      CopyFigures& c = d.copies.emplace_back();
+      c.kind = mc.kind();
+      c.src_kind = mc.src_kind();
+      c.dst_kind = mc.dst_kind();
+      c.count = mc.count();
+      c.bytes = mc.bytes();
+      c.gpu_ns = mc.gpu_ns();
+    }
+    d.memsets = md.memsets();
+    d.memset_bytes = md.memset_bytes();
+    d.memset_ns = md.memset_ns();
+    for (const v1::MonitorCounter& mc : md.counters()) {
+      CounterFigures& c = d.counters.emplace_back();
+      c.name = dict.str(mc.name());
+      c.source = mc.source();
+      c.samples = mc.samples();
+      c.mean = mc.mean();
+      c.max = mc.max();
+    }
+  }
+  return f;
+}
+
+}  // namespace cuscope::monitor

@@ -1,0 +1,289 @@
+#include "lib/monitor/interval_aggregator.h"
+
+#include <algorithm>
+#include <tuple>
+
+namespace cuscope::monitor {
+namespace {
+
+using analysis::Interval;
+using analysis::IntervalSet;
+
+std::array<uint32_t, 3> Dim3(int32_t x, int32_t y, int32_t z) {
+  return {static_cast<uint32_t>(x), static_cast<uint32_t>(y), static_cast<uint32_t>(z)};
+}
+
+// The host causes in order of precedence, as indices into OpenInterval::host.
+int HostIndex(core::ApiCategory category) {
+  switch (category) {
+    case core::ApiCategory::kSync: return static_cast<int>(HostCause::kSync);
+    case core::ApiCategory::kCopy: return static_cast<int>(HostCause::kCopy);
+    case core::ApiCategory::kAlloc: return static_cast<int>(HostCause::kAlloc);
+    case core::ApiCategory::kSetup: return static_cast<int>(HostCause::kSetup);
+    case core::ApiCategory::kLaunch: return static_cast<int>(HostCause::kLaunch);
+    case core::ApiCategory::kOther: break;
+  }
+  return -1;
+}
+
+}  // namespace
+
+IntervalAggregator::IntervalAggregator(Options options, uint64_t origin_ns)
+    : options_(std::move(options)), origin_(origin_ns) {}
+
+int64_t IntervalAggregator::IndexOf(uint64_t time) const {
+  const int64_t index = time <= origin_ ? 0 : static_cast<int64_t>((time - origin_) / options_.interval_ns);
+  return std::max(index, next_to_close_);
+}
+
+IntervalAggregator::OpenInterval& IntervalAggregator::Open(int64_t index) { return open_[index]; }
+
+IntervalAggregator::OpenInterval& IntervalAggregator::OpenFor(uint64_t time) {
+  const bool late = time > origin_ && static_cast<int64_t>((time - origin_) / options_.interval_ns) < next_to_close_;
+  OpenInterval& in = Open(IndexOf(time));
+  if (late) ++in.late;
+  return in;
+}
+
+void IntervalAggregator::AddPiece(Pieces& pieces, Interval piece) const {
+  if (piece.empty()) return;
+  pieces.push_back(piece);
+  if (pieces.size() < options_.max_pieces) return;
+  // Bounded memory: merge what overlaps; if the pieces are still that many (a stream of tiny
+  // activities with tiny gaps between them), close the smallest gaps too, doubling the tolerance,
+  // which can only add a little busy time.
+  IntervalSet merged = analysis::UnionOf(std::move(pieces));
+  uint64_t tolerance = 64;
+  while (merged.size() > options_.max_pieces / 2) {
+    IntervalSet coarser;
+    for (const Interval& x : merged) {
+      if (!coarser.empty() && x.begin <= coarser.back().end + tolerance) {
+        coarser.back().end = std::max(coarser.back().end, x.end);
+      } else {
+        coarser.push_back(x);
+      }
+    }
+    merged = std::move(coarser);
+    tolerance *= 2;
+  }
+  pieces = std::move(merged);
+}
+
+void IntervalAggregator::AddSpan(uint64_t begin, uint64_t end, const std::function<Pieces&(OpenInterval&)>& pick) {
+  if (end <= begin) return;
+  latest_end_ = std::max(latest_end_, end);
+  for (int64_t k = IndexOf(begin);; ++k) {
+    const uint64_t k_end = StartOf(k + 1);
+    // A late record's time before the open intervals lands at the start of the oldest one.
+    const uint64_t from = std::max(begin, StartOf(k));
+    const uint64_t to = std::min(end, k_end);
+    AddPiece(pick(Open(k)), Interval{from, std::max(from, to)});
+    if (end <= k_end) break;
+  }
+}
+
+void IntervalAggregator::SeeDevice(uint32_t device) {
+  if (!std::binary_search(devices_seen_.begin(), devices_seen_.end(), device)) {
+    devices_seen_.insert(std::upper_bound(devices_seen_.begin(), devices_seen_.end(), device), device);
+  }
+}
+
+void IntervalAggregator::AddBusy(uint32_t device, uint64_t begin, uint64_t end) {
+  SeeDevice(device);
+  AddSpan(begin, end, [device](OpenInterval& in) -> Pieces& { return in.devices[device].busy; });
+}
+
+uint32_t IntervalAggregator::NameId(std::string_view name) {
+  auto it = name_ids_.find(absl::string_view(name.data(), name.size()));
+  if (it != name_ids_.end()) return it->second;
+  if (names_.size() >= options_.max_kernel_names) return kOtherName;
+  const uint32_t id = static_cast<uint32_t>(names_.size());
+  names_.emplace_back(name);
+  name_ids_.emplace(names_.back(), id);
+  return id;
+}
+
+const core::ApiTraits& IntervalAggregator::TraitsOf(v1::ApiDomain domain, uint32_t cbid) {
+  const uint64_t key = (static_cast<uint64_t>(domain) << 32) | cbid;
+  auto it = traits_.find(key);
+  if (it != traits_.end()) return it->second;
+  const std::string name = options_.api_name ? options_.api_name(domain, cbid) : std::string();
+  return traits_.emplace(key, core::ClassifyApi(name)).first->second;
+}
+
+void IntervalAggregator::Add(const core::KernelActivity& a) {
+  if (a.end < a.start || a.start == 0) return;
+  const uint32_t device = a.config.device;
+  AddBusy(device, a.start, a.end);
+  DeviceAccumulator& acc = OpenFor(a.start).devices[device];
+  const KernelGroupKey key{NameId(a.config.name), Dim3(a.config.grid_x, a.config.grid_y, a.config.grid_z),
+                           Dim3(a.config.block_x, a.config.block_y, a.config.block_z)};
+  Tally* tally = &acc.other_kernels;
+  if (key.name_id != kOtherName) {
+    auto it = acc.kernels.find(key);
+    if (it != acc.kernels.end()) {
+      tally = &it->second;
+    } else if (acc.kernels.size() < options_.max_kernel_groups) {
+      tally = &acc.kernels[key];
+    }
+  }
+  ++tally->count;
+  tally->ns += a.end - a.start;
+}
+
+void IntervalAggregator::Add(const core::MemcpyRecord& r) {
+  if (r.end < r.start || r.start == 0) return;
+  AddBusy(r.device, r.start, r.end);
+  Tally& t = OpenFor(r.start).devices[r.device].copies[{static_cast<int>(r.copy_kind), static_cast<int>(r.src_kind),
+                                                        static_cast<int>(r.dst_kind)}];
+  ++t.count;
+  t.ns += r.end - r.start;
+  t.bytes += r.bytes;
+}
+
+void IntervalAggregator::Add(const core::MemsetRecord& r) {
+  if (r.end < r.start || r.start == 0) return;
+  AddBusy(r.device, r.start, r.end);
+  Tally& t = OpenFor(r.start).devices[r.device].memsets;
+  ++t.count;
+  t.ns += r.end - r.start;
+  t.bytes += r.bytes;
+}
+
+void IntervalAggregator::Add(const core::ApiActivity& a) {
+  if (a.end < a.start || a.start == 0) return;
+  const core::ApiTraits& traits = TraitsOf(a.domain, a.callback_id);
+  const int cause = HostIndex(traits.category);
+  if (cause < 0) return;
+  OpenInterval& first = OpenFor(a.start);
+  if (traits.category == core::ApiCategory::kLaunch) ++first.launch_calls;
+  if (traits.category == core::ApiCategory::kSync) ++first.sync_calls;
+  AddSpan(a.start, a.end, [cause](OpenInterval& in) -> Pieces& { return in.host[cause]; });
+}
+
+void IntervalAggregator::AddCounter(uint32_t device, v1::CounterSource source, const std::string& name,
+                                    const core::CounterPoint& p) {
+  SeeDevice(device);
+  CounterTally& t = OpenFor(p.start).devices[device].counters[name];
+  t.source = source;
+  t.max = t.samples == 0 ? p.value : std::max(t.max, p.value);
+  t.sum += p.value;
+  ++t.samples;
+}
+
+void IntervalAggregator::CountDropped(uint64_t records) { Open(next_to_close_).dropped += records; }
+
+std::vector<IntervalFigures> IntervalAggregator::CloseBefore(uint64_t watermark_ns) {
+  std::vector<IntervalFigures> closed;
+  while (StartOf(next_to_close_ + 1) <= watermark_ns) {
+    closed.push_back(Close(next_to_close_, StartOf(next_to_close_ + 1)));
+  }
+  return closed;
+}
+
+std::vector<IntervalFigures> IntervalAggregator::CloseAll(uint64_t end_ns) {
+  end_ns = std::max(end_ns, latest_end_);
+  std::vector<IntervalFigures> closed = CloseBefore(end_ns);
+  // The partial interval holding `end_ns`, and any that records reached beyond it.
+  for (;;) {
+    const int64_t k = next_to_close_;
+    const uint64_t start = StartOf(k);
+    const bool later_records = !open_.empty() && open_.rbegin()->first >= k;
+    if (start >= end_ns && !later_records) break;
+    closed.push_back(Close(k, start < end_ns ? std::min(StartOf(k + 1), end_ns) : StartOf(k + 1)));
+  }
+  return closed;
+}
+
+DeviceFigures IntervalAggregator::CloseDevice(uint32_t device, DeviceAccumulator& acc,
+                                              const std::array<IntervalSet, kHostCauseCount - 1>& host, Interval span) {
+  DeviceFigures d;
+  d.device = device;
+  const IntervalSet busy = analysis::UnionOf(std::move(acc.busy));
+  d.busy_ns = analysis::CoveredLength(busy, span);
+  // Idle stretches, claimed cause by cause in order of precedence; what no call covers was
+  // spent outside CUDA.
+  IntervalSet unclaimed = analysis::GapsWithin(busy, span);
+  d.idle_ns = analysis::TotalLength(unclaimed);
+  for (int c = 0; c < kHostCauseCount - 1; ++c) {
+    const IntervalSet claimed = analysis::Intersect(unclaimed, host[c]);
+    d.idle_by_cause_ns[c] = analysis::TotalLength(claimed);
+    unclaimed = analysis::Subtract(unclaimed, claimed);
+  }
+  d.idle_by_cause_ns[static_cast<int>(HostCause::kOutsideCuda)] = analysis::TotalLength(unclaimed);
+
+  std::vector<std::pair<KernelGroupKey, Tally>> groups(acc.kernels.begin(), acc.kernels.end());
+  std::sort(groups.begin(), groups.end(), [](const auto& a, const auto& b) {
+    if (a.second.ns != b.second.ns) return a.second.ns > b.second.ns;
+    return std::tie(a.first.name_id, a.first.grid, a.first.block) < std::tie(b.first.name_id, b.first.grid, b.first.block);
+  });
+  d.other_kernels.launches = acc.other_kernels.count;
+  d.other_kernels.gpu_ns = acc.other_kernels.ns;
+  for (size_t i = 0; i < groups.size(); ++i) {
+    const auto& [key, tally] = groups[i];
+    d.kernels += tally.count;
+    d.kernel_gpu_ns += tally.ns;
+    if (i < options_.top_kernels) {
+      KernelFigures& k = d.top_kernels.emplace_back();
+      k.name = names_[key.name_id];
+      k.grid = key.grid;
+      k.block = key.block;
+      k.launches = tally.count;
+      k.gpu_ns = tally.ns;
+    } else {
+      d.other_kernels.launches += tally.count;
+      d.other_kernels.gpu_ns += tally.ns;
+    }
+  }
+  d.kernels += acc.other_kernels.count;
+  d.kernel_gpu_ns += acc.other_kernels.ns;
+  for (const auto& [key, tally] : acc.copies) {
+    CopyFigures& c = d.copies.emplace_back();
+    c.kind = static_cast<v1::CopyKind>(std::get<0>(key));
+    c.src_kind = static_cast<v1::MemoryKind>(std::get<1>(key));
+    c.dst_kind = static_cast<v1::MemoryKind>(std::get<2>(key));
+    c.count = tally.count;
+    c.bytes = tally.bytes;
+    c.gpu_ns = tally.ns;
+  }
+  d.memsets = acc.memsets.count;
+  d.memset_bytes = acc.memsets.bytes;
+  d.memset_ns = acc.memsets.ns;
+  for (const auto& [name, tally] : acc.counters) {
+    CounterFigures& c = d.counters.emplace_back();
+    c.name = name;
+    c.source = tally.source;
+    c.samples = tally.samples;
+    c.mean = tally.samples > 0 ? tally.sum / static_cast<double>(tally.samples) : 0;
+    c.max = tally.max;
+  }
+  return d;
+}
+
+IntervalFigures IntervalAggregator::Close(int64_t index, uint64_t end_ns) {
+  OpenInterval in;
+  if (auto it = open_.find(index); it != open_.end()) {
+    in = std::move(it->second);
+    open_.erase(it);
+  }
+  next_to_close_ = index + 1;
+  IntervalFigures f;
+  f.start_ns = StartOf(index);
+  f.end_ns = std::max(end_ns, f.start_ns);
+  const Interval span{f.start_ns, f.end_ns};
+  std::array<IntervalSet, kHostCauseCount - 1> host;
+  for (int c = 0; c < kHostCauseCount - 1; ++c) host[c] = analysis::UnionOf(std::move(in.host[c]));
+  f.launch_calls = in.launch_calls;
+  f.sync_calls = in.sync_calls;
+  f.sync_wait_ns = analysis::CoveredLength(host[static_cast<int>(HostCause::kSync)], span);
+  f.records_dropped_by_cupti = in.dropped;
+  f.late_records = in.late;
+  for (uint32_t device : devices_seen_) {
+    auto it = in.devices.find(device);
+    DeviceAccumulator empty;
+    f.devices.push_back(CloseDevice(device, it != in.devices.end() ? it->second : empty, host, span));
+  }
+  return f;
+}
+
+}  // namespace cuscope::monitor

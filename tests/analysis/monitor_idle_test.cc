@@ -1,0 +1,119 @@
+// monitor.gpu_idle and the monitor reports, over monitor-mode traces written and read back.
+#include <string>
+#include <vector>
+
+#include "gtest/gtest.h"
+#include "lib/analysis/monitor_summary.h"
+#include "lib/analysis/rules/rules.h"
+#include "lib/analysis/thresholds.h"
+#include "lib/analysis/timeline.h"
+#include "lib/core/chunk_builder.h"
+#include "lib/core/trace.h"
+#include "lib/monitor/figures_codec.h"
+#include "tests/core/test_traces.h"
+
+namespace cuscope::analysis {
+namespace {
+
+constexpr uint64_t kSecond = 1'000'000'000;
+
+// `intervals` one-second intervals of device 0, each busy `busy_ns` with the idle rest split as
+// given (sync, copy, alloc, setup, launch, outside CUDA shares of the idle time).
+core::Trace MonitorTrace(int intervals, uint64_t busy_ns, std::array<double, monitor::kHostCauseCount> idle_split,
+                         uint64_t kernels_per_interval = 100) {
+  core::ChunkBuilder builder(core::testing::FakeApiName);
+  for (int i = 0; i < intervals; ++i) {
+    monitor::IntervalFigures f;
+    f.start_ns = kSecond * (10 + i);
+    f.end_ns = f.start_ns + kSecond;
+    monitor::DeviceFigures& d = f.devices.emplace_back();
+    d.busy_ns = busy_ns;
+    d.idle_ns = kSecond - busy_ns;
+    uint64_t claimed = 0;
+    for (int c = 0; c + 1 < monitor::kHostCauseCount; ++c) {
+      d.idle_by_cause_ns[c] = static_cast<uint64_t>(idle_split[c] * static_cast<double>(d.idle_ns));
+      claimed += d.idle_by_cause_ns[c];
+    }
+    d.idle_by_cause_ns[monitor::kHostCauseCount - 1] = d.idle_ns - claimed;
+    d.kernels = kernels_per_interval;
+    d.kernel_gpu_ns = busy_ns;
+    if (kernels_per_interval > 0) {
+      d.top_kernels.push_back({"_Z4gemmv", {8, 1, 1}, {256, 1, 1}, kernels_per_interval - 1, busy_ns - 10});
+      d.other_kernels = {"", {}, {}, 1, 10};
+    }
+    monitor::EncodeInterval(f, [&](std::string_view s) { return builder.InternString(s); }, builder.AddMonitorInterval());
+  }
+  v1::Chunk chunk;
+  builder.TakeChunk(&chunk);
+  auto trace = core::LoadTraceFromBytes(core::testing::TraceBytes({chunk}));
+  EXPECT_TRUE(trace.ok());
+  return trace.ok() ? *std::move(trace) : core::Trace{};
+}
+
+std::vector<Finding> IdleFindings(const core::Trace& trace, const Thresholds& thresholds = Thresholds()) {
+  return MonitorIdleRule(Timeline::Build(trace), thresholds);
+}
+
+TEST(MonitorIdleRuleTest, AHostBoundServerIsNamedWithWhatTheHostWasDoing) {
+  const core::Trace trace = MonitorTrace(60, 300'000'000, {0.1, 0, 0, 0, 0.2, 0.7});
+  const auto findings = IdleFindings(trace);
+  ASSERT_EQ(findings.size(), 1u);
+  const Finding& f = findings[0];
+  EXPECT_EQ(f.rule_id, "monitor.gpu_idle");
+  EXPECT_NE(f.headline.find("idle 70.0% of 60.0 s"), std::string::npos) << f.headline;
+  EXPECT_NE(f.headline.find("outside CUDA"), std::string::npos) << f.headline;
+  EXPECT_NEAR(*f.number("busy_share"), 0.3, 1e-9);
+  EXPECT_NEAR(*f.number("idle_launch_ns"), 60 * 0.2 * 700'000'000.0, 60);
+  EXPECT_NE(f.recommendation.find("host"), std::string::npos);
+  EXPECT_EQ(f.severity, Severity::kError);
+}
+
+TEST(MonitorIdleRuleTest, TheDominantCauseChoosesTheAdvice) {
+  const auto findings = IdleFindings(MonitorTrace(10, 200'000'000, {0.6, 0, 0, 0, 0.1, 0.3}));
+  ASSERT_EQ(findings.size(), 1u);
+  EXPECT_NE(findings[0].headline.find("in sync calls"), std::string::npos) << findings[0].headline;
+  EXPECT_NE(findings[0].recommendation.find("synchronize less often"), std::string::npos);
+}
+
+TEST(MonitorIdleRuleTest, ABusyGpuIsNotReported) {
+  EXPECT_TRUE(IdleFindings(MonitorTrace(10, 950'000'000, {0, 0, 0, 0, 0, 1})).empty());
+}
+
+TEST(MonitorIdleRuleTest, TheBusyThresholdEdge) {
+  // At exactly gpu_busy_min_share (0.8) nothing is reported; just below, it is.
+  EXPECT_TRUE(IdleFindings(MonitorTrace(10, 800'000'000, {0, 0, 0, 0, 0, 1})).empty());
+  EXPECT_EQ(IdleFindings(MonitorTrace(10, 799'000'000, {0, 0, 0, 0, 0, 1})).size(), 1u);
+}
+
+TEST(MonitorIdleRuleTest, ADeviceThatRanNoKernelIsNotInUse) {
+  EXPECT_TRUE(IdleFindings(MonitorTrace(10, 0, {0, 0, 0, 0, 0, 1}, 0)).empty());
+}
+
+TEST(MonitorIdleRuleTest, ATraceWithoutMonitorFiguresRaisesNothing) {
+  EXPECT_TRUE(IdleFindings(core::Trace{}).empty());
+}
+
+TEST(MonitorReportsTest, SummaryAndKernelTablesSumTheIntervals) {
+  const core::Trace trace = MonitorTrace(4, 500'000'000, {0, 0, 0, 0, 0.5, 0.5});
+  const Timeline timeline = Timeline::Build(trace);
+  const Table sum = MonitorSummaryTable(timeline);
+  EXPECT_EQ(sum.name, "monitor_sum");
+  ASSERT_EQ(sum.rows.size(), 1u);
+  EXPECT_EQ(sum.rows[0][1], "4");        // intervals
+  EXPECT_EQ(sum.rows[0][2], "4.000");    // seconds
+  EXPECT_EQ(sum.rows[0][3], "50.0");     // busy %
+  EXPECT_EQ(sum.rows[0][4], "50.0");     // idle %
+  EXPECT_EQ(sum.rows[0][9], "25.0");     // idle while launching
+  EXPECT_EQ(sum.rows[0][10], "25.0");    // idle outside CUDA
+  EXPECT_EQ(sum.rows[0][11], "100.0");   // kernels per second
+  const Table kern = MonitorKernelTable(timeline);
+  ASSERT_EQ(kern.rows.size(), 2u);
+  EXPECT_EQ(kern.rows[0][3], "396");  // gemm launches over the 4 intervals
+  EXPECT_EQ(kern.rows[0][4], "8x1x1");
+  EXPECT_EQ(kern.rows[0][6], "gemm()");
+  EXPECT_EQ(kern.rows[1][6], "(other kernels)");
+  EXPECT_EQ(kern.rows[1][3], "4");
+}
+
+}  // namespace
+}  // namespace cuscope::analysis

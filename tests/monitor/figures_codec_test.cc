@@ -1,0 +1,106 @@
+#include "lib/monitor/figures_codec.h"
+
+#include <string>
+
+#include "gtest/gtest.h"
+#include "lib/core/chunk_builder.h"
+#include "lib/core/trace.h"
+#include "tests/core/test_traces.h"
+
+namespace cuscope::monitor {
+namespace {
+
+IntervalFigures Sample() {
+  IntervalFigures f;
+  f.start_ns = 1'000;
+  f.end_ns = 1'000'001'000;
+  f.launch_calls = 11;
+  f.sync_calls = 12;
+  f.sync_wait_ns = 13;
+  f.records_dropped_by_cupti = 14;
+  f.late_records = 15;
+  DeviceFigures& d = f.devices.emplace_back();
+  d.device = 2;
+  d.busy_ns = 21;
+  d.idle_ns = 22 + 23 + 24 + 25 + 26 + 27;
+  d.idle_by_cause_ns = {22, 23, 24, 25, 26, 27};
+  d.kernels = 28;
+  d.kernel_gpu_ns = 29;
+  d.top_kernels.push_back({"_Z4gemmv", {1, 2, 3}, {4, 5, 6}, 7, 8});
+  d.other_kernels = {"", {0, 0, 0}, {0, 0, 0}, 9, 10};
+  d.copies.push_back({v1::COPY_KIND_DTOH, v1::MEMORY_KIND_DEVICE, v1::MEMORY_KIND_PINNED, 31, 32, 33});
+  d.memsets = 34;
+  d.memset_bytes = 35;
+  d.memset_ns = 36;
+  d.counters.push_back({"nvml.power_w", v1::COUNTER_SOURCE_NVML, 37, 38.5, 39.5});
+  return f;
+}
+
+// Written into a chunk of a real trace and read back: every figure, names through the dictionary.
+TEST(FiguresCodecTest, AnIntervalSurvivesTheTraceFile) {
+  core::ChunkBuilder builder(core::testing::FakeApiName);
+  const IntervalFigures f = Sample();
+  EncodeInterval(f, [&](std::string_view s) { return builder.InternString(s); }, builder.AddMonitorInterval());
+  v1::Chunk chunk;
+  builder.TakeChunk(&chunk);
+  auto trace = core::LoadTraceFromBytes(core::testing::TraceBytes({chunk}));
+  ASSERT_TRUE(trace.ok()) << trace.status();
+  ASSERT_EQ(trace->monitor_intervals.size(), 1u);
+  const IntervalFigures g = DecodeInterval(trace->monitor_intervals[0], trace->dict);
+  EXPECT_EQ(g.start_ns, f.start_ns);
+  EXPECT_EQ(g.end_ns, f.end_ns);
+  EXPECT_EQ(g.launch_calls, 11u);
+  EXPECT_EQ(g.sync_calls, 12u);
+  EXPECT_EQ(g.sync_wait_ns, 13u);
+  EXPECT_EQ(g.records_dropped_by_cupti, 14u);
+  EXPECT_EQ(g.late_records, 15u);
+  ASSERT_EQ(g.devices.size(), 1u);
+  const DeviceFigures& d = g.devices[0];
+  EXPECT_EQ(d.device, 2u);
+  EXPECT_EQ(d.busy_ns, 21u);
+  EXPECT_EQ(d.idle_ns, f.devices[0].idle_ns);
+  EXPECT_EQ(d.idle_by_cause_ns, f.devices[0].idle_by_cause_ns);
+  EXPECT_EQ(d.kernels, 28u);
+  EXPECT_EQ(d.kernel_gpu_ns, 29u);
+  ASSERT_EQ(d.top_kernels.size(), 1u);
+  EXPECT_EQ(d.top_kernels[0].name, "_Z4gemmv");
+  EXPECT_EQ(d.top_kernels[0].grid, (std::array<uint32_t, 3>{1, 2, 3}));
+  EXPECT_EQ(d.top_kernels[0].block, (std::array<uint32_t, 3>{4, 5, 6}));
+  EXPECT_EQ(d.top_kernels[0].launches, 7u);
+  EXPECT_EQ(d.top_kernels[0].gpu_ns, 8u);
+  EXPECT_EQ(d.other_kernels.launches, 9u);
+  EXPECT_EQ(d.other_kernels.gpu_ns, 10u);
+  ASSERT_EQ(d.copies.size(), 1u);
+  EXPECT_EQ(d.copies[0].kind, v1::COPY_KIND_DTOH);
+  EXPECT_EQ(d.copies[0].dst_kind, v1::MEMORY_KIND_PINNED);
+  EXPECT_EQ(d.copies[0].bytes, 32u);
+  EXPECT_EQ(d.memset_ns, 36u);
+  ASSERT_EQ(d.counters.size(), 1u);
+  EXPECT_EQ(d.counters[0].name, "nvml.power_w");
+  EXPECT_EQ(d.counters[0].samples, 37u);
+  EXPECT_DOUBLE_EQ(d.counters[0].mean, 38.5);
+  EXPECT_DOUBLE_EQ(d.counters[0].max, 39.5);
+}
+
+// A damaged file must not hand a reader an undefined name or a device past the limit.
+TEST(FiguresCodecTest, AnIntervalNamingAnUndefinedStringIsDamage) {
+  v1::Chunk chunk;
+  chunk.add_monitor_intervals()->add_devices()->add_top_kernels()->set_name(99);
+  auto trace = core::LoadTraceFromBytes(core::testing::TraceBytes({chunk}));
+  ASSERT_TRUE(trace.ok());
+  EXPECT_TRUE(trace->corruption.has_value());
+  EXPECT_TRUE(trace->monitor_intervals.empty());
+}
+
+TEST(FiguresCodecTest, AnIntervalEndingBeforeItStartsIsDamage) {
+  v1::Chunk chunk;
+  v1::MonitorInterval* m = chunk.add_monitor_intervals();
+  m->set_start_ns(10);
+  m->set_end_ns(5);
+  auto trace = core::LoadTraceFromBytes(core::testing::TraceBytes({chunk}));
+  ASSERT_TRUE(trace.ok());
+  EXPECT_TRUE(trace->corruption.has_value());
+}
+
+}  // namespace
+}  // namespace cuscope::monitor

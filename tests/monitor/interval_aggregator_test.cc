@@ -1,0 +1,302 @@
+#include "lib/monitor/interval_aggregator.h"
+
+#include <string>
+#include <vector>
+
+#include "gtest/gtest.h"
+
+namespace cuscope::monitor {
+namespace {
+
+constexpr uint64_t kMs = 1'000'000;
+constexpr uint64_t kOrigin = 1'000'000'000;  // the session's start on CUPTI's clock
+
+// Callback ids of the fabricated API records, named as CUPTI names them.
+enum : uint32_t { kLaunchCbid = 1, kSyncCbid = 2, kGetDeviceCbid = 3, kMemcpyCbid = 4 };
+std::string FakeApiName(v1::ApiDomain, uint32_t cbid) {
+  switch (cbid) {
+    case kLaunchCbid: return "cudaLaunchKernel_v7000";
+    case kSyncCbid: return "cudaStreamSynchronize_v3020";
+    case kGetDeviceCbid: return "cudaGetDevice_v3020";
+    case kMemcpyCbid: return "cudaMemcpy_v3020";
+  }
+  return "";
+}
+
+IntervalAggregator::Options Options100ms() {
+  IntervalAggregator::Options o;
+  o.interval_ns = 100 * kMs;
+  o.api_name = FakeApiName;
+  return o;
+}
+
+// Times are in ms after the origin.
+core::KernelActivity Kernel(uint64_t start_ms, uint64_t end_ms, std::string_view name = "k", uint32_t device = 0,
+                            int grid = 1) {
+  core::KernelActivity k;
+  k.start = kOrigin + start_ms * kMs;
+  k.end = kOrigin + end_ms * kMs;
+  k.config.name = name;
+  k.config.device = device;
+  k.config.grid_x = grid;
+  return k;
+}
+
+core::ApiActivity Api(uint32_t cbid, uint64_t start_ms, uint64_t end_ms) {
+  core::ApiActivity a;
+  a.domain = v1::API_DOMAIN_RUNTIME;
+  a.callback_id = cbid;
+  a.start = kOrigin + start_ms * kMs;
+  a.end = kOrigin + end_ms * kMs;
+  return a;
+}
+
+uint64_t Idle(const DeviceFigures& d, HostCause c) { return d.idle_by_cause_ns[static_cast<int>(c)]; }
+
+TEST(IntervalAggregatorTest, BusyIsTheUnionOfOverlappingKernelsAndIdleTheRest) {
+  IntervalAggregator agg(Options100ms(), kOrigin);
+  agg.Add(Kernel(10, 20));
+  agg.Add(Kernel(15, 30));
+  const auto closed = agg.CloseBefore(kOrigin + 100 * kMs);
+  ASSERT_EQ(closed.size(), 1u);
+  ASSERT_EQ(closed[0].devices.size(), 1u);
+  const DeviceFigures& d = closed[0].devices[0];
+  EXPECT_EQ(d.busy_ns, 20 * kMs);
+  EXPECT_EQ(d.idle_ns, 80 * kMs);
+  EXPECT_EQ(d.kernels, 2u);
+  EXPECT_EQ(d.kernel_gpu_ns, 25 * kMs);  // overlapping kernels each count their own time
+  EXPECT_EQ(closed[0].start_ns, kOrigin);
+  EXPECT_EQ(closed[0].end_ns, kOrigin + 100 * kMs);
+}
+
+TEST(IntervalAggregatorTest, IdleIsSplitByWhatTheHostWasDoingSyncBeforeLaunch) {
+  IntervalAggregator agg(Options100ms(), kOrigin);
+  agg.Add(Kernel(0, 10));
+  agg.Add(Kernel(30, 40));
+  agg.Add(Api(kSyncCbid, 45, 60));       // one thread waits ...
+  agg.Add(Api(kLaunchCbid, 50, 70));     // ... while another launches: the wait explains 50-60
+  agg.Add(Api(kGetDeviceCbid, 70, 90));  // not a call the figures read: host time outside CUDA
+  const auto closed = agg.CloseBefore(kOrigin + 100 * kMs);
+  const DeviceFigures& d = closed.at(0).devices.at(0);
+  EXPECT_EQ(d.idle_ns, 80 * kMs);
+  EXPECT_EQ(Idle(d, HostCause::kSync), 15 * kMs);
+  EXPECT_EQ(Idle(d, HostCause::kLaunch), 10 * kMs);
+  EXPECT_EQ(Idle(d, HostCause::kOutsideCuda), 55 * kMs);
+  uint64_t sum = 0;
+  for (uint64_t ns : d.idle_by_cause_ns) sum += ns;
+  EXPECT_EQ(sum, d.idle_ns);
+  EXPECT_EQ(closed[0].launch_calls, 1u);
+  EXPECT_EQ(closed[0].sync_calls, 1u);
+  EXPECT_EQ(closed[0].sync_wait_ns, 15 * kMs);
+}
+
+TEST(IntervalAggregatorTest, HostCallsDuringBusyTimeExplainNoIdle) {
+  IntervalAggregator agg(Options100ms(), kOrigin);
+  agg.Add(Kernel(0, 100));
+  agg.Add(Api(kSyncCbid, 10, 90));
+  const auto closed = agg.CloseBefore(kOrigin + 100 * kMs);
+  const DeviceFigures& d = closed.at(0).devices.at(0);
+  EXPECT_EQ(d.idle_ns, 0u);
+  EXPECT_EQ(Idle(d, HostCause::kSync), 0u);
+}
+
+TEST(IntervalAggregatorTest, AKernelAcrossABoundaryGivesEachIntervalItsShareAndCountsWhereItStarted) {
+  IntervalAggregator agg(Options100ms(), kOrigin);
+  agg.Add(Kernel(80, 130));
+  const auto closed = agg.CloseBefore(kOrigin + 200 * kMs);
+  ASSERT_EQ(closed.size(), 2u);
+  EXPECT_EQ(closed[0].devices.at(0).busy_ns, 20 * kMs);
+  EXPECT_EQ(closed[1].devices.at(0).busy_ns, 30 * kMs);
+  EXPECT_EQ(closed[0].devices[0].kernels, 1u);
+  EXPECT_EQ(closed[0].devices[0].kernel_gpu_ns, 50 * kMs);
+  EXPECT_EQ(closed[1].devices[0].kernels, 0u);
+}
+
+TEST(IntervalAggregatorTest, ClosesOnlyIntervalsThatEndedAndEmptyOnesToo) {
+  IntervalAggregator agg(Options100ms(), kOrigin);
+  agg.Add(Kernel(10, 20));
+  EXPECT_TRUE(agg.CloseBefore(kOrigin + 99 * kMs).empty());
+  auto closed = agg.CloseBefore(kOrigin + 350 * kMs);
+  ASSERT_EQ(closed.size(), 3u);
+  // A device that has worked stays in the figures: a server without traffic is 100% idle.
+  ASSERT_EQ(closed[2].devices.size(), 1u);
+  EXPECT_EQ(closed[2].devices[0].busy_ns, 0u);
+  EXPECT_EQ(closed[2].devices[0].idle_ns, 100 * kMs);
+  EXPECT_EQ(closed[2].start_ns, kOrigin + 200 * kMs);
+}
+
+TEST(IntervalAggregatorTest, ALateRecordCountsInTheOldestOpenIntervalAndIsFlagged) {
+  IntervalAggregator agg(Options100ms(), kOrigin);
+  agg.Add(Kernel(10, 20));
+  ASSERT_EQ(agg.CloseBefore(kOrigin + 100 * kMs).size(), 1u);
+  agg.Add(Kernel(50, 60, "late"));  // belongs to the closed interval
+  const auto closed = agg.CloseBefore(kOrigin + 200 * kMs);
+  ASSERT_EQ(closed.size(), 1u);
+  EXPECT_EQ(closed[0].late_records, 1u);
+  EXPECT_EQ(closed[0].devices.at(0).kernels, 1u);
+  EXPECT_EQ(closed[0].devices[0].kernel_gpu_ns, 10 * kMs);
+  EXPECT_EQ(closed[0].devices[0].busy_ns, 0u);  // its time was in the published interval
+}
+
+TEST(IntervalAggregatorTest, TopKernelsByTimeThenOtherWithNameGridAndBlockAsTheGroup) {
+  auto options = Options100ms();
+  options.top_kernels = 2;
+  IntervalAggregator agg(options, kOrigin);
+  agg.Add(Kernel(0, 30, "gemm", 0, 128));
+  agg.Add(Kernel(30, 40, "gemm", 0, 64));  // same name, other grid: its own group
+  agg.Add(Kernel(40, 60, "relu"));
+  agg.Add(Kernel(60, 61, "relu"));
+  const auto closed = agg.CloseBefore(kOrigin + 100 * kMs);
+  const DeviceFigures& d = closed.at(0).devices.at(0);
+  ASSERT_EQ(d.top_kernels.size(), 2u);
+  EXPECT_EQ(d.top_kernels[0].name, "gemm");
+  EXPECT_EQ(d.top_kernels[0].grid[0], 128u);
+  EXPECT_EQ(d.top_kernels[0].gpu_ns, 30 * kMs);
+  EXPECT_EQ(d.top_kernels[1].name, "relu");
+  EXPECT_EQ(d.top_kernels[1].launches, 2u);
+  EXPECT_EQ(d.top_kernels[1].gpu_ns, 21 * kMs);
+  EXPECT_EQ(d.other_kernels.name, "");
+  EXPECT_EQ(d.other_kernels.launches, 1u);
+  EXPECT_EQ(d.other_kernels.gpu_ns, 10 * kMs);
+  EXPECT_EQ(d.kernels, 4u);
+}
+
+TEST(IntervalAggregatorTest, ExactlyTopNKernelsLeaveOtherEmpty) {
+  auto options = Options100ms();
+  options.top_kernels = 2;
+  IntervalAggregator agg(options, kOrigin);
+  agg.Add(Kernel(0, 10, "a"));
+  agg.Add(Kernel(10, 20, "b"));
+  const auto closed = agg.CloseBefore(kOrigin + 100 * kMs);
+  const DeviceFigures& d = closed.at(0).devices.at(0);
+  EXPECT_EQ(d.top_kernels.size(), 2u);
+  EXPECT_EQ(d.other_kernels.launches, 0u);
+}
+
+TEST(IntervalAggregatorTest, KernelNamesPastTheBoundCountAsOther) {
+  auto options = Options100ms();
+  options.max_kernel_names = 2;
+  IntervalAggregator agg(options, kOrigin);
+  agg.Add(Kernel(0, 10, "a"));
+  agg.Add(Kernel(10, 20, "b"));
+  agg.Add(Kernel(20, 25, "c"));
+  agg.Add(Kernel(25, 27, "a"));  // a remembered name keeps its group
+  const auto closed = agg.CloseBefore(kOrigin + 100 * kMs);
+  const DeviceFigures& d = closed.at(0).devices.at(0);
+  ASSERT_EQ(d.top_kernels.size(), 2u);
+  EXPECT_EQ(d.top_kernels[0].name, "a");
+  EXPECT_EQ(d.top_kernels[0].launches, 2u);
+  EXPECT_EQ(d.other_kernels.launches, 1u);
+  EXPECT_EQ(d.other_kernels.gpu_ns, 5 * kMs);
+}
+
+TEST(IntervalAggregatorTest, BusyPiecesStayBoundedAndBusyTimeOnlyGrowsALittle) {
+  auto options = Options100ms();
+  options.max_pieces = 16;
+  IntervalAggregator agg(options, kOrigin);
+  // 1,000 kernels of 50 us with 50 us gaps: 50 ms busy of 100.
+  for (uint64_t i = 0; i < 1000; ++i) {
+    core::KernelActivity k = Kernel(0, 0);
+    k.start = kOrigin + i * 100'000;
+    k.end = k.start + 50'000;
+    agg.Add(k);
+  }
+  const auto closed = agg.CloseBefore(kOrigin + 100 * kMs);
+  const DeviceFigures& d = closed.at(0).devices.at(0);
+  EXPECT_GE(d.busy_ns, 50 * kMs);
+  EXPECT_LE(d.busy_ns, 100 * kMs);
+  EXPECT_EQ(d.kernels, 1000u);
+  EXPECT_EQ(d.kernel_gpu_ns, 50 * kMs);
+}
+
+TEST(IntervalAggregatorTest, CopiesByDirectionAndMemoryKindMemsetsAndDevices) {
+  IntervalAggregator agg(Options100ms(), kOrigin);
+  core::MemcpyRecord h2d;
+  h2d.start = kOrigin + 1 * kMs;
+  h2d.end = kOrigin + 3 * kMs;
+  h2d.copy_kind = v1::COPY_KIND_HTOD;
+  h2d.src_kind = v1::MEMORY_KIND_PAGEABLE;
+  h2d.dst_kind = v1::MEMORY_KIND_DEVICE;
+  h2d.bytes = 1000;
+  h2d.device = 1;
+  agg.Add(h2d);
+  h2d.start += 10 * kMs;
+  h2d.end += 10 * kMs;
+  agg.Add(h2d);
+  core::MemcpyRecord d2h = h2d;
+  d2h.copy_kind = v1::COPY_KIND_DTOH;
+  d2h.src_kind = v1::MEMORY_KIND_DEVICE;
+  d2h.dst_kind = v1::MEMORY_KIND_PINNED;
+  d2h.bytes = 10;
+  d2h.start = kOrigin + 50 * kMs;
+  d2h.end = kOrigin + 51 * kMs;
+  agg.Add(d2h);
+  core::MemsetRecord ms;
+  ms.start = kOrigin + 60 * kMs;
+  ms.end = kOrigin + 62 * kMs;
+  ms.bytes = 64;
+  ms.device = 1;
+  agg.Add(ms);
+  agg.Add(Kernel(0, 1, "k", 0));
+  const auto closed = agg.CloseBefore(kOrigin + 100 * kMs);
+  ASSERT_EQ(closed.at(0).devices.size(), 2u);
+  const DeviceFigures& d = closed[0].devices[1];
+  EXPECT_EQ(d.device, 1u);
+  ASSERT_EQ(d.copies.size(), 2u);
+  const CopyFigures& a = d.copies[0].kind == v1::COPY_KIND_HTOD ? d.copies[0] : d.copies[1];
+  const CopyFigures& b = d.copies[0].kind == v1::COPY_KIND_HTOD ? d.copies[1] : d.copies[0];
+  EXPECT_EQ(a.count, 2u);
+  EXPECT_EQ(a.bytes, 2000u);
+  EXPECT_EQ(a.gpu_ns, 4 * kMs);
+  EXPECT_EQ(a.src_kind, v1::MEMORY_KIND_PAGEABLE);
+  EXPECT_EQ(b.bytes, 10u);
+  EXPECT_EQ(b.dst_kind, v1::MEMORY_KIND_PINNED);
+  EXPECT_EQ(d.memsets, 1u);
+  EXPECT_EQ(d.memset_bytes, 64u);
+  EXPECT_EQ(d.busy_ns, 7 * kMs);
+  EXPECT_EQ(closed[0].devices[0].busy_ns, 1 * kMs);
+}
+
+TEST(IntervalAggregatorTest, CountersAreAveragedOverTheIntervalWithTheirPeak) {
+  IntervalAggregator agg(Options100ms(), kOrigin);
+  agg.AddCounter(0, v1::COUNTER_SOURCE_NVML, "nvml.power_w", {kOrigin + 10 * kMs, kOrigin + 10 * kMs, 300});
+  agg.AddCounter(0, v1::COUNTER_SOURCE_NVML, "nvml.power_w", {kOrigin + 60 * kMs, kOrigin + 60 * kMs, 500});
+  agg.AddCounter(0, v1::COUNTER_SOURCE_NVML, "nvml.power_w", {kOrigin + 160 * kMs, kOrigin + 160 * kMs, 100});
+  const auto closed = agg.CloseBefore(kOrigin + 200 * kMs);
+  ASSERT_EQ(closed.size(), 2u);
+  ASSERT_EQ(closed[0].devices.at(0).counters.size(), 1u);
+  const CounterFigures& c = closed[0].devices[0].counters[0];
+  EXPECT_EQ(c.name, "nvml.power_w");
+  EXPECT_EQ(c.samples, 2u);
+  EXPECT_DOUBLE_EQ(c.mean, 400);
+  EXPECT_DOUBLE_EQ(c.max, 500);
+  EXPECT_DOUBLE_EQ(closed[1].devices[0].counters.at(0).mean, 100);
+}
+
+TEST(IntervalAggregatorTest, CloseAllEndsWithThePartialIntervalAtTheStop) {
+  IntervalAggregator agg(Options100ms(), kOrigin);
+  agg.Add(Kernel(120, 140));
+  agg.CountDropped(7);
+  const auto closed = agg.CloseAll(kOrigin + 150 * kMs);
+  ASSERT_EQ(closed.size(), 2u);
+  EXPECT_EQ(closed[0].records_dropped_by_cupti, 7u);
+  EXPECT_EQ(closed[1].start_ns, kOrigin + 100 * kMs);
+  EXPECT_EQ(closed[1].end_ns, kOrigin + 150 * kMs);
+  EXPECT_EQ(closed[1].devices.at(0).busy_ns, 20 * kMs);
+  EXPECT_EQ(closed[1].devices[0].idle_ns, 30 * kMs);
+  EXPECT_TRUE(agg.CloseAll(kOrigin + 150 * kMs).empty());
+}
+
+TEST(IntervalAggregatorTest, ARecordBeforeTheOriginCountsInTheFirstInterval) {
+  IntervalAggregator agg(Options100ms(), kOrigin);
+  core::KernelActivity k = Kernel(0, 5);
+  k.start = kOrigin - 3 * kMs;
+  agg.Add(k);
+  const auto closed = agg.CloseBefore(kOrigin + 100 * kMs);
+  EXPECT_EQ(closed.at(0).late_records, 0u);
+  EXPECT_EQ(closed[0].devices.at(0).busy_ns, 5 * kMs);
+  EXPECT_EQ(closed[0].devices[0].kernel_gpu_ns, 8 * kMs);
+}
+
+}  // namespace
+}  // namespace cuscope::monitor
