@@ -1,11 +1,96 @@
-// A bare CUPTI collector as an injection library: it enables the same activity kinds as cuscope
-// and discards every buffer unread. Injected beside a program (CUDA_INJECTION64_PATH), it
-// measures what CUPTI itself costs, the floor under any CUPTI-based tool.
+// A bare CUPTI collector as an injection library: it enables activity kinds as cuscope does and
+// discards every buffer unread. Injected beside a program (CUDA_INJECTION64_PATH), it measures
+// what CUPTI itself costs, the floor under any CUPTI-based tool. What it enables comes from the
+// environment, so that each cuscope configuration has its bare twin:
+//
+//   BARE_CUPTI_KINDS=kernel,memcpy,memset,runtime,driver,sync,nvtx,memory,overhead
+//       the activity kinds, by cuscope's names for them (default: all of these)
+//   BARE_CUPTI_API=lean
+//       instead of the runtime and driver kinds (every call), only the calls cuscope's lean
+//       collection records, enabled call by call: the callback ids whose names
+//       cuscope::core::CollectedWhenLean keeps, the very selection cuscope makes
+//   BARE_CUPTI_SUBSCRIBE=1
+//       also subscribe a no-op callback with no callback enabled: what a subscriber alone costs
+//   BARE_CUPTI_VERBOSE=1
+//       print what was enabled on stderr
+//
+// A bad setting ends the process (exit status 2) rather than measure something else.
 #include <cupti.h>
+#include <cupti_driver_cbid.h>
+#include <cupti_runtime_cbid.h>
 
+#include <cstdio>
 #include <cstdlib>
+#include <cstring>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "lib/core/api_names.h"
 
 namespace {
+
+struct KindName {
+  const char* name;
+  CUpti_ActivityKind kind;
+};
+// cuscope's names (lib/cupti/activity_selection.cc) for the same kinds.
+constexpr KindName kKinds[] = {
+    {"kernel", CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL}, {"memcpy", CUPTI_ACTIVITY_KIND_MEMCPY},
+    {"memset", CUPTI_ACTIVITY_KIND_MEMSET},            {"runtime", CUPTI_ACTIVITY_KIND_RUNTIME},
+    {"driver", CUPTI_ACTIVITY_KIND_DRIVER},            {"sync", CUPTI_ACTIVITY_KIND_SYNCHRONIZATION},
+    {"nvtx", CUPTI_ACTIVITY_KIND_MARKER},              {"memory", CUPTI_ACTIVITY_KIND_MEMORY2},
+    {"overhead", CUPTI_ACTIVITY_KIND_OVERHEAD},
+};
+
+[[noreturn]] void Refuse(const std::string& message) {
+  std::fprintf(stderr, "bare_cupti_injection: %s\n", message.c_str());
+  std::fflush(stderr);
+  std::_Exit(2);
+}
+
+bool EnvIs(const char* name, std::string_view value) {
+  const char* v = std::getenv(name);
+  return v != nullptr && value == v;
+}
+
+// BARE_CUPTI_KINDS as activity kinds; every kind when unset.
+std::vector<CUpti_ActivityKind> RequestedKinds() {
+  std::vector<CUpti_ActivityKind> kinds;
+  const char* env = std::getenv("BARE_CUPTI_KINDS");
+  if (env == nullptr) {
+    for (const KindName& k : kKinds) kinds.push_back(k.kind);
+    return kinds;
+  }
+  std::string_view rest = env;
+  while (!rest.empty()) {
+    const size_t comma = rest.find(',');
+    const std::string_view name = rest.substr(0, comma);
+    rest = comma == std::string_view::npos ? std::string_view() : rest.substr(comma + 1);
+    const KindName* found = nullptr;
+    for (const KindName& k : kKinds) {
+      if (name == k.name) found = &k;
+    }
+    if (found == nullptr) Refuse("unknown kind '" + std::string(name) + "' in BARE_CUPTI_KINDS");
+    kinds.push_back(found->kind);
+  }
+  return kinds;
+}
+
+// Enables record collection for the calls of one API that lean collection keeps; returns how many.
+int EnableLeanCalls(CUpti_CallbackDomain domain, uint32_t cbid_count) {
+  int enabled = 0;
+  for (uint32_t cbid = 1; cbid < cbid_count; ++cbid) {
+    const char* name = nullptr;
+    if (cuptiGetCallbackName(domain, cbid, &name) != CUPTI_SUCCESS || name == nullptr) continue;
+    if (!cuscope::core::CollectedWhenLean(name)) continue;
+    const CUptiResult r = domain == CUPTI_CB_DOMAIN_RUNTIME_API ? cuptiActivityEnableRuntimeApi(cbid, 1)
+                                                                : cuptiActivityEnableDriverApi(cbid, 1);
+    if (r != CUPTI_SUCCESS) Refuse(std::string("enabling the records of ") + name + " failed");
+    ++enabled;
+  }
+  return enabled;
+}
 
 void CUPTIAPI Requested(uint8_t** buffer, size_t* size, size_t* max_records) {
   *size = 4 << 20;
@@ -15,15 +100,39 @@ void CUPTIAPI Requested(uint8_t** buffer, size_t* size, size_t* max_records) {
 
 void CUPTIAPI Completed(CUcontext, uint32_t, uint8_t* buffer, size_t, size_t) { std::free(buffer); }
 
+void CUPTIAPI IgnoreCallback(void*, CUpti_CallbackDomain, CUpti_CallbackId, const void*) {}
+
 }  // namespace
 
 extern "C" __attribute__((visibility("default"))) int InitializeInjection(void) {
-  if (cuptiActivityRegisterCallbacks(Requested, Completed) != CUPTI_SUCCESS) return 1;
-  const CUpti_ActivityKind kinds[] = {CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL, CUPTI_ACTIVITY_KIND_MEMCPY,
-                                      CUPTI_ACTIVITY_KIND_MEMSET,            CUPTI_ACTIVITY_KIND_RUNTIME,
-                                      CUPTI_ACTIVITY_KIND_DRIVER,            CUPTI_ACTIVITY_KIND_SYNCHRONIZATION,
-                                      CUPTI_ACTIVITY_KIND_MARKER,            CUPTI_ACTIVITY_KIND_MEMORY2,
-                                      CUPTI_ACTIVITY_KIND_OVERHEAD};
-  for (auto k : kinds) cuptiActivityEnable(k);
+  const bool lean = EnvIs("BARE_CUPTI_API", "lean");
+  if (!lean && std::getenv("BARE_CUPTI_API") != nullptr) Refuse("BARE_CUPTI_API: expected lean");
+  std::vector<CUpti_ActivityKind> kinds = RequestedKinds();
+  if (lean) {
+    // Enabling RUNTIME or DRIVER would record every call, the opposite of lean.
+    std::erase_if(kinds, [](CUpti_ActivityKind k) {
+      return k == CUPTI_ACTIVITY_KIND_RUNTIME || k == CUPTI_ACTIVITY_KIND_DRIVER;
+    });
+  }
+  if (cuptiActivityRegisterCallbacks(Requested, Completed) != CUPTI_SUCCESS) {
+    Refuse("cuptiActivityRegisterCallbacks failed");
+  }
+  for (CUpti_ActivityKind k : kinds) {
+    if (cuptiActivityEnable(k) != CUPTI_SUCCESS) Refuse("cuptiActivityEnable(" + std::to_string(k) + ") failed");
+  }
+  // After the kinds, as cuscope does: a kind enabled later would override the per-call choice.
+  int runtime_calls = 0, driver_calls = 0;
+  if (lean) {
+    runtime_calls = EnableLeanCalls(CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_SIZE);
+    driver_calls = EnableLeanCalls(CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_SIZE);
+  }
+  if (EnvIs("BARE_CUPTI_SUBSCRIBE", "1")) {
+    CUpti_SubscriberHandle subscriber = nullptr;
+    if (cuptiSubscribe(&subscriber, IgnoreCallback, nullptr) != CUPTI_SUCCESS) Refuse("cuptiSubscribe failed");
+  }
+  if (EnvIs("BARE_CUPTI_VERBOSE", "1")) {
+    std::fprintf(stderr, "bare_cupti_injection: %zu kinds, lean calls: %d runtime, %d driver, subscriber %s\n",
+                 kinds.size(), runtime_calls, driver_calls, EnvIs("BARE_CUPTI_SUBSCRIBE", "1") ? "yes" : "no");
+  }
   return 1;
 }

@@ -51,4 +51,4 @@ for rep in range(args.reps):
     times.append(dt)
     print(f"rep {rep}: {dt * 1e3:.1f} ms")
 print(f"mode={args.mode} kernels={args.kernels} median_ms={statistics.median(times) * 1e3:.1f} "
-      f"median_us_per_kernel={statistics.median(times) / args.kernels * 1e6:.2f}")
+      f"median_us_per_kernel={statistics.median(times) / args.kernels * 1e6:.3f}")

@@ -1,0 +1,111 @@
+#!/usr/bin/env bash
+# What each way of collecting costs per kernel, on two workloads: PyTorch (40,000 tiny ATen kernels
+# per repetition, bench/gpu/torch_overhead.py) and the raw CUDA launch loop
+# (launch_overhead_bench). Variants: plain; bare CUPTI (libbare_cupti_injection.so) with kernel
+# only, kernel+memcpy+memset+sync, the lean selection, every kind, and kernel with a subscriber;
+# cuscope with the same selections, its default (lean) and monitor mode; torch.profiler (PyTorch
+# only). Rounds are interleaved and each round runs the variants in a seeded random order, so that
+# drift (clocks, temperature) touches every variant alike. The measurements go to OUT/matrix.txt and
+# bench/gpu/summarise_overhead.py prints a table per workload.
+#
+# On the GPU machine, from the repository root, with build-device/ (scripts/build_for_device.sh):
+#   bench/gpu/overhead_matrix.sh [--rounds N] [--quick] [--torch-reps R] [--launch-reps R]
+#                                [--kernels N] [--launches N] [--seed S] [--out DIR]
+# Each run's wall time is in matrix.txt (wall_s): tune --torch-reps / --launch-reps from it; the
+# defaults aim at ~9 minutes on an H200.
+set -uo pipefail
+cd "$(dirname "$0")/../.." || exit 1
+# shellcheck source=bench/gpu/interleaved_rounds.sh
+. bench/gpu/interleaved_rounds.sh
+
+rounds=7 torch_reps=3 launch_reps=3 kernels=40000 launches=100000 seed=1 out=overhead-matrix
+while [ $# -gt 0 ]; do
+  case $1 in
+    --rounds) rounds=$2; shift ;;
+    --quick) rounds=3 ;;
+    --torch-reps) torch_reps=$2; shift ;;
+    --launch-reps) launch_reps=$2; shift ;;
+    --kernels) kernels=$2; shift ;;
+    --launches) launches=$2; shift ;;
+    --seed) seed=$2; shift ;;
+    --out) out=$2; shift ;;
+    -h|--help) sed -n '2,15p' "$0"; exit 0 ;;
+    *) echo "overhead_matrix.sh: unknown argument $1 (see --help)" >&2; exit 2 ;;
+  esac
+  shift
+done
+
+B=${B:-$PWD/build-device}
+bare=$B/bench/libbare_cupti_injection.so
+lib=$B/lib/libcuscope.so
+for f in "$bare" "$lib" "$B/bench/launch_overhead_bench"; do
+  [ -e "$f" ] || { echo "overhead_matrix.sh: $f missing (scripts/build_for_device.sh)" >&2; exit 1; }
+done
+mkdir -p "$out"
+results=$out/matrix.txt
+: > "$results"
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+
+lean_kinds=kernel,memcpy,memset,sync,nvtx,memory,overhead
+cuscope_env=(CUDA_INJECTION64_PATH="$lib" CUSCOPE_QUIET=1 CUSCOPE_FORCE_OVERWRITE=1 CUSCOPE_OUTPUT="$tmp/trace")
+# The environment that makes each variant, into the array venv (torch.profiler is a mode of the
+# PyTorch script instead).
+set_variant_env() {
+  case $1 in
+    plain|torch.profiler) venv=() ;;
+    bare-kernel) venv=(CUDA_INJECTION64_PATH="$bare" BARE_CUPTI_KINDS=kernel) ;;
+    bare-kernel+copies+sync) venv=(CUDA_INJECTION64_PATH="$bare" "BARE_CUPTI_KINDS=kernel,memcpy,memset,sync") ;;
+    bare-lean) venv=(CUDA_INJECTION64_PATH="$bare" BARE_CUPTI_KINDS="$lean_kinds" BARE_CUPTI_API=lean) ;;
+    bare-all) venv=(CUDA_INJECTION64_PATH="$bare") ;;
+    bare-subscribe) venv=(CUDA_INJECTION64_PATH="$bare" BARE_CUPTI_KINDS=kernel BARE_CUPTI_SUBSCRIBE=1) ;;
+    cuscope-kernel) venv=("${cuscope_env[@]}" CUSCOPE_KINDS=kernel) ;;
+    cuscope-kernel+copies+sync) venv=("${cuscope_env[@]}" "CUSCOPE_KINDS=kernel,memcpy,memset,sync") ;;
+    cuscope-lean) venv=("${cuscope_env[@]}") ;;
+    cuscope-all) venv=("${cuscope_env[@]}" CUSCOPE_KINDS=all) ;;
+    cuscope-monitor) venv=("${cuscope_env[@]}" CUSCOPE_MODE=monitor) ;;
+    *) echo "overhead_matrix.sh: no variant $1" >&2; exit 2 ;;
+  esac
+}
+common=(plain bare-kernel bare-kernel+copies+sync bare-lean bare-all bare-subscribe
+        cuscope-kernel cuscope-kernel+copies+sync cuscope-lean cuscope-all cuscope-monitor)
+runs=()
+for v in "${common[@]}" torch.profiler; do runs+=("pytorch:$v"); done
+for v in "${common[@]}"; do runs+=("launch:$v"); done
+
+# Runs one workload under one variant; appends its line to $results, or says why not.
+run_one() {
+  local workload=$1 variant=$2 round=$3 log=$tmp/run.log value start_ns wall_s
+  local -a cmd venv
+  if [ "$workload" = pytorch ]; then
+    local mode=plain
+    [ "$variant" = torch.profiler ] && mode=torch-profiler
+    cmd=(python3 bench/gpu/torch_overhead.py --mode "$mode" --kernels "$kernels" --reps "$torch_reps")
+  else
+    cmd=("$B/bench/launch_overhead_bench" --mode plain --launches "$launches" --reps "$launch_reps")
+  fi
+  set_variant_env "$variant"
+  start_ns=$(date +%s%N)
+  env "${venv[@]}" "${cmd[@]}" > "$log" 2> "$tmp/run.err"
+  local rc=$?
+  wall_s=$(awk -v ns=$(( $(date +%s%N) - start_ns )) 'BEGIN { printf "%.1f", ns / 1e9 }')
+  if [ "$workload" = pytorch ]; then
+    value=$(grep -o 'median_us_per_kernel=[0-9.]*' "$log" | tail -1 | cut -d= -f2)
+  else
+    value=$(grep -o 'median_ns_per_launch=[0-9.]*' "$log" | tail -1 | cut -d= -f2)
+    [ -n "$value" ] && value=$(awk -v ns="$value" 'BEGIN { printf "%.4f", ns / 1000 }')
+  fi
+  if [ $rc -ne 0 ] || [ -z "$value" ]; then
+    report_failed_run "round $round $workload $variant" "$rc" "$tmp/run.err" "$log"
+    return
+  fi
+  local line="workload=$workload variant=$variant round=$round us_per_kernel=$value wall_s=$wall_s"
+  record_run "$line"
+}
+
+nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv,noheader 2>/dev/null
+echo "== $rounds rounds x ${#runs[@]} runs: PyTorch $kernels kernels x $torch_reps reps, launch loop $launches x $launch_reps reps"
+run_interleaved_rounds "$rounds" "$seed" run_one "${runs[@]}"
+python3 bench/gpu/summarise_overhead.py "$results" --metric us_per_kernel --baseline plain \
+  --reference torch.profiler --pair cuscope-monitor=bare-lean --pair bare-subscribe=bare-kernel \
+  --variants "$(IFS=,; echo "${common[*]:1},torch.profiler")" | tee "$out/summary.txt"

@@ -1,0 +1,160 @@
+// example_inference_server: a synthetic C++ inference server, the workload for cuscope's monitor
+// mode. Worker threads, each with its own CUDA stream and cuBLAS handle, serve requests (GEMMs,
+// elementwise kernels, a small device-to-host result) from an open-loop Poisson load generator or
+// in a closed loop, and the run ends with throughput, latency percentiles and a checksum of fixed
+// verification requests: the same checksum with and without cuscope shows it changes no result.
+// `--help` lists the flags (server_options.h).
+#include <cstdio>
+#include <thread>
+#include <vector>
+
+#include "absl/strings/str_format.h"
+#include "examples/inference_server/cuscope_wiring.h"
+#include "examples/inference_server/latency_stats.h"
+#include "examples/inference_server/load_generator.h"
+#include "examples/inference_server/model.h"
+#include "examples/inference_server/server_options.h"
+#include "examples/inference_server/worker.h"
+
+namespace inference_server {
+namespace {
+
+// Requests 0 .. kVerificationRequests-1 served again after the run, on one worker, in order.
+constexpr uint64_t kVerificationRequests = 16;
+
+struct ServedLoad {
+  std::vector<WorkerResult> workers;
+  uint64_t errors = 0;
+  double measured_seconds = 0;
+};
+
+// Runs the workers (and, under open-loop load, the generator) until the measured time is over.
+ServedLoad ServeLoad(const ServerOptions& options, std::vector<std::unique_ptr<ModelReplica>>& replicas,
+                     ServerProfiling& profiling) {
+  const Clock::time_point start = Clock::now();
+  const auto seconds = [](double s) { return std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(s)); };
+  const Clock::time_point measure_from = start + seconds(options.warmup_seconds);
+  const Clock::time_point end = measure_from + seconds(options.duration_seconds);
+
+  RequestQueue queue;
+  ClosedLoopSource closed_loop(end);
+  std::function<std::optional<Request>()> next_request;
+  std::thread generator;
+  if (options.rate > 0) {
+    next_request = [&queue] { return queue.Pop(); };
+    generator = std::thread([&] { GeneratePoissonArrivals(options.rate, start, end, queue); });
+  } else {
+    next_request = [&closed_loop] { return closed_loop.Next(); };
+  }
+  ServedLoad load;
+  load.workers.resize(replicas.size());
+  std::vector<std::thread> threads;
+  for (size_t w = 0; w < replicas.size(); ++w) {
+    threads.emplace_back([&, w] { load.workers[w] = RunWorker(*replicas[w], next_request, measure_from); });
+  }
+  if (options.trace_window_seconds > 0) {
+    std::this_thread::sleep_until(measure_from + seconds(options.duration_seconds / 2));
+    absl::Status st = profiling.OpenTraceWindow(options.trace_window_seconds);
+    if (!st.ok()) {
+      std::fprintf(stderr, "inference_server: %s\n", std::string(st.message()).c_str());
+      ++load.errors;
+    } else {
+      std::fprintf(stderr, "inference_server: trace window of %g s opened\n", options.trace_window_seconds);
+    }
+  }
+  if (generator.joinable()) generator.join();
+  for (std::thread& t : threads) t.join();
+
+  Clock::time_point last = end;
+  for (const WorkerResult& r : load.workers) {
+    if (!r.status.ok()) {
+      std::fprintf(stderr, "inference_server: worker failed: %s\n", std::string(r.status.message()).c_str());
+      ++load.errors;
+    }
+    // Open loop: requests that arrived before `end` are served after it.
+    if (r.last_completion > last) last = r.last_completion;
+  }
+  load.measured_seconds = std::chrono::duration<double>(last - measure_from).count();
+  return load;
+}
+
+absl::StatusOr<uint64_t> VerificationChecksum(ModelReplica& replica) {
+  uint64_t checksum = 0xcbf29ce484222325ull;
+  for (uint64_t id = 0; id < kVerificationRequests; ++id) {
+    absl::StatusOr<uint64_t> digest = replica.Serve(id);
+    if (!digest.ok()) return digest.status();
+    checksum = (checksum ^ *digest) * 0x100000001b3ull;
+  }
+  return checksum;
+}
+
+int Fail(const absl::Status& status) {
+  std::fprintf(stderr, "inference_server: %s\n", std::string(status.message()).c_str());
+  return 1;
+}
+
+int Run(const ServerOptions& options) {
+  // Started first, as an always-on server would: cuscope sees the model being set up too.
+  absl::StatusOr<std::unique_ptr<ServerProfiling>> profiling = ServerProfiling::Start(options);
+  if (!profiling.ok()) return Fail(profiling.status());
+  if (options.trace_everything) {
+    if (absl::Status st = (*profiling)->OpenTraceWindow(0); !st.ok()) return Fail(st);
+  }
+
+  absl::StatusOr<std::unique_ptr<ModelWeights>> weights =
+      ModelWeights::Create({.hidden = options.hidden, .batch = options.batch, .layers = options.layers});
+  if (!weights.ok()) return Fail(weights.status());
+  std::vector<std::unique_ptr<ModelReplica>> replicas;
+  for (int w = 0; w < options.workers; ++w) {
+    absl::StatusOr<std::unique_ptr<ModelReplica>> replica = ModelReplica::Create(**weights);
+    if (!replica.ok()) return Fail(replica.status());
+    // One request each before the clock starts: cuBLAS's and the kernels' first-use costs.
+    if (absl::StatusOr<uint64_t> first = (*replica)->Serve(0); !first.ok()) return Fail(first.status());
+    replicas.push_back(*std::move(replica));
+  }
+
+  const std::string description = (*profiling)->Description();
+  std::fprintf(stderr, "inference_server: %d workers, %s, batch %d hidden %d layers %d, %g s warm-up + %g s%s%s\n",
+               options.workers,
+               options.rate > 0 ? absl::StrFormat("open loop at %g req/s", options.rate).c_str() : "closed loop",
+               options.batch, options.hidden, options.layers, options.warmup_seconds, options.duration_seconds,
+               description.empty() ? "" : ", ", description.c_str());
+
+  ServedLoad load = ServeLoad(options, replicas, **profiling);
+  std::vector<double> latencies;
+  for (const WorkerResult& r : load.workers) latencies.insert(latencies.end(), r.latencies_ms.begin(), r.latencies_ms.end());
+  const LatencySummary summary = SummarizeLatencies(std::move(latencies), load.measured_seconds, load.errors);
+
+  absl::StatusOr<uint64_t> checksum = VerificationChecksum(*replicas.front());
+  if (!checksum.ok()) return Fail(checksum.status());
+  if (options.linger_seconds > 0) {
+    std::fprintf(stderr, "inference_server: idle for %g s before stopping cuscope\n", options.linger_seconds);
+    std::this_thread::sleep_for(std::chrono::duration<double>(options.linger_seconds));
+  }
+  if (absl::Status st = (*profiling)->Stop(); !st.ok()) return Fail(st);
+
+  if (options.json) {
+    std::printf("%s\n", SummaryJson(summary, *checksum).c_str());
+  } else {
+    std::printf("%s\n", SummaryLine(summary).c_str());
+    std::printf("checksum=%016llx (results of %llu fixed verification requests)\n",
+                static_cast<unsigned long long>(*checksum), static_cast<unsigned long long>(kVerificationRequests));
+  }
+  return summary.errors == 0 ? 0 : 1;
+}
+
+}  // namespace
+}  // namespace inference_server
+
+int main(int argc, char** argv) {
+  absl::StatusOr<inference_server::ServerOptions> options = inference_server::ParseServerOptions(argc, argv);
+  if (!options.ok()) {
+    std::fprintf(stderr, "%s: %s\n", argv[0], std::string(options.status().message()).c_str());
+    return 2;
+  }
+  if (options->help) {
+    std::printf("%s", inference_server::ServerUsage(argv[0]).c_str());
+    return 0;
+  }
+  return inference_server::Run(*options);
+}
