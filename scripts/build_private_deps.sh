@@ -50,7 +50,9 @@ wanted=()
 [ -f "$(stamp abseil "$absl_version")" ] || wanted+=("abseil=$absl_version")
 [ -f "$(stamp protobuf "$protobuf_version")" ] || wanted+=("protobuf=$protobuf_version")
 [ -f "$(stamp re2 "$re2_version")" ] || wanted+=("re2=$re2_version")
-[ -f "$(stamp civetweb "$civetweb_version")" ] || wanted+=("civetweb=$civetweb_version")
+# Our build of civetweb differs from its defaults (below); a change to how we build it is a new stamp.
+civetweb_recipe="+stack0"
+[ -f "$(stamp civetweb "$civetweb_version$civetweb_recipe")" ] || wanted+=("civetweb=$civetweb_version")
 # prometheus-cpp is compiled against civetweb's headers: a new civetweb rebuilds it too.
 if [ ! -f "$(stamp prometheus-cpp "$prometheus_cpp_version")" ] || [[ " ${wanted[*]} " == *" civetweb="* ]]; then
   wanted+=("prometheus-cpp=$prometheus_cpp_version")
@@ -112,7 +114,10 @@ if [ -d "$root/src/civetweb" ]; then
   hide_civetweb="-fvisibility=hidden -DCIVETWEB_API= -DCIVETWEB_CXX_API="
   # Its threads wait in 2 s slices, so stopping it (at the host program's exit) took up to 2 s.
   quick_stop="-DSOCKET_TIMEOUT_QUANTUM=200"
-  build civetweb "$civetweb_version" -DCMAKE_POLICY_DEFAULT_CMP0063=NEW \
+  # Threads with the system's default stack: civetweb's own default, 100 KiB, is too small for a
+  # CUDA program (its libraries' thread-local storage goes on each thread's stack), and
+  # pthread_create refused it there ("Cannot create threads").
+  build civetweb "$civetweb_version$civetweb_recipe" -DCMAKE_POLICY_DEFAULT_CMP0063=NEW -DCIVETWEB_THREAD_STACK_SIZE=0 \
     "-DCMAKE_C_FLAGS=-O2 -g0 -w $hide_civetweb $quick_stop" "-DCMAKE_CXX_FLAGS=-O2 -g0 -w $hide_civetweb" \
     -DCIVETWEB_ENABLE_CXX=ON -DCIVETWEB_ENABLE_IPV6=ON -DCIVETWEB_ENABLE_SSL=OFF \
     -DCIVETWEB_ENABLE_SERVER_EXECUTABLE=OFF -DCIVETWEB_INSTALL_EXECUTABLE=OFF \

@@ -69,6 +69,8 @@ set_variant_env() {
 }
 common=(plain bare-kernel bare-kernel+copies+sync bare-lean bare-all bare-subscribe
         cuscope-kernel cuscope-kernel+copies+sync cuscope-lean cuscope-all cuscope-monitor)
+# MATRIX_VARIANTS="plain,bare-kernel,..." runs a subset (plain first), when device time is short.
+if [ -n "${MATRIX_VARIANTS:-}" ]; then IFS=, read -r -a common <<< "$MATRIX_VARIANTS"; fi
 runs=()
 for v in "${common[@]}" torch.profiler; do runs+=("pytorch:$v"); done
 for v in "${common[@]}"; do runs+=("launch:$v"); done

@@ -1,15 +1,43 @@
 #include "lib/cupti/sampling_controller.h"
 
+#include <dlfcn.h>
+
 #include <cstdlib>
+#include <mutex>
+#include <string>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "lib/cupti/cupti_location.h"
 
 namespace cuscope::cupti {
 
+namespace {
+
+// Loads the profiler host libraries CUPTI would load at the first sampler's set-up, from beside the
+// libcupti in use (where CUPTI looks for them), and keeps them loaded. A library that is not there
+// is left to CUPTI, which then names what is missing when sampling is set up.
+void LoadProfilerHostLibraries() {
+  const std::string cupti = LoadedCuptiLibraryPath();
+  const size_t slash = cupti.rfind('/');
+  const std::string dir = slash == std::string::npos ? std::string() : cupti.substr(0, slash + 1);
+  for (const char* name : {"libnvperf_host.so", "libnvperf_target.so"}) {
+    if (dlopen((dir + name).c_str(), RTLD_NOW | RTLD_LOCAL) == nullptr) (void)dlopen(name, RTLD_NOW | RTLD_LOCAL);
+  }
+}
+
+}  // namespace
+
 SamplingController::SamplingController(const core::Config& config, CuptiApi& cupti, TracePipeline& pipeline,
                                        std::function<void(const std::string&)> warn, void (*at_exit)())
-    : config_(config), cupti_(cupti), pipeline_(pipeline), warn_(std::move(warn)), at_exit_(at_exit) {}
+    : config_(config), cupti_(cupti), pipeline_(pipeline), warn_(std::move(warn)), at_exit_(at_exit) {
+  if (!config_.gpu_metrics || at_exit_ == nullptr) return;
+  static std::once_flag exit_handler_once;
+  std::call_once(exit_handler_once, [this] {
+    LoadProfilerHostLibraries();
+    std::atexit(at_exit_);
+  });
+}
 
 bool SamplingController::Possible(Conditions c) const {
   return config_.gpu_metrics && state_.load() != State::kOff && c.possible;
@@ -85,10 +113,6 @@ void SamplingController::Prepare() {
     TurnOff(st);
     return;
   }
-  static std::once_flag exit_handler_once;
-  std::call_once(exit_handler_once, [this] {
-    if (at_exit_ != nullptr) std::atexit(at_exit_);
-  });
   prepared_ = std::move(sampler);
   state_.store(State::kPrepared);
 }

@@ -41,8 +41,9 @@ class SamplingController {
     bool window_open = false;
   };
 
-  // `at_exit` is registered with std::atexit once per process, after the first sampler is set up
-  // (see StopSamplingAtExit in activity_collector.cc for why then).
+  // With GPU counters asked for, the profiler host libraries are loaded now and `at_exit` is
+  // registered with std::atexit right after (once per process; StopSamplingAtExit in
+  // activity_collector.cc says why).
   SamplingController(const core::Config& config, CuptiApi& cupti, TracePipeline& pipeline,
                      std::function<void(const std::string&)> warn, void (*at_exit)());
 

@@ -2,6 +2,7 @@
 
 #include <exception>
 #include <mutex>
+#include <string>
 #include <utility>
 #include <vector>
 
@@ -41,8 +42,37 @@ class TotalsCollectable : public prometheus::Collectable {
   RunningTotals totals_;
 };
 
-// civetweb reports through this callback; non-zero: "handled", it prints nothing itself.
-int SwallowServerLog(const mg_connection* /*connection*/, const char* /*message*/) { return 1; }
+// civetweb reports through this callback; non-zero: "handled", it prints nothing itself. The last
+// line it logs while a server starts says why a start failed ("cannot bind to ...: ..."), so it is
+// kept for the error; later lines (one per failed request) are dropped.
+std::mutex g_start_log_mu;
+std::string* g_start_log = nullptr;  // g_start_log_mu; set only while a server starts
+
+int KeepServerLog(const mg_connection* /*connection*/, const char* message) {
+  std::lock_guard<std::mutex> lock(g_start_log_mu);
+  if (g_start_log != nullptr && message != nullptr) *g_start_log = message;
+  return 1;
+}
+
+// What civetweb said while starting a server, for the duration of one Start.
+class StartLog {
+ public:
+  StartLog() {
+    std::lock_guard<std::mutex> lock(g_start_log_mu);
+    g_start_log = &text_;
+  }
+  ~StartLog() {
+    std::lock_guard<std::mutex> lock(g_start_log_mu);
+    g_start_log = nullptr;
+  }
+  std::string text() const {
+    std::lock_guard<std::mutex> lock(g_start_log_mu);
+    return text_;
+  }
+
+ private:
+  std::string text_;
+};
 
 }  // namespace
 
@@ -65,10 +95,14 @@ absl::StatusOr<std::unique_ptr<PrometheusExporter>> PrometheusExporter::Start(ab
   const std::string where = listen->ToString();
   auto server = std::make_unique<Server>();
   int port = 0;
+  // Starts are serialized: civetweb's log callback has no user data to tell two apart.
+  static std::mutex start_mu;
+  std::lock_guard<std::mutex> one_start(start_mu);
+  StartLog log;
   try {
     CivetCallbacks callbacks;
-    callbacks.log_message = SwallowServerLog;
-    callbacks.log_access = SwallowServerLog;
+    callbacks.log_message = KeepServerLog;
+    callbacks.log_access = KeepServerLog;
     server->totals = std::make_shared<TotalsCollectable>(max_kernel_labels);
     server->exposer = std::make_unique<prometheus::Exposer>(
         std::vector<std::string>{"listening_ports", where, "num_threads", "2"}, &callbacks);
@@ -77,8 +111,9 @@ absl::StatusOr<std::unique_ptr<PrometheusExporter>> PrometheusExporter::Start(ab
     if (ports.empty()) return absl::UnavailableError(absl::StrCat("metrics endpoint: not listening on ", where));
     port = ports.front();
   } catch (const std::exception& e) {
-    return absl::UnavailableError(absl::StrCat("metrics endpoint: cannot listen on ", where,
-                                               " (port in use, or an address not on this machine?): ", e.what()));
+    const std::string why = log.text();
+    return absl::UnavailableError(absl::StrCat("metrics endpoint: cannot listen on ", where, ": ",
+                                               why.empty() ? std::string(e.what()) : why));
   }
   ListenAddress bound = *std::move(listen);
   bound.port = port;
