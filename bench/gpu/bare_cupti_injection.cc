@@ -27,21 +27,12 @@
 #include <vector>
 
 #include "lib/core/api_names.h"
+#include "lib/cupti/activity_kinds.h"
 
 namespace {
 
-struct KindName {
-  const char* name;
-  CUpti_ActivityKind kind;
-};
-// cuscope's names (lib/cupti/activity_selection.cc) for the same kinds.
-constexpr KindName kKinds[] = {
-    {"kernel", CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL}, {"memcpy", CUPTI_ACTIVITY_KIND_MEMCPY},
-    {"memset", CUPTI_ACTIVITY_KIND_MEMSET},            {"runtime", CUPTI_ACTIVITY_KIND_RUNTIME},
-    {"driver", CUPTI_ACTIVITY_KIND_DRIVER},            {"sync", CUPTI_ACTIVITY_KIND_SYNCHRONIZATION},
-    {"nvtx", CUPTI_ACTIVITY_KIND_MARKER},              {"memory", CUPTI_ACTIVITY_KIND_MEMORY2},
-    {"overhead", CUPTI_ACTIVITY_KIND_OVERHEAD},
-};
+using cuscope::cupti::ActivityKindName;
+using cuscope::cupti::kActivityKinds;
 
 [[noreturn]] void Refuse(const std::string& message) {
   std::fprintf(stderr, "bare_cupti_injection: %s\n", message.c_str());
@@ -59,7 +50,7 @@ std::vector<CUpti_ActivityKind> RequestedKinds() {
   std::vector<CUpti_ActivityKind> kinds;
   const char* env = std::getenv("BARE_CUPTI_KINDS");
   if (env == nullptr) {
-    for (const KindName& k : kKinds) kinds.push_back(k.kind);
+    for (const ActivityKindName& k : kActivityKinds) kinds.push_back(k.kind);
     return kinds;
   }
   std::string_view rest = env;
@@ -67,8 +58,8 @@ std::vector<CUpti_ActivityKind> RequestedKinds() {
     const size_t comma = rest.find(',');
     const std::string_view name = rest.substr(0, comma);
     rest = comma == std::string_view::npos ? std::string_view() : rest.substr(comma + 1);
-    const KindName* found = nullptr;
-    for (const KindName& k : kKinds) {
+    const ActivityKindName* found = nullptr;
+    for (const ActivityKindName& k : kActivityKinds) {
       if (name == k.name) found = &k;
     }
     if (found == nullptr) Refuse("unknown kind '" + std::string(name) + "' in BARE_CUPTI_KINDS");

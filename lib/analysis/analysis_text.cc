@@ -81,7 +81,13 @@ std::string RenderAnalysisText(const Analysis& analysis, const std::string& trac
   std::string out = absl::StrCat("cuscope analyze ", esc(trace_path), ": ", s.records(), " records, ", s.kernels(),
                                  " kernels, ", s.memcpys(), " copies, ", s.api_calls(), " API calls over ",
                                  FormatDuration(s.span_ns()), "\n");
-  out += RenderBaselineText(analysis.baseline);
+  // A monitor run keeps figures, not records: its baseline is the monitor table, not a timeline.
+  const bool monitor_only = s.kernels() == 0 && s.api_calls() == 0 &&
+                            std::any_of(analysis.tables.begin(), analysis.tables.end(),
+                                        [](const Table& t) { return t.name == "monitor_sum"; });
+  out += monitor_only ? std::string("Baseline: a monitor run, figures per interval instead of records "
+                                    "(monitor_sum and monitor_kern_sum below)\n")
+                      : RenderBaselineText(analysis.baseline);
   for (const std::string& w : analysis.warnings) absl::StrAppend(&out, "warning: ", esc(w), "\n");
   for (const v1::DeviceSummary& d : s.devices()) {
     const uint64_t metrics_ns = std::min(d.active_ns(), d.metrics_collection_ns());
@@ -97,7 +103,7 @@ std::string RenderAnalysisText(const Analysis& analysis, const std::string& trac
   out += "\n";
   if (analysis.healthy()) {
     absl::StrAppend(&out, "Nothing wrong found: no rule raised a warning or an error.\n");
-    if (s.devices_size() == 0) absl::StrAppend(&out, "(the trace holds no GPU work)\n");
+    if (s.devices_size() == 0 && !monitor_only) absl::StrAppend(&out, "(the trace holds no GPU work)\n");
   }
   // The kernel-internals section (in a top-down trace, the top-down's hot kernels and their verdicts
   // first) goes under the hot-kernel list: after that finding, or after all findings when there is

@@ -49,6 +49,12 @@ std::vector<std::string> RunWarningRules(const Timeline& timeline) {
 // to show.
 std::vector<Table> SupportingTables(const core::Trace& trace, const Timeline& timeline) {
   std::vector<Table> tables;
+  // A monitor run without a trace window has no records for the record tables to show.
+  if (trace.record_count() == 0 && !trace.monitor_intervals.empty()) {
+    tables.push_back(MonitorSummaryTable(timeline));
+    tables.push_back(MonitorKernelTable(timeline));
+    return tables;
+  }
   tables.push_back(KernelSummary(timeline));
   if (!trace.memcpys.empty() || !trace.memsets.empty()) tables.push_back(MemoryTimeSummary(timeline));
   tables.push_back(ApiSummary(timeline));

@@ -178,6 +178,19 @@ int RunDump(const Args& args) {
                     k.block_y(), k.block_z(), E(d.str(k.name())).c_str());
       }
     }
+    for (const auto& m : c.monitor_intervals) {
+      if (printed++ >= limit) break;
+      std::printf("monitor  %s .. %s launch_calls=%" PRIu64 " sync_calls=%" PRIu64 " sync_wait=%" PRIu64
+                  "ns dropped=%" PRIu64 " late=%" PRIu64 "\n",
+                  Rel(m.start_ns(), origin).c_str(), Rel(m.end_ns(), origin).c_str(), m.launch_calls(), m.sync_calls(),
+                  m.sync_wait_ns(), m.records_dropped_by_cupti(), m.late_records());
+      for (const auto& dev : m.devices()) {
+        std::printf("  device %u busy=%" PRIu64 "ns idle=%" PRIu64 "ns kernels=%" PRIu64 " kernel_time=%" PRIu64
+                    "ns copies=%d memsets=%" PRIu64 "\n",
+                    dev.device(), dev.busy_ns(), dev.idle_ns(), dev.kernels(), dev.kernel_gpu_ns(), dev.copies_size(),
+                    dev.memsets());
+      }
+    }
     for (const auto& w : c.windows) {
       std::string when;
       if (w.start_ns() != 0 && w.end_ns() != 0) {

@@ -4,21 +4,10 @@
 #include <cupti_runtime_cbid.h>
 
 #include "lib/core/api_names.h"
+#include "lib/cupti/activity_kinds.h"
 
 namespace cuscope::cupti {
 namespace {
-
-struct KindName {
-  const char* name;
-  CUpti_ActivityKind kind;
-};
-constexpr KindName kKinds[] = {
-    {"kernel", CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL}, {"memcpy", CUPTI_ACTIVITY_KIND_MEMCPY},
-    {"memset", CUPTI_ACTIVITY_KIND_MEMSET},            {"runtime", CUPTI_ACTIVITY_KIND_RUNTIME},
-    {"driver", CUPTI_ACTIVITY_KIND_DRIVER},            {"sync", CUPTI_ACTIVITY_KIND_SYNCHRONIZATION},
-    {"nvtx", CUPTI_ACTIVITY_KIND_MARKER},              {"memory", CUPTI_ACTIVITY_KIND_MEMORY2},
-    {"overhead", CUPTI_ACTIVITY_KIND_OVERHEAD},
-};
 
 void AddLeanCalls(v1::ApiDomain domain, uint32_t cbid_count, CuptiApi& cupti, std::vector<ApiCallId>& calls) {
   for (uint32_t cbid = 1; cbid < cbid_count; ++cbid) {
@@ -30,7 +19,7 @@ void AddLeanCalls(v1::ApiDomain domain, uint32_t cbid_count, CuptiApi& cupti, st
 
 ActivitySelection ActivitySelection::FromConfig(const core::Config& config, CuptiApi& cupti) {
   ActivitySelection s;
-  for (const KindName& k : kKinds) {
+  for (const ActivityKindName& k : kActivityKinds) {
     if (config.kind_enabled(k.name)) s.kinds_.push_back(k.kind);
   }
   if (config.kind_enabled("api")) {

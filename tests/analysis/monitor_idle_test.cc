@@ -3,6 +3,8 @@
 #include <vector>
 
 #include "gtest/gtest.h"
+#include "lib/analysis/analysis_text.h"
+#include "lib/analysis/analyzer.h"
 #include "lib/analysis/monitor_summary.h"
 #include "lib/analysis/rules/rules.h"
 #include "lib/analysis/thresholds.h"
@@ -113,6 +115,20 @@ TEST(MonitorReportsTest, SummaryAndKernelTablesSumTheIntervals) {
   EXPECT_EQ(kern.rows[0][6], "gemm()");
   EXPECT_EQ(kern.rows[1][6], "(other kernels)");
   EXPECT_EQ(kern.rows[1][3], "4");
+}
+
+// What `cuscope analyze` prints for a monitor run: its figures, not empty record tables and a
+// baseline of nothing.
+TEST(MonitorReportsTest, AnalyzeShowsAMonitorRunByItsFigures) {
+  const core::Trace trace = MonitorTrace(3, 300'000'000, {0, 0, 0, 0, 0, 1});
+  const Analysis analysis = Analyze(trace, AnalyzeOptions());
+  ASSERT_EQ(analysis.tables.size(), 2u);
+  EXPECT_EQ(analysis.tables[0].name, "monitor_sum");
+  EXPECT_EQ(analysis.tables[1].name, "monitor_kern_sum");
+  const std::string text = RenderAnalysisText(analysis, "run.cuscope", 10);
+  EXPECT_NE(text.find("a monitor run"), std::string::npos) << text;
+  EXPECT_EQ(text.find("GPU utilization 0.0%"), std::string::npos) << text;
+  EXPECT_NE(text.find("monitor.gpu_idle"), std::string::npos) << text;
 }
 
 }  // namespace

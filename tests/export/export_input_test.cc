@@ -221,6 +221,9 @@ TEST(ExportCommandTest, DefaultOutputNextToTheTrace) {
   const std::string input = t.Write();
   ASSERT_TRUE(absl::EndsWith(input, ".cuscope"));
   const std::string expected = input.substr(0, input.size() - 8) + ".pftrace";
+  // Left by an earlier run whose process had the same id, they would be refused as existing.
+  ::unlink(expected.c_str());
+  ::unlink((input.substr(0, input.size() - 8) + ".json").c_str());
   EXPECT_EQ(Export({input, "--no-findings"}), 0);
   EXPECT_TRUE(Exists(expected));
   EXPECT_EQ(Export({"--format", "chrome-json", input, "--no-findings"}), 0);
