@@ -15,7 +15,7 @@ for b in cuscope collector_gpu_test gpu_counters_gpu_test session_options_test p
          fault_app replay_app; do
   [ -e "build/bin/$b" ] && cp -a "build/bin/$b" build-device/bin/
 done
-cp -a build/lib/libcuscope.so* build-device/lib/
+cp -a build/lib/libcuscope.so* build/lib/libbacktrace_on_crash.so build-device/lib/
 cp -a build/examples/example_* build-device/examples/
 cp -a build/bench/launch_overhead_bench build/bench/libbare_cupti_injection.so build-device/bench/
 strip --strip-unneeded build-device/bin/* build-device/examples/* build-device/bench/* \

@@ -7,8 +7,9 @@
 # back by `cuscope analyze`; 4. the inference server in monitor mode with a trace window over the
 # whole run, its Prometheus endpoint read with curl after the run and checked against the trace
 # (scripts/prometheus_vs_trace.py); 5. what cuscope costs the server (bench/gpu/server_overhead.sh)
-# and, unless "quick", 6. the per-kernel cost matrix on PyTorch and a raw launch loop
-# (bench/gpu/overhead_matrix.sh).
+# and a PyTorch loop (bench/gpu/torch_step_overhead.sh); 6. the per-kernel cost matrix on PyTorch
+# and a raw launch loop (bench/gpu/overhead_matrix.sh). The checks begin with short programs exiting
+# with the GPU counters on (scripts/gpu_exit_check.sh).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 out=${1:-gpu-results/production}
@@ -24,6 +25,9 @@ if [ "$part" = checks ] || [ "$part" = all ]; then
 echo "== gpu-labelled collector tests"
 "$B/bin/collector_gpu_test" 2>&1 | grep -E "^\[ +(OK|FAILED|SKIPPED|PASSED) +\]|Failure|Expected|Which is" | tail -40
 "$B/bin/session_options_test" 2>&1 | grep -E "^\[ +(FAILED|PASSED) +\]|Failure" | tail -5
+
+echo "== short programs exit cleanly with GPU counters on"
+bash scripts/gpu_exit_check.sh "$out/exit" 3 2>&1 | grep -v "^scripts/gpu_exit_check.sh: line"
 
 echo "== lean collection against every call"
 bash scripts/lean_check.sh "$out/lean"
@@ -60,6 +64,8 @@ if [ "$part" = server ] || [ "$part" = all ]; then
   echo "== what cuscope costs the server"
   bash bench/gpu/server_overhead.sh --rounds "${SERVER_ROUNDS:-7}" --duration "${SERVER_DURATION:-4}" \
     --out "$out/server"
+  echo "== what cuscope costs a PyTorch training-like loop"
+  bash bench/gpu/torch_step_overhead.sh --rounds "${STEP_ROUNDS:-7}" --out "$out/steps"
 fi
 
 if [ "$part" = matrix ] || [ "$part" = all ]; then

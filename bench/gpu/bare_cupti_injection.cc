@@ -11,6 +11,10 @@
 //       cuscope::core::CollectedWhenLean keeps, the very selection cuscope makes
 //   BARE_CUPTI_SUBSCRIBE=1
 //       also subscribe a no-op callback with no callback enabled: what a subscriber alone costs
+//   BARE_CUPTI_CALLBACK=lean
+//       the lean calls timed by a callback instead of CUPTI's API records: at entry and exit the
+//       callback reads CUPTI's clock and, at exit, writes a 32-byte record (call, correlation id,
+//       start, end) into a per-thread buffer; what an API record costs done by hand
 //   BARE_CUPTI_VERBOSE=1
 //       print what was enabled on stderr
 //
@@ -19,7 +23,9 @@
 #include <cupti_driver_cbid.h>
 #include <cupti_runtime_cbid.h>
 
+#include <atomic>
 #include <cstdio>
+#include <iterator>
 #include <cstdlib>
 #include <cstring>
 #include <string>
@@ -93,6 +99,54 @@ void CUPTIAPI Completed(CUcontext, uint32_t, uint8_t* buffer, size_t, size_t) { 
 
 void CUPTIAPI IgnoreCallback(void*, CUpti_CallbackDomain, CUpti_CallbackId, const void*) {}
 
+// One timed call, as a callback-based recorder would keep it.
+struct TimedCall {
+  uint32_t cbid;
+  uint32_t correlation_id;
+  uint64_t start_ns;
+  uint64_t end_ns;
+  uint64_t thread;
+};
+struct ThreadCalls {
+  TimedCall calls[4096];
+  size_t used = 0;
+  uint64_t start_ns = 0;  // of the call in progress (the lean calls do not nest)
+  uint64_t written = 0;
+};
+thread_local ThreadCalls t_calls;
+std::atomic<uint64_t> g_timed_calls{0};
+
+void CUPTIAPI TimeCallback(void*, CUpti_CallbackDomain, CUpti_CallbackId cbid, const void* data) {
+  const auto* info = static_cast<const CUpti_CallbackData*>(data);
+  uint64_t now = 0;
+  cuptiGetTimestamp(&now);
+  ThreadCalls& t = t_calls;
+  if (info->callbackSite == CUPTI_API_ENTER) {
+    t.start_ns = now;
+    return;
+  }
+  if (t.used == std::size(t.calls)) {  // a full buffer would be handed over here
+    g_timed_calls.fetch_add(t.used, std::memory_order_relaxed);
+    t.used = 0;
+  }
+  t.calls[t.used++] = TimedCall{cbid, info->correlationId, t.start_ns, now, 0};
+}
+
+// Enables the callback for the calls of one API that lean collection keeps; returns how many.
+int EnableLeanCallbacks(CUpti_SubscriberHandle subscriber, CUpti_CallbackDomain domain, uint32_t cbid_count) {
+  int enabled = 0;
+  for (uint32_t cbid = 1; cbid < cbid_count; ++cbid) {
+    const char* name = nullptr;
+    if (cuptiGetCallbackName(domain, cbid, &name) != CUPTI_SUCCESS || name == nullptr) continue;
+    if (!cuscope::core::CollectedWhenLean(name)) continue;
+    if (cuptiEnableCallback(1, subscriber, domain, cbid) != CUPTI_SUCCESS) {
+      Refuse(std::string("enabling the callback of ") + name + " failed");
+    }
+    ++enabled;
+  }
+  return enabled;
+}
+
 }  // namespace
 
 extern "C" __attribute__((visibility("default"))) int InitializeInjection(void) {
@@ -117,13 +171,22 @@ extern "C" __attribute__((visibility("default"))) int InitializeInjection(void) 
     runtime_calls = EnableLeanCalls(CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_SIZE);
     driver_calls = EnableLeanCalls(CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_SIZE);
   }
-  if (EnvIs("BARE_CUPTI_SUBSCRIBE", "1")) {
+  const bool timed = EnvIs("BARE_CUPTI_CALLBACK", "lean");
+  if (!timed && std::getenv("BARE_CUPTI_CALLBACK") != nullptr) Refuse("BARE_CUPTI_CALLBACK: expected lean");
+  if (timed && lean) Refuse("BARE_CUPTI_CALLBACK and BARE_CUPTI_API both time the calls: choose one");
+  if (timed) {
+    CUpti_SubscriberHandle subscriber = nullptr;
+    if (cuptiSubscribe(&subscriber, TimeCallback, nullptr) != CUPTI_SUCCESS) Refuse("cuptiSubscribe failed");
+    runtime_calls = EnableLeanCallbacks(subscriber, CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_SIZE);
+    driver_calls = EnableLeanCallbacks(subscriber, CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_SIZE);
+  } else if (EnvIs("BARE_CUPTI_SUBSCRIBE", "1")) {
     CUpti_SubscriberHandle subscriber = nullptr;
     if (cuptiSubscribe(&subscriber, IgnoreCallback, nullptr) != CUPTI_SUCCESS) Refuse("cuptiSubscribe failed");
   }
   if (EnvIs("BARE_CUPTI_VERBOSE", "1")) {
-    std::fprintf(stderr, "bare_cupti_injection: %zu kinds, lean calls: %d runtime, %d driver, subscriber %s\n",
-                 kinds.size(), runtime_calls, driver_calls, EnvIs("BARE_CUPTI_SUBSCRIBE", "1") ? "yes" : "no");
+    std::fprintf(stderr, "bare_cupti_injection: %zu kinds, lean calls: %d runtime, %d driver, subscriber %s, timed by callback %s\n",
+                 kinds.size(), runtime_calls, driver_calls, EnvIs("BARE_CUPTI_SUBSCRIBE", "1") ? "yes" : "no",
+                 timed ? "yes" : "no");
   }
   return 1;
 }

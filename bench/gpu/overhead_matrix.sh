@@ -4,7 +4,8 @@
 # (launch_overhead_bench). Variants: plain; bare CUPTI (libbare_cupti_injection.so) with kernel
 # only, kernel+memcpy+memset+sync, the lean selection, every kind, and kernel with a subscriber;
 # cuscope with the same selections, its default (lean) and monitor mode; torch.profiler (PyTorch
-# only). Rounds are interleaved and each round runs the variants in a seeded random order, so that
+# only). Chosen by MATRIX_VARIANTS only: bare-lean-kinds (the lean kinds, no API call) and
+# bare-lean-callback (the lean calls timed by a callback instead of API records). Rounds are interleaved and each round runs the variants in a seeded random order, so that
 # drift (clocks, temperature) touches every variant alike. The measurements go to OUT/matrix.txt and
 # bench/gpu/summarise_overhead.py prints a table per workload.
 #
@@ -57,6 +58,8 @@ set_variant_env() {
     bare-kernel) venv=(CUDA_INJECTION64_PATH="$bare" BARE_CUPTI_KINDS=kernel) ;;
     bare-kernel+copies+sync) venv=(CUDA_INJECTION64_PATH="$bare" "BARE_CUPTI_KINDS=kernel,memcpy,memset,sync") ;;
     bare-lean) venv=(CUDA_INJECTION64_PATH="$bare" BARE_CUPTI_KINDS="$lean_kinds" BARE_CUPTI_API=lean) ;;
+    bare-lean-kinds) venv=(CUDA_INJECTION64_PATH="$bare" BARE_CUPTI_KINDS="$lean_kinds") ;;
+    bare-lean-callback) venv=(CUDA_INJECTION64_PATH="$bare" BARE_CUPTI_KINDS="$lean_kinds" BARE_CUPTI_CALLBACK=lean) ;;
     bare-all) venv=(CUDA_INJECTION64_PATH="$bare") ;;
     bare-subscribe) venv=(CUDA_INJECTION64_PATH="$bare" BARE_CUPTI_KINDS=kernel BARE_CUPTI_SUBSCRIBE=1) ;;
     cuscope-kernel) venv=("${cuscope_env[@]}" CUSCOPE_KINDS=kernel) ;;

@@ -121,7 +121,8 @@ const ProfilerGate* FindProfilerGate(CUpti_CallbackDomain domain, CUpti_Callback
 }
 
 // cudaProfilerStart/Stop (and the driver's cuProfilerStart/Stop) as capture gates; context
-// creation for the GPU counters; kernel launches and context teardown for kernel metrics.
+// creation and the program's first driver calls for the GPU counters; kernel launches and context
+// teardown for kernel metrics.
 void CUPTIAPI OnApiCallback(void* /*userdata*/, CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const void* data) {
   Session* s = CallbackSession();
   if (s == nullptr) return;
@@ -130,6 +131,10 @@ void CUPTIAPI OnApiCallback(void* /*userdata*/, CUpti_CallbackDomain domain, CUp
     return;
   }
 
+  if (domain == CUPTI_CB_DOMAIN_DRIVER_API && s->sampling->AwaitingProgramCall() &&
+      static_cast<const CUpti_CallbackData*>(data)->callbackSite == CUPTI_API_ENTER) {
+    s->capture->OnProgramCall();
+  }
   const ProfilerGate* gate = FindProfilerGate(domain, cbid);
   if (gate == nullptr) {
     if (s->metrics != nullptr) s->metrics->OnCallback(domain, cbid, data, s->capture->recording());
@@ -144,13 +149,11 @@ void CUPTIAPI OnApiCallback(void* /*userdata*/, CUpti_CallbackDomain domain, CUp
 }
 
 // Stops the counters at exit before anything they use is torn down. The sampler decodes with
-// objects of the profiler host libraries; their static destructors run at exit in reverse order of
-// registration, so a handler registered after they are loaded runs before them (one registered
-// earlier would find them freed: "double free or corruption"). SamplingController loads them and
-// registers this handler when the session starts, not after the first set-up (0.3-0.4 s on the
-// control thread, when CUPTI would load them): a program that exited during or soon after that
-// set-up tore them down under the sampler ("unordered_map::at" thrown at exit). The handler waits
-// for a set-up in progress, then gives the counters back.
+// objects of the profiler host libraries, some created at its first set-up; static destructors
+// and exit handlers run newest first, so SamplingController registers this handler after that
+// set-up (one registered earlier would find them freed: "double free or corruption", or
+// "unordered_map::at" thrown at exit). The handler waits for a set-up in progress, then gives the
+// counters back.
 void StopSamplingAtExit() {
   if (Session* s = CallbackSession(); s != nullptr) s->sampling->ShutDown();
 }
@@ -179,6 +182,38 @@ void StartKernelMetrics(Session& s) {
   }
 }
 
+// Whether the session's own callbacks use this driver call: kernel metrics' launches, the
+// cuProfilerStart/Stop gates.
+bool SessionUsesDriverCallback(const Session& s, CUpti_CallbackId cbid) {
+  if (s.config.capture_range == "cudaProfilerApi" && FindProfilerGate(CUPTI_CB_DOMAIN_DRIVER_API, cbid) != nullptr) {
+    return true;
+  }
+  if (s.metrics == nullptr) return false;
+  for (const auto& [domain, id] : KernelMetricsCollector::Callbacks()) {
+    if (domain == CUPTI_CB_DOMAIN_DRIVER_API && id == cbid) return true;
+  }
+  return false;
+}
+
+// A session that starts with the program (no context yet) sets its counters up on the program's
+// thread, at the first driver call of the lean selection (launches, copies, allocations, ...)
+// once a context exists: SamplingController says why. Those callbacks go off again once it is done.
+void WatchForFirstProgramCall(Session& s) {
+  std::vector<uint32_t> ids = LeanCallIds(v1::API_DOMAIN_DRIVER, s.cupti);
+  for (uint32_t cbid : ids) {
+    if (auto st = s.cupti.EnableCallback(s.subscriber, CUPTI_CB_DOMAIN_DRIVER_API, cbid); !st.ok()) {
+      s.sampling->TurnOff(st);
+      return;
+    }
+  }
+  s.sampling->PrepareFirstOnProgramThread();
+  s.capture->SetStopWatchingProgramCalls([&s, ids = std::move(ids)] {
+    for (uint32_t cbid : ids) {
+      if (!SessionUsesDriverCallback(s, cbid)) s.cupti.DisableCallback(s.subscriber, CUPTI_CB_DOMAIN_DRIVER_API, cbid);
+    }
+  });
+}
+
 // Counters are sampled once the program has a context: at its first context creation, or
 // already, when linked in late. The callback goes on first, so a context made meanwhile is seen
 // one way or the other.
@@ -187,7 +222,11 @@ void WatchForContext(Session& s) {
       !st.ok()) {
     s.sampling->TurnOff(st);
   }
-  if (s.cupti.DriverHasContext()) s.capture->MarkContextSeen();
+  if (s.cupti.DriverHasContext()) {
+    s.capture->MarkContextSeen();
+  } else {
+    WatchForFirstProgramCall(s);
+  }
 }
 
 // The endpoint is an extra: a port in use or a bad address is one line, and the figures go on

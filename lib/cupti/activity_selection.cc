@@ -9,13 +9,21 @@
 namespace cuscope::cupti {
 namespace {
 
-void AddLeanCalls(v1::ApiDomain domain, uint32_t cbid_count, CuptiApi& cupti, std::vector<ApiCallId>& calls) {
-  for (uint32_t cbid = 1; cbid < cbid_count; ++cbid) {
-    if (core::CollectedWhenLean(cupti.CallbackName(domain, cbid))) calls.push_back({domain, cbid});
-  }
+void AddLeanCalls(v1::ApiDomain domain, CuptiApi& cupti, std::vector<ApiCallId>& calls) {
+  for (uint32_t cbid : LeanCallIds(domain, cupti)) calls.push_back({domain, cbid});
 }
 
 }  // namespace
+
+std::vector<uint32_t> LeanCallIds(v1::ApiDomain domain, CuptiApi& cupti) {
+  const uint32_t count = domain == v1::API_DOMAIN_RUNTIME ? static_cast<uint32_t>(CUPTI_RUNTIME_TRACE_CBID_SIZE)
+                                                          : static_cast<uint32_t>(CUPTI_DRIVER_TRACE_CBID_SIZE);
+  std::vector<uint32_t> ids;
+  for (uint32_t cbid = 1; cbid < count; ++cbid) {
+    if (core::CollectedWhenLean(cupti.CallbackName(domain, cbid))) ids.push_back(cbid);
+  }
+  return ids;
+}
 
 ActivitySelection ActivitySelection::FromConfig(const core::Config& config, CuptiApi& cupti) {
   ActivitySelection s;
@@ -24,10 +32,10 @@ ActivitySelection ActivitySelection::FromConfig(const core::Config& config, Cupt
   }
   if (config.kind_enabled("api")) {
     if (!config.kind_enabled("runtime")) {
-      AddLeanCalls(v1::API_DOMAIN_RUNTIME, CUPTI_RUNTIME_TRACE_CBID_SIZE, cupti, s.calls_);
+      AddLeanCalls(v1::API_DOMAIN_RUNTIME, cupti, s.calls_);
     }
     if (!config.kind_enabled("driver")) {
-      AddLeanCalls(v1::API_DOMAIN_DRIVER, CUPTI_DRIVER_TRACE_CBID_SIZE, cupti, s.calls_);
+      AddLeanCalls(v1::API_DOMAIN_DRIVER, cupti, s.calls_);
     }
   }
   return s;

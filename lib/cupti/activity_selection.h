@@ -25,6 +25,10 @@ struct ApiCallId {
   uint32_t cbid = 0;
 };
 
+// The calls of one API that lean collection records (core::CollectedWhenLean), by the names CUPTI
+// gives their callback ids.
+std::vector<uint32_t> LeanCallIds(v1::ApiDomain domain, CuptiApi& cupti);
+
 class ActivitySelection {
  public:
   // The kinds the configuration names; with "api", the calls core::CollectedWhenLean keeps, by the

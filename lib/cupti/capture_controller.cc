@@ -91,6 +91,12 @@ void CaptureController::OnProfilerStop(bool api_enter) {
   if (api_enter) CloseWindow("cudaProfilerStop");
 }
 
+void CaptureController::OnProgramCall() {
+  if (!sampling_.OnProgramCall(SamplingConditions())) return;
+  stop_watching_due_.store(true);
+  Wake();
+}
+
 void CaptureController::OnContextCreated() {
   if (!context_seen_.exchange(true) && config_.gpu_metrics) Wake();
 }
@@ -171,7 +177,8 @@ void CaptureController::ControlLoop() {
     return !(open_pending && open_at - now < kPrepareLead);
   };
   const auto woken = [this, &top_down_due, &prepare_ahead] {
-    return control_exit_ || top_down_due() || sampling_.Due(SamplingConditions(), prepare_ahead(Clock::now()));
+    return control_exit_ || top_down_due() || stop_watching_due_.load() ||
+           sampling_.Due(SamplingConditions(), prepare_ahead(Clock::now()));
   };
   std::unique_lock<std::mutex> lock(control_mu_);
   while (true) {
@@ -194,6 +201,7 @@ void CaptureController::ControlLoop() {
     // However the window closed (duration, cudaProfilerStop), the choice waits kSettle.
     if (top_down_due()) choose_at = now + kSettle;
     sampling_.Reconcile(SamplingConditions(), prepare_ahead(now));
+    if (stop_watching_due_.exchange(false) && stop_watching_) stop_watching_();
     if (choose_at && now >= *choose_at) {
       choose_at.reset();
       top_down_queued_ = true;

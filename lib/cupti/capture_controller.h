@@ -59,6 +59,11 @@ class CaptureController {
   void OnProfilerStop(bool api_enter);
   void OnContextCreated();
   void MarkContextSeen() { context_seen_.store(true); }
+  // At a CUDA call of the program's, while SamplingController::AwaitingProgramCall: the counters'
+  // first set-up on this thread. Once done, the control thread calls `stop_watching` (set before
+  // the control thread starts) to take the calls' callbacks back.
+  void OnProgramCall();
+  void SetStopWatchingProgramCalls(std::function<void()> stop_watching) { stop_watching_ = std::move(stop_watching); }
 
   // On the writer thread: the top-down's hottest kernels, named in one line and handed to the
   // kernel metrics as their only targets.
@@ -90,6 +95,8 @@ class CaptureController {
 
   std::atomic<State> state_{State::kWaiting};
   std::atomic<bool> context_seen_{false};
+  std::function<void()> stop_watching_;
+  std::atomic<bool> stop_watching_due_{false};
   // When the top-down's timeline window closed (CUPTI time; 0 = not yet). A window closes once for
   // the top-down: reopening it later records more timeline but chooses nothing new.
   std::atomic<uint64_t> top_down_closed_at_{0};

@@ -18,6 +18,9 @@ class RealCupti final : public CuptiApi {
                               CUpti_CallbackId cbid) override {
     return CuptiStatus(cuptiEnableCallback(1, subscriber, domain, cbid), "cuptiEnableCallback");
   }
+  void DisableCallback(CUpti_SubscriberHandle subscriber, CUpti_CallbackDomain domain, CUpti_CallbackId cbid) override {
+    cuptiEnableCallback(0, subscriber, domain, cbid);
+  }
   absl::Status EnableActivity(CUpti_ActivityKind kind) override {
     return CuptiStatus(cuptiActivityEnable(kind), "cuptiActivityEnable");
   }

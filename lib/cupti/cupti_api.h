@@ -30,6 +30,7 @@ class CuptiApi {
   virtual void Unsubscribe(CUpti_SubscriberHandle subscriber) = 0;
   virtual absl::Status EnableCallback(CUpti_SubscriberHandle subscriber, CUpti_CallbackDomain domain,
                                       CUpti_CallbackId cbid) = 0;
+  virtual void DisableCallback(CUpti_SubscriberHandle subscriber, CUpti_CallbackDomain domain, CUpti_CallbackId cbid) = 0;
 
   virtual absl::Status EnableActivity(CUpti_ActivityKind kind) = 0;
   virtual void DisableActivity(CUpti_ActivityKind kind) = 0;

@@ -31,12 +31,15 @@ void LoadProfilerHostLibraries() {
 SamplingController::SamplingController(const core::Config& config, CuptiApi& cupti, TracePipeline& pipeline,
                                        std::function<void(const std::string&)> warn, void (*at_exit)())
     : config_(config), cupti_(cupti), pipeline_(pipeline), warn_(std::move(warn)), at_exit_(at_exit) {
-  if (!config_.gpu_metrics || at_exit_ == nullptr) return;
+  if (!config_.gpu_metrics) return;
+  static std::once_flag libraries_once;
+  std::call_once(libraries_once, LoadProfilerHostLibraries);
+}
+
+void SamplingController::RegisterExitHandlerOnce() {
+  if (at_exit_ == nullptr) return;
   static std::once_flag exit_handler_once;
-  std::call_once(exit_handler_once, [this] {
-    LoadProfilerHostLibraries();
-    std::atexit(at_exit_);
-  });
+  std::call_once(exit_handler_once, [this] { std::atexit(at_exit_); });
 }
 
 bool SamplingController::Possible(Conditions c) const {
@@ -48,14 +51,14 @@ bool SamplingController::PrepareAheadDue(Conditions c, bool prepare_ahead) const
 }
 
 bool SamplingController::Due(Conditions c, bool prepare_ahead) const {
-  if (!config_.gpu_metrics) return false;
+  if (!config_.gpu_metrics || !ControlThreadMayPrepare()) return false;
   const bool wanted = Possible(c) && c.window_open;
   return wanted != (state_.load() == State::kRunning) || PrepareAheadDue(c, prepare_ahead) ||
          (!Possible(c) && state_.load() == State::kPrepared);
 }
 
 void SamplingController::Reconcile(Conditions c, bool prepare_ahead) {
-  if (!config_.gpu_metrics) return;
+  if (!config_.gpu_metrics || !ControlThreadMayPrepare()) return;
   std::lock_guard<std::mutex> lock(mu_);
   const bool wanted = Possible(c) && c.window_open;
   if (wanted && running_ == nullptr) Start();
@@ -65,6 +68,24 @@ void SamplingController::Reconcile(Conditions c, bool prepare_ahead) {
   } else if (PrepareAheadDue(c, prepare_ahead)) {
     Prepare();
   }
+}
+
+bool SamplingController::OnProgramCall(Conditions c) {
+  if (!AwaitingProgramCall()) return false;
+  // Before the program has a context (a module load at start-up) there is nothing to set up yet:
+  // a later call.
+  if (!Possible(c) && state_.load() != State::kOff) return false;
+  std::lock_guard<std::mutex> lock(mu_);
+  if (first_prepared_.load()) return false;
+  if (Possible(c)) {
+    if (c.window_open) {
+      Start();
+    } else {
+      Prepare();
+    }
+  }
+  first_prepared_.store(true, std::memory_order_release);
+  return true;
 }
 
 void SamplingController::ShutDown() {
@@ -115,6 +136,7 @@ void SamplingController::Prepare() {
   }
   prepared_ = std::move(sampler);
   state_.store(State::kPrepared);
+  RegisterExitHandlerOnce();
 }
 
 // A prepared sampler that will not be started gives the counters back.

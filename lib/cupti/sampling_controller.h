@@ -8,6 +8,14 @@
 // set up is named in one line and sampling stays off; the timeline goes on.
 //
 // The control thread calls Reconcile; the exit handler and the collector's stop call ShutDown.
+//
+// Exit. A program may exit at any moment, and exit runs the handlers of std::atexit and the
+// destructors of static objects newest first. The profiler host libraries create static objects
+// the first time a sampler is set up; a program that exits while a sampler decodes or is being set
+// up would destroy them under it (a crash at exit). So the exit handler that stops the counters is
+// registered after the first set-up, and runs before those objects go; and when the session starts
+// with the program (no CUDA context yet), the first set-up runs on the program's own thread, at
+// its first CUDA call that does work (OnProgramCall), so the program cannot exit during it.
 #ifndef CUSCOPE_LIB_CUPTI_SAMPLING_CONTROLLER_H_
 #define CUSCOPE_LIB_CUPTI_SAMPLING_CONTROLLER_H_
 
@@ -41,9 +49,8 @@ class SamplingController {
     bool window_open = false;
   };
 
-  // With GPU counters asked for, the profiler host libraries are loaded now and `at_exit` is
-  // registered with std::atexit right after (once per process; StopSamplingAtExit in
-  // activity_collector.cc says why).
+  // With GPU counters asked for, the profiler host libraries are loaded now; `at_exit` is
+  // registered with std::atexit after the first set-up (once per process).
   SamplingController(const core::Config& config, CuptiApi& cupti, TracePipeline& pipeline,
                      std::function<void(const std::string&)> warn, void (*at_exit)());
 
@@ -54,6 +61,15 @@ class SamplingController {
   void Reconcile(Conditions c, bool prepare_ahead);
   // No more sampling in this session: a running sampler stops, a prepared one gives the counters back.
   void ShutDown();
+
+  // Before the control thread starts: the first set-up waits for OnProgramCall.
+  void PrepareFirstOnProgramThread() { first_on_program_thread_ = true; }
+  // Whether OnProgramCall still has work: the first set-up is the program thread's and not done.
+  bool AwaitingProgramCall() const { return first_on_program_thread_ && !first_prepared_.load(std::memory_order_acquire); }
+  // On the program's thread, at a CUDA call: the first set-up (~0.4 s, once), and the start when
+  // the window is open. Returns true for the call that did it, or that found sampling off (the
+  // caller then stops watching); false while there is nothing to set up yet (no context).
+  bool OnProgramCall(Conditions c);
   // One line, and no GPU counters for the rest of the session.
   void TurnOff(const absl::Status& why);
 
@@ -62,6 +78,8 @@ class SamplingController {
 
  private:
   bool Possible(Conditions c) const;
+  bool ControlThreadMayPrepare() const { return !AwaitingProgramCall(); }
+  void RegisterExitHandlerOnce();
   bool PrepareAheadDue(Conditions c, bool prepare_ahead) const;
   std::unique_ptr<GpuCounterSampler> NewSampler();
   void Prepare();         // mu_
@@ -74,6 +92,8 @@ class SamplingController {
   TracePipeline& pipeline_;
   std::function<void(const std::string&)> warn_;
   void (*at_exit_)();
+  bool first_on_program_thread_ = false;
+  std::atomic<bool> first_prepared_{false};  // the first set-up was tried, on whichever thread
 
   std::atomic<State> state_{State::kIdle};
   std::atomic<bool> started_once_{false};  // later windows prepare when they open

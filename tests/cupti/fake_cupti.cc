@@ -55,6 +55,10 @@ void FakeCupti::Unsubscribe(CUpti_SubscriberHandle) {
   api_callback_ = nullptr;
 }
 
+void FakeCupti::DisableCallback(CUpti_SubscriberHandle, CUpti_CallbackDomain domain, CUpti_CallbackId cbid) {
+  (void)Called(absl::StrCat("DisableCallback:", static_cast<int>(domain), ":", cbid));
+}
+
 absl::Status FakeCupti::EnableCallback(CUpti_SubscriberHandle, CUpti_CallbackDomain domain, CUpti_CallbackId cbid) {
   return Called(absl::StrCat("EnableCallback:", static_cast<int>(domain), ":", cbid));
 }

@@ -47,6 +47,8 @@ class FakeCupti final : public CuptiApi {
   void Unsubscribe(CUpti_SubscriberHandle subscriber) override;
   absl::Status EnableCallback(CUpti_SubscriberHandle subscriber, CUpti_CallbackDomain domain,
                               CUpti_CallbackId cbid) override;
+  // Logged as "DisableCallback:<domain>:<cbid>".
+  void DisableCallback(CUpti_SubscriberHandle subscriber, CUpti_CallbackDomain domain, CUpti_CallbackId cbid) override;
   absl::Status EnableActivity(CUpti_ActivityKind kind) override;
   void DisableActivity(CUpti_ActivityKind kind) override;
   // Logged as "EnableApiRecords:<runtime|driver>:<cbid>:<0|1>".

@@ -23,6 +23,7 @@ using testing::TempTracePath;
 const std::string kCli = testing::BuildTree::Cli();
 const std::string kKernels = testing::BuildTree::Example("kernel_internals");
 const std::string kReplayApp = testing::BuildTree::Bin("replay_app");
+const std::string kKnownWork = testing::BuildTree::Example("known_work");
 constexpr char kSmActive[] = "sm__cycles_active.avg.pct_of_peak_sustained_elapsed";
 
 class CountersCollectorGpuTest : public testing::GpuTest {};
@@ -106,6 +107,35 @@ TEST_F(CountersCollectorGpuTest, SamplesDuringTheWindowShowTheBusyKernel) {
   ASSERT_GE(inside.size(), 20u) << "the FMA kernels ran " << (busy.back().end - busy.front().begin) / 1e6 << " ms";
   std::sort(inside.begin(), inside.end());
   EXPECT_GE(inside[inside.size() / 2], 90.0);
+}
+
+// A program that is done in ~0.1 s exits while the counters' first set-up would still run on the
+// control thread; it crashed at exit (the profiler host libraries' objects destroyed under the
+// set-up) until the first set-up moved onto the program's thread. Each run exits as it would
+// without cuscope and samples its work, in a trace and in monitor mode.
+TEST_F(CountersCollectorGpuTest, ShortProgramsExitCleanlyWithTheCountersOn) {
+  auto plain = RunCommand(kKnownWork);
+  ASSERT_EQ(plain.exit_code, 0) << plain.output;
+  for (int run = 0; run < 6; ++run) {
+    const bool monitor = run % 3 == 2;
+    const std::string trace = TempTracePath(absl::StrCat("counters_short_", run));
+    auto r = RunCommand(absl::StrCat(kCli, " profile -f --gpu-metrics-devices all ", monitor ? "--mode monitor " : "",
+                                     "-o ", trace, " -- ", kKnownWork, " 2>&1"));
+    ASSERT_EQ(r.exit_code, 0) << "run " << run << ": " << r.output;
+    EXPECT_FALSE(absl::StrContains(r.output, "GPU counters over time are off")) << r.output;
+    auto t = core::LoadTrace(trace);
+    ASSERT_TRUE(t.ok()) << t.status();
+    if (!monitor) {
+      EXPECT_FALSE(Samples(*t, v1::COUNTER_SOURCE_PM_SAMPLING).empty()) << "run " << run;
+    } else {
+      ASSERT_FALSE(t->monitor_intervals.empty()) << "run " << run;
+      bool counters = false;
+      for (const auto& interval : t->monitor_intervals) {
+        for (const auto& device : interval.devices()) counters = counters || device.counters_size() > 0;
+      }
+      EXPECT_TRUE(counters) << "run " << run << ": no counter figures in the monitor intervals";
+    }
+  }
 }
 
 // The window is cudaProfilerStart/Stop around 6 iterations, opened 800 ms after the program's
