@@ -43,6 +43,9 @@ tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
 variants=(off monitor monitor+prometheus trace)
+# SERVER_VARIANTS="off,flight,flight+snapshots" chooses others: flight keeps the last seconds in
+# memory, flight+snapshots also writes a snapshot every 2 s while serving.
+if [ -n "${SERVER_VARIANTS:-}" ]; then IFS=, read -r -a variants <<< "$SERVER_VARIANTS"; fi
 runs=()
 for load in open closed; do for v in "${variants[@]}"; do runs+=("$load:$v"); done; done
 
@@ -70,6 +73,9 @@ run_one() {
     monitor+prometheus) args+=(--cuscope monitor --output "$tmp/monitor_%p" --prometheus "127.0.0.1:$run_port")
       prometheus_runs=$((prometheus_runs + 1)) ;;
     trace) args+=(--cuscope trace --output "$tmp/trace_%p") ;;
+    flight) args+=(--cuscope flight --output "$tmp/flight_%p") ;;
+    flight+snapshots) args+=(--cuscope flight --output "$tmp/flight_%p" --snapshot-every 2) ;;
+    *) echo "server_overhead.sh: no variant $variant" >&2; exit 2 ;;
   esac
   "$server" "${args[@]}" > "$log" 2> "$tmp/run.err" &
   local pid=$!
@@ -82,7 +88,9 @@ run_one() {
     wait
     scrapes=" scrapes=$(cat "$tmp/scrapes")"
   fi
-  rm -f "$tmp"/monitor_* "$tmp"/trace_*
+  local snapshots
+  snapshots=$(ls "$tmp"/flight_* 2>/dev/null | wc -l)
+  rm -f "$tmp"/monitor_* "$tmp"/trace_* "$tmp"/flight_*
   # {"requests":N,"throughput_rps":X,"p50_ms":X,"p99_ms":X,...} as key=value fields.
   local fields
   fields=$(grep -o '"[a-z0-9_]*":[0-9.]\+' "$log" | tr -d '"' | tr ':' '=' | tr '\n' ' ')
@@ -93,6 +101,7 @@ run_one() {
   local checksum line
   checksum=$(grep -o '"checksum":"[0-9a-f]*"' "$log" | cut -d'"' -f4)
   line="workload=$load variant=$variant round=$round ${fields}checksum=$checksum$scrapes"
+  [ "$variant" = flight+snapshots ] && line="$line snapshot_files=$snapshots"
   record_run "$line"
 }
 

@@ -8,7 +8,9 @@ absl::StatusOr<std::unique_ptr<ServerProfiling>> ServerProfiling::Start(const Se
   if (options.cuscope == CuscopeMode::kOff) return std::unique_ptr<ServerProfiling>(new ServerProfiling(nullptr));
   cuscope::SessionOptions session_options;
   session_options.output = options.output;
-  session_options.mode = options.cuscope == CuscopeMode::kMonitor ? "monitor" : "trace";
+  session_options.mode = options.cuscope == CuscopeMode::kMonitor  ? "monitor"
+                         : options.cuscope == CuscopeMode::kFlight ? "flight"
+                                                                   : "trace";
   session_options.prometheus = options.prometheus;
   auto session = std::make_unique<cuscope::Session>(session_options);
   if (!session->Start()) return absl::FailedPreconditionError(absl::StrCat("cuscope did not start: ", session->error()));
@@ -24,6 +26,14 @@ absl::Status ServerProfiling::OpenTraceWindow(double seconds) {
   return absl::OkStatus();
 }
 
+absl::Status ServerProfiling::Snapshot() {
+  if (session_ == nullptr || !session_->Snapshot()) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("cuscope snapshot: ", session_ == nullptr ? "no session" : session_->error()));
+  }
+  return absl::OkStatus();
+}
+
 absl::Status ServerProfiling::Stop() {
   if (session_ == nullptr || session_->Stop()) return absl::OkStatus();
   return absl::InternalError(absl::StrCat("cuscope stop: ", session_->error()));
@@ -31,6 +41,7 @@ absl::Status ServerProfiling::Stop() {
 
 std::string ServerProfiling::Description() const {
   if (session_ == nullptr) return "";
+  if (session_->output_path().empty()) return "cuscope recording (nothing written until a snapshot)";
   std::string d = absl::StrCat("cuscope writing ", session_->output_path());
   if (session_->prometheus_port() != 0) absl::StrAppend(&d, ", Prometheus on port ", session_->prometheus_port());
   return d;

@@ -23,6 +23,9 @@ class ServerProfiling {
 
   // Monitor mode: every record goes to the trace file as well for `seconds`.
   absl::Status OpenTraceWindow(double seconds);
+  // Flight mode: a snapshot of the last seconds to OUTPUT_snapshotN.cuscope, written by cuscope's
+  // own thread.
+  absl::Status Snapshot();
   // Ends the session, writing what is left (nothing with --cuscope off).
   absl::Status Stop();
 

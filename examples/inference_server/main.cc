@@ -26,6 +26,8 @@ struct ServedLoad {
   std::vector<WorkerResult> workers;
   uint64_t errors = 0;
   double measured_seconds = 0;
+  uint64_t snapshots = 0;          // --snapshot-every: requested and started
+  uint64_t snapshots_refused = 0;  // the previous one still being written, or an error
 };
 
 // Runs the workers (and, under open-loop load, the generator) until the measured time is over.
@@ -60,6 +62,18 @@ ServedLoad ServeLoad(const ServerOptions& options, std::vector<std::unique_ptr<M
       ++load.errors;
     } else {
       std::fprintf(stderr, "inference_server: trace window of %g s opened\n", options.trace_window_seconds);
+    }
+  }
+  if (options.snapshot_every_seconds > 0) {
+    // Snapshots while the workers serve; one still being written when the next is due is refused.
+    for (auto next = measure_from; next + seconds(options.snapshot_every_seconds) < end;) {
+      next += seconds(options.snapshot_every_seconds);
+      std::this_thread::sleep_until(next);
+      if (profiling.Snapshot().ok()) {
+        ++load.snapshots;
+      } else {
+        ++load.snapshots_refused;
+      }
     }
   }
   if (generator.joinable()) generator.join();
@@ -132,6 +146,10 @@ int Run(const ServerOptions& options) {
     std::this_thread::sleep_for(std::chrono::duration<double>(options.linger_seconds));
   }
   if (absl::Status st = (*profiling)->Stop(); !st.ok()) return Fail(st);
+  if (options.snapshot_every_seconds > 0) {
+    std::fprintf(stderr, "inference_server: %llu snapshots written, %llu refused\n",
+                 static_cast<unsigned long long>(load.snapshots), static_cast<unsigned long long>(load.snapshots_refused));
+  }
 
   if (options.json) {
     std::printf("%s\n", SummaryJson(summary, *checksum).c_str());

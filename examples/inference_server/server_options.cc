@@ -39,8 +39,10 @@ absl::Status ParseCuscopeMode(absl::string_view value, CuscopeMode* out) {
     *out = CuscopeMode::kTrace;
   } else if (value == "monitor") {
     *out = CuscopeMode::kMonitor;
+  } else if (value == "flight") {
+    *out = CuscopeMode::kFlight;
   } else {
-    return BadValue("--cuscope", value, "off, trace or monitor");
+    return BadValue("--cuscope", value, "off, trace, monitor or flight");
   }
   return absl::OkStatus();
 }
@@ -56,6 +58,7 @@ absl::Status ApplyFlag(absl::string_view flag, absl::string_view value, ServerOp
   if (flag == "--warmup") return ParseNumber(flag, value, 0, 86400, &o.warmup_seconds);
   if (flag == "--cuscope") return ParseCuscopeMode(value, &o.cuscope);
   if (flag == "--trace-window") return ParseNumber(flag, value, 0, 86400, &o.trace_window_seconds);
+  if (flag == "--snapshot-every") return ParseNumber(flag, value, 0.1, 3600, &o.snapshot_every_seconds);
   if (flag == "--linger") return ParseNumber(flag, value, 0, 3600, &o.linger_seconds);
   if (flag == "--prometheus") {
     o.prometheus = std::string(value);
@@ -76,6 +79,9 @@ absl::Status CheckCombination(const ServerOptions& o) {
   }
   if ((o.trace_window_seconds > 0 || o.trace_everything) && o.cuscope != CuscopeMode::kMonitor) {
     return absl::InvalidArgumentError("--trace-window and --trace-everything need --cuscope monitor");
+  }
+  if (o.snapshot_every_seconds > 0 && o.cuscope != CuscopeMode::kFlight) {
+    return absl::InvalidArgumentError("--snapshot-every needs --cuscope flight");
   }
   if (o.trace_window_seconds > 0 && o.trace_everything) {
     return absl::InvalidArgumentError("--trace-window and --trace-everything do not go together");
@@ -142,12 +148,14 @@ std::string ServerUsage(const char* program) {
       "  --hidden H          GEMM size: H x H weights per layer (default %d)\n"
       "  --layers L          GEMM + bias/tanh layers per request (default %d)\n"
       "  --warmup S          seconds served before measuring (default %g)\n"
-      "  --cuscope MODE      off (no cuscope Session), trace or monitor (default off)\n"
+      "  --cuscope MODE      off (no cuscope Session), trace, monitor or flight (default off)\n"
       "  --prometheus ADDR   monitor mode: serve the figures to Prometheus at PORT or ADDRESS:PORT\n"
       "  --output NAME       cuscope output file name (default %s)\n"
       "  --trace-window S    monitor mode: open a trace window of S seconds halfway through\n"
       "  --trace-everything  monitor mode: a trace window over the whole run (figures and records\n"
       "                      of the same run)\n"
+      "  --snapshot-every S  flight mode: a snapshot of the last seconds every S seconds while serving\n"
+      "                      (files OUTPUT_snapshotN.cuscope)\n"
       "  --linger S          keep the cuscope session (and its Prometheus endpoint) S seconds after\n"
       "                      the run before stopping it\n"
       "  --json              print the summary as one JSON line\n",

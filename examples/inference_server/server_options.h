@@ -16,7 +16,7 @@ namespace inference_server {
 
 // Who watches the server: nobody (the plain server, no cuscope Session), a cuscope trace of every
 // record, or cuscope's always-on monitor.
-enum class CuscopeMode { kOff, kTrace, kMonitor };
+enum class CuscopeMode { kOff, kTrace, kMonitor, kFlight };
 
 struct ServerOptions {
   bool help = false;
@@ -36,6 +36,9 @@ struct ServerOptions {
   std::string output = "inference_server_%p";
   // Monitor mode: a trace window of this many seconds, opened halfway through the measured time.
   double trace_window_seconds = 0;
+  // Flight mode: a snapshot of the recorder every this many seconds while serving (0 = none), to
+  // measure what a snapshot costs the requests served meanwhile.
+  double snapshot_every_seconds = 0;
   // Monitor mode: a trace window over the whole run, from the session's start to its stop, so the
   // same run has both the figures and every record (to check one against the other).
   bool trace_everything = false;

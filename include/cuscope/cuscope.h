@@ -18,6 +18,10 @@ extern "C" {
 CUSCOPE_EXPORT int cuscope_start(const char* output);
 CUSCOPE_EXPORT int cuscope_flush(void);
 CUSCOPE_EXPORT int cuscope_stop(void);
+/* Flight mode (CUSCOPE_MODE=flight): writes the records kept to `path` (NULL or "" for the
+ * output name with the lowest free number), with `after_seconds` more after the call; as
+ * cuscope::Session::Snapshot. */
+CUSCOPE_EXPORT int cuscope_snapshot(const char* path, double after_seconds);
 /* Ranges and marks (NVTX, so other tools see them too). */
 CUSCOPE_EXPORT void cuscope_range_push(const char* name);
 CUSCOPE_EXPORT void cuscope_range_pop(void);

@@ -81,12 +81,17 @@ struct SessionOptions {
   // the output file as they close (an empty `output` writes no file) and served to Prometheus when
   // `prometheus` is set. Memory stays bounded however long it runs; BeginTraceWindow adds a full
   // trace for a while. As CUSCOPE_MODE and CUSCOPE_MONITOR_INTERVAL.
+  // "flight": a flight recorder: every record is kept in memory for the last
+  // `flight_span_seconds` (0 = 30), within `flight_size_mib` (0 = 256), and nothing is written
+  // until Snapshot. As CUSCOPE_FLIGHT_SPAN and CUSCOPE_FLIGHT_SIZE.
   std::string mode;
   uint32_t monitor_interval_ms = 0;
   // A Prometheus endpoint for the monitor figures: "PORT" or "ADDRESS:PORT" (port 0 picks a free
   // one). A bare port listens on the loopback interface only; name an address ("0.0.0.0:9400") to
   // be scraped from other machines. Empty = none. As CUSCOPE_PROMETHEUS.
   std::string prometheus;
+  double flight_span_seconds = 0;
+  uint64_t flight_size_mib = 0;
 };
 
 // The class holds nothing but a pointer to its state (Session::Impl, in lib/inject/session.cc), so
@@ -117,6 +122,13 @@ class CUSCOPE_EXPORT Session {
   bool BeginTraceWindow(double duration_seconds = 0);
   // Closes the window: back to figures only. False when no window is open.
   bool EndTraceWindow();
+  // Flight mode: writes the records kept (the last flight_span_seconds) to `path`, or, when empty,
+  // to `output` with the lowest free number (%n, or "_snapshot%n" added); with `after_seconds`,
+  // the records of that many seconds after the call too. Returns once the file is created; a
+  // thread of cuscope's writes it and prints one line when done, so no thread of the program
+  // waits on the disk. False (error() says why) outside flight mode, when the file cannot be
+  // created, or while another snapshot is being written.
+  bool Snapshot(const std::string& path = "", double after_seconds = 0);
   // The Prometheus endpoint's port once started with `prometheus` set (0 otherwise).
   int prometheus_port() const;
 

@@ -31,12 +31,17 @@ const char kProfileUsage[] =
     "  -q, --quiet               print nothing of cuscope's own\n"
     "\n"
     "Always on (monitor mode: figures per interval and device instead of a trace; memory bounded):\n"
-    "      --mode trace|monitor  trace (default) writes every record; monitor writes, per interval,\n"
+    "      --mode trace|monitor|flight  trace (default) writes every record; monitor writes, per interval,\n"
     "                            GPU busy and idle by host cause, kernels by GPU time, copies,\n"
     "                            syncs and GPU counters (-o '' for no file)\n"
     "      --monitor-interval SECONDS  one interval (default 1)\n"
     "      --prometheus [ADDRESS:]PORT serve the figures to Prometheus on /metrics (a bare port\n"
     "                            listens on the loopback interface only)\n"
+    "\n"
+    "Flight recorder (--mode flight: every record kept in memory for the last seconds, nothing\n"
+    "written until the program asks for a snapshot: Session::Snapshot, cuscope_snapshot):\n"
+    "      --flight-span SECONDS how far back the records reach (default 30)\n"
+    "      --flight-size MIB     the memory they may take (default 256; the smaller limit wins)\n"
     "\n"
     "Kernel internals (CUPTI Range Profiler; each profiled launch is replayed once per pass and\n"
     "runs serialized, its timeline span is marked and left out of the timeline analysis):\n"
@@ -93,6 +98,8 @@ constexpr ValueOption kValueOptions[] = {
     {"--mode", nullptr, "CUSCOPE_MODE"},
     {"--monitor-interval", nullptr, "CUSCOPE_MONITOR_INTERVAL"},
     {"--prometheus", nullptr, "CUSCOPE_PROMETHEUS"},
+    {"--flight-span", nullptr, "CUSCOPE_FLIGHT_SPAN"},
+    {"--flight-size", nullptr, "CUSCOPE_FLIGHT_SIZE"},
 };
 
 // Kernels the top-down profiles when --top-down has no value: the few that usually hold most of

@@ -67,22 +67,31 @@ absl::StatusOr<uint64_t> ParseCount(const std::string& name, const std::string& 
 // code (Session::BeginTraceWindow).
 absl::Status CheckMonitorSettings(const Config& c) {
   const bool monitor = c.mode == CollectionMode::kMonitor;
+  const bool flight = c.mode == CollectionMode::kFlight;
   if (!monitor) {
     for (const char* name : {"CUSCOPE_MONITOR_INTERVAL", "CUSCOPE_MONITOR_TOP_KERNELS", "CUSCOPE_PROMETHEUS"}) {
       if (c.settings.count(name)) return absl::InvalidArgumentError(absl::StrCat(name, " needs CUSCOPE_MODE=monitor"));
     }
+  }
+  if (!flight) {
+    for (const char* name : {"CUSCOPE_FLIGHT_SPAN", "CUSCOPE_FLIGHT_SIZE"}) {
+      if (c.settings.count(name)) return absl::InvalidArgumentError(absl::StrCat(name, " needs CUSCOPE_MODE=flight"));
+    }
+  }
+  if (!monitor && !flight) {
     if (c.output.empty()) {
       return absl::InvalidArgumentError(
-          "CUSCOPE_OUTPUT is empty: only monitor mode (CUSCOPE_MODE=monitor) runs without a file");
+          "CUSCOPE_OUTPUT is empty: only monitor and flight mode (CUSCOPE_MODE=monitor|flight) run without a file");
     }
     return absl::OkStatus();
   }
+  const char* mode = monitor ? "monitor mode (CUSCOPE_MODE=monitor keeps figures, not a trace of a window)"
+                             : "flight mode (CUSCOPE_MODE=flight keeps the last seconds, written by a snapshot)";
   for (const char* name : {"CUSCOPE_METRICS", "CUSCOPE_TOP_DOWN", "CUSCOPE_DELAY", "CUSCOPE_DURATION",
                            "CUSCOPE_CAPTURE_RANGE", "CUSCOPE_KERNEL_NAME", "CUSCOPE_LAUNCH_SKIP",
                            "CUSCOPE_LAUNCH_COUNT", "CUSCOPE_PER_KERNEL_COUNT"}) {
     if (c.settings.count(name)) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          name, " does not apply in monitor mode (CUSCOPE_MODE=monitor keeps figures, not a trace of a window)"));
+      return absl::InvalidArgumentError(absl::StrCat(name, " does not apply in ", mode));
     }
   }
   return absl::OkStatus();
@@ -215,9 +224,21 @@ absl::StatusOr<Config> ParseConfigFromEnvironment(const std::vector<std::pair<st
         c.mode = CollectionMode::kTrace;
       } else if (value == "monitor") {
         c.mode = CollectionMode::kMonitor;
+      } else if (value == "flight") {
+        c.mode = CollectionMode::kFlight;
       } else {
-        return Bad(name, value, "expected trace or monitor");
+        return Bad(name, value, "expected trace, monitor or flight");
       }
+    } else if (name == "CUSCOPE_FLIGHT_SPAN") {
+      double seconds = 0;
+      if (!absl::SimpleAtod(value, &seconds) || !(seconds >= 1) || seconds > 3600) {
+        return Bad(name, value, "expected seconds from 1 to 3600");
+      }
+      c.flight_span_ms = static_cast<uint32_t>(seconds * 1000 + 0.5);
+    } else if (name == "CUSCOPE_FLIGHT_SIZE") {
+      uint64_t mib = 0;
+      if (!absl::SimpleAtoi(value, &mib) || mib < 1 || mib > 65536) return Bad(name, value, "expected MiB from 1 to 65536");
+      c.flight_size_bytes = mib << 20;
     } else if (name == "CUSCOPE_MONITOR_INTERVAL") {
       double seconds = 0;
       if (!absl::SimpleAtod(value, &seconds) || !(seconds >= 0.1) || seconds > 3600) {
@@ -246,7 +267,8 @@ absl::StatusOr<Config> ParseConfigFromEnvironment(const std::vector<std::pair<st
                                                      "CUSCOPE_TOP_DOWN, CUSCOPE_TOP_DOWN_LAUNCHES, "
                                                      "CUSCOPE_GPU_METRICS_DEVICES, CUSCOPE_GPU_METRICS_FREQUENCY, "
                                                      "CUSCOPE_MODE, CUSCOPE_MONITOR_INTERVAL, CUSCOPE_MONITOR_TOP_KERNELS, "
-                                                     "CUSCOPE_PROMETHEUS, CUSCOPE_LIBRARY)"));
+                                                     "CUSCOPE_PROMETHEUS, CUSCOPE_FLIGHT_SPAN, CUSCOPE_FLIGHT_SIZE, "
+                                                     "CUSCOPE_LIBRARY)"));
     }
   }
   if (c.buffer_pool_cap_bytes < c.buffer_bytes) {

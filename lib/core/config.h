@@ -23,7 +23,9 @@ inline constexpr const char* kActivityKindNames[] = {"kernel", "memcpy", "memset
                                                     "driver", "sync",   "nvtx",   "memory", "overhead"};
 
 // What a session keeps: every record (a trace), or per-interval figures (monitor, always on).
-enum class CollectionMode { kTrace, kMonitor };
+// kTrace: every record to the file. kMonitor: figures per interval. kFlight: the last seconds of
+// records kept in memory, written only by a snapshot.
+enum class CollectionMode { kTrace, kMonitor, kFlight };
 
 struct Config {
   // Output file name pattern: %p process id, %h host name, %n sequence number (the lowest that
@@ -39,6 +41,10 @@ struct Config {
   // interval names (the rest are summed as "other").
   uint32_t monitor_interval_ms = 1000;
   uint32_t monitor_top_kernels = 10;
+  // Flight mode: how far back the kept records reach, and the memory they may take (the smaller
+  // limit wins). `output` names the snapshots when the caller names none.
+  uint32_t flight_span_ms = 30'000;
+  uint64_t flight_size_bytes = 256ull << 20;
   // The Prometheus endpoint ("PORT", "ADDRESS:PORT"); empty = none. Monitor mode only.
   std::string prometheus;
   // Size of one CUPTI activity buffer. 4 MiB holds ~19,000 kernel records (~216 B each).

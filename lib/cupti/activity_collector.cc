@@ -11,6 +11,7 @@
 
 #include <cupti.h>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "lib/core/output_name.h"
 #include "lib/core/trace_writer.h"
@@ -274,9 +275,11 @@ absl::Status StartCollector(const core::Config& config, const std::string& entry
   if (!cupti.DriverLoadable()) {
     return absl::UnavailableError("no NVIDIA driver on this machine (libcuda.so.1 cannot be loaded)");
   }
-  // Monitor mode may run without a file (an empty output).
+  // Monitor mode may run without a file (an empty output); flight mode writes only snapshots.
   absl::StatusOr<std::string> path = std::string();
-  if (!config.output.empty()) path = core::ExpandOutputName(config.output, core::CurrentProcessOutputContext());
+  if (!config.output.empty() && config.mode != core::CollectionMode::kFlight) {
+    path = core::ExpandOutputName(config.output, core::CurrentProcessOutputContext());
+  }
   if (!path.ok()) return path.status();
   Session& s = *RetainedSessions().emplace_back(std::make_unique<Session>(config, entry, cupti));
 
@@ -380,6 +383,33 @@ absl::Status OpenCollectorTraceWindow(double seconds) {
   Session* s = g_session.load();
   if (s == nullptr) return absl::FailedPreconditionError("no cuscope session is active");
   return s->pipeline->OpenTraceWindow(seconds);
+}
+
+absl::Status SnapshotCollector(const std::string& path, double after_seconds) {
+  std::lock_guard<std::mutex> lifecycle(g_lifecycle_mu);
+  Session* s = g_session.load();
+  if (s == nullptr) return absl::FailedPreconditionError("no cuscope session is active");
+  if (!s->pipeline->flight_recording()) {
+    return absl::FailedPreconditionError("a snapshot needs flight mode (CUSCOPE_MODE=flight)");
+  }
+  if (!(after_seconds >= 0) || after_seconds > 3600) {
+    return absl::InvalidArgumentError("the seconds after a snapshot's request must be from 0 to 3600");
+  }
+  std::string target = path;
+  if (target.empty()) {
+    if (s->config.output.empty()) {
+      return absl::InvalidArgumentError("no path for the snapshot: name one, or set the session's output");
+    }
+    // Each snapshot a file of its own: the lowest free number when the name has none.
+    const std::string pattern =
+        absl::StrContains(s->config.output, "%n") ? s->config.output : absl::StrCat(s->config.output, "_snapshot%n");
+    auto expanded = core::ExpandOutputName(pattern, core::CurrentProcessOutputContext());
+    if (!expanded.ok()) return expanded.status();
+    target = *expanded;
+  }
+  return s->pipeline->RequestSnapshot(target, after_seconds, [s](const absl::Status&, const std::string& line) {
+    s->Warn(line);
+  });
 }
 
 absl::Status CloseCollectorTraceWindow() {

@@ -54,6 +54,11 @@ std::string CollectorOutputPath();
 // window open.
 absl::Status OpenCollectorTraceWindow(double seconds);
 absl::Status CloseCollectorTraceWindow();
+// Flight mode: writes the last seconds kept (and, with `after_seconds`, that many more) to `path`,
+// or to the session's output name with the lowest free number. Returns once the file is created;
+// a snapshot thread writes it and says so in one line. FailedPrecondition outside flight mode or
+// while another snapshot is being written.
+absl::Status SnapshotCollector(const std::string& path, double after_seconds);
 // The Prometheus endpoint's port (0: none).
 int CollectorPrometheusPort();
 

@@ -1,5 +1,7 @@
 #include "lib/cupti/trace_pipeline.h"
 
+#include <unistd.h>
+
 #include <algorithm>
 #include <chrono>
 #include <cstdlib>
@@ -7,6 +9,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
 #include "lib/monitor/figures_codec.h"
 
 namespace cuscope::cupti {
@@ -96,10 +99,15 @@ TracePipeline::TracePipeline(const core::Config& config, CuptiApi& cupti, std::u
     options.api_name = [&cupti](v1::ApiDomain domain, uint32_t cbid) { return cupti.CallbackName(domain, cbid); };
     monitor_ = std::make_unique<monitor::IntervalAggregator>(std::move(options), cupti.Timestamp());
   }
+  if (config.mode == core::CollectionMode::kFlight) {
+    flight_ = std::make_unique<core::FlightRing>(core::FlightRingOptions{
+        .span_ns = static_cast<uint64_t>(config.flight_span_ms) * 1'000'000ull, .max_bytes = config.flight_size_bytes});
+  }
 }
 
 TracePipeline::~TracePipeline() {
   if (thread_.joinable()) FinishWriting();
+  JoinSnapshotThread();
 }
 
 absl::Status TracePipeline::StartWriting() {
@@ -117,6 +125,8 @@ void TracePipeline::ReleaseMemory() {
 }
 
 void TracePipeline::FinishWriting() {
+  // A snapshot waiting out its seconds after the request writes now, while the writer still runs.
+  JoinSnapshotThread();
   {
     std::lock_guard<std::mutex> lock(queue_mu_);
     exit_requested_ = true;
@@ -201,6 +211,8 @@ void TracePipeline::WriterLoop() {
       WriteChunk(false);  // GPU counter samples alone, so they reach the file while the program is quiet
     } else if (b.choose_hot_kernels) {
       ChooseHotKernels();
+    } else if (b.take_snapshot) {
+      TakeSnapshot();
     } else {
       ProcessBuffer(b);
     }
@@ -279,6 +291,18 @@ void TracePipeline::Fail(const std::string& message) {
 // False when the header could not be written.
 bool TracePipeline::WriteHeaderIfPending() {
   if (state_.load() != State::kHeaderPending) return true;
+  CompleteHeaderOnce();
+  if (auto st = writer_->WriteHeader(header_); !st.ok()) {
+    Fail(absl::StrCat(st.message(), "; profiling stopped"));
+    return false;
+  }
+  state_.store(State::kWriting);
+  return true;
+}
+
+void TracePipeline::CompleteHeaderOnce() {
+  if (header_complete_) return;
+  header_complete_ = true;
   if (auto sys = cupti_.QuerySystem(); sys.ok()) {
     for (const auto& d : sys->devices) *header_.add_devices() = d;
     header_.mutable_session()->set_driver_version(sys->driver_version);
@@ -287,12 +311,6 @@ bool TracePipeline::WriteHeaderIfPending() {
       for (const auto& d : sys->devices) header_.mutable_config()->add_sampled_devices(d.id());
     }
   }
-  if (auto st = writer_->WriteHeader(header_); !st.ok()) {
-    Fail(absl::StrCat(st.message(), "; profiling stopped"));
-    return false;
-  }
-  state_.store(State::kWriting);
-  return true;
 }
 
 // Windows, counter samples and profiled launches queued since the last chunk.
@@ -341,8 +359,9 @@ void TracePipeline::FillCaptureStats(v1::CaptureStats* st) {
   const CounterTotals counters = hooks_.counter_totals ? hooks_.counter_totals() : CounterTotals{};
   st->set_counter_samples(counters.samples);
   st->set_counter_sample_overflows(counters.overflows);
-  // bytes_written counts what was on disk before this chunk.
-  st->set_bytes_written(writer_->bytes_written());
+  // bytes_written counts what was on disk before this chunk (none in flight mode: the ring's
+  // chunks reach a file only in a snapshot).
+  st->set_bytes_written(writer_ != nullptr ? writer_->bytes_written() : 0);
 }
 
 void TracePipeline::WriteChunk(bool final_chunk) {
@@ -351,6 +370,19 @@ void TracePipeline::WriteChunk(bool final_chunk) {
     // would wake for them again and again.
     std::lock_guard<std::mutex> lock(queue_mu_);
     counter_batches_.clear();
+    return;
+  }
+  if (flight_ != nullptr) {
+    CompleteHeaderOnce();
+    bool had_windows = false;
+    AddQueuedExtras(&had_windows);
+    if (builder_.pending_records() == 0 && !had_windows && !final_chunk) return;
+    records_written_ += builder_.pending_records();
+    builder_.TakeChunk(&chunk_);
+    kernels_written_ += chunk_.kernels().duration_size();
+    FillCaptureStats(chunk_.mutable_stats());
+    flight_->Add(chunk_, cupti_.Timestamp());
+    ++chunks_written_;
     return;
   }
   if (writer_ == nullptr) {
@@ -377,6 +409,92 @@ void TracePipeline::Drain() {
   AddQueuedExtras(&had_windows);
   builder_.TakeChunk(&chunk_);
   chunk_.Clear();
+}
+
+// ---- Flight mode: snapshots --------------------------------------------------------------------
+
+absl::Status TracePipeline::RequestSnapshot(const std::string& path, double after_seconds,
+                                            std::function<void(const absl::Status&, const std::string&)> done) {
+  if (flight_ == nullptr) return absl::FailedPreconditionError("a snapshot needs flight mode (CUSCOPE_MODE=flight)");
+  if (!thread_.joinable()) return absl::FailedPreconditionError("the session is not recording");
+  if (snapshot_busy_.exchange(true)) {
+    return absl::FailedPreconditionError("a snapshot is being written; this one is refused");
+  }
+  auto writer = core::TraceWriter::Create(path, config_.force_overwrite);
+  if (!writer.ok()) {
+    snapshot_busy_.store(false);
+    return writer.status();
+  }
+  if (snapshot_thread_.joinable()) snapshot_thread_.join();  // the last one, finished
+  {
+    std::lock_guard<std::mutex> lock(snapshot_mu_);
+    snapshot_hurry_ = false;
+    snapshot_taken_.reset();
+  }
+  try {
+    snapshot_thread_ = std::thread(&TracePipeline::SnapshotLoop, this, *std::move(writer), after_seconds, std::move(done));
+  } catch (const std::system_error& e) {
+    ::unlink(path.c_str());
+    snapshot_busy_.store(false);
+    return absl::ResourceExhaustedError(absl::StrCat("cannot start the snapshot thread: ", e.what()));
+  }
+  return absl::OkStatus();
+}
+
+void TracePipeline::SnapshotLoop(std::unique_ptr<core::TraceWriter> writer, double after_seconds,
+                                 std::function<void(const absl::Status&, const std::string&)> done) {
+  const std::string path = writer->path();
+  {
+    std::unique_lock<std::mutex> lock(snapshot_mu_);
+    snapshot_cv_.wait_for(lock, std::chrono::duration<double>(after_seconds), [this] { return snapshot_hurry_; });
+  }
+  // The records CUPTI holds in completed buffers, then the ring's contents at their turn.
+  (void)cupti_.FlushAll(false);
+  {
+    std::lock_guard<std::mutex> lock(queue_mu_);
+    queue_.push_back({nullptr, 0, false, true});
+  }
+  queue_cv_.notify_one();
+  std::pair<v1::Header, core::FlightRing::Snapshot> taken;
+  {
+    std::unique_lock<std::mutex> lock(snapshot_mu_);
+    snapshot_cv_.wait(lock, [this] { return snapshot_taken_.has_value(); });
+    taken = std::move(*snapshot_taken_);
+    snapshot_taken_.reset();
+  }
+  absl::Status st = core::WriteFlightSnapshot(taken.first, taken.second, *writer);
+  std::string line;
+  if (st.ok()) {
+    const auto& s = taken.second;
+    uint64_t bytes = writer->bytes_written();
+    line = absl::StrCat("snapshot written to ", path, " (", s.chunks.size(), " chunks, ",
+                        absl::StrFormat("%.1f", (s.last_time_ns - s.first_time_ns) / 1e9), " s, ", bytes, " bytes)");
+  } else {
+    writer.reset();
+    ::unlink(path.c_str());  // a partial snapshot would read as a cut trace: none at all
+    line = absl::StrCat("snapshot to ", path, " lost: ", st.message(), "; recording goes on");
+  }
+  if (done) done(st, line);
+  snapshot_busy_.store(false);
+}
+
+// On the writer thread, at the snapshot's turn: what is pending becomes a chunk first.
+void TracePipeline::TakeSnapshot() {
+  WriteChunk(false);
+  {
+    std::lock_guard<std::mutex> lock(snapshot_mu_);
+    snapshot_taken_.emplace(header_, flight_->Take());
+  }
+  snapshot_cv_.notify_all();
+}
+
+void TracePipeline::JoinSnapshotThread() {
+  {
+    std::lock_guard<std::mutex> lock(snapshot_mu_);
+    snapshot_hurry_ = true;
+  }
+  snapshot_cv_.notify_all();
+  if (snapshot_thread_.joinable()) snapshot_thread_.join();
 }
 
 // ---- Monitor mode ------------------------------------------------------------------------------

@@ -5,6 +5,11 @@
 // GPU counter samples, profiled launches, the top-down's turn to choose) and writes a chunk after
 // each buffer. A write that fails stops the writing for good: the trace keeps what was written
 // before, the buffers are still given back, and a hook tells the collector to stop recording.
+//
+// In flight mode the chunks go to a bounded ring in memory instead (lib/core/flight_ring.h), and
+// RequestSnapshot writes the ring to a file: the writer thread takes the ring's contents at its
+// turn in the queue (behind every buffer CUPTI had completed), and a snapshot thread writes them,
+// so neither the program's threads nor the writer wait on the disk.
 #ifndef CUSCOPE_LIB_CUPTI_TRACE_PIPELINE_H_
 #define CUSCOPE_LIB_CUPTI_TRACE_PIPELINE_H_
 
@@ -15,14 +20,17 @@
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "absl/status/status.h"
 #include "lib/core/buffer_pool.h"
 #include "lib/core/chunk_builder.h"
 #include "lib/core/config.h"
+#include "lib/core/flight_ring.h"
 #include "lib/core/hot_kernels.h"
 #include "lib/core/trace_writer.h"
 #include "lib/cupti/cupti_api.h"
@@ -105,6 +113,13 @@ class TracePipeline {
   // `seconds` > 0, that long. FailedPrecondition outside monitor mode, without a file, or with a
   // window open.
   absl::Status OpenTraceWindow(double seconds);
+  // Flight mode: writes the last seconds kept to `path` (created now: an error is returned at
+  // once), after waiting `after_seconds` so that the seconds after the request are in it too.
+  // `done` is called on the snapshot thread with the outcome and a line that says what was
+  // written. FailedPrecondition outside flight mode or while another snapshot is being written.
+  absl::Status RequestSnapshot(const std::string& path, double after_seconds,
+                               std::function<void(const absl::Status&, const std::string&)> done);
+  bool flight_recording() const { return flight_ != nullptr; }
   absl::Status CloseTraceWindow();
   bool monitoring() const { return monitor_ != nullptr; }
 
@@ -123,6 +138,8 @@ class TracePipeline {
     size_t valid;
     // Not a buffer: the top-down's turn to choose its hot kernels.
     bool choose_hot_kernels = false;
+    // Not a buffer: a snapshot's turn to take the flight ring's contents.
+    bool take_snapshot = false;
   };
   struct QueuedWindow {
     bool open;  // true: a window starts, false: the open window ends
@@ -146,6 +163,11 @@ class TracePipeline {
   void CloseMonitorIntervals(bool all);
   void CloseExpiredTraceWindow();
   void Drain();  // without a file: what a chunk would take, taken and dropped
+  void CompleteHeaderOnce();  // the machine's devices and versions, once
+  void TakeSnapshot();        // writer thread: the ring's contents to the waiting snapshot thread
+  void SnapshotLoop(std::unique_ptr<core::TraceWriter> writer, double after_seconds,
+                    std::function<void(const absl::Status&, const std::string&)> done);
+  void JoinSnapshotThread();
 
   const core::Config& config_;
   CuptiApi& cupti_;
@@ -191,6 +213,16 @@ class TracePipeline {
   std::atomic<bool> trace_window_{false};
   std::atomic<int64_t> trace_window_end_ns_{0};
   const std::string no_path_;
+
+  // Flight mode.
+  std::unique_ptr<core::FlightRing> flight_;  // writer thread
+  bool header_complete_ = false;              // writer thread
+  std::atomic<bool> snapshot_busy_{false};
+  std::thread snapshot_thread_;
+  std::mutex snapshot_mu_;
+  std::condition_variable snapshot_cv_;
+  bool snapshot_hurry_ = false;  // snapshot_mu_: the session ends, write now
+  std::optional<std::pair<v1::Header, core::FlightRing::Snapshot>> snapshot_taken_;  // snapshot_mu_
 };
 
 }  // namespace cuscope::cupti

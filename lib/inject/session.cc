@@ -100,6 +100,14 @@ bool Session::EndTraceWindow() {
   return st.ok();
 }
 
+bool Session::Snapshot(const std::string& path, double after_seconds) {
+  Impl& s = *impl_;
+  absl::Status st =
+      s.active ? cupti::SnapshotCollector(path, after_seconds) : absl::FailedPreconditionError("the session is not active");
+  if (!st.ok()) s.error = std::string(st.message());
+  return st.ok();
+}
+
 int Session::prometheus_port() const { return impl_->active ? cupti::CollectorPrometheusPort() : 0; }
 
 bool Session::active() const { return impl_->active; }
@@ -129,6 +137,11 @@ int cuscope_flush(void) {
 
 int cuscope_stop(void) {
   absl::Status st = cuscope::inject::StopAndReport(false);
+  return st.ok() ? 0 : Fail(std::string(st.message()));
+}
+
+int cuscope_snapshot(const char* path, double after_seconds) {
+  absl::Status st = cuscope::cupti::SnapshotCollector(path != nullptr ? path : "", after_seconds);
   return st.ok() ? 0 : Fail(std::string(st.message()));
 }
 

@@ -40,6 +40,8 @@ absl::StatusOr<core::Config> ConfigFromSessionOptions(const SessionOptions& o) {
   if (!o.mode.empty()) set("CUSCOPE_MODE", o.mode);
   if (o.monitor_interval_ms != 0) set("CUSCOPE_MONITOR_INTERVAL", Exact(o.monitor_interval_ms / 1000.0));
   if (!o.prometheus.empty()) set("CUSCOPE_PROMETHEUS", o.prometheus);
+  if (o.flight_span_seconds != 0) set("CUSCOPE_FLIGHT_SPAN", Exact(o.flight_span_seconds));
+  if (o.flight_size_mib != 0) set("CUSCOPE_FLIGHT_SIZE", absl::StrCat(o.flight_size_mib));
   return core::ParseConfigFromEnvironment(settings);
 }
 

@@ -18,6 +18,17 @@ TEST(ProfileOptionsTest, NsysStyleOptionsBecomeCollectorSettings) {
   EXPECT_EQ(p->program, (std::vector<std::string>{"python3", "train.py", "--epochs", "1"}));
 }
 
+TEST(ProfileOptionsTest, FlightRecorderOptions) {
+  auto p = ParseProfileArgs({"--mode", "flight", "--flight-span", "10", "--flight-size=64", "-o", "srv_%n", "./server"});
+  ASSERT_TRUE(p.ok()) << p.status();
+  EXPECT_EQ(p->env.at("CUSCOPE_MODE"), "flight");
+  EXPECT_EQ(p->env.at("CUSCOPE_FLIGHT_SPAN"), "10");
+  EXPECT_EQ(p->env.at("CUSCOPE_FLIGHT_SIZE"), "64");
+  // Checked as the collector will check them, before anything runs.
+  EXPECT_FALSE(ParseProfileArgs({"--flight-span", "10", "./server"}).ok());
+  EXPECT_FALSE(ParseProfileArgs({"--mode", "flight", "--flight-size", "0", "./server"}).ok());
+}
+
 TEST(ProfileOptionsTest, ProgramMayFollowWithoutDoubleDash) {
   auto p = ParseProfileArgs({"-q", "./app", "-o", "x"});
   ASSERT_TRUE(p.ok());

@@ -2,6 +2,10 @@
 
 #include <gtest/gtest.h>
 
+#include <string>
+#include <tuple>
+#include <vector>
+
 namespace cuscope::core {
 namespace {
 
@@ -59,6 +63,37 @@ TEST(ConfigTest, MonitorSettingsNeedMonitorMode) {
     ASSERT_FALSE(c.ok()) << name;
     EXPECT_NE(std::string(c.status().message()).find("CUSCOPE_MODE=monitor"), std::string::npos) << c.status();
   }
+}
+
+TEST(ConfigTest, FlightModeSettingsAndTheirEdges) {
+  auto c = ParseConfigFromEnvironment({{"CUSCOPE_MODE", "flight"}, {"CUSCOPE_FLIGHT_SPAN", "12.5"},
+                                       {"CUSCOPE_FLIGHT_SIZE", "64"}, {"CUSCOPE_OUTPUT", ""}});
+  ASSERT_TRUE(c.ok()) << c.status();
+  EXPECT_EQ(c->mode, CollectionMode::kFlight);
+  EXPECT_EQ(c->flight_span_ms, 12'500u);
+  EXPECT_EQ(c->flight_size_bytes, 64ull << 20);
+  auto d = ParseConfigFromEnvironment({{"CUSCOPE_MODE", "flight"}});
+  ASSERT_TRUE(d.ok());
+  EXPECT_EQ(d->flight_span_ms, 30'000u);
+  EXPECT_EQ(d->flight_size_bytes, 256ull << 20);
+  for (const auto& [name, value, ok] : std::vector<std::tuple<std::string, std::string, bool>>{
+           {"CUSCOPE_FLIGHT_SPAN", "1", true},      {"CUSCOPE_FLIGHT_SPAN", "3600", true},
+           {"CUSCOPE_FLIGHT_SPAN", "0.99", false},  {"CUSCOPE_FLIGHT_SPAN", "3601", false},
+           {"CUSCOPE_FLIGHT_SIZE", "1", true},      {"CUSCOPE_FLIGHT_SIZE", "65536", true},
+           {"CUSCOPE_FLIGHT_SIZE", "0", false},     {"CUSCOPE_FLIGHT_SIZE", "65537", false},
+           {"CUSCOPE_FLIGHT_SIZE", "1.5", false}}) {
+    EXPECT_EQ(ParseConfigFromEnvironment({{"CUSCOPE_MODE", "flight"}, {name, value}}).ok(), ok) << name << "=" << value;
+  }
+  // Flight settings need flight mode; what replays launches or picks a window by time is refused in it.
+  auto outside = ParseConfigFromEnvironment({{"CUSCOPE_FLIGHT_SPAN", "10"}});
+  ASSERT_FALSE(outside.ok());
+  EXPECT_NE(std::string(outside.status().message()).find("CUSCOPE_MODE=flight"), std::string::npos);
+  for (const char* name : {"CUSCOPE_TOP_DOWN", "CUSCOPE_DURATION", "CUSCOPE_DELAY"}) {
+    auto r = ParseConfigFromEnvironment({{"CUSCOPE_MODE", "flight"}, {name, "2"}});
+    ASSERT_FALSE(r.ok()) << name;
+    EXPECT_NE(std::string(r.status().message()).find("flight mode"), std::string::npos) << r.status();
+  }
+  EXPECT_FALSE(ParseConfigFromEnvironment({{"CUSCOPE_MODE", "flight"}, {"CUSCOPE_PROMETHEUS", "9400"}}).ok());
 }
 
 TEST(ConfigTest, MonitorIntervalEdges) {

@@ -234,6 +234,98 @@ TEST_F(CollectorLifecycleTest, MonitorModeWithoutAnOutputWritesNoFile) {
   EXPECT_FALSE(Exists(path_));
 }
 
+// Flight mode: nothing is written until a snapshot; a snapshot holds the last seconds (by the
+// time each chunk was taken), reads back whole, and is written on a thread of its own.
+core::Trace LoadWhenComplete(const std::string& path) {
+  core::Trace out;
+  Eventually([&] {
+    auto t = core::LoadTrace(path);
+    if (!t.ok() || t->truncated() || !t->stats.has_value()) return false;
+    out = *std::move(t);
+    return true;
+  });
+  return out;
+}
+
+bool HasKernelAt(const core::Trace& t, uint64_t start) {
+  for (const auto& k : t.kernels) {
+    if (k.start == start) return true;
+  }
+  return false;
+}
+
+TEST_F(CollectorLifecycleTest, FlightModeWritesNothingUntilASnapshotHoldsTheLastSeconds) {
+  config_.mode = core::CollectionMode::kFlight;
+  config_.flight_span_ms = 2000;
+  ASSERT_TRUE(StartCollector(config_, "session", cupti_).ok());
+  EXPECT_EQ(CollectorOutputPath(), "");
+  // Ten buffers a (fake) second apart; each reaches the ring before the clock moves on.
+  for (int i = 0; i < 10; ++i) {
+    ASSERT_TRUE(cupti_.DeliverKernels(5, 10'000'000'000ull + i * 1'000'000'000ull));
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    cupti_.AdvanceClock(1'000'000'000ull);
+  }
+  EXPECT_FALSE(Exists(path_));
+  const std::string snap = dir_ + "/snap.cuscope";
+  ASSERT_TRUE(SnapshotCollector(snap, 0).ok());
+  core::Trace t = LoadWhenComplete(snap);
+  EXPECT_TRUE(HasKernelAt(t, 19'000'000'000ull));   // the last buffer
+  EXPECT_FALSE(HasKernelAt(t, 10'000'000'000ull));  // the first, 9 s before: out of the span
+  EXPECT_LE(t.kernels.size(), 20u);
+  EXPECT_GE(t.kernels.size(), 10u);
+  for (const auto& k : t.kernels) EXPECT_FALSE(t.dict.kernel_name(k.signature).empty());
+  ASSERT_TRUE(StopCollector(nullptr).ok());
+  EXPECT_FALSE(Exists(path_));  // the stop writes nothing either
+}
+
+TEST_F(CollectorLifecycleTest, ASnapshotDuringAnotherIsRefusedAndTheStopHurriesIt) {
+  config_.mode = core::CollectionMode::kFlight;
+  ASSERT_TRUE(StartCollector(config_, "session", cupti_).ok());
+  ASSERT_TRUE(cupti_.DeliverKernels(3, 2'000'000'000));
+  const std::string first = dir_ + "/first.cuscope", second = dir_ + "/second.cuscope";
+  ASSERT_TRUE(SnapshotCollector(first, 60).ok());  // waits a minute for what comes after
+  absl::Status refused = SnapshotCollector(second, 0);
+  EXPECT_EQ(refused.code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_THAT(std::string(refused.message()), HasSubstr("being written"));
+  EXPECT_FALSE(Exists(second));
+  ASSERT_TRUE(cupti_.DeliverKernels(2, 3'000'000'000));
+  const auto before = std::chrono::steady_clock::now();
+  ASSERT_TRUE(StopCollector(nullptr).ok());  // the session ends: the snapshot is written now
+  EXPECT_LT(std::chrono::steady_clock::now() - before, std::chrono::seconds(30));
+  core::Trace t = LoadWhenComplete(first);
+  EXPECT_EQ(t.kernels.size(), 5u);  // the 2 kernels after the request are in it
+}
+
+TEST_F(CollectorLifecycleTest, SnapshotsTakeNumberedNamesAndNeedFlightMode) {
+  config_.mode = core::CollectionMode::kFlight;
+  config_.output = dir_ + "/serve";
+  ASSERT_TRUE(StartCollector(config_, "session", cupti_).ok());
+  ASSERT_TRUE(cupti_.DeliverKernels(2, 2'000'000'000));
+  ASSERT_TRUE(SnapshotCollector("", 0).ok());
+  const std::string one = dir_ + "/serve_snapshot1.cuscope";
+  EXPECT_EQ(LoadWhenComplete(one).kernels.size(), 2u);
+  ASSERT_TRUE(cupti_.DeliverKernels(1, 3'000'000'000));
+  // The first one is done once it reads back whole; the next takes the next number.
+  absl::Status st;
+  ASSERT_TRUE(Eventually([&] { return (st = SnapshotCollector("", 0)).ok(); })) << st;
+  EXPECT_EQ(LoadWhenComplete(dir_ + "/serve_snapshot2.cuscope").kernels.size(), 3u);
+  // An existing file is refused at once, like any output.
+  ASSERT_TRUE(Eventually([&] {
+    st = SnapshotCollector(one, 0);
+    return st.code() != absl::StatusCode::kFailedPrecondition;
+  }));
+  EXPECT_EQ(st.code(), absl::StatusCode::kAlreadyExists) << st;
+  EXPECT_EQ(SnapshotCollector(dir_ + "/x.cuscope", -1).code(), absl::StatusCode::kInvalidArgument);
+  ASSERT_TRUE(StopCollector(nullptr).ok());
+
+  config_.mode = core::CollectionMode::kTrace;
+  config_.output = path_;
+  ASSERT_TRUE(StartCollector(config_, "session", cupti_).ok());
+  EXPECT_EQ(SnapshotCollector(dir_ + "/y.cuscope", 0).code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_FALSE(Exists(dir_ + "/y.cuscope"));
+  ASSERT_TRUE(StopCollector(nullptr).ok());
+}
+
 // Switching to a full trace and back without a restart: records that started inside the window
 // (by CUPTI's clock) reach the file, whenever their buffer arrives; the figures count everything.
 TEST_F(CollectorLifecycleTest, MonitorModeTraceWindowRecordsOnlyWhileOpen) {

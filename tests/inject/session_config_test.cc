@@ -69,5 +69,27 @@ TEST(SessionConfigTest, RefusedAsTheEnvironmentWouldBe) {
   EXPECT_EQ(with_metrics->kernel_selection.kernel_name, "gemm");
 }
 
+TEST(SessionConfigTest, FlightRecorderOptions) {
+  SessionOptions o;
+  o.mode = "flight";
+  o.flight_span_seconds = 12.5;
+  o.flight_size_mib = 64;
+  auto c = ConfigFromSessionOptions(o);
+  ASSERT_TRUE(c.ok()) << c.status();
+  EXPECT_EQ(c->mode, core::CollectionMode::kFlight);
+  EXPECT_EQ(c->flight_span_ms, 12'500u);
+  EXPECT_EQ(c->flight_size_bytes, 64ull << 20);
+  // Left at 0: the defaults.
+  SessionOptions d;
+  d.mode = "flight";
+  auto dc = ConfigFromSessionOptions(d);
+  ASSERT_TRUE(dc.ok());
+  EXPECT_EQ(dc->flight_span_ms, 30'000u);
+  // A flight setting without flight mode is refused, as CUSCOPE_FLIGHT_SPAN alone would be.
+  SessionOptions stray;
+  stray.flight_span_seconds = 5;
+  EXPECT_FALSE(ConfigFromSessionOptions(stray).ok());
+}
+
 }  // namespace
 }  // namespace cuscope::inject
