@@ -336,6 +336,7 @@ absl::Status StopCollector(CollectorSummary* summary) {
   // ones too) reaches the writer before it writes its last chunk, and CUPTI lets go of our
   // callbacks only after that.
   s->capture->StopControlThread();
+  s->capture->ChooseHotKernelsAtStop();
   s->sampling->ShutDown();
   s->capture->EndCapture();
   if (s->metrics != nullptr) s->metrics->Shutdown();

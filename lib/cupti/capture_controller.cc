@@ -154,6 +154,12 @@ void CaptureController::StopControlThread() {
   thread_.join();
 }
 
+void CaptureController::ChooseHotKernelsAtStop() {
+  if (config_.top_down_kernels == 0 || top_down_queued_ || top_down_closed_at_.load() == 0) return;
+  top_down_queued_ = true;
+  QueueHotKernelChoice();
+}
+
 void CaptureController::ControlLoop() {
   using Clock = std::chrono::steady_clock;
   const auto start = Clock::now();

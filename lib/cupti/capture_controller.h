@@ -72,6 +72,10 @@ class CaptureController {
   // Fails (the thread could not be created) without throwing.
   absl::Status StartControlThread();
   void StopControlThread();
+  // After StopControlThread: the top-down's choice, when its window closed and the control thread
+  // had not made it yet (the program ended within the settling time). Queued behind the window's
+  // records, so the trace says which kernels were hot and that they did not launch again.
+  void ChooseHotKernelsAtStop();
 
   State state() const { return state_.load(); }
   bool recording() const { return state_.load(std::memory_order_relaxed) == State::kOpen; }

@@ -372,24 +372,15 @@ void TracePipeline::WriteChunk(bool final_chunk) {
     counter_batches_.clear();
     return;
   }
-  if (flight_ != nullptr) {
-    CompleteHeaderOnce();
-    bool had_windows = false;
-    AddQueuedExtras(&had_windows);
-    if (builder_.pending_records() == 0 && !had_windows && !final_chunk) return;
-    records_written_ += builder_.pending_records();
-    builder_.TakeChunk(&chunk_);
-    kernels_written_ += chunk_.kernels().duration_size();
-    FillCaptureStats(chunk_.mutable_stats());
-    flight_->Add(chunk_, cupti_.Timestamp());
-    ++chunks_written_;
-    return;
-  }
-  if (writer_ == nullptr) {
+  if (writer_ == nullptr && flight_ == nullptr) {
     Drain();
     return;
   }
-  if (!WriteHeaderIfPending()) return;
+  if (flight_ != nullptr) {
+    CompleteHeaderOnce();
+  } else if (!WriteHeaderIfPending()) {
+    return;
+  }
   bool had_windows = false;
   AddQueuedExtras(&had_windows);
   if (builder_.pending_records() == 0 && !had_windows && !final_chunk) return;
@@ -397,6 +388,11 @@ void TracePipeline::WriteChunk(bool final_chunk) {
   builder_.TakeChunk(&chunk_);
   kernels_written_ += chunk_.kernels().duration_size();
   FillCaptureStats(chunk_.mutable_stats());
+  if (flight_ != nullptr) {
+    flight_->Add(chunk_, cupti_.Timestamp());
+    ++chunks_written_;
+    return;
+  }
   if (auto ws = writer_->WriteChunk(chunk_); !ws.ok()) {
     Fail(absl::StrCat(ws.message(), "; profiling stopped, the trace keeps what was written before"));
     return;

@@ -463,6 +463,26 @@ TEST_F(CollectorLifecycleTest, ProfilerApiGateRecordsOnlyBetweenStartAndStop) {
   EXPECT_EQ(trace.windows[2].reason(), "cudaProfilerStart");
 }
 
+// The top-down chooses its hot kernels a moment after its window closed; a program that ends
+// sooner still gets the choice, made at the stop, behind the window's records.
+TEST_F(CollectorLifecycleTest, TopDownChoosesAtTheStopWhenTheProgramEndsRightAfterItsWindow) {
+  config_.capture_range = "cudaProfilerApi";
+  config_.top_down_kernels = 1;
+  config_.top_down_launches = 2;
+  config_.metrics = {"sm__throughput.avg.pct_of_peak_sustained_elapsed"};
+  config_.metrics_request = "sm__throughput.avg.pct_of_peak_sustained_elapsed";
+  ASSERT_TRUE(StartCollector(config_, "session", cupti_).ok());
+  cupti_.CallProfilerStart();
+  ASSERT_TRUE(cupti_.DeliverKernels(6, 2'000'000'000));
+  cupti_.CallProfilerStop();
+  ASSERT_TRUE(StopCollector(nullptr).ok());  // at once: well within the settling time
+  core::Trace trace = Load();
+  EXPECT_EQ(trace.kernels.size(), 6u);
+  ASSERT_EQ(trace.top_down.size(), 1u);
+  EXPECT_EQ(trace.top_down[0].kernels_size(), 1);
+  EXPECT_TRUE(trace.metrics.empty());
+}
+
 TEST_F(CollectorLifecycleTest, DelayedWindowOpensOnTheControlThread) {
   config_.delay_seconds = 0.05;
   ASSERT_TRUE(StartCollector(config_, "session", cupti_).ok());
