@@ -22,6 +22,9 @@ CUSCOPE_EXPORT int cuscope_stop(void);
  * output name with the lowest free number), with `after_seconds` more after the call; as
  * cuscope::Session::Snapshot. */
 CUSCOPE_EXPORT int cuscope_snapshot(const char* path, double after_seconds);
+/* The end of a step that took `seconds`: in flight mode above CUSCOPE_FLIGHT_STEP_THRESHOLD, a
+ * snapshot; as cuscope::Session::MarkStep. */
+CUSCOPE_EXPORT int cuscope_mark_step(double seconds);
 /* Ranges and marks (NVTX, so other tools see them too). */
 CUSCOPE_EXPORT void cuscope_range_push(const char* name);
 CUSCOPE_EXPORT void cuscope_range_pop(void);

@@ -92,6 +92,11 @@ struct SessionOptions {
   std::string prometheus;
   double flight_span_seconds = 0;
   uint64_t flight_size_mib = 0;
+  // Flight mode: a step marked with MarkStep that took longer than this starts a snapshot (0 =
+  // never), which also holds `flight_after_seconds` after the step. As
+  // CUSCOPE_FLIGHT_STEP_THRESHOLD and CUSCOPE_FLIGHT_AFTER.
+  double flight_step_threshold_seconds = 0;
+  double flight_after_seconds = 0;
 };
 
 // The class holds nothing but a pointer to its state (Session::Impl, in lib/inject/session.cc), so
@@ -129,6 +134,11 @@ class CUSCOPE_EXPORT Session {
   // waits on the disk. False (error() says why) outside flight mode, when the file cannot be
   // created, or while another snapshot is being written.
   bool Snapshot(const std::string& path = "", double after_seconds = 0);
+  // Marks the end of one step (a training step, a request) that took `seconds`. In flight mode
+  // with flight_step_threshold_seconds set, a slower step starts a snapshot, named by `output`, and
+  // returns true; one line says which step. Otherwise false, at the cost of a lock. While a
+  // snapshot is being written, slow steps start no other.
+  bool MarkStep(double seconds);
   // The Prometheus endpoint's port once started with `prometheus` set (0 otherwise).
   int prometheus_port() const;
 

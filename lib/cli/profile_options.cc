@@ -42,6 +42,9 @@ const char kProfileUsage[] =
     "written until the program asks for a snapshot: Session::Snapshot, cuscope_snapshot):\n"
     "      --flight-span SECONDS how far back the records reach (default 30)\n"
     "      --flight-size MIB     the memory they may take (default 256; the smaller limit wins)\n"
+    "      --flight-step-threshold SECONDS  a step marked with MarkStep / cuscope_mark_step that\n"
+    "                            took longer starts a snapshot\n"
+    "      --flight-after SECONDS  a triggered snapshot also holds this long after (default 0)\n"
     "\n"
     "Kernel internals (CUPTI Range Profiler; each profiled launch is replayed once per pass and\n"
     "runs serialized, its timeline span is marked and left out of the timeline analysis):\n"
@@ -100,6 +103,8 @@ constexpr ValueOption kValueOptions[] = {
     {"--prometheus", nullptr, "CUSCOPE_PROMETHEUS"},
     {"--flight-span", nullptr, "CUSCOPE_FLIGHT_SPAN"},
     {"--flight-size", nullptr, "CUSCOPE_FLIGHT_SIZE"},
+    {"--flight-step-threshold", nullptr, "CUSCOPE_FLIGHT_STEP_THRESHOLD"},
+    {"--flight-after", nullptr, "CUSCOPE_FLIGHT_AFTER"},
 };
 
 // Kernels the top-down profiles when --top-down has no value: the few that usually hold most of

@@ -74,7 +74,8 @@ absl::Status CheckMonitorSettings(const Config& c) {
     }
   }
   if (!flight) {
-    for (const char* name : {"CUSCOPE_FLIGHT_SPAN", "CUSCOPE_FLIGHT_SIZE"}) {
+    for (const char* name : {"CUSCOPE_FLIGHT_SPAN", "CUSCOPE_FLIGHT_SIZE", "CUSCOPE_FLIGHT_STEP_THRESHOLD",
+                             "CUSCOPE_FLIGHT_AFTER"}) {
       if (c.settings.count(name)) return absl::InvalidArgumentError(absl::StrCat(name, " needs CUSCOPE_MODE=flight"));
     }
   }
@@ -239,6 +240,13 @@ absl::StatusOr<Config> ParseConfigFromEnvironment(const std::vector<std::pair<st
       uint64_t mib = 0;
       if (!absl::SimpleAtoi(value, &mib) || mib < 1 || mib > 65536) return Bad(name, value, "expected MiB from 1 to 65536");
       c.flight_size_bytes = mib << 20;
+    } else if (name == "CUSCOPE_FLIGHT_STEP_THRESHOLD" || name == "CUSCOPE_FLIGHT_AFTER") {
+      const bool threshold = name == "CUSCOPE_FLIGHT_STEP_THRESHOLD";
+      double seconds = 0;
+      if (!absl::SimpleAtod(value, &seconds) || !(seconds >= (threshold ? 0.001 : 0)) || seconds > 3600) {
+        return Bad(name, value, threshold ? "expected seconds from 0.001 to 3600" : "expected seconds from 0 to 3600");
+      }
+      (threshold ? c.flight_step_threshold_ms : c.flight_after_ms) = static_cast<uint32_t>(seconds * 1000 + 0.5);
     } else if (name == "CUSCOPE_MONITOR_INTERVAL") {
       double seconds = 0;
       if (!absl::SimpleAtod(value, &seconds) || !(seconds >= 0.1) || seconds > 3600) {
@@ -268,6 +276,7 @@ absl::StatusOr<Config> ParseConfigFromEnvironment(const std::vector<std::pair<st
                                                      "CUSCOPE_GPU_METRICS_DEVICES, CUSCOPE_GPU_METRICS_FREQUENCY, "
                                                      "CUSCOPE_MODE, CUSCOPE_MONITOR_INTERVAL, CUSCOPE_MONITOR_TOP_KERNELS, "
                                                      "CUSCOPE_PROMETHEUS, CUSCOPE_FLIGHT_SPAN, CUSCOPE_FLIGHT_SIZE, "
+                                                     "CUSCOPE_FLIGHT_STEP_THRESHOLD, CUSCOPE_FLIGHT_AFTER, "
                                                      "CUSCOPE_LIBRARY)"));
     }
   }

@@ -45,6 +45,10 @@ struct Config {
   // limit wins). `output` names the snapshots when the caller names none.
   uint32_t flight_span_ms = 30'000;
   uint64_t flight_size_bytes = 256ull << 20;
+  // A step the program marks (Session::MarkStep) that took longer than this triggers a snapshot
+  // (0 = never), holding `flight_after_ms` after the step too.
+  uint32_t flight_step_threshold_ms = 0;
+  uint32_t flight_after_ms = 0;
   // The Prometheus endpoint ("PORT", "ADDRESS:PORT"); empty = none. Monitor mode only.
   std::string prometheus;
   // Size of one CUPTI activity buffer. 4 MiB holds ~19,000 kernel records (~216 B each).

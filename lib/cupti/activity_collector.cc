@@ -13,6 +13,7 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
 #include "lib/core/output_name.h"
 #include "lib/core/trace_writer.h"
 #include "lib/cupti/capture_controller.h"
@@ -386,9 +387,10 @@ absl::Status OpenCollectorTraceWindow(double seconds) {
   return s->pipeline->OpenTraceWindow(seconds);
 }
 
-absl::Status SnapshotCollector(const std::string& path, double after_seconds) {
-  std::lock_guard<std::mutex> lifecycle(g_lifecycle_mu);
-  Session* s = g_session.load();
+namespace {
+
+// SnapshotCollector under the lifecycle lock; `why` ends the line that says it was written.
+absl::Status RequestSnapshotLocked(Session* s, const std::string& path, double after_seconds, const std::string& why) {
   if (s == nullptr) return absl::FailedPreconditionError("no cuscope session is active");
   if (!s->pipeline->flight_recording()) {
     return absl::FailedPreconditionError("a snapshot needs flight mode (CUSCOPE_MODE=flight)");
@@ -408,9 +410,31 @@ absl::Status SnapshotCollector(const std::string& path, double after_seconds) {
     if (!expanded.ok()) return expanded.status();
     target = *expanded;
   }
-  return s->pipeline->RequestSnapshot(target, after_seconds, [s](const absl::Status&, const std::string& line) {
-    s->Warn(line);
+  return s->pipeline->RequestSnapshot(target, after_seconds, [s, why](const absl::Status&, const std::string& line) {
+    s->Warn(why.empty() ? line : absl::StrCat(line, "; ", why));
   });
+}
+
+}  // namespace
+
+absl::Status SnapshotCollector(const std::string& path, double after_seconds) {
+  std::lock_guard<std::mutex> lifecycle(g_lifecycle_mu);
+  return RequestSnapshotLocked(g_session.load(), path, after_seconds, "");
+}
+
+absl::StatusOr<bool> MarkCollectorStep(double seconds) {
+  if (!(seconds >= 0)) return absl::InvalidArgumentError("a step's seconds must be 0 or more");
+  std::lock_guard<std::mutex> lifecycle(g_lifecycle_mu);
+  Session* s = g_session.load();
+  if (s == nullptr) return absl::FailedPreconditionError("no cuscope session is active");
+  const uint32_t threshold_ms = s->config.flight_step_threshold_ms;
+  if (!s->pipeline->flight_recording() || threshold_ms == 0 || seconds * 1000 <= threshold_ms) return false;
+  const std::string why = absl::StrFormat("a step took %.3f s (threshold %.3f s)", seconds, threshold_ms / 1000.0);
+  absl::Status st = RequestSnapshotLocked(s, "", s->config.flight_after_ms / 1000.0, why);
+  // One snapshot at a time: slow steps while one is written add nothing to it.
+  if (absl::IsFailedPrecondition(st)) return false;
+  if (!st.ok()) return st;
+  return true;
 }
 
 absl::Status CloseCollectorTraceWindow() {

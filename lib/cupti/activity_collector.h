@@ -17,6 +17,7 @@
 #include <string>
 
 #include "absl/status/status.h"
+#include "absl/status/statusor.h"
 #include "lib/core/config.h"
 
 namespace cuscope::cupti {
@@ -59,6 +60,10 @@ absl::Status CloseCollectorTraceWindow();
 // a snapshot thread writes it and says so in one line. FailedPrecondition outside flight mode or
 // while another snapshot is being written.
 absl::Status SnapshotCollector(const std::string& path, double after_seconds);
+// Flight mode with a step threshold: a step of `seconds` above it starts a snapshot (as above,
+// named by the output, holding the configured seconds after). True when one started; false below
+// the threshold, without one, or while a snapshot is being written.
+absl::StatusOr<bool> MarkCollectorStep(double seconds);
 // The Prometheus endpoint's port (0: none).
 int CollectorPrometheusPort();
 

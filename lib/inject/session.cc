@@ -108,6 +108,17 @@ bool Session::Snapshot(const std::string& path, double after_seconds) {
   return st.ok();
 }
 
+bool Session::MarkStep(double seconds) {
+  Impl& s = *impl_;
+  if (!s.active) return false;
+  absl::StatusOr<bool> started = cupti::MarkCollectorStep(seconds);
+  if (!started.ok()) {
+    s.error = std::string(started.status().message());
+    return false;
+  }
+  return *started;
+}
+
 int Session::prometheus_port() const { return impl_->active ? cupti::CollectorPrometheusPort() : 0; }
 
 bool Session::active() const { return impl_->active; }
@@ -143,6 +154,11 @@ int cuscope_stop(void) {
 int cuscope_snapshot(const char* path, double after_seconds) {
   absl::Status st = cuscope::cupti::SnapshotCollector(path != nullptr ? path : "", after_seconds);
   return st.ok() ? 0 : Fail(std::string(st.message()));
+}
+
+int cuscope_mark_step(double seconds) {
+  absl::StatusOr<bool> started = cuscope::cupti::MarkCollectorStep(seconds);
+  return started.ok() ? 0 : Fail(std::string(started.status().message()));
 }
 
 void cuscope_range_push(const char* name) { nvtxRangePushA(name != nullptr ? name : ""); }

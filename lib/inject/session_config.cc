@@ -42,6 +42,8 @@ absl::StatusOr<core::Config> ConfigFromSessionOptions(const SessionOptions& o) {
   if (!o.prometheus.empty()) set("CUSCOPE_PROMETHEUS", o.prometheus);
   if (o.flight_span_seconds != 0) set("CUSCOPE_FLIGHT_SPAN", Exact(o.flight_span_seconds));
   if (o.flight_size_mib != 0) set("CUSCOPE_FLIGHT_SIZE", absl::StrCat(o.flight_size_mib));
+  if (o.flight_step_threshold_seconds != 0) set("CUSCOPE_FLIGHT_STEP_THRESHOLD", Exact(o.flight_step_threshold_seconds));
+  if (o.flight_after_seconds != 0) set("CUSCOPE_FLIGHT_AFTER", Exact(o.flight_after_seconds));
   return core::ParseConfigFromEnvironment(settings);
 }
 

@@ -81,10 +81,21 @@ TEST(ConfigTest, FlightModeSettingsAndTheirEdges) {
            {"CUSCOPE_FLIGHT_SPAN", "0.99", false},  {"CUSCOPE_FLIGHT_SPAN", "3601", false},
            {"CUSCOPE_FLIGHT_SIZE", "1", true},      {"CUSCOPE_FLIGHT_SIZE", "65536", true},
            {"CUSCOPE_FLIGHT_SIZE", "0", false},     {"CUSCOPE_FLIGHT_SIZE", "65537", false},
-           {"CUSCOPE_FLIGHT_SIZE", "1.5", false}}) {
+           {"CUSCOPE_FLIGHT_SIZE", "1.5", false},
+           {"CUSCOPE_FLIGHT_STEP_THRESHOLD", "0.001", true}, {"CUSCOPE_FLIGHT_STEP_THRESHOLD", "3600", true},
+           {"CUSCOPE_FLIGHT_STEP_THRESHOLD", "0", false},    {"CUSCOPE_FLIGHT_STEP_THRESHOLD", "3601", false},
+           {"CUSCOPE_FLIGHT_AFTER", "0", true},              {"CUSCOPE_FLIGHT_AFTER", "3600", true},
+           {"CUSCOPE_FLIGHT_AFTER", "-1", false},            {"CUSCOPE_FLIGHT_AFTER", "soon", false}}) {
     EXPECT_EQ(ParseConfigFromEnvironment({{"CUSCOPE_MODE", "flight"}, {name, value}}).ok(), ok) << name << "=" << value;
   }
+  auto step = ParseConfigFromEnvironment(
+      {{"CUSCOPE_MODE", "flight"}, {"CUSCOPE_FLIGHT_STEP_THRESHOLD", "0.25"}, {"CUSCOPE_FLIGHT_AFTER", "2"}});
+  ASSERT_TRUE(step.ok()) << step.status();
+  EXPECT_EQ(step->flight_step_threshold_ms, 250u);
+  EXPECT_EQ(step->flight_after_ms, 2000u);
+  EXPECT_EQ(d->flight_step_threshold_ms, 0u);  // no step snapshots unless asked
   // Flight settings need flight mode; what replays launches or picks a window by time is refused in it.
+  EXPECT_FALSE(ParseConfigFromEnvironment({{"CUSCOPE_FLIGHT_STEP_THRESHOLD", "1"}}).ok());
   auto outside = ParseConfigFromEnvironment({{"CUSCOPE_FLIGHT_SPAN", "10"}});
   ASSERT_FALSE(outside.ok());
   EXPECT_NE(std::string(outside.status().message()).find("CUSCOPE_MODE=flight"), std::string::npos);

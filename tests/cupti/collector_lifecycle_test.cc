@@ -326,6 +326,36 @@ TEST_F(CollectorLifecycleTest, SnapshotsTakeNumberedNamesAndNeedFlightMode) {
   ASSERT_TRUE(StopCollector(nullptr).ok());
 }
 
+// A slow step the program marks starts a snapshot; quick steps, and slow ones while it is written,
+// start none.
+TEST_F(CollectorLifecycleTest, ASlowStepStartsASnapshotAQuickOneDoesNot) {
+  config_.mode = core::CollectionMode::kFlight;
+  config_.output = dir_ + "/steps";
+  config_.flight_step_threshold_ms = 250;
+  config_.flight_after_ms = 60'000;  // holds the snapshot open until the stop
+  ASSERT_TRUE(StartCollector(config_, "session", cupti_).ok());
+  ASSERT_TRUE(cupti_.DeliverKernels(4, 2'000'000'000));
+  const std::string first = dir_ + "/steps_snapshot1.cuscope";
+  EXPECT_EQ(MarkCollectorStep(0.1).value_or(true), false);
+  EXPECT_EQ(MarkCollectorStep(0.25).value_or(true), false);  // at the threshold: not above it
+  EXPECT_FALSE(Exists(first));
+  EXPECT_EQ(MarkCollectorStep(0.251).value_or(false), true);
+  EXPECT_TRUE(Exists(first));
+  EXPECT_EQ(MarkCollectorStep(9).value_or(true), false);  // one is being written
+  EXPECT_FALSE(Exists(dir_ + "/steps_snapshot2.cuscope"));
+  EXPECT_FALSE(MarkCollectorStep(-1).ok());
+  ASSERT_TRUE(cupti_.DeliverKernels(2, 3'000'000'000));
+  ASSERT_TRUE(StopCollector(nullptr).ok());
+  EXPECT_EQ(LoadWhenComplete(first).kernels.size(), 6u);
+
+  // Without a threshold, a step is only a step.
+  config_.flight_step_threshold_ms = 0;
+  ASSERT_TRUE(StartCollector(config_, "session", cupti_).ok());
+  EXPECT_EQ(MarkCollectorStep(100).value_or(true), false);
+  ASSERT_TRUE(StopCollector(nullptr).ok());
+  EXPECT_FALSE(Exists(dir_ + "/steps_snapshot2.cuscope"));
+}
+
 // Switching to a full trace and back without a restart: records that started inside the window
 // (by CUPTI's clock) reach the file, whenever their buffer arrives; the figures count everything.
 TEST_F(CollectorLifecycleTest, MonitorModeTraceWindowRecordsOnlyWhileOpen) {

@@ -74,11 +74,15 @@ TEST(SessionConfigTest, FlightRecorderOptions) {
   o.mode = "flight";
   o.flight_span_seconds = 12.5;
   o.flight_size_mib = 64;
+  o.flight_step_threshold_seconds = 0.2;
+  o.flight_after_seconds = 1.5;
   auto c = ConfigFromSessionOptions(o);
   ASSERT_TRUE(c.ok()) << c.status();
   EXPECT_EQ(c->mode, core::CollectionMode::kFlight);
   EXPECT_EQ(c->flight_span_ms, 12'500u);
   EXPECT_EQ(c->flight_size_bytes, 64ull << 20);
+  EXPECT_EQ(c->flight_step_threshold_ms, 200u);
+  EXPECT_EQ(c->flight_after_ms, 1500u);
   // Left at 0: the defaults.
   SessionOptions d;
   d.mode = "flight";
