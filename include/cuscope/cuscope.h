@@ -14,9 +14,11 @@ extern "C" {
 #endif
 
 /* Starts recording into `output` (a name pattern as for CUSCOPE_OUTPUT; NULL for the default).
- * Other settings come from the CUSCOPE_* environment variables. */
+ * Other settings come from the CUSCOPE_* environment variables. A failure is also one
+ * "cuscope:" line on stderr unless CUSCOPE_QUIET is set, as cuscope::Session::Start does. */
 CUSCOPE_EXPORT int cuscope_start(const char* output);
 CUSCOPE_EXPORT int cuscope_flush(void);
+/* Stops and writes what is left; 0 when no session was recording, as cuscope::Session::Stop. */
 CUSCOPE_EXPORT int cuscope_stop(void);
 /* Flight mode (CUSCOPE_MODE=flight): writes the records kept to `path` (NULL or "" for the
  * output name with the lowest free number), with `after_seconds` more after the call; as

@@ -1,7 +1,7 @@
-// Symbol visibility of cuscope's public API.
+/* Symbol visibility of cuscope's public API (C89 and C++). */
 #ifndef CUSCOPE_EXPORT_H_
 #define CUSCOPE_EXPORT_H_
 
 #define CUSCOPE_EXPORT __attribute__((visibility("default")))
 
-#endif  // CUSCOPE_EXPORT_H_
+#endif /* CUSCOPE_EXPORT_H_ */

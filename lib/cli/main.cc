@@ -24,18 +24,10 @@ constexpr const char kUsage[] =
     "  info                                     GPUs, driver, CUPTI and counter permissions\n"
     "  version                                  print the version\n"
     "\n"
-    "'cuscope <command> --help' describes a command's options.\n";
+    "'cuscope help <command>' or 'cuscope <command> --help' describes a command's options.\n";
 
-}  // namespace
-
-int main(int argc, char** argv) {
-  if (argc < 2 || std::strcmp(argv[1], "--help") == 0 || std::strcmp(argv[1], "-h") == 0 ||
-      std::strcmp(argv[1], "help") == 0) {
-    std::fputs(kUsage, argc < 2 ? stderr : stdout);
-    return argc < 2 ? 2 : 0;
-  }
-  const std::string command = argv[1];
-  const cuscope::cli::Args args(argv + 2, argv + argc);
+// Runs `command` with `args`; -1 when there is no such command.
+int RunCommand(const std::string& command, const cuscope::cli::Args& args) {
   if (command == "profile") return cuscope::cli::RunProfile(args);
   if (command == "analyze") return cuscope::cli::RunAnalyze(args);
   if (command == "stats") return cuscope::cli::RunStats(args);
@@ -47,6 +39,27 @@ int main(int argc, char** argv) {
   if (command == "info") return cuscope::cli::RunInfo(args);
   if (command == "metrics") return cuscope::cli::RunMetrics(args);
   if (command == "version" || command == "--version") return cuscope::cli::RunVersion(args);
+  return -1;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc < 2 || std::strcmp(argv[1], "--help") == 0 || std::strcmp(argv[1], "-h") == 0 ||
+      (std::strcmp(argv[1], "help") == 0 && argc == 2)) {
+    std::fputs(kUsage, argc < 2 ? stderr : stdout);
+    return argc < 2 ? 2 : 0;
+  }
+  // `cuscope help COMMAND` is `cuscope COMMAND --help`.
+  const bool help = std::strcmp(argv[1], "help") == 0;
+  const std::string command = help ? argv[2] : argv[1];
+  const cuscope::cli::Args args = help ? cuscope::cli::Args{"--help"} : cuscope::cli::Args(argv + 2, argv + argc);
+  if (help && argc > 3) {
+    std::fprintf(stderr, "cuscope: help takes one command\n%s", kUsage);
+    return 2;
+  }
+  const int status = RunCommand(command, args);
+  if (status >= 0) return status;
   std::fprintf(stderr, "cuscope: unknown command '%s'\n%s", command.c_str(), kUsage);
   return 2;
 }

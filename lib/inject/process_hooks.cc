@@ -35,6 +35,8 @@ void InstallHooks() {
 
 }  // namespace
 
+bool SessionQuiet() { return g_quiet.load(); }
+
 void PrintLine(const std::string& message) { std::fprintf(stderr, "cuscope: %s\n", message.c_str()); }
 
 void RouteNvtxToCupti() {

@@ -17,6 +17,9 @@ void StartFromEnvironmentOnce(const char* entry);
 // Starts with an explicit configuration (Session, C API). Registers the exit and fork hooks.
 absl::Status StartWithConfig(const core::Config& config, const char* entry);
 
+// Whether the session started last asked for quiet (CUSCOPE_QUIET, SessionOptions::quiet).
+bool SessionQuiet();
+
 // Stops and prints the one-line summary (unless quiet).
 absl::Status StopAndReport(bool quiet);
 

@@ -133,12 +133,18 @@ using cuscope::g_last_error;
 
 extern "C" {
 
+// As Session::Start: a failure is one line on stderr unless CUSCOPE_QUIET, and the error.
 int cuscope_start(const char* output) {
   auto config = cuscope::core::ParseConfigFromEnvironment(cuscope::core::ProcessEnvironment());
-  if (!config.ok()) return Fail(std::string(config.status().message()));
+  if (!config.ok()) {
+    cuscope::inject::PrintLine(absl::StrCat(config.status().message(), "; profiling is off"));
+    return Fail(std::string(config.status().message()));
+  }
   if (output != nullptr) config->output = output;
   absl::Status st = cuscope::inject::StartWithConfig(*config, "session");
-  return st.ok() ? 0 : Fail(std::string(st.message()));
+  if (st.ok()) return 0;
+  if (!config->quiet) cuscope::inject::PrintLine(absl::StrCat(st.message(), "; profiling is off"));
+  return Fail(std::string(st.message()));
 }
 
 int cuscope_flush(void) {
@@ -146,8 +152,10 @@ int cuscope_flush(void) {
   return st.ok() ? 0 : Fail(std::string(st.message()));
 }
 
+// As Session::Stop: nothing to stop is not an error.
 int cuscope_stop(void) {
-  absl::Status st = cuscope::inject::StopAndReport(false);
+  if (!cuscope::cupti::CollectorActive()) return 0;
+  absl::Status st = cuscope::inject::StopAndReport(cuscope::inject::SessionQuiet());
   return st.ok() ? 0 : Fail(std::string(st.message()));
 }
 

@@ -61,6 +61,51 @@ TEST(InjectTest, PreloadedIntoAProgramWithoutCudaChangesNothing) {
   ::unlink((trace + ".cuscope").c_str());
 }
 
+// The C API from a C89 program: what needs a session says so through cuscope_last_error, a stop
+// with nothing to stop succeeds (as Session::Stop), and a start that fails is one line unless
+// CUSCOPE_QUIET (as Session::Start). On a machine with a GPU the start succeeds instead.
+TEST(InjectTest, CApiFromC89AgreesWithTheCppApi) {
+  const std::string trace = ::testing::TempDir() + "/c_api_" + std::to_string(::getpid());
+  const Result r = RunShell(absl::StrCat("CUSCOPE_OUTPUT=", trace, " ", C_API_PROGRAM_FILE));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_TRUE(absl::StrContains(r.out, "stop_without_session=0 error=none")) << r.out;
+  EXPECT_TRUE(absl::StrContains(r.out, "flush_without_session=1 error=set")) << r.out;
+  EXPECT_TRUE(absl::StrContains(r.out, "snapshot_without_session=1 error=set")) << r.out;
+  EXPECT_TRUE(absl::StrContains(r.out, "mark_step_without_session=1 error=set")) << r.out;
+  EXPECT_TRUE(absl::StrContains(r.out, "describe_length_over_buffer=1 terminated=1")) << r.out;
+  EXPECT_TRUE(absl::StrContains(r.out, "describe_null_buffer=1")) << r.out;
+  if (absl::StrContains(r.out, "start=1")) {
+    EXPECT_TRUE(absl::StrContains(r.out, "start=1 error=set")) << r.out;
+    EXPECT_EQ(CuscopeLines(r.err), 1u) << r.err;
+    EXPECT_TRUE(absl::StrContains(r.err, "cuscope: no NVIDIA driver")) << r.err;
+    EXPECT_TRUE(absl::StrContains(r.err, "profiling is off")) << r.err;
+    const Result quiet = RunShell(absl::StrCat("CUSCOPE_QUIET=1 CUSCOPE_OUTPUT=", trace, " ", C_API_PROGRAM_FILE));
+    EXPECT_EQ(quiet.exit_code, 0);
+    EXPECT_TRUE(absl::StrContains(quiet.out, "start=1 error=set")) << quiet.out;
+    EXPECT_EQ(CuscopeLines(quiet.err), 0u) << quiet.err;
+  } else {
+    EXPECT_TRUE(absl::StrContains(r.out, "start=0")) << r.out;
+    EXPECT_TRUE(absl::StrContains(r.out, "stop=0")) << r.out;
+    ::unlink((trace + ".cuscope").c_str());
+  }
+}
+
+// `cuscope help COMMAND` is `cuscope COMMAND --help`, for every command.
+TEST(InjectTest, HelpNamesACommandsOptions) {
+  for (const char* command : {"profile", "analyze", "stats", "report", "diff", "log", "dump", "export", "metrics"}) {
+    const Result help = RunShell(absl::StrCat(CUSCOPE_CLI_FILE, " help ", command));
+    const Result flag = RunShell(absl::StrCat(CUSCOPE_CLI_FILE, " ", command, " --help"));
+    EXPECT_EQ(help.exit_code, 0) << command;
+    EXPECT_FALSE(help.out.empty()) << command;
+    EXPECT_EQ(help.out, flag.out) << command;
+  }
+  const Result unknown = RunShell(absl::StrCat(CUSCOPE_CLI_FILE, " help profil"));
+  EXPECT_EQ(unknown.exit_code, 2);
+  EXPECT_TRUE(absl::StrContains(unknown.err, "unknown command 'profil'")) << unknown.err;
+  const Result two = RunShell(absl::StrCat(CUSCOPE_CLI_FILE, " help profile analyze"));
+  EXPECT_EQ(two.exit_code, 2);
+}
+
 TEST(InjectTest, BadSettingIsOneLineNamingIt) {
   const Result r = RunShell(absl::StrCat("LD_PRELOAD=", CUSCOPE_LIBRARY_FILE, " CUSCOPE_BUFER_SIZE=4M sh -c 'echo hi'"));
   EXPECT_EQ(r.exit_code, 0);
