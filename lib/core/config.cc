@@ -56,6 +56,15 @@ absl::StatusOr<double> ParseSeconds(const std::string& name, const std::string& 
   return d;
 }
 
+// Seconds from `low` to `high` (both allowed), as whole milliseconds.
+absl::StatusOr<uint32_t> ParseMillisecondsBetween(const std::string& name, const std::string& v, double low, double high) {
+  double seconds = 0;
+  if (!absl::SimpleAtod(v, &seconds) || !(seconds >= low) || seconds > high) {
+    return Bad(name, v, absl::StrCat("expected seconds from ", low, " to ", high));
+  }
+  return static_cast<uint32_t>(seconds * 1000 + 0.5);
+}
+
 absl::StatusOr<uint64_t> ParseCount(const std::string& name, const std::string& v) {
   uint64_t n = 0;
   if (!absl::SimpleAtoi(v, &n)) return Bad(name, v, "expected a whole number >= 0");
@@ -231,28 +240,25 @@ absl::StatusOr<Config> ParseConfigFromEnvironment(const std::vector<std::pair<st
         return Bad(name, value, "expected trace, monitor or flight");
       }
     } else if (name == "CUSCOPE_FLIGHT_SPAN") {
-      double seconds = 0;
-      if (!absl::SimpleAtod(value, &seconds) || !(seconds >= 1) || seconds > 3600) {
-        return Bad(name, value, "expected seconds from 1 to 3600");
-      }
-      c.flight_span_ms = static_cast<uint32_t>(seconds * 1000 + 0.5);
+      auto ms = ParseMillisecondsBetween(name, value, 1, 3600);
+      if (!ms.ok()) return ms.status();
+      c.flight_span_ms = *ms;
     } else if (name == "CUSCOPE_FLIGHT_SIZE") {
       uint64_t mib = 0;
       if (!absl::SimpleAtoi(value, &mib) || mib < 1 || mib > 65536) return Bad(name, value, "expected MiB from 1 to 65536");
       c.flight_size_bytes = mib << 20;
-    } else if (name == "CUSCOPE_FLIGHT_STEP_THRESHOLD" || name == "CUSCOPE_FLIGHT_AFTER") {
-      const bool threshold = name == "CUSCOPE_FLIGHT_STEP_THRESHOLD";
-      double seconds = 0;
-      if (!absl::SimpleAtod(value, &seconds) || !(seconds >= (threshold ? 0.001 : 0)) || seconds > 3600) {
-        return Bad(name, value, threshold ? "expected seconds from 0.001 to 3600" : "expected seconds from 0 to 3600");
-      }
-      (threshold ? c.flight_step_threshold_ms : c.flight_after_ms) = static_cast<uint32_t>(seconds * 1000 + 0.5);
+    } else if (name == "CUSCOPE_FLIGHT_STEP_THRESHOLD") {
+      auto ms = ParseMillisecondsBetween(name, value, 0.001, 3600);
+      if (!ms.ok()) return ms.status();
+      c.flight_step_threshold_ms = *ms;
+    } else if (name == "CUSCOPE_FLIGHT_AFTER") {
+      auto ms = ParseMillisecondsBetween(name, value, 0, 3600);
+      if (!ms.ok()) return ms.status();
+      c.flight_after_ms = *ms;
     } else if (name == "CUSCOPE_MONITOR_INTERVAL") {
-      double seconds = 0;
-      if (!absl::SimpleAtod(value, &seconds) || !(seconds >= 0.1) || seconds > 3600) {
-        return Bad(name, value, "expected seconds from 0.1 to 3600");
-      }
-      c.monitor_interval_ms = static_cast<uint32_t>(seconds * 1000 + 0.5);
+      auto ms = ParseMillisecondsBetween(name, value, 0.1, 3600);
+      if (!ms.ok()) return ms.status();
+      c.monitor_interval_ms = *ms;
     } else if (name == "CUSCOPE_MONITOR_TOP_KERNELS") {
       uint32_t n = 0;
       if (!absl::SimpleAtoi(value, &n) || n < 1 || n > 1000) return Bad(name, value, "expected 1..1000");

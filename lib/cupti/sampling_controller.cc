@@ -60,6 +60,10 @@ bool SamplingController::Due(Conditions c, bool prepare_ahead) const {
 void SamplingController::Reconcile(Conditions c, bool prepare_ahead) {
   if (!config_.gpu_metrics || !ControlThreadMayPrepare()) return;
   std::lock_guard<std::mutex> lock(mu_);
+  ReconcileLocked(c, prepare_ahead);
+}
+
+void SamplingController::ReconcileLocked(Conditions c, bool prepare_ahead) {
   const bool wanted = Possible(c) && c.window_open;
   if (wanted && running_ == nullptr) Start();
   if (!wanted && running_ != nullptr) Stop();
@@ -77,13 +81,7 @@ bool SamplingController::OnProgramCall(Conditions c) {
   if (!Possible(c) && state_.load() != State::kOff) return false;
   std::lock_guard<std::mutex> lock(mu_);
   if (first_prepared_.load()) return false;
-  if (Possible(c)) {
-    if (c.window_open) {
-      Start();
-    } else {
-      Prepare();
-    }
-  }
+  ReconcileLocked(c, /*prepare_ahead=*/true);  // the start when the window is open, else the set-up
   first_prepared_.store(true, std::memory_order_release);
   return true;
 }

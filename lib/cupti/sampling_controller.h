@@ -78,6 +78,7 @@ class SamplingController {
 
  private:
   bool Possible(Conditions c) const;
+  void ReconcileLocked(Conditions c, bool prepare_ahead);  // mu_
   bool ControlThreadMayPrepare() const { return !AwaitingProgramCall(); }
   void RegisterExitHandlerOnce();
   bool PrepareAheadDue(Conditions c, bool prepare_ahead) const;

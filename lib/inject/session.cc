@@ -27,6 +27,14 @@ int Fail(const std::string& message) {
   return 1;
 }
 
+// Starts a linked session (Session::Start, cuscope_start): a failure is also one line on stderr
+// unless the configuration asks for quiet.
+absl::Status StartLinked(const core::Config& config) {
+  absl::Status st = inject::StartWithConfig(config, "session");
+  if (!st.ok() && !config.quiet) inject::PrintLine(absl::StrCat(st.message(), "; profiling is off"));
+  return st;
+}
+
 // Everything a Session holds; out of the public header so that it can grow without changing the
 // class's layout.
 struct Session::Impl {
@@ -52,10 +60,9 @@ bool Session::Start() {
     return false;
   }
   // The activity kinds, like every option, were checked by the parser.
-  absl::Status st = inject::StartWithConfig(*parsed, "session");
+  absl::Status st = StartLinked(*parsed);
   if (!st.ok()) {
     s.error = std::string(st.message());
-    if (!s.options.quiet) inject::PrintLine(absl::StrCat(s.error, "; profiling is off"));
     return false;
   }
   s.active = true;
@@ -141,10 +148,8 @@ int cuscope_start(const char* output) {
     return Fail(std::string(config.status().message()));
   }
   if (output != nullptr) config->output = output;
-  absl::Status st = cuscope::inject::StartWithConfig(*config, "session");
-  if (st.ok()) return 0;
-  if (!config->quiet) cuscope::inject::PrintLine(absl::StrCat(st.message(), "; profiling is off"));
-  return Fail(std::string(st.message()));
+  absl::Status st = cuscope::StartLinked(*config);
+  return st.ok() ? 0 : Fail(std::string(st.message()));
 }
 
 int cuscope_flush(void) {
