@@ -20,6 +20,9 @@ int RunExport(const Args& args);   // export_command.cc
 int RunReport(const Args& args);   // report_command.cc
 int RunDiff(const Args& args);     // diff_command.cc
 int RunLog(const Args& args);      // log_command.cc
+int RunCapture(const Args& args);  // capture_command.cc
+int RunStatus(const Args& args);   // status_command.cc
+int RunPs(const Args& args);       // status_command.cc
 int RunVersion(const Args& args);  // version_command.cc (arguments are ignored)
 
 // "cuscope X.Y.Z (trace format cuscope.v1)\n": what `cuscope version` prints, and `cuscope info` first.

@@ -21,6 +21,10 @@ constexpr const char kUsage[] =
     "  dump TRACE                               print the records of a trace\n"
     "  export [--format F] TRACE -o FILE        a timeline for Perfetto (ui.perfetto.dev) or Chrome JSON\n"
     "  metrics [LIST]                           the metric sets and the ncu metric names behind them\n"
+    "  capture --pid PID [--duration S] [--snapshot] -o NAME\n"
+    "                                           a trace from a running process with cuscope inside\n"
+    "  status --pid PID                         what such a process is doing: mode, live figures\n"
+    "  ps                                       this user's processes with cuscope inside\n"
     "  info                                     GPUs, driver, CUPTI and counter permissions\n"
     "  version                                  print the version\n"
     "\n"
@@ -37,6 +41,9 @@ int RunCommand(const std::string& command, const cuscope::cli::Args& args) {
   if (command == "dump") return cuscope::cli::RunDump(args);
   if (command == "export") return cuscope::cli::RunExport(args);
   if (command == "info") return cuscope::cli::RunInfo(args);
+  if (command == "capture") return cuscope::cli::RunCapture(args);
+  if (command == "status") return cuscope::cli::RunStatus(args);
+  if (command == "ps") return cuscope::cli::RunPs(args);
   if (command == "metrics") return cuscope::cli::RunMetrics(args);
   if (command == "version" || command == "--version") return cuscope::cli::RunVersion(args);
   return -1;

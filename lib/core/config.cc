@@ -266,6 +266,10 @@ absl::StatusOr<Config> ParseConfigFromEnvironment(const std::vector<std::pair<st
     } else if (name == "CUSCOPE_PROMETHEUS") {
       if (value.empty()) return Bad(name, value, "expected PORT or ADDRESS:PORT");
       c.prometheus = value;
+    } else if (name == "CUSCOPE_CONTROL") {
+      auto b = ParseBool(name, value);
+      if (!b.ok()) return b.status();
+      c.control = *b;
     } else if (name == "CUSCOPE_QUIET") {
       auto b = ParseBool(name, value);
       if (!b.ok()) return b.status();
@@ -275,7 +279,7 @@ absl::StatusOr<Config> ParseConfigFromEnvironment(const std::vector<std::pair<st
                                                      " (known: CUSCOPE_OUTPUT, CUSCOPE_FORCE_OVERWRITE, CUSCOPE_KINDS, "
                                                      "CUSCOPE_BUFFER_SIZE, CUSCOPE_BUFFER_POOL_CAP, "
                                                      "CUSCOPE_FLUSH_PERIOD_MS, CUSCOPE_DELAY, CUSCOPE_DURATION, "
-                                                     "CUSCOPE_CAPTURE_RANGE, CUSCOPE_QUIET, CUSCOPE_METRICS, "
+                                                     "CUSCOPE_CAPTURE_RANGE, CUSCOPE_QUIET, CUSCOPE_CONTROL, CUSCOPE_METRICS, "
                                                      "CUSCOPE_KERNEL_NAME, CUSCOPE_LAUNCH_SKIP, CUSCOPE_LAUNCH_COUNT, "
                                                      "CUSCOPE_PER_KERNEL_COUNT, CUSCOPE_REPLAY_MODE, "
                                                      "CUSCOPE_TOP_DOWN, CUSCOPE_TOP_DOWN_LAUNCHES, "

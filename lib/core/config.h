@@ -64,6 +64,9 @@ struct Config {
   // "none" or "cudaProfilerApi": collect only between cudaProfilerStart and cudaProfilerStop.
   std::string capture_range = "none";
   bool quiet = false;
+  // A control socket (lib/control) through which `cuscope capture`, `status` and `ps` reach the
+  // process; off with CUSCOPE_CONTROL=0.
+  bool control = true;
   // Kernel internals: the Range Profiler metrics to collect (set names expanded; empty = none),
   // the list as the user gave it, and which launches to replay for them.
   std::vector<std::string> metrics;

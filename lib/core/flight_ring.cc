@@ -19,14 +19,24 @@ void CopyFirst(const std::vector<T>& from, size_t count, google::protobuf::Repea
 
 }  // namespace
 
-void FlightRing::Add(const v1::Chunk& chunk, uint64_t time_ns) {
-  Entry e;
-  e.time_ns = time_ns;
-  e.before = {strings_.size(), signatures_.size(), functions_.size(), threads_.size()};
+void FlightRing::Learn(const v1::Chunk& chunk) {
   AppendAll(chunk.strings(), &strings_);
   AppendAll(chunk.kernel_signatures(), &signatures_);
   AppendAll(chunk.api_functions(), &functions_);
   AppendAll(chunk.threads(), &threads_);
+}
+
+void FlightRing::Clear() {
+  dropped_ += entries_.size();
+  entries_.clear();
+  bytes_ = 0;
+}
+
+void FlightRing::Add(const v1::Chunk& chunk, uint64_t time_ns) {
+  Entry e;
+  e.time_ns = time_ns;
+  e.before = {strings_.size(), signatures_.size(), functions_.size(), threads_.size()};
+  Learn(chunk);
   v1::Block block;
   // The block borrows the chunk for serialization only.
   block.unsafe_arena_set_allocated_chunk(const_cast<v1::Chunk*>(&chunk));
@@ -51,18 +61,19 @@ void FlightRing::Evict() {
   }
 }
 
-FlightRing::Snapshot FlightRing::Take() const {
+FlightRing::Snapshot FlightRing::Take(uint64_t since_ns) const {
   Snapshot s;
   s.dropped_chunks = dropped_;
-  if (entries_.empty()) return s;
-  const DefinitionCounts& need = entries_.front().before;
+  auto first = entries_.begin();
+  while (first != entries_.end() && first->time_ns < since_ns) ++first;
+  if (first == entries_.end()) return s;
+  const DefinitionCounts& need = first->before;
   CopyFirst(strings_, need.strings, s.definitions.mutable_strings());
   CopyFirst(signatures_, need.signatures, s.definitions.mutable_kernel_signatures());
   CopyFirst(functions_, need.functions, s.definitions.mutable_api_functions());
   CopyFirst(threads_, need.threads, s.definitions.mutable_threads());
-  s.chunks.reserve(entries_.size());
-  for (const Entry& e : entries_) s.chunks.push_back(e.framed);
-  s.first_time_ns = entries_.front().time_ns;
+  for (auto e = first; e != entries_.end(); ++e) s.chunks.push_back(e->framed);
+  s.first_time_ns = first->time_ns;
   s.last_time_ns = entries_.back().time_ns;
   return s;
 }

@@ -37,6 +37,11 @@ class FlightRing {
 
   // Adds a chunk taken at `time_ns`, then drops the oldest chunks out of the span or the budget.
   void Add(const v1::Chunk& chunk, uint64_t time_ns);
+  // Keeps only the chunk's definitions: a ring that holds chunks only while a capture runs (monitor
+  // mode) still learns every definition written meanwhile, so its captures resolve every name.
+  void Learn(const v1::Chunk& chunk);
+  // Drops every kept chunk; the definitions stay.
+  void Clear();
 
   struct Snapshot {
     // The definitions the first kept chunk needs from dropped ones; written first (ids in order).
@@ -47,10 +52,13 @@ class FlightRing {
     uint64_t last_time_ns = 0;
     uint64_t dropped_chunks = 0;  // dropped from the ring before this snapshot, ever
   };
-  // What the ring holds now. Cheap: the chunks are shared, only the definitions are copied.
-  Snapshot Take() const;
+  // What the ring holds now, from the first chunk taken at or after `since_ns` on. Cheap: the
+  // chunks are shared, only the definitions are copied.
+  Snapshot Take(uint64_t since_ns = 0) const;
 
   size_t chunk_count() const { return entries_.size(); }
+  // From the oldest kept chunk to the newest.
+  uint64_t held_ns() const { return entries_.empty() ? 0 : entries_.back().time_ns - entries_.front().time_ns; }
   uint64_t bytes() const { return bytes_; }
 
  private:

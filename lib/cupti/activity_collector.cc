@@ -23,7 +23,12 @@
 #include "lib/cupti/trace_header.h"
 #include "lib/cupti/trace_pipeline.h"
 #include "lib/cupti/undo_stack.h"
+#include "lib/control/control_server.h"
+#include "lib/control/socket_directory.h"
+#include "lib/core/version.h"
+#include "lib/cupti/collector_control.h"
 #include "lib/monitor/prometheus_exporter.h"
+#include "lib/monitor/process_status.h"
 
 namespace cuscope::cupti {
 namespace {
@@ -56,6 +61,10 @@ struct Session {
   std::unique_ptr<KernelMetricsCollector> metrics;  // when kernel metrics are asked for
   std::unique_ptr<monitor::PrometheusExporter> exporter;  // monitor mode with an endpoint
   std::atomic<State> state{State::kActive};
+  const SteadyClock::time_point started = SteadyClock::now();
+  // Monitor mode: every closed interval, summed, for `cuscope status`.
+  std::mutex totals_mu;
+  monitor::RunningTotals totals;  // totals_mu
 };
 
 std::vector<std::unique_ptr<Session>>& RetainedSessions() {
@@ -65,6 +74,10 @@ std::vector<std::unique_ptr<Session>>& RetainedSessions() {
 
 std::mutex g_lifecycle_mu;               // Start/Stop; never taken on a CUPTI callback path
 std::atomic<Session*> g_session{nullptr};  // the active session, or nullptr
+// The control socket's server. Its own lock, not g_lifecycle_mu: its thread answers requests
+// under g_lifecycle_mu, so StopCollector stops it before taking that lock.
+std::mutex g_control_mu;
+std::unique_ptr<control::ControlServer> g_control;  // g_control_mu
 
 // The session CUPTI's callbacks may use: none in a forked child.
 Session* CallbackSession() {
@@ -242,6 +255,30 @@ void StartPrometheus(Session& s) {
   s.exporter = *std::move(exporter);
 }
 
+// The control socket is an extra like the endpoint: without it, one line, and profiling goes on.
+void StartControl(Session& s) {
+  auto directory = control::ControlDirectory(/*create=*/true);
+  absl::StatusOr<std::unique_ptr<control::ControlServer>> server =
+      directory.ok() ? control::ControlServer::Start(*directory, ::getpid(), AnswerControlRequest)
+                     : absl::StatusOr<std::unique_ptr<control::ControlServer>>(directory.status());
+  if (!server.ok()) {
+    s.Warn(absl::StrCat("no control socket (cuscope capture and status cannot reach this process): ",
+                        server.status().message(), "; profiling goes on"));
+    return;
+  }
+  std::lock_guard<std::mutex> lock(g_control_mu);
+  g_control = *std::move(server);
+}
+
+void StopControl() {
+  std::unique_ptr<control::ControlServer> server;
+  {
+    std::lock_guard<std::mutex> lock(g_control_mu);
+    server = std::move(g_control);
+  }
+  server.reset();  // joins its thread, which may be waiting for g_lifecycle_mu: not held here
+}
+
 // The rooms, wired to each other. Nothing runs yet.
 void BuildRooms(Session& s, std::unique_ptr<core::TraceWriter> writer, v1::Header header) {
   const auto warn = [&s](const std::string& msg) { s.Warn(msg); };
@@ -252,6 +289,10 @@ void BuildRooms(Session& s, std::unique_ptr<core::TraceWriter> writer, v1::Heade
   };
   hooks.counter_totals = [&s] { return s.sampling->totals(); };
   hooks.intervals_closed = [&s](const std::vector<monitor::IntervalFigures>& closed) {
+    {
+      std::lock_guard<std::mutex> lock(s.totals_mu);
+      for (const auto& f : closed) s.totals.Add(f);
+    }
     if (s.exporter == nullptr) return;
     for (const auto& f : closed) s.exporter->Publish(f);
   };
@@ -321,6 +362,7 @@ absl::Status StartCollector(const core::Config& config, const std::string& entry
   undo.Push([&s] { s.pipeline->FinishWriting(); });
   if (auto st = s.capture->StartControlThread(); !st.ok()) return st;
   undo.Dismiss();
+  if (config.control) StartControl(s);
   return absl::OkStatus();
 }
 
@@ -329,6 +371,7 @@ absl::Status StopCollector(CollectorSummary* summary) {
   if (Session* early = g_session.load(); early != nullptr && early->state.load() == Session::State::kForkedChild) {
     return absl::OkStatus();
   }
+  StopControl();
   std::lock_guard<std::mutex> lifecycle(g_lifecycle_mu);
   Session* s = g_session.load();
   if (s == nullptr) return absl::FailedPreconditionError("no cuscope session is active");
@@ -390,7 +433,8 @@ absl::Status OpenCollectorTraceWindow(double seconds) {
 namespace {
 
 // SnapshotCollector under the lifecycle lock; `why` ends the line that says it was written.
-absl::Status RequestSnapshotLocked(Session* s, const std::string& path, double after_seconds, const std::string& why) {
+absl::Status RequestSnapshotLocked(Session* s, const std::string& path, double after_seconds, bool force_overwrite,
+                                   const std::string& why) {
   if (s == nullptr) return absl::FailedPreconditionError("no cuscope session is active");
   if (!s->pipeline->flight_recording()) {
     return absl::FailedPreconditionError("a snapshot needs flight mode (CUSCOPE_MODE=flight)");
@@ -410,7 +454,7 @@ absl::Status RequestSnapshotLocked(Session* s, const std::string& path, double a
     if (!expanded.ok()) return expanded.status();
     target = *expanded;
   }
-  return s->pipeline->RequestSnapshot(target, after_seconds, [s, why](const absl::Status&, const std::string& line) {
+  return s->pipeline->RequestSnapshot(target, after_seconds, force_overwrite, [s, why](const absl::Status&, const std::string& line) {
     s->Warn(why.empty() ? line : absl::StrCat(line, "; ", why));
   });
 }
@@ -419,7 +463,42 @@ absl::Status RequestSnapshotLocked(Session* s, const std::string& path, double a
 
 absl::Status SnapshotCollector(const std::string& path, double after_seconds) {
   std::lock_guard<std::mutex> lifecycle(g_lifecycle_mu);
-  return RequestSnapshotLocked(g_session.load(), path, after_seconds, "");
+  Session* s = g_session.load();
+  return RequestSnapshotLocked(s, path, after_seconds, s != nullptr && s->config.force_overwrite, "");
+}
+
+absl::Status CaptureCollector(const CaptureSpec& spec) {
+  std::lock_guard<std::mutex> lifecycle(g_lifecycle_mu);
+  Session* s = g_session.load();
+  const std::string why = "asked through the control socket";
+  if (spec.snapshot) return RequestSnapshotLocked(s, spec.path, spec.seconds, spec.force_overwrite, why);
+  if (s == nullptr) return absl::FailedPreconditionError("no cuscope session is active");
+  return s->pipeline->RequestCapture(spec.path, spec.seconds, spec.force_overwrite,
+                                     [s, why](const absl::Status&, const std::string& line) {
+                                       s->Warn(absl::StrCat(line, "; ", why));
+                                     });
+}
+
+absl::StatusOr<v1::ProcessStatus> CollectorStatus() {
+  std::lock_guard<std::mutex> lifecycle(g_lifecycle_mu);
+  Session* s = g_session.load();
+  if (s == nullptr) return absl::FailedPreconditionError("no cuscope session is active");
+  v1::ProcessStatus status;
+  status.set_pid(static_cast<uint32_t>(::getpid()));
+  status.set_command_line(ProcessCommandLine());
+  status.set_cuscope_version(core::kVersion);
+  status.set_mode(ModeName(s->config.mode));
+  status.set_entry(s->entry);
+  status.set_seconds_running(std::chrono::duration<double>(SteadyClock::now() - s->started).count());
+  status.set_output_path(s->pipeline->path());
+  status.set_prometheus_port(s->exporter != nullptr ? static_cast<uint32_t>(s->exporter->port()) : 0);
+  status.set_flight_chunks(s->pipeline->ring_chunks());
+  status.set_flight_bytes(s->pipeline->ring_bytes());
+  status.set_flight_seconds_held(s->pipeline->ring_held_ns() / 1e9);
+  status.set_capture_busy(s->pipeline->capture_busy());
+  std::lock_guard<std::mutex> lock(s->totals_mu);
+  monitor::FillProcessStatus(s->totals, &status);
+  return status;
 }
 
 absl::StatusOr<bool> MarkCollectorStep(double seconds) {
@@ -430,7 +509,7 @@ absl::StatusOr<bool> MarkCollectorStep(double seconds) {
   const uint32_t threshold_ms = s->config.flight_step_threshold_ms;
   if (!s->pipeline->flight_recording() || threshold_ms == 0 || seconds * 1000 <= threshold_ms) return false;
   const std::string why = absl::StrFormat("a step took %.3f s (threshold %.3f s)", seconds, threshold_ms / 1000.0);
-  absl::Status st = RequestSnapshotLocked(s, "", s->config.flight_after_ms / 1000.0, why);
+  absl::Status st = RequestSnapshotLocked(s, "", s->config.flight_after_ms / 1000.0, s->config.force_overwrite, why);
   // One snapshot at a time: slow steps while one is written add nothing to it.
   if (absl::IsFailedPrecondition(st)) return false;
   if (!st.ok()) return st;

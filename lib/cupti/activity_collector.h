@@ -18,6 +18,7 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "cuscope/v1/control.pb.h"
 #include "lib/core/config.h"
 
 namespace cuscope::cupti {
@@ -64,6 +65,21 @@ absl::Status SnapshotCollector(const std::string& path, double after_seconds);
 // named by the output, holding the configured seconds after). True when one started; false below
 // the threshold, without one, or while a snapshot is being written.
 absl::StatusOr<bool> MarkCollectorStep(double seconds);
+// What a control-socket capture asks for (proto/cuscope/v1/control.proto).
+struct CaptureSpec {
+  std::string path;  // absolute
+  double seconds = 0;
+  // Flight mode's ring plus `seconds` after; otherwise the next `seconds` alone (monitor or
+  // flight mode).
+  bool snapshot = false;
+  bool force_overwrite = false;
+};
+// Starts a capture; returns once its file is created. FailedPrecondition in a mode that cannot
+// (trace mode; a snapshot outside flight mode) or while another capture or snapshot is written.
+absl::Status CaptureCollector(const CaptureSpec& spec);
+// What `cuscope status` shows of the active session; FailedPrecondition without one.
+absl::StatusOr<v1::ProcessStatus> CollectorStatus();
+
 // The Prometheus endpoint's port (0: none).
 int CollectorPrometheusPort();
 

@@ -102,6 +102,11 @@ TracePipeline::TracePipeline(const core::Config& config, CuptiApi& cupti, std::u
   if (config.mode == core::CollectionMode::kFlight) {
     flight_ = std::make_unique<core::FlightRing>(core::FlightRingOptions{
         .span_ns = static_cast<uint64_t>(config.flight_span_ms) * 1'000'000ull, .max_bytes = config.flight_size_bytes});
+  } else if (monitor_ != nullptr) {
+    // Monitor mode keeps chunks only while a capture runs, within the flight size; outside one the
+    // ring only learns definitions.
+    flight_ = std::make_unique<core::FlightRing>(
+        core::FlightRingOptions{.span_ns = UINT64_MAX, .max_bytes = config.flight_size_bytes});
   }
 }
 
@@ -213,6 +218,8 @@ void TracePipeline::WriterLoop() {
       ChooseHotKernels();
     } else if (b.take_snapshot) {
       TakeSnapshot();
+    } else if (b.begin_capture) {
+      capturing_ = true;
     } else {
       ProcessBuffer(b);
     }
@@ -372,11 +379,7 @@ void TracePipeline::WriteChunk(bool final_chunk) {
     counter_batches_.clear();
     return;
   }
-  if (writer_ == nullptr && flight_ == nullptr) {
-    Drain();
-    return;
-  }
-  if (flight_ != nullptr) {
+  if (flight_recording() || writer_ == nullptr) {
     CompleteHeaderOnce();
   } else if (!WriteHeaderIfPending()) {
     return;
@@ -388,11 +391,20 @@ void TracePipeline::WriteChunk(bool final_chunk) {
   builder_.TakeChunk(&chunk_);
   kernels_written_ += chunk_.kernels().duration_size();
   FillCaptureStats(chunk_.mutable_stats());
-  if (flight_ != nullptr) {
+  if (flight_recording()) {
     flight_->Add(chunk_, cupti_.Timestamp());
     ++chunks_written_;
+    PublishRingFigures();
     return;
   }
+  if (flight_ != nullptr) {  // monitor mode: a capture's chunks, or definitions only
+    if (capturing_) {
+      flight_->Add(chunk_, cupti_.Timestamp());
+    } else {
+      flight_->Learn(chunk_);
+    }
+  }
+  if (writer_ == nullptr) return;
   if (auto ws = writer_->WriteChunk(chunk_); !ws.ok()) {
     Fail(absl::StrCat(ws.message(), "; profiling stopped, the trace keeps what was written before"));
     return;
@@ -400,23 +412,66 @@ void TracePipeline::WriteChunk(bool final_chunk) {
   ++chunks_written_;
 }
 
-void TracePipeline::Drain() {
-  bool had_windows = false;
-  AddQueuedExtras(&had_windows);
-  builder_.TakeChunk(&chunk_);
-  chunk_.Clear();
+void TracePipeline::PublishRingFigures() {
+  ring_chunks_.store(flight_->chunk_count(), std::memory_order_relaxed);
+  ring_bytes_.store(flight_->bytes(), std::memory_order_relaxed);
+  ring_held_ns_.store(flight_->held_ns(), std::memory_order_relaxed);
 }
 
 // ---- Flight mode: snapshots --------------------------------------------------------------------
 
-absl::Status TracePipeline::RequestSnapshot(const std::string& path, double after_seconds,
+absl::Status TracePipeline::RequestSnapshot(const std::string& path, double after_seconds, bool force_overwrite,
                                             std::function<void(const absl::Status&, const std::string&)> done) {
-  if (flight_ == nullptr) return absl::FailedPreconditionError("a snapshot needs flight mode (CUSCOPE_MODE=flight)");
-  if (!thread_.joinable()) return absl::FailedPreconditionError("the session is not recording");
-  if (snapshot_busy_.exchange(true)) {
-    return absl::FailedPreconditionError("a snapshot is being written; this one is refused");
+  if (!flight_recording()) return absl::FailedPreconditionError("a snapshot needs flight mode (CUSCOPE_MODE=flight)");
+  SnapshotRequest request;
+  request.path = path;
+  request.after_seconds = after_seconds;
+  request.force_overwrite = force_overwrite;
+  request.what = "snapshot";
+  return StartSnapshot(std::move(request), std::move(done));
+}
+
+absl::Status TracePipeline::RequestCapture(const std::string& path, double seconds, bool force_overwrite,
+                                           std::function<void(const absl::Status&, const std::string&)> done) {
+  if (monitor_ == nullptr && !flight_recording()) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "the process writes every record to ", this->path(), " already (trace mode): a capture needs monitor or "
+        "flight mode"));
   }
-  auto writer = core::TraceWriter::Create(path, config_.force_overwrite);
+  if (!(seconds > 0)) return absl::InvalidArgumentError("a capture needs its seconds");
+  SnapshotRequest request;
+  request.path = path;
+  request.after_seconds = seconds;
+  request.force_overwrite = force_overwrite;
+  request.what = "capture";
+  request.since_ns = cupti_.Timestamp();
+  if (flight_recording()) {
+    const double span = config_.flight_span_ms / 1000.0;
+    if (seconds > span) {
+      return absl::InvalidArgumentError(absl::StrFormat(
+          "a capture of %.3g s would lose its start: the flight recorder keeps %.3g s (CUSCOPE_FLIGHT_SPAN)", seconds,
+          span));
+    }
+    return StartSnapshot(std::move(request), std::move(done));
+  }
+  // Monitor mode: the writer keeps chunks from its turn in the queue on, and a window makes the
+  // records of the next seconds into chunks.
+  request.monitor_window = true;
+  return StartSnapshot(std::move(request), std::move(done));
+}
+
+absl::Status TracePipeline::StartSnapshot(SnapshotRequest request,
+                                          std::function<void(const absl::Status&, const std::string&)> done) {
+  if (!thread_.joinable()) return absl::FailedPreconditionError("the session is not recording");
+  if (request.monitor_window && trace_window_.load()) {
+    return absl::FailedPreconditionError("a trace window is open; a capture waits until it closes");
+  }
+  if (snapshot_busy_.exchange(true)) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("a ", snapshot_what_, " is being written; this ", request.what, " is refused"));
+  }
+  snapshot_what_ = request.what;
+  auto writer = core::TraceWriter::Create(request.path, request.force_overwrite);
   if (!writer.ok()) {
     snapshot_busy_.store(false);
     return writer.status();
@@ -427,28 +482,54 @@ absl::Status TracePipeline::RequestSnapshot(const std::string& path, double afte
     snapshot_hurry_ = false;
     snapshot_taken_.reset();
   }
+  if (request.monitor_window) {
+    {
+      std::lock_guard<std::mutex> lock(queue_mu_);
+      QueuedBuffer marker{nullptr, 0};
+      marker.begin_capture = true;
+      queue_.push_back(marker);
+    }
+    if (auto st = OpenWindow(0, "capture"); !st.ok()) {
+      ::unlink(request.path.c_str());
+      snapshot_busy_.store(false);
+      return st;
+    }
+    capture_window_.store(true);
+  }
   try {
-    snapshot_thread_ = std::thread(&TracePipeline::SnapshotLoop, this, *std::move(writer), after_seconds, std::move(done));
+    snapshot_thread_ = std::thread(&TracePipeline::SnapshotLoop, this, *std::move(writer), request, std::move(done));
   } catch (const std::system_error& e) {
-    ::unlink(path.c_str());
+    if (request.monitor_window) {
+      capture_window_.store(false);
+      (void)CloseWindow("capture");
+    }
+    ::unlink(request.path.c_str());
     snapshot_busy_.store(false);
     return absl::ResourceExhaustedError(absl::StrCat("cannot start the snapshot thread: ", e.what()));
   }
   return absl::OkStatus();
 }
 
-void TracePipeline::SnapshotLoop(std::unique_ptr<core::TraceWriter> writer, double after_seconds,
+void TracePipeline::SnapshotLoop(std::unique_ptr<core::TraceWriter> writer, SnapshotRequest request,
                                  std::function<void(const absl::Status&, const std::string&)> done) {
   const std::string path = writer->path();
   {
     std::unique_lock<std::mutex> lock(snapshot_mu_);
-    snapshot_cv_.wait_for(lock, std::chrono::duration<double>(after_seconds), [this] { return snapshot_hurry_; });
+    snapshot_cv_.wait_for(lock, std::chrono::duration<double>(request.after_seconds),
+                          [this] { return snapshot_hurry_; });
+    snapshot_since_ns_ = request.since_ns;
+  }
+  if (request.monitor_window) {
+    capture_window_.store(false);
+    (void)CloseWindow("capture");
   }
   // The records CUPTI holds in completed buffers, then the ring's contents at their turn.
   (void)cupti_.FlushAll(false);
   {
     std::lock_guard<std::mutex> lock(queue_mu_);
-    queue_.push_back({nullptr, 0, false, true});
+    QueuedBuffer marker{nullptr, 0};
+    marker.take_snapshot = true;
+    queue_.push_back(marker);
   }
   queue_cv_.notify_one();
   std::pair<v1::Header, core::FlightRing::Snapshot> taken;
@@ -463,12 +544,12 @@ void TracePipeline::SnapshotLoop(std::unique_ptr<core::TraceWriter> writer, doub
   if (st.ok()) {
     const auto& s = taken.second;
     uint64_t bytes = writer->bytes_written();
-    line = absl::StrCat("snapshot written to ", path, " (", s.chunks.size(), " chunks, ",
+    line = absl::StrCat(request.what, " written to ", path, " (", s.chunks.size(), " chunks, ",
                         absl::StrFormat("%.1f", (s.last_time_ns - s.first_time_ns) / 1e9), " s, ", bytes, " bytes)");
   } else {
     writer.reset();
     ::unlink(path.c_str());  // a partial snapshot would read as a cut trace: none at all
-    line = absl::StrCat("snapshot to ", path, " lost: ", st.message(), "; recording goes on");
+    line = absl::StrCat(request.what, " to ", path, " lost: ", st.message(), "; recording goes on");
   }
   if (done) done(st, line);
   snapshot_busy_.store(false);
@@ -479,9 +560,13 @@ void TracePipeline::TakeSnapshot() {
   WriteChunk(false);
   {
     std::lock_guard<std::mutex> lock(snapshot_mu_);
-    snapshot_taken_.emplace(header_, flight_->Take());
+    snapshot_taken_.emplace(header_, flight_->Take(snapshot_since_ns_));
   }
   snapshot_cv_.notify_all();
+  if (!flight_recording()) {  // monitor mode: the capture is over
+    capturing_ = false;
+    flight_->Clear();
+  }
 }
 
 void TracePipeline::JoinSnapshotThread() {
@@ -516,7 +601,13 @@ void TracePipeline::CloseMonitorIntervals(bool all) {
 absl::Status TracePipeline::OpenTraceWindow(double seconds) {
   if (monitor_ == nullptr) return absl::FailedPreconditionError("a trace window needs monitor mode");
   if (writer_ == nullptr) return absl::FailedPreconditionError("a trace window needs an output file");
-  if (trace_window_.exchange(true)) return absl::FailedPreconditionError("a trace window is already open");
+  return OpenWindow(seconds, "trace window");
+}
+
+absl::Status TracePipeline::OpenWindow(double seconds, const std::string& reason) {
+  if (trace_window_.exchange(true)) {
+    return absl::FailedPreconditionError(snapshot_busy_.load() ? "a capture is running" : "a trace window is already open");
+  }
   trace_window_end_ns_.store(seconds > 0 ? SteadyNowNs() + static_cast<int64_t>(seconds * 1e9) : 0);
   const uint64_t now = cupti_.Timestamp();
   {
@@ -525,12 +616,19 @@ absl::Status TracePipeline::OpenTraceWindow(double seconds) {
     if (trace_spans_.size() >= kKeptTraceSpans) trace_spans_.erase(trace_spans_.begin());
     trace_spans_.push_back({now, UINT64_MAX});
   }
-  QueueWindow(true, now, "trace window", v1::WINDOW_KIND_TIMELINE);
+  QueueWindow(true, now, reason, v1::WINDOW_KIND_TIMELINE);
   Wake();
   return absl::OkStatus();
 }
 
 absl::Status TracePipeline::CloseTraceWindow() {
+  if (capture_window_.load()) {
+    return absl::FailedPreconditionError("the open window is a capture's: it closes when its seconds are over");
+  }
+  return CloseWindow("trace window");
+}
+
+absl::Status TracePipeline::CloseWindow(const std::string& reason) {
   if (!trace_window_.exchange(false)) return absl::FailedPreconditionError("no trace window is open");
   trace_window_end_ns_.store(0);
   const uint64_t now = cupti_.Timestamp();
@@ -538,14 +636,14 @@ absl::Status TracePipeline::CloseTraceWindow() {
     std::lock_guard<std::mutex> lock(queue_mu_);
     if (!trace_spans_.empty()) trace_spans_.back().end = now;
   }
-  QueueWindow(false, now, "trace window", v1::WINDOW_KIND_TIMELINE);
+  QueueWindow(false, now, reason, v1::WINDOW_KIND_TIMELINE);
   Wake();
   return absl::OkStatus();
 }
 
 void TracePipeline::CloseExpiredTraceWindow() {
   const int64_t end = trace_window_end_ns_.load();
-  if (end != 0 && SteadyNowNs() >= end && trace_window_.load()) (void)CloseTraceWindow();
+  if (end != 0 && SteadyNowNs() >= end && trace_window_.load()) (void)CloseWindow("trace window");
 }
 
 }  // namespace cuscope::cupti

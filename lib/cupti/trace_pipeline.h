@@ -117,10 +117,24 @@ class TracePipeline {
   // once), after waiting `after_seconds` so that the seconds after the request are in it too.
   // `done` is called on the snapshot thread with the outcome and a line that says what was
   // written. FailedPrecondition outside flight mode or while another snapshot is being written.
-  absl::Status RequestSnapshot(const std::string& path, double after_seconds,
+  absl::Status RequestSnapshot(const std::string& path, double after_seconds, bool force_overwrite,
                                std::function<void(const absl::Status&, const std::string&)> done);
-  bool flight_recording() const { return flight_ != nullptr; }
+  // Monitor and flight modes: the records of the next `seconds` to `path` (created now), written
+  // by the snapshot thread once they are over; `done` as for RequestSnapshot. Monitor mode opens a
+  // window for them (refused while another is open); flight mode takes them from its ring
+  // (refused when longer than the ring's span). FailedPrecondition in trace mode, or while another
+  // capture or snapshot is being written.
+  absl::Status RequestCapture(const std::string& path, double seconds, bool force_overwrite,
+                              std::function<void(const absl::Status&, const std::string&)> done);
+  bool flight_recording() const { return config_.mode == core::CollectionMode::kFlight; }
+  // Closes the window OpenTraceWindow opened (not a capture's).
   absl::Status CloseTraceWindow();
+  // What the flight ring holds, as of its latest chunk (any thread).
+  uint64_t ring_chunks() const { return ring_chunks_.load(std::memory_order_relaxed); }
+  uint64_t ring_bytes() const { return ring_bytes_.load(std::memory_order_relaxed); }
+  uint64_t ring_held_ns() const { return ring_held_ns_.load(std::memory_order_relaxed); }
+  // A capture or snapshot is being written.
+  bool capture_busy() const { return snapshot_busy_.load(); }
   bool monitoring() const { return monitor_ != nullptr; }
 
   State state() const { return state_.load(); }
@@ -140,6 +154,16 @@ class TracePipeline {
     bool choose_hot_kernels = false;
     // Not a buffer: a snapshot's turn to take the flight ring's contents.
     bool take_snapshot = false;
+    // Not a buffer: a monitor-mode capture's chunks are kept from here on.
+    bool begin_capture = false;
+  };
+  struct SnapshotRequest {
+    std::string path;
+    double after_seconds = 0;
+    bool force_overwrite = false;
+    const char* what = "snapshot";  // "capture": how its lines name it
+    uint64_t since_ns = 0;          // chunks taken before this are left out
+    bool monitor_window = false;    // monitor mode: a window opened for it, closed when it ends
   };
   struct QueuedWindow {
     bool open;  // true: a window starts, false: the open window ends
@@ -162,11 +186,14 @@ class TracePipeline {
   // hands them to the hook and, with a file, to the next chunk.
   void CloseMonitorIntervals(bool all);
   void CloseExpiredTraceWindow();
-  void Drain();  // without a file: what a chunk would take, taken and dropped
   void CompleteHeaderOnce();  // the machine's devices and versions, once
   void TakeSnapshot();        // writer thread: the ring's contents to the waiting snapshot thread
-  void SnapshotLoop(std::unique_ptr<core::TraceWriter> writer, double after_seconds,
+  absl::Status StartSnapshot(SnapshotRequest request, std::function<void(const absl::Status&, const std::string&)> done);
+  void SnapshotLoop(std::unique_ptr<core::TraceWriter> writer, SnapshotRequest request,
                     std::function<void(const absl::Status&, const std::string&)> done);
+  absl::Status OpenWindow(double seconds, const std::string& reason);
+  absl::Status CloseWindow(const std::string& reason);
+  void PublishRingFigures();  // writer thread, flight mode
   void JoinSnapshotThread();
 
   const core::Config& config_;
@@ -214,8 +241,15 @@ class TracePipeline {
   std::atomic<int64_t> trace_window_end_ns_{0};
   const std::string no_path_;
 
-  // Flight mode.
+  // Flight mode's ring; in monitor mode, a capture's.
   std::unique_ptr<core::FlightRing> flight_;  // writer thread
+  bool capturing_ = false;                    // writer thread: monitor mode keeps chunks
+  std::atomic<bool> capture_window_{false};   // the open window is a capture's
+  const char* snapshot_what_ = "snapshot";    // the one being written (callers hold the collector's lock)
+  uint64_t snapshot_since_ns_ = 0;            // snapshot_mu_
+  std::atomic<uint64_t> ring_chunks_{0};
+  std::atomic<uint64_t> ring_bytes_{0};
+  std::atomic<uint64_t> ring_held_ns_{0};
   bool header_complete_ = false;              // writer thread
   std::atomic<bool> snapshot_busy_{false};
   std::thread snapshot_thread_;

@@ -1,5 +1,6 @@
 #include "lib/inject/session_config.h"
 
+#include <cstdlib>
 #include <string>
 #include <utility>
 #include <vector>
@@ -44,6 +45,9 @@ absl::StatusOr<core::Config> ConfigFromSessionOptions(const SessionOptions& o) {
   if (o.flight_size_mib != 0) set("CUSCOPE_FLIGHT_SIZE", absl::StrCat(o.flight_size_mib));
   if (o.flight_step_threshold_seconds != 0) set("CUSCOPE_FLIGHT_STEP_THRESHOLD", Exact(o.flight_step_threshold_seconds));
   if (o.flight_after_seconds != 0) set("CUSCOPE_FLIGHT_AFTER", Exact(o.flight_after_seconds));
+  // Not an option of the struct (its layout is the library's ABI): the operator's switch, read from
+  // the environment as for injected programs.
+  if (const char* control = std::getenv("CUSCOPE_CONTROL"); control != nullptr) set("CUSCOPE_CONTROL", control);
   return core::ParseConfigFromEnvironment(settings);
 }
 

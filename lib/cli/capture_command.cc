@@ -1,0 +1,157 @@
+// cuscope capture --pid PID [--duration S] [--snapshot] [-o NAME] [-f]
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <climits>
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+#include <thread>
+
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "lib/cli/arguments.h"
+#include "lib/cli/commands.h"
+#include "lib/cli/control_target.h"
+#include "lib/control/control_client.h"
+#include "lib/control/protocol.h"
+#include "lib/core/output_name.h"
+#include "lib/core/terminal_text.h"
+#include "lib/core/trace.h"
+
+namespace cuscope::cli {
+namespace {
+
+constexpr const char kCaptureUsage[] =
+    "usage: cuscope capture --pid PID [--duration S] [--snapshot] [-o NAME] [-f]\n"
+    "\n"
+    "Asks a running process with cuscope inside (injected, preloaded or linked; see cuscope ps) for a trace,\n"
+    "without stopping or restarting it. The process writes the file; this command waits until it is complete.\n"
+    "  --pid PID        the process\n"
+    "  --duration S     a window: the records of the next S seconds (default 10), from a process in monitor\n"
+    "                   or flight mode (CUSCOPE_MODE); with --snapshot, the seconds kept after the request\n"
+    "                   (default 0)\n"
+    "  --snapshot       flight mode: what its recorder holds (the last CUSCOPE_FLIGHT_SPAN seconds)\n"
+    "  -o, --output NAME  the file, relative to this directory: %p the process id, %n the lowest free\n"
+    "                   number, %h the host; \".cuscope\" is appended (default capture_%p_%n)\n"
+    "  -f, --force-overwrite  replace an existing file\n"
+    "  --timeout S      how long to wait for the file beyond its seconds (default 60)\n"
+    "\n"
+    "The file is read with cuscope analyze, report, stats or export like any trace.\n";
+
+// Seconds in [min, max], for the options that take them.
+absl::Status ParseSeconds(const std::string& option, const std::string& value, double min, double max, double* out) {
+  double v = 0;
+  if (!absl::SimpleAtod(value, &v) || !(v >= min) || v > max) {
+    return absl::InvalidArgumentError(absl::StrCat(option, " takes seconds from ", min, " to ", max, ", not '", value,
+                                                   "'"));
+  }
+  *out = v;
+  return absl::OkStatus();
+}
+
+// The name as the process must see it: absolute, since its directory is not ours.
+absl::StatusOr<std::string> CapturePath(const std::string& pattern, pid_t pid) {
+  core::OutputNameContext context = core::CurrentProcessOutputContext();
+  context.pid = static_cast<uint32_t>(pid);
+  auto expanded = core::ExpandOutputName(pattern, context);
+  if (!expanded.ok()) return expanded.status();
+  if (!expanded->empty() && (*expanded)[0] == '/') return *expanded;
+  char cwd[PATH_MAX];
+  if (::getcwd(cwd, sizeof(cwd)) == nullptr) return absl::FailedPreconditionError("cannot tell this directory");
+  return absl::StrCat(cwd, "/", *expanded);
+}
+
+uint64_t FileSize(const std::string& path) {
+  struct stat st;
+  return ::stat(path.c_str(), &st) == 0 ? static_cast<uint64_t>(st.st_size) : 0;
+}
+
+// Waits until the process has written the file: its capture is no longer busy (or the process
+// has ended, which writes it at once) and the file holds a trace.
+absl::Status WaitUntilWritten(const std::string& directory, pid_t pid, const std::string& path, double seconds,
+                              double timeout_seconds) {
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(seconds + timeout_seconds);
+  std::this_thread::sleep_for(std::chrono::duration<double>(seconds));
+  v1::ControlRequest ask;
+  ask.mutable_status();
+  for (;;) {
+    auto reply = control::AskProcess(directory, pid, ask, std::chrono::milliseconds(2000));
+    const bool process_gone = !reply.ok() && absl::IsNotFound(reply.status());
+    if ((reply.ok() && reply->error().empty() && !reply->status().capture_busy()) || process_gone) {
+      if (FileSize(path) > 0) return absl::OkStatus();
+      if (process_gone) return absl::DataLossError(absl::StrCat("process ", pid, " ended before it wrote ", path));
+    }
+    if (std::chrono::steady_clock::now() > deadline) {
+      return absl::DeadlineExceededError(absl::StrCat(path, " is not complete after ", seconds + timeout_seconds,
+                                                      " s (see the process's stderr)"));
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+}
+
+}  // namespace
+
+int RunCapture(const Args& args) {
+  std::string pid_text, output = "capture_%p_%n";
+  double duration = -1, timeout = 60;
+  bool snapshot = false, force = false;
+  ArgumentParser parser;
+  parser.AcceptInlineValues();
+  parser.UnknownOptionMessage(UnknownOptionOf("capture"));
+  parser.Option({"--pid", "-p"}, "--pid takes a process id", [&](const std::string& v) {
+    pid_text = v;
+    return absl::OkStatus();
+  });
+  parser.Option({"--duration", "-d"}, "--duration takes seconds", [&](const std::string& v) {
+    return ParseSeconds("--duration", v, 0, control::kMaxCaptureSeconds, &duration);
+  });
+  parser.Option({"--timeout"}, "--timeout takes seconds",
+                [&](const std::string& v) { return ParseSeconds("--timeout", v, 1, 86400, &timeout); });
+  parser.Flag({"--snapshot"}, [&] {
+    snapshot = true;
+    return absl::OkStatus();
+  });
+  parser.Option({"--output", "-o"}, "--output takes a file name", [&](const std::string& v) {
+    output = v;
+    return absl::OkStatus();
+  });
+  parser.Flag({"--force-overwrite", "-f"}, [&] {
+    force = true;
+    return absl::OkStatus();
+  });
+  if (std::optional<int> exit = HelpOrMistake(parser.Parse(args), kCaptureUsage)) return *exit;
+  auto target = ResolveControlTarget(pid_text, "capture");
+  if (!target.ok()) return PrintError(target.status().message());
+  if (duration < 0) duration = snapshot ? 0 : 10;
+  if (!snapshot && duration == 0) return PrintError("capture: a window needs --duration above 0");
+  auto path = CapturePath(output, target->pid);
+  if (!path.ok()) return PrintError(absl::StrCat("capture: ", path.status().message()));
+
+  v1::ControlRequest request;
+  v1::CaptureRequest* capture = request.mutable_capture();
+  capture->set_kind(snapshot ? v1::CaptureRequest::KIND_SNAPSHOT : v1::CaptureRequest::KIND_WINDOW);
+  capture->set_path(*path);
+  capture->set_seconds(duration);
+  capture->set_force_overwrite(force);
+  auto reply = control::AskProcess(target->directory, target->pid, request, std::chrono::milliseconds(10000));
+  if (!reply.ok()) return PrintError(absl::StrCat("capture: ", reply.status().message()));
+  if (!reply->error().empty()) {
+    return PrintError(absl::StrCat("capture: process ", target->pid, " refused: ", reply->error()));
+  }
+  std::fprintf(stderr, "cuscope: process %d is writing %s%s\n", target->pid, core::EscapeForTerminal(*path).c_str(),
+               duration > 0 ? absl::StrFormat(" (%.3g s from now)", duration).c_str() : "");
+  if (auto st = WaitUntilWritten(target->directory, target->pid, *path, duration, timeout); !st.ok()) {
+    return PrintError(absl::StrCat("capture: ", st.message()));
+  }
+  auto trace = core::LoadTrace(*path);
+  if (!trace.ok()) return PrintError(absl::StrCat("capture: ", trace.status().message()));
+  std::printf("%s: %zu kernels, %zu API calls, %zu copies, %llu chunks%s\n", core::EscapeForTerminal(*path).c_str(),
+              trace->kernels.size(), trace->api_calls.size(), trace->memcpys.size(),
+              static_cast<unsigned long long>(trace->chunks), trace->truncated() ? " (cut short)" : "");
+  return trace->truncated() ? 1 : 0;
+}
+
+}  // namespace cuscope::cli

@@ -1,0 +1,137 @@
+// cuscope status --pid PID [--format text|json], and cuscope ps.
+#include <chrono>
+#include <cstdio>
+#include <string>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "google/protobuf/util/json_util.h"
+#include "lib/cli/arguments.h"
+#include "lib/cli/commands.h"
+#include "lib/cli/control_target.h"
+#include "lib/control/control_client.h"
+#include "lib/control/socket_directory.h"
+#include "lib/core/terminal_text.h"
+
+namespace cuscope::cli {
+namespace {
+
+constexpr const char kStatusUsage[] =
+    "usage: cuscope status --pid PID [--format text|json]\n"
+    "\n"
+    "What a running process with cuscope inside is doing: its mode, its files, and in monitor mode the\n"
+    "figures of every interval so far (GPU busy and idle, kernels, launches, syncs, the kernels with the most\n"
+    "GPU time), as its Prometheus endpoint serves them. JSON is the ProcessStatus message of\n"
+    "proto/cuscope/v1/control.proto.\n";
+
+constexpr const char kPsUsage[] =
+    "usage: cuscope ps\n"
+    "\n"
+    "Lists this user's processes that have cuscope inside (and a control socket: CUSCOPE_CONTROL is on by\n"
+    "default): process id, mode, how cuscope came in, seconds running, command line.\n";
+
+std::string Seconds(uint64_t ns) { return absl::StrFormat("%.3f s", ns / 1e9); }
+
+std::string StatusText(const v1::ProcessStatus& s) {
+  std::string out = absl::StrCat("process ", s.pid(), ": ", core::EscapeForTerminal(s.command_line()), "\n");
+  absl::StrAppendFormat(&out, "  cuscope %s, %s mode (%s), running %.1f s\n", s.cuscope_version(), s.mode(),
+                        s.entry(), s.seconds_running());
+  if (!s.output_path().empty()) absl::StrAppend(&out, "  trace file: ", core::EscapeForTerminal(s.output_path()), "\n");
+  if (s.prometheus_port() != 0) absl::StrAppend(&out, "  Prometheus endpoint: port ", s.prometheus_port(), "\n");
+  if (s.mode() == "flight") {
+    absl::StrAppendFormat(&out, "  flight recorder: %.1f s held, %d chunks, %.1f MiB\n", s.flight_seconds_held(),
+                          s.flight_chunks(), s.flight_bytes() / 1048576.0);
+  }
+  if (s.capture_busy()) absl::StrAppend(&out, "  a capture or snapshot is being written\n");
+  if (s.mode() != "monitor") return out;
+  absl::StrAppend(&out, "  ", s.intervals(), " intervals of figures so far\n");
+  for (const v1::DeviceStatus& d : s.devices()) {
+    absl::StrAppendFormat(&out, "  GPU %d: busy %.1f%% in the latest interval; %s busy, %s idle; %d kernels, %s of kernels\n",
+                          d.device(), 100 * d.utilization(), Seconds(d.busy_ns()), Seconds(d.idle_ns()), d.kernels(),
+                          Seconds(d.kernel_gpu_ns()));
+  }
+  absl::StrAppend(&out, "  calls: ", s.launch_calls(), " launches, ", s.sync_calls(), " synchronizations waiting ",
+                  Seconds(s.sync_wait_ns()), "\n");
+  if (s.records_dropped_by_cupti() > 0) {
+    absl::StrAppend(&out, "  records dropped by CUPTI: ", s.records_dropped_by_cupti(), "\n");
+  }
+  if (s.top_kernels_size() > 0) absl::StrAppend(&out, "  kernels with the most GPU time:\n");
+  for (const v1::KernelStatus& k : s.top_kernels()) {
+    absl::StrAppendFormat(&out, "    %12s  %8d launches  GPU %d  %s\n", Seconds(k.gpu_ns()), k.launches(), k.device(),
+                          core::EscapeForTerminal(k.label()));
+  }
+  return out;
+}
+
+absl::StatusOr<v1::ProcessStatus> AskStatus(const std::string& directory, pid_t pid) {
+  v1::ControlRequest request;
+  request.mutable_status();
+  auto reply = control::AskProcess(directory, pid, request, std::chrono::milliseconds(5000));
+  if (!reply.ok()) return reply.status();
+  if (!reply->error().empty()) return absl::FailedPreconditionError(reply->error());
+  return reply->status();
+}
+
+}  // namespace
+
+int RunStatus(const Args& args) {
+  std::string pid_text, format = "text";
+  ArgumentParser parser;
+  parser.AcceptInlineValues();
+  parser.UnknownOptionMessage(UnknownOptionOf("status"));
+  parser.Option({"--pid", "-p"}, "--pid takes a process id", [&](const std::string& v) {
+    pid_text = v;
+    return absl::OkStatus();
+  });
+  parser.Option({"--format"}, "--format takes text or json", [&](const std::string& v) {
+    if (v != "text" && v != "json") return absl::InvalidArgumentError("--format takes text or json");
+    format = v;
+    return absl::OkStatus();
+  });
+  if (std::optional<int> exit = HelpOrMistake(parser.Parse(args), kStatusUsage)) return *exit;
+  auto target = ResolveControlTarget(pid_text, "status");
+  if (!target.ok()) return PrintError(target.status().message());
+  auto status = AskStatus(target->directory, target->pid);
+  if (!status.ok()) return PrintError(absl::StrCat("status: ", status.status().message()));
+  if (format == "json") {
+    std::string json;
+    google::protobuf::util::JsonPrintOptions options;
+    options.add_whitespace = true;
+    options.preserve_proto_field_names = true;
+    (void)google::protobuf::util::MessageToJsonString(*status, &json, options);
+    std::fputs(json.c_str(), stdout);
+    return 0;
+  }
+  std::fputs(StatusText(*status).c_str(), stdout);
+  return 0;
+}
+
+int RunPs(const Args& args) {
+  ArgumentParser parser;
+  parser.UnknownOptionMessage(UnknownOptionOf("ps"));
+  if (std::optional<int> exit = HelpOrMistake(parser.Parse(args), kPsUsage)) return *exit;
+  auto directory = control::ControlDirectory(/*create=*/false);
+  if (!directory.ok() && !absl::IsNotFound(directory.status())) {
+    return PrintError(absl::StrCat("ps: ", directory.status().message()));
+  }
+  std::string rows;
+  int listed = 0;
+  if (directory.ok()) {
+    control::RemoveStaleSockets(*directory);
+    for (pid_t pid : control::SocketPids(*directory)) {
+      auto status = AskStatus(*directory, pid);
+      if (!status.ok()) continue;  // gone meanwhile, or not answering: nothing to list
+      absl::StrAppendFormat(&rows, "%8d  %-7s  %-9s  %10.1f  %s\n", pid, status->mode(), status->entry(),
+                            status->seconds_running(), core::EscapeForTerminal(status->command_line()));
+      ++listed;
+    }
+  }
+  if (listed == 0) {
+    std::printf("no process of this user has cuscope inside\n");
+    return 0;
+  }
+  std::printf("%8s  %-7s  %-9s  %10s  %s\n%s", "PID", "MODE", "ENTRY", "SECONDS", "COMMAND", rows.c_str());
+  return 0;
+}
+
+}  // namespace cuscope::cli

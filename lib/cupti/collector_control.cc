@@ -1,0 +1,55 @@
+#include "lib/cupti/collector_control.h"
+
+#include <fstream>
+#include <iterator>
+
+#include "absl/strings/str_replace.h"
+#include "lib/control/protocol.h"
+#include "lib/cupti/activity_collector.h"
+
+namespace cuscope::cupti {
+
+v1::ControlReply AnswerControlRequest(const v1::ControlRequest& request) {
+  if (request.has_status()) {
+    auto status = CollectorStatus();
+    if (!status.ok()) return control::ErrorReply(status.status().message());
+    v1::ControlReply reply;
+    *reply.mutable_status() = *std::move(status);
+    return reply;
+  }
+  const v1::CaptureRequest& c = request.capture();
+  CaptureSpec spec;
+  spec.path = c.path();
+  spec.seconds = c.seconds();
+  spec.snapshot = c.kind() == v1::CaptureRequest::KIND_SNAPSHOT;
+  spec.force_overwrite = c.force_overwrite();
+  if (absl::Status st = CaptureCollector(spec); !st.ok()) return control::ErrorReply(st.message());
+  v1::ControlReply reply;
+  reply.set_path(c.path());
+  reply.set_ready_in_seconds(c.seconds());
+  return reply;
+}
+
+const char* ModeName(core::CollectionMode mode) {
+  switch (mode) {
+    case core::CollectionMode::kMonitor:
+      return "monitor";
+    case core::CollectionMode::kFlight:
+      return "flight";
+    case core::CollectionMode::kTrace:
+      break;
+  }
+  return "trace";
+}
+
+std::string ProcessCommandLine() {
+  std::ifstream f("/proc/self/cmdline", std::ios::binary);
+  std::string line;
+  line.resize(4096);
+  f.read(line.data(), static_cast<std::streamsize>(line.size()));
+  line.resize(static_cast<size_t>(f.gcount()));
+  while (!line.empty() && line.back() == '\0') line.pop_back();
+  return absl::StrReplaceAll(line, {{std::string(1, '\0'), " "}});
+}
+
+}  // namespace cuscope::cupti
