@@ -5,14 +5,14 @@
 #
 #   scripts/fuzz.sh [SECONDS]
 #
-# FUZZ_TARGETS="trace_reader analyzer export" picks targets; FUZZ_CORPUS_DIR keeps the growing corpus
+# FUZZ_TARGETS="trace_reader analyzer export control_request" picks targets; FUZZ_CORPUS_DIR keeps the growing corpus
 # somewhere else (default build-fuzz/corpus). A crash, a hang (over 10 s on one input), an
 # allocation over 512 MB or a resident size over 2 GB fails the run; the input is left in
 # build-fuzz/artifacts/TARGET/ — copy it to tests/fuzz/regressions/ once fixed.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 seconds="${1:-60}"
-targets=(${FUZZ_TARGETS:-trace_reader analyzer export})
+targets=(${FUZZ_TARGETS:-trace_reader analyzer export control_request})
 jobs="${BUILD_JOBS:-$(nproc)}"
 
 scripts/install_deps.sh
@@ -40,10 +40,16 @@ for t in "${targets[@]}"; do
   artifacts="build-fuzz/artifacts/$t"
   mkdir -p "$corpus" "$artifacts"
   log="build-fuzz/fuzz_$t.log"
+  # The control socket's requests have seeds of their own; the trace targets share the traces'.
+  if [ "$t" = control_request ]; then
+    seeds=(tests/fuzz/corpus_control)
+  else
+    seeds=(tests/fuzz/corpus tests/fuzz/regressions)
+  fi
   echo "cuscope: fuzzing $t for ${seconds}s (log $log)"
   rc=0
   ASAN_OPTIONS="${ASAN_OPTIONS:-detect_leaks=1}" UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1" \
-    "build-fuzz/bin/fuzz_$t" "$corpus" tests/fuzz/corpus tests/fuzz/regressions \
+    "build-fuzz/bin/fuzz_$t" "$corpus" "${seeds[@]}" \
     -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 -malloc_limit_mb=512 -max_len=65536 \
     -print_final_stats=1 -artifact_prefix="$artifacts/" >"$log" 2>&1 || rc=$?
   runs=$(grep -oP 'stat::number_of_executed_units:\s*\K[0-9]+' "$log" | tail -1 || true)

@@ -44,7 +44,8 @@ trap 'rm -rf "$tmp"' EXIT
 
 variants=(off monitor monitor+prometheus trace)
 # SERVER_VARIANTS="off,flight,flight+snapshots" chooses others: flight keeps the last seconds in
-# memory, flight+snapshots also writes a snapshot every 2 s while serving.
+# memory, flight+snapshots also writes a snapshot every 2 s while serving; monitor+captures asks
+# the running server for 1 s windows from outside (cuscope capture --pid), one after another.
 if [ -n "${SERVER_VARIANTS:-}" ]; then IFS=, read -r -a variants <<< "$SERVER_VARIANTS"; fi
 runs=()
 for load in open closed; do for v in "${variants[@]}"; do runs+=("$load:$v"); done; done
@@ -62,6 +63,18 @@ scrape_while_running() {
   echo "$scrapes"
 }
 
+# Captures 1 s windows of process $1 from outside, one after another, once its warm-up is over;
+# prints how many were written.
+capture_while_running() {
+  local pid=$1 captures=0 n=0
+  sleep "$warmup"
+  while kill -0 "$pid" 2>/dev/null; do
+    n=$((n + 1))
+    "$B/bin/cuscope" capture --pid "$pid" --duration 1 -o "$tmp/capture_$n" >/dev/null 2>&1 && captures=$((captures + 1))
+  done
+  echo "$captures"
+}
+
 # Runs the server once; appends its line to $results, or says why not.
 run_one() {
   local load=$1 variant=$2 round=$3 log=$tmp/run.json scrapes="" run_port=$((port + prometheus_runs))
@@ -75,6 +88,7 @@ run_one() {
     trace) args+=(--cuscope trace --output "$tmp/trace_%p") ;;
     flight) args+=(--cuscope flight --output "$tmp/flight_%p") ;;
     flight+snapshots) args+=(--cuscope flight --output "$tmp/flight_%p" --snapshot-every 2) ;;
+    monitor+captures) args+=(--cuscope monitor --output "$tmp/monitor_%p") ;;
     *) echo "server_overhead.sh: no variant $variant" >&2; exit 2 ;;
   esac
   "$server" "${args[@]}" > "$log" 2> "$tmp/run.err" &
@@ -82,15 +96,22 @@ run_one() {
   if [ "$variant" = monitor+prometheus ]; then
     scrape_while_running "$pid" "$run_port" > "$tmp/scrapes" &
   fi
+  if [ "$variant" = monitor+captures ]; then
+    capture_while_running "$pid" > "$tmp/captures" &
+  fi
   wait "$pid"
   local rc=$?
   if [ "$variant" = monitor+prometheus ]; then
     wait
     scrapes=" scrapes=$(cat "$tmp/scrapes")"
   fi
+  if [ "$variant" = monitor+captures ]; then
+    wait
+    scrapes=" captures=$(cat "$tmp/captures")"
+  fi
   local snapshots
   snapshots=$(ls "$tmp"/flight_* 2>/dev/null | wc -l)
-  rm -f "$tmp"/monitor_* "$tmp"/trace_* "$tmp"/flight_*
+  rm -f "$tmp"/monitor_* "$tmp"/trace_* "$tmp"/flight_* "$tmp"/capture_*
   # {"requests":N,"throughput_rps":X,"p50_ms":X,"p99_ms":X,...} as key=value fields.
   local fields
   fields=$(grep -o '"[a-z0-9_]*":[0-9.]\+' "$log" | tr -d '"' | tr ':' '=' | tr '\n' ' ')

@@ -30,7 +30,12 @@ constexpr const char kPsUsage[] =
     "Lists this user's processes that have cuscope inside (and a control socket: CUSCOPE_CONTROL is on by\n"
     "default): process id, mode, how cuscope came in, seconds running, command line.\n";
 
-std::string Seconds(uint64_t ns) { return absl::StrFormat("%.3f s", ns / 1e9); }
+// A duration in the unit that shows it best: "12.345 s", "3.210 ms", "1.000 us".
+std::string Seconds(uint64_t ns) {
+  if (ns >= 1'000'000'000ull || ns == 0) return absl::StrFormat("%.3f s", ns / 1e9);
+  if (ns >= 1'000'000ull) return absl::StrFormat("%.3f ms", ns / 1e6);
+  return absl::StrFormat("%.3f us", ns / 1e3);
+}
 
 std::string StatusText(const v1::ProcessStatus& s) {
   std::string out = absl::StrCat("process ", s.pid(), ": ", core::EscapeForTerminal(s.command_line()), "\n");

@@ -463,12 +463,13 @@ absl::Status TracePipeline::RequestCapture(const std::string& path, double secon
 absl::Status TracePipeline::StartSnapshot(SnapshotRequest request,
                                           std::function<void(const absl::Status&, const std::string&)> done) {
   if (!thread_.joinable()) return absl::FailedPreconditionError("the session is not recording");
-  if (request.monitor_window && trace_window_.load()) {
-    return absl::FailedPreconditionError("a trace window is open; a capture waits until it closes");
-  }
   if (snapshot_busy_.exchange(true)) {
     return absl::FailedPreconditionError(
         absl::StrCat("a ", snapshot_what_, " is being written; this ", request.what, " is refused"));
+  }
+  if (request.monitor_window && trace_window_.load()) {
+    snapshot_busy_.store(false);
+    return absl::FailedPreconditionError("a trace window is open; a capture waits until it closes");
   }
   snapshot_what_ = request.what;
   auto writer = core::TraceWriter::Create(request.path, request.force_overwrite);

@@ -141,6 +141,15 @@ TEST(ConfigTest, ReadsEverySetting) {
   EXPECT_EQ(c->settings.size(), 10u);
 }
 
+TEST(ConfigTest, TheControlSocketIsOnUnlessTurnedOff) {
+  EXPECT_TRUE(ParseConfigFromEnvironment({})->control);
+  EXPECT_FALSE(ParseConfigFromEnvironment({{"CUSCOPE_CONTROL", "0"}})->control);
+  EXPECT_TRUE(ParseConfigFromEnvironment({{"CUSCOPE_CONTROL", "1"}})->control);
+  auto bad = ParseConfigFromEnvironment({{"CUSCOPE_CONTROL", "off-ish"}});
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(std::string(bad.status().message()).find("CUSCOPE_CONTROL"), std::string::npos);
+}
+
 TEST(ConfigTest, UnknownVariableIsNamed) {
   auto c = ParseConfigFromEnvironment({{"CUSCOPE_OUTPTU", "x"}});
   ASSERT_FALSE(c.ok());

@@ -30,7 +30,9 @@ class FlightRingTest : public ::testing::Test {
  protected:
   FlightRingTest() : builder_(FakeApiName) {}
 
-  void AddChunks(FlightRing& ring, int from, int to) {
+  // `learn_only`: the ring sees the chunks' definitions but keeps no chunk (monitor mode outside a
+  // capture).
+  void AddChunks(FlightRing& ring, int from, int to, bool learn_only = false) {
     for (int i = from; i < to; ++i) {
       names_.push_back(absl::StrCat("k", i));
       const uint64_t t = static_cast<uint64_t>(i) * kSecond;
@@ -39,7 +41,11 @@ class FlightRingTest : public ::testing::Test {
       builder_.Add(Api(t, 500, 2 * i + 1, 211, 100 + i % 3));
       v1::Chunk chunk;
       builder_.TakeChunk(&chunk);
-      ring.Add(chunk, t);
+      if (learn_only) {
+        ring.Learn(chunk);
+      } else {
+        ring.Add(chunk, t);
+      }
     }
   }
 
@@ -129,6 +135,47 @@ TEST_F(FlightRingTest, AnEmptyRingSnapshotsAsAnEmptyTrace) {
   EXPECT_EQ(s.first_time_ns, 0u);
   Trace t = WriteAndLoad(s);
   EXPECT_TRUE(t.kernels.empty());
+}
+
+TEST_F(FlightRingTest, TakeSinceLeavesOutTheChunksTakenBefore) {
+  FlightRing ring({.span_ns = 100 * kSecond, .max_bytes = 1ull << 30});
+  AddChunks(ring, 0, 6);
+  const auto s = ring.Take(3 * kSecond);  // a chunk taken exactly then is in
+  EXPECT_EQ(s.chunks.size(), 3u);
+  EXPECT_EQ(s.first_time_ns, 3 * kSecond);
+  Trace t = WriteAndLoad(s);
+  ASSERT_EQ(t.kernels.size(), 6u);
+  EXPECT_EQ(t.dict.kernel_name(t.kernels[0].signature), "k3");
+  EXPECT_EQ(t.dict.kernel_name(t.kernels[1].signature), "common");  // defined in chunk 0, left out
+  EXPECT_TRUE(ring.Take(3 * kSecond + 1).chunks.size() == 2u);
+  EXPECT_TRUE(ring.Take(6 * kSecond).chunks.empty());
+  EXPECT_EQ(ring.chunk_count(), 6u);  // taking keeps them
+}
+
+// Monitor mode's capture ring: it learns every definition while it keeps nothing, keeps a
+// capture's chunks, and forgets them (not the definitions) once the capture is written.
+TEST_F(FlightRingTest, ARingThatOnlyLearnedStillResolvesTheNamesOfItsLaterChunks) {
+  FlightRing ring({.span_ns = UINT64_MAX, .max_bytes = 1ull << 30});
+  AddChunks(ring, 0, 4, /*learn_only=*/true);
+  EXPECT_EQ(ring.chunk_count(), 0u);
+  EXPECT_TRUE(ring.Take().chunks.empty());
+  AddChunks(ring, 4, 6);
+  Trace t = WriteAndLoad(ring.Take());
+  ASSERT_EQ(t.kernels.size(), 4u);
+  EXPECT_EQ(t.dict.kernel_name(t.kernels[0].signature), "k4");
+  EXPECT_EQ(t.dict.kernel_name(t.kernels[1].signature), "common");
+  for (const auto& a : t.api_calls) EXPECT_EQ(t.dict.function_name(a.function), "cudaFunc211");
+  EXPECT_EQ(ring.held_ns(), kSecond);
+
+  ring.Clear();
+  EXPECT_EQ(ring.chunk_count(), 0u);
+  EXPECT_EQ(ring.bytes(), 0u);
+  EXPECT_EQ(ring.held_ns(), 0u);
+  AddChunks(ring, 6, 7);
+  Trace after = WriteAndLoad(ring.Take());
+  ASSERT_EQ(after.kernels.size(), 2u);
+  EXPECT_EQ(after.dict.kernel_name(after.kernels[0].signature), "k6");
+  EXPECT_EQ(after.dict.kernel_name(after.kernels[1].signature), "common");
 }
 
 }  // namespace

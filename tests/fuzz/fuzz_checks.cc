@@ -14,6 +14,7 @@
 #include "absl/strings/str_cat.h"
 #include "google/protobuf/util/json_util.h"
 #include "lib/analysis/analyzer.h"
+#include "lib/control/protocol.h"
 #include "lib/core/trace.h"
 #include "lib/core/trace_reader.h"
 #include "lib/export/exporter.h"
@@ -212,6 +213,37 @@ std::string CheckExporter(std::string_view bytes) {
   }
   ::close(fd);
   return problem;
+}
+
+std::string CheckControlRequest(std::string_view bytes) {
+  auto request = control::ParseRequest(bytes);
+  if (!request.ok()) {
+    if (request.status().code() != absl::StatusCode::kInvalidArgument) {
+      return absl::StrCat("a refusal that is not InvalidArgument: ", request.status().ToString());
+    }
+    if (request.status().message().empty()) return "a refusal without a sentence";
+    return "";
+  }
+  auto size = control::FramedSize(bytes, control::kMaxRequestBytes);
+  if (!size.ok() || *size != bytes.size()) return "accepted bytes that are not exactly one frame";
+  if (request->protocol_version() == 0 || request->protocol_version() > control::kProtocolVersion) {
+    return absl::StrCat("accepted protocol version ", request->protocol_version());
+  }
+  if (request->has_capture()) {
+    const v1::CaptureRequest& c = request->capture();
+    if (c.path().empty() || c.path()[0] != '/') return "accepted a relative capture path";
+    if (c.path().find('\0') != std::string::npos) return "accepted a capture path with NUL";
+    if (!(c.seconds() >= 0) || c.seconds() > control::kMaxCaptureSeconds) return "accepted seconds out of range";
+    if (c.kind() != v1::CaptureRequest::KIND_WINDOW && c.kind() != v1::CaptureRequest::KIND_SNAPSHOT) {
+      return "accepted a capture of no known kind";
+    }
+  } else if (!request->has_status()) {
+    return "accepted a request that asks for nothing";
+  }
+  auto again = control::ParseRequest(control::Frame(*request));
+  if (!again.ok()) return absl::StrCat("an accepted request, framed again, is refused: ", again.status().message());
+  if (again->SerializeAsString() != request->SerializeAsString()) return "an accepted request reads back different";
+  return "";
 }
 
 }  // namespace cuscope::fuzz

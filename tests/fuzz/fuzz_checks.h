@@ -29,6 +29,12 @@ std::string CheckAnalyzer(std::string_view bytes);
 // kExportBytesPerInputByte times the input's size plus kExportFixedBytes.
 std::string CheckExporter(std::string_view bytes);
 
+// The control socket's request parser on arbitrary bytes: a refusal is an InvalidArgument with a
+// sentence to send back; an accepted request is exactly one frame, passes every documented check
+// (a known kind, an absolute path without NUL, seconds in range), and reads back the same after
+// being framed again.
+std::string CheckControlRequest(std::string_view bytes);
+
 // What one byte of a trace can become in an export: an empty copy row costs 2 bytes and becomes a
 // slice with its arguments (about 250 bytes of JSON); the fixed part is the output's own framing
 // and the tracks every trace declares.

@@ -18,6 +18,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "lib/analysis/analyzer.h"
+#include "lib/control/protocol.h"
 #include "lib/core/trace.h"
 #include "tests/fuzz/fuzz_checks.h"
 
@@ -73,6 +74,18 @@ TEST(FuzzRegressionTest, EveryInputAFuzzerFailedOnNowPasses) {
     EXPECT_EQ(CheckTraceReader(bytes), "") << p;
     EXPECT_EQ(CheckAnalyzer(bytes), "") << p;
     EXPECT_EQ(CheckExporter(bytes), "") << p;
+  }
+}
+
+TEST(FuzzRegressionTest, ControlRequestSeedsAreAcceptedOrRefusedAsDocumented) {
+  const auto files = FilesIn("corpus_control");
+  ASSERT_GE(files.size(), 6u);
+  for (const fs::path& p : files) {
+    const std::string bytes = Read(p);
+    EXPECT_EQ(CheckControlRequest(bytes), "") << p;
+    const bool accepted = control::ParseRequest(bytes).ok();
+    const std::string name = p.filename().string();
+    EXPECT_EQ(accepted, name == "status" || name == "window" || name == "snapshot") << p;
   }
 }
 

@@ -1,0 +1,176 @@
+// `cuscope ps`, `status` and `capture` as a user types them, against a running process with the
+// collector inside and a fake record source (fake_workload.cc).
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <array>
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "lib/core/trace.h"
+
+namespace cuscope::cupti {
+namespace {
+
+using ::testing::HasSubstr;
+using ::testing::Not;
+
+struct Output {
+  int exit_code = -1;
+  std::string text;  // stdout and stderr together
+};
+
+Output RunShell(const std::string& command) {
+  Output out;
+  FILE* p = ::popen((command + " 2>&1").c_str(), "r");
+  if (p == nullptr) return out;
+  std::array<char, 4096> buffer;
+  size_t n;
+  while ((n = std::fread(buffer.data(), 1, buffer.size(), p)) > 0) out.text.append(buffer.data(), n);
+  const int status = ::pclose(p);
+  out.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return out;
+}
+
+// fake_workload with CUSCOPE_* settings; stops (and is reaped) when the object goes.
+class Workload {
+ public:
+  explicit Workload(const std::vector<std::string>& settings) {
+    int in[2], out[2];
+    if (::pipe(in) != 0 || ::pipe(out) != 0) return;
+    pid_ = ::fork();
+    if (pid_ == 0) {
+      ::dup2(in[0], 0);
+      ::dup2(out[1], 1);
+      ::close(in[1]);
+      ::close(out[0]);
+      for (const std::string& s : settings) ::putenv(const_cast<char*>(s.c_str()));
+      ::execl(CUSCOPE_FAKE_WORKLOAD, CUSCOPE_FAKE_WORKLOAD, static_cast<char*>(nullptr));
+      ::_exit(127);
+    }
+    ::close(in[0]);
+    ::close(out[1]);
+    stdin_ = in[1];
+    char line[16] = {};
+    ready_ = ::read(out[0], line, 6) == 6 && std::string(line, 5) == "ready";
+    ::close(out[0]);
+  }
+  ~Workload() { Stop(); }
+  // Closes its input: the collector stops and the process exits. Its exit code.
+  int Stop() {
+    if (pid_ <= 0) return exit_code_;
+    ::close(stdin_);
+    int status = 0;
+    ::waitpid(pid_, &status, 0);
+    pid_ = 0;
+    exit_code_ = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+    return exit_code_;
+  }
+  pid_t pid() const { return pid_; }
+  bool ready() const { return ready_; }
+
+ private:
+  pid_t pid_ = -1;
+  int stdin_ = -1;
+  bool ready_ = false;
+  int exit_code_ = -1;
+};
+
+class ControlCliTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    char pattern[] = "/tmp/cuscope_control_cli_XXXXXX";
+    ASSERT_NE(::mkdtemp(pattern), nullptr);
+    dir_ = pattern;
+  }
+  void TearDown() override { std::system(absl::StrCat("rm -rf '", dir_, "'").c_str()); }
+
+  Output Cuscope(const std::string& args) { return RunShell(absl::StrCat("cd '", dir_, "' && ", CUSCOPE_CLI, " ", args)); }
+
+  std::string dir_;
+};
+
+TEST_F(ControlCliTest, PsStatusAndACaptureWindowFromAMonitoredProcess) {
+  Workload w({"CUSCOPE_MODE=monitor", "CUSCOPE_OUTPUT=", "CUSCOPE_MONITOR_INTERVAL=0.1", "CUSCOPE_FLUSH_PERIOD_MS=100",
+              "CUSCOPE_QUIET=1"});
+  ASSERT_TRUE(w.ready());
+  Output ps = Cuscope("ps");
+  EXPECT_EQ(ps.exit_code, 0) << ps.text;
+  EXPECT_THAT(ps.text, HasSubstr(absl::StrCat(w.pid(), "  monitor  injection")));
+  EXPECT_THAT(ps.text, HasSubstr("fake_workload"));
+
+  ::usleep(700'000);  // a few intervals close
+  Output status = Cuscope(absl::StrCat("status --pid ", w.pid()));
+  EXPECT_EQ(status.exit_code, 0) << status.text;
+  EXPECT_THAT(status.text, HasSubstr("monitor mode (injection)"));
+  EXPECT_THAT(status.text, HasSubstr("GPU 0: busy"));
+  EXPECT_THAT(status.text, HasSubstr("kernels with the most GPU time"));
+  Output json = Cuscope(absl::StrCat("status --pid ", w.pid(), " --format json"));
+  EXPECT_THAT(json.text, HasSubstr("\"mode\": \"monitor\""));
+
+  Output capture = Cuscope(absl::StrCat("capture --pid ", w.pid(), " --duration 0.5 -o window"));
+  EXPECT_EQ(capture.exit_code, 0) << capture.text;
+  EXPECT_THAT(capture.text, HasSubstr("window.cuscope: "));
+  auto trace = core::LoadTrace(dir_ + "/window.cuscope");
+  ASSERT_TRUE(trace.ok()) << trace.status();
+  EXPECT_FALSE(trace->truncated());
+  // 4 kernels every 20 ms for 0.5 s: about 100, give or take the machine's pace.
+  EXPECT_GE(trace->kernels.size(), 20u);
+  EXPECT_LE(trace->kernels.size(), 200u);
+  // The same name again is refused at once, like any output; -f replaces it.
+  Output again = Cuscope(absl::StrCat("capture --pid ", w.pid(), " --duration 0.2 -o window"));
+  EXPECT_EQ(again.exit_code, 2);
+  EXPECT_THAT(again.text, HasSubstr("exists"));
+  EXPECT_EQ(Cuscope(absl::StrCat("capture --pid ", w.pid(), " --duration 0.2 -o window -f")).exit_code, 0);
+  // Default names count up.
+  Output numbered = Cuscope(absl::StrCat("capture --pid ", w.pid(), " --duration 0.2"));
+  EXPECT_EQ(numbered.exit_code, 0) << numbered.text;
+  EXPECT_THAT(numbered.text, HasSubstr(absl::StrCat("capture_", w.pid(), "_1.cuscope")));
+  const pid_t pid = w.pid();
+  EXPECT_EQ(w.Stop(), 0);
+
+  // Gone: no socket left behind, and each command says so.
+  EXPECT_THAT(Cuscope("ps").text, Not(HasSubstr("fake_workload")));
+  Output gone = Cuscope(absl::StrCat("status --pid ", pid));
+  EXPECT_EQ(gone.exit_code, 2);
+  EXPECT_THAT(gone.text, HasSubstr("no process"));
+}
+
+TEST_F(ControlCliTest, ASnapshotFromAFlightRecorderAndRefusalsInTraceMode) {
+  Workload flight({"CUSCOPE_MODE=flight", "CUSCOPE_FLIGHT_SPAN=2", "CUSCOPE_FLUSH_PERIOD_MS=100", "CUSCOPE_QUIET=1"});
+  ASSERT_TRUE(flight.ready());
+  ::usleep(500'000);
+  Output snap = Cuscope(absl::StrCat("capture --pid ", flight.pid(), " --snapshot -o ring"));
+  EXPECT_EQ(snap.exit_code, 0) << snap.text;
+  auto trace = core::LoadTrace(dir_ + "/ring.cuscope");
+  ASSERT_TRUE(trace.ok()) << trace.status();
+  EXPECT_GE(trace->kernels.size(), 8u);
+  Output status = Cuscope(absl::StrCat("status --pid ", flight.pid()));
+  EXPECT_THAT(status.text, HasSubstr("flight recorder: "));
+  Output too_long = Cuscope(absl::StrCat("capture --pid ", flight.pid(), " --duration 5"));
+  EXPECT_EQ(too_long.exit_code, 2);
+  EXPECT_THAT(too_long.text, HasSubstr("refused: a capture of 5 s would lose its start"));
+
+  Workload trace_mode({absl::StrCat("CUSCOPE_OUTPUT=", dir_, "/full"), "CUSCOPE_QUIET=1"});
+  ASSERT_TRUE(trace_mode.ready());
+  Output refused = Cuscope(absl::StrCat("capture --pid ", trace_mode.pid(), " --duration 1"));
+  EXPECT_EQ(refused.exit_code, 2);
+  EXPECT_THAT(refused.text, HasSubstr("already (trace mode)"));
+  Output no_pid = Cuscope("capture --duration 1");
+  EXPECT_EQ(no_pid.exit_code, 2);
+  EXPECT_THAT(no_pid.text, HasSubstr("--pid names the process"));
+  Output not_ours = Cuscope("status --pid 1");
+  EXPECT_EQ(not_ours.exit_code, 2);
+  EXPECT_THAT(not_ours.text, HasSubstr("has no control socket"));
+}
+
+}  // namespace
+}  // namespace cuscope::cupti

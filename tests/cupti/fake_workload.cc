@@ -1,0 +1,44 @@
+// A process with the collector inside and a fake record source: CUPTI is faked, four 1-us kernels
+// arrive every 20 ms on a clock that keeps pace with the real one. Settings come from CUSCOPE_*
+// as for an injected program. It prints "ready" once the collector runs and stops it when its
+// standard input closes, so tests can drive `cuscope capture`, `status` and `ps` against it.
+#include <unistd.h>
+
+#include <atomic>
+#include <chrono>
+#include <cstdio>
+#include <thread>
+
+#include "lib/core/config.h"
+#include "lib/cupti/activity_collector.h"
+#include "tests/cupti/fake_cupti.h"
+
+int main() {
+  auto config = cuscope::core::ParseConfigFromEnvironment(cuscope::core::ProcessEnvironment());
+  if (!config.ok()) {
+    std::fprintf(stderr, "fake_workload: %s\n", std::string(config.status().message()).c_str());
+    return 2;
+  }
+  static cuscope::cupti::testing::FakeCupti cupti;  // outlives the collector, as CUPTI does
+  if (auto st = cuscope::cupti::StartCollector(*config, "injection", cupti); !st.ok()) {
+    std::fprintf(stderr, "fake_workload: %s\n", std::string(st.message()).c_str());
+    return 1;
+  }
+  std::atomic<bool> done{false};
+  std::thread source([&] {
+    while (!done.load()) {
+      cupti.DeliverKernels(4, cupti.Timestamp());
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+      cupti.AdvanceClock(20'000'000);
+    }
+  });
+  std::printf("ready\n");
+  std::fflush(stdout);
+  char c;
+  while (::read(0, &c, 1) > 0) {
+  }
+  done.store(true);
+  source.join();
+  cuscope::cupti::CollectorSummary summary;
+  return cuscope::cupti::StopCollector(&summary).ok() ? 0 : 1;
+}
