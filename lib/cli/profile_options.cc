@@ -44,6 +44,7 @@ const char kProfileUsage[] =
     "      --flight-size MIB     the memory they may take (default 256; the smaller limit wins)\n"
     "      --flight-step-threshold SECONDS  a step marked with MarkStep / cuscope_mark_step that\n"
     "                            took longer starts a snapshot\n"
+    "      --flight-step-range NAME  NVTX ranges of this name are steps too (needs the threshold)\n"
     "      --flight-after SECONDS  a triggered snapshot also holds this long after (default 0)\n"
     "\n"
     "Kernel internals (CUPTI Range Profiler; each profiled launch is replayed once per pass and\n"
@@ -104,6 +105,7 @@ constexpr ValueOption kValueOptions[] = {
     {"--flight-span", nullptr, "CUSCOPE_FLIGHT_SPAN"},
     {"--flight-size", nullptr, "CUSCOPE_FLIGHT_SIZE"},
     {"--flight-step-threshold", nullptr, "CUSCOPE_FLIGHT_STEP_THRESHOLD"},
+    {"--flight-step-range", nullptr, "CUSCOPE_FLIGHT_STEP_RANGE"},
     {"--flight-after", nullptr, "CUSCOPE_FLIGHT_AFTER"},
 };
 

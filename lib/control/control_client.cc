@@ -43,10 +43,12 @@ absl::StatusOr<v1::ControlReply> AskProcess(const std::string& directory, pid_t 
     return absl::UnavailableError(absl::StrCat("cannot reach process ", pid, " at ", path, ": ", std::strerror(errno)));
   }
   request.set_protocol_version(kProtocolVersion);
-  if (auto st = SendAll(fd.get(), Frame(request), timeout); !st.ok()) {
-    return absl::UnavailableError(absl::StrCat("cannot ask process ", pid, ": ", st.message()));
+  const absl::Status sent = SendAll(fd.get(), Frame(request), timeout);
+  // A refusal may come before the whole request went: read it either way.
+  auto bytes = ReceiveFramed(fd.get(), kMaxReplyBytes, sent.ok() ? timeout : std::chrono::milliseconds(1000));
+  if (!sent.ok() && !bytes.ok()) {
+    return absl::UnavailableError(absl::StrCat("cannot ask process ", pid, ": ", sent.message()));
   }
-  auto bytes = ReceiveFramed(fd.get(), kMaxReplyBytes, timeout);
   if (!bytes.ok()) {
     if (absl::IsDeadlineExceeded(bytes.status())) {
       return absl::DeadlineExceededError(absl::StrCat("process ", pid, " did not answer within ",

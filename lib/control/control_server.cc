@@ -88,6 +88,9 @@ void ControlServer::Loop() {
 }
 
 void ControlServer::Serve(int fd) {
+  // The request is read before anything is answered, even a refusal: a reply sent while the peer
+  // is still writing would meet a closed socket there (EPIPE) and never be read.
+  auto bytes = ReceiveFramed(fd, kMaxRequestBytes, kRequestTimeout);
   ucred peer{};
   socklen_t length = sizeof(peer);
   if (::getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &peer, &length) != 0) {
@@ -101,7 +104,6 @@ void ControlServer::Serve(int fd) {
                   kRequestTimeout);
     return;
   }
-  auto bytes = ReceiveFramed(fd, kMaxRequestBytes, kRequestTimeout);
   if (!bytes.ok()) {
     refused_.fetch_add(1);
     (void)SendAll(fd, Frame(ErrorReply(absl::StrCat("refused: ", bytes.status().message()))), kRequestTimeout);

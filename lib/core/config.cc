@@ -84,8 +84,17 @@ absl::Status CheckMonitorSettings(const Config& c) {
   }
   if (!flight) {
     for (const char* name : {"CUSCOPE_FLIGHT_SPAN", "CUSCOPE_FLIGHT_SIZE", "CUSCOPE_FLIGHT_STEP_THRESHOLD",
-                             "CUSCOPE_FLIGHT_AFTER"}) {
+                             "CUSCOPE_FLIGHT_AFTER", "CUSCOPE_FLIGHT_STEP_RANGE"}) {
       if (c.settings.count(name)) return absl::InvalidArgumentError(absl::StrCat(name, " needs CUSCOPE_MODE=flight"));
+    }
+  }
+  if (!c.flight_step_range.empty()) {
+    if (c.flight_step_threshold_ms == 0) {
+      return absl::InvalidArgumentError(
+          "CUSCOPE_FLIGHT_STEP_RANGE needs CUSCOPE_FLIGHT_STEP_THRESHOLD: how long a step may take");
+    }
+    if (!c.kind_enabled("nvtx")) {
+      return absl::InvalidArgumentError("CUSCOPE_FLIGHT_STEP_RANGE needs the nvtx kind (CUSCOPE_KINDS)");
     }
   }
   if (!monitor && !flight) {
@@ -251,6 +260,9 @@ absl::StatusOr<Config> ParseConfigFromEnvironment(const std::vector<std::pair<st
       auto ms = ParseMillisecondsBetween(name, value, 0.001, 3600);
       if (!ms.ok()) return ms.status();
       c.flight_step_threshold_ms = *ms;
+    } else if (name == "CUSCOPE_FLIGHT_STEP_RANGE") {
+      if (value.empty()) return Bad(name, value, "expected the name of an NVTX range");
+      c.flight_step_range = value;
     } else if (name == "CUSCOPE_FLIGHT_AFTER") {
       auto ms = ParseMillisecondsBetween(name, value, 0, 3600);
       if (!ms.ok()) return ms.status();
@@ -286,7 +298,7 @@ absl::StatusOr<Config> ParseConfigFromEnvironment(const std::vector<std::pair<st
                                                      "CUSCOPE_GPU_METRICS_DEVICES, CUSCOPE_GPU_METRICS_FREQUENCY, "
                                                      "CUSCOPE_MODE, CUSCOPE_MONITOR_INTERVAL, CUSCOPE_MONITOR_TOP_KERNELS, "
                                                      "CUSCOPE_PROMETHEUS, CUSCOPE_FLIGHT_SPAN, CUSCOPE_FLIGHT_SIZE, "
-                                                     "CUSCOPE_FLIGHT_STEP_THRESHOLD, CUSCOPE_FLIGHT_AFTER, "
+                                                     "CUSCOPE_FLIGHT_STEP_THRESHOLD, CUSCOPE_FLIGHT_STEP_RANGE, CUSCOPE_FLIGHT_AFTER, "
                                                      "CUSCOPE_LIBRARY)"));
     }
   }

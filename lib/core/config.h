@@ -49,6 +49,9 @@ struct Config {
   // (0 = never), holding `flight_after_ms` after the step too.
   uint32_t flight_step_threshold_ms = 0;
   uint32_t flight_after_ms = 0;
+  // An NVTX range name whose ranges are steps too: one that lasted longer than the threshold
+  // triggers a snapshot as a slow MarkStep does. Empty = none.
+  std::string flight_step_range;
   // The Prometheus endpoint ("PORT", "ADDRESS:PORT"); empty = none. Monitor mode only.
   std::string prometheus;
   // Size of one CUPTI activity buffer. 4 MiB holds ~19,000 kernel records (~216 B each).

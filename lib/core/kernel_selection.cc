@@ -23,33 +23,49 @@ std::string DemangleName(std::string_view mangled) {
   return demangled;
 }
 
+namespace {
+
+// Nesting of every kind of bracket a demangled name holds: template arguments <>, parameter lists
+// and "(anonymous namespace)" (), lambdas {}, arrays [].
+class Nesting {
+ public:
+  // Steps over `c`; true when it is outside every bracket (a closing one included).
+  bool Outside(char c) {
+    if (c == '<' || c == '(' || c == '{' || c == '[') {
+      ++depth_;
+      return false;
+    }
+    if ((c == '>' || c == ')' || c == '}' || c == ']') && depth_ > 0) --depth_;
+    return depth_ == 0;
+  }
+  int depth() const { return depth_; }
+
+ private:
+  int depth_ = 0;
+};
+
+}  // namespace
+
 std::string FunctionBaseName(std::string_view demangled) {
-  // Cut at the parameter list: the first '(' outside template brackets.
-  int depth = 0;
+  // Cut at the parameter list: the last '(' outside every bracket, so that a scope such as
+  // "(anonymous namespace)" before the name is not taken for it.
+  Nesting nesting;
   size_t end = demangled.size();
   for (size_t i = 0; i < demangled.size(); ++i) {
-    const char c = demangled[i];
-    if (c == '<') ++depth;
-    if (c == '>' && depth > 0) --depth;
-    if (c == '(' && depth == 0) {
-      end = i;
-      break;
-    }
+    if (demangled[i] == '(' && nesting.depth() == 0) end = i;
+    nesting.Outside(demangled[i]);
   }
   std::string_view head = demangled.substr(0, end);
-  // Drop the return type: whatever precedes the last space outside template brackets.
-  depth = 0;
+  // Drop the return type: whatever precedes the last space outside every bracket.
+  Nesting outer;
   size_t begin = 0;
   for (size_t i = 0; i < head.size(); ++i) {
-    const char c = head[i];
-    if (c == '<') ++depth;
-    if (c == '>' && depth > 0) --depth;
-    if (c == ' ' && depth == 0) begin = i + 1;
+    if (outer.Outside(head[i]) && head[i] == ' ') begin = i + 1;
   }
   head = head.substr(begin);
   // Drop template arguments wherever they appear (ns::foo<int>, ns<1>::foo).
   std::string base;
-  depth = 0;
+  int depth = 0;
   for (const char c : head) {
     if (c == '<') {
       ++depth;

@@ -279,6 +279,19 @@ void StopControl() {
   server.reset();  // joins its thread, which may be waiting for g_lifecycle_mu: not held here
 }
 
+absl::Status RequestSnapshotFor(Session* s, const std::string& path, double after_seconds, bool force_overwrite,
+                                const std::string& why);
+
+// Flight mode's NVTX step range: a slow one starts a snapshot named by the output, as a slow
+// MarkStep does. Called on the writer thread, so it takes no lock of the collector's.
+void OnSlowStepRange(Session& s, uint64_t length_ns) {
+  const std::string why = absl::StrFormat("NVTX range \"%s\" took %.3f s (threshold %.3f s)",
+                                          s.config.flight_step_range, length_ns / 1e9,
+                                          s.config.flight_step_threshold_ms / 1000.0);
+  // Refused while another snapshot is written: the slow range is in that one's seconds, or close.
+  (void)RequestSnapshotFor(&s, "", s.config.flight_after_ms / 1000.0, s.config.force_overwrite, why);
+}
+
 // The rooms, wired to each other. Nothing runs yet.
 void BuildRooms(Session& s, std::unique_ptr<core::TraceWriter> writer, v1::Header header) {
   const auto warn = [&s](const std::string& msg) { s.Warn(msg); };
@@ -288,6 +301,7 @@ void BuildRooms(Session& s, std::unique_ptr<core::TraceWriter> writer, v1::Heade
     s.capture->HotKernelsChosen(std::move(chosen), s.metrics.get());
   };
   hooks.counter_totals = [&s] { return s.sampling->totals(); };
+  hooks.slow_step_range = [&s](uint64_t length_ns) { OnSlowStepRange(s, length_ns); };
   hooks.intervals_closed = [&s](const std::vector<monitor::IntervalFigures>& closed) {
     {
       std::lock_guard<std::mutex> lock(s.totals_mu);
@@ -432,9 +446,11 @@ absl::Status OpenCollectorTraceWindow(double seconds) {
 
 namespace {
 
-// SnapshotCollector under the lifecycle lock; `why` ends the line that says it was written.
-absl::Status RequestSnapshotLocked(Session* s, const std::string& path, double after_seconds, bool force_overwrite,
-                                   const std::string& why) {
+// A snapshot of session `s` (null: none active); `why` ends the line that says it was written.
+// Callers hold g_lifecycle_mu, or are the writer thread, which the session outlives: everything
+// used here is fixed for the session's life.
+absl::Status RequestSnapshotFor(Session* s, const std::string& path, double after_seconds, bool force_overwrite,
+                                const std::string& why) {
   if (s == nullptr) return absl::FailedPreconditionError("no cuscope session is active");
   if (!s->pipeline->flight_recording()) {
     return absl::FailedPreconditionError("a snapshot needs flight mode (CUSCOPE_MODE=flight)");
@@ -454,9 +470,10 @@ absl::Status RequestSnapshotLocked(Session* s, const std::string& path, double a
     if (!expanded.ok()) return expanded.status();
     target = *expanded;
   }
-  return s->pipeline->RequestSnapshot(target, after_seconds, force_overwrite, [s, why](const absl::Status&, const std::string& line) {
-    s->Warn(why.empty() ? line : absl::StrCat(line, "; ", why));
-  });
+  return s->pipeline->RequestSnapshot(target, after_seconds, force_overwrite,
+                                      [s, why](const absl::Status&, const std::string& line) {
+                                        s->Warn(why.empty() ? line : absl::StrCat(line, "; ", why));
+                                      });
 }
 
 }  // namespace
@@ -464,14 +481,14 @@ absl::Status RequestSnapshotLocked(Session* s, const std::string& path, double a
 absl::Status SnapshotCollector(const std::string& path, double after_seconds) {
   std::lock_guard<std::mutex> lifecycle(g_lifecycle_mu);
   Session* s = g_session.load();
-  return RequestSnapshotLocked(s, path, after_seconds, s != nullptr && s->config.force_overwrite, "");
+  return RequestSnapshotFor(s, path, after_seconds, s != nullptr && s->config.force_overwrite, "");
 }
 
 absl::Status CaptureCollector(const CaptureSpec& spec) {
   std::lock_guard<std::mutex> lifecycle(g_lifecycle_mu);
   Session* s = g_session.load();
   const std::string why = "asked through the control socket";
-  if (spec.snapshot) return RequestSnapshotLocked(s, spec.path, spec.seconds, spec.force_overwrite, why);
+  if (spec.snapshot) return RequestSnapshotFor(s, spec.path, spec.seconds, spec.force_overwrite, why);
   if (s == nullptr) return absl::FailedPreconditionError("no cuscope session is active");
   return s->pipeline->RequestCapture(spec.path, spec.seconds, spec.force_overwrite,
                                      [s, why](const absl::Status&, const std::string& line) {
@@ -509,7 +526,7 @@ absl::StatusOr<bool> MarkCollectorStep(double seconds) {
   const uint32_t threshold_ms = s->config.flight_step_threshold_ms;
   if (!s->pipeline->flight_recording() || threshold_ms == 0 || seconds * 1000 <= threshold_ms) return false;
   const std::string why = absl::StrFormat("a step took %.3f s (threshold %.3f s)", seconds, threshold_ms / 1000.0);
-  absl::Status st = RequestSnapshotLocked(s, "", s->config.flight_after_ms / 1000.0, s->config.force_overwrite, why);
+  absl::Status st = RequestSnapshotFor(s, "", s->config.flight_after_ms / 1000.0, s->config.force_overwrite, why);
   // One snapshot at a time: slow steps while one is written add nothing to it.
   if (absl::IsFailedPrecondition(st)) return false;
   if (!st.ok()) return st;

@@ -37,6 +37,31 @@ uint64_t StartOf(const core::OverheadActivity& a) { return a.start; }
 // Monitor mode: every record to the figures, and to the trace when it started inside a trace
 // window (by CUPTI's clock: a buffer handed over after the window closed still holds records from
 // inside it).
+// Flight mode with a step range: every record to the trace, and NVTX ranges of that name timed.
+class StepRangeTee final : public core::ActivitySink {
+ public:
+  StepRangeTee(core::ActivitySink& trace, core::StepRangeWatch& watch, const std::function<void(uint64_t)>& slow)
+      : trace_(trace), watch_(watch), slow_(slow) {}
+  void Add(const core::KernelActivity& a) override { trace_.Add(a); }
+  void Add(const core::ApiActivity& a) override { trace_.Add(a); }
+  void Add(const core::MemcpyRecord& r) override { trace_.Add(r); }
+  void Add(const core::MemsetRecord& r) override { trace_.Add(r); }
+  void Add(const core::SyncRecord& r) override { trace_.Add(r); }
+  void Add(const core::NvtxActivity& a) override {
+    trace_.Add(a);
+    if (auto length = watch_.Observe(a); length.has_value() && slow_) slow_(*length);
+  }
+  void Add(const core::MemoryOpRecord& r) override { trace_.Add(r); }
+  void Add(const core::OverheadActivity& a) override { trace_.Add(a); }
+  void AddUntranslated(uint32_t kind) override { trace_.AddUntranslated(kind); }
+  void AddIncomplete(uint32_t kind) override { trace_.AddIncomplete(kind); }
+
+ private:
+  core::ActivitySink& trace_;
+  core::StepRangeWatch& watch_;
+  const std::function<void(uint64_t)>& slow_;
+};
+
 class MonitorTee final : public core::ActivitySink {
  public:
   MonitorTee(monitor::IntervalAggregator& figures, core::ActivitySink* trace, const std::vector<TraceSpan>* windows)
@@ -102,6 +127,10 @@ TracePipeline::TracePipeline(const core::Config& config, CuptiApi& cupti, std::u
   if (config.mode == core::CollectionMode::kFlight) {
     flight_ = std::make_unique<core::FlightRing>(core::FlightRingOptions{
         .span_ns = static_cast<uint64_t>(config.flight_span_ms) * 1'000'000ull, .max_bytes = config.flight_size_bytes});
+    if (!config.flight_step_range.empty() && config.flight_step_threshold_ms > 0) {
+      step_watch_ = std::make_unique<core::StepRangeWatch>(
+          config.flight_step_range, static_cast<uint64_t>(config.flight_step_threshold_ms) * 1'000'000ull);
+    }
   } else if (monitor_ != nullptr) {
     // Monitor mode keeps chunks only while a capture runs, within the flight size; outside one the
     // ring only learns definitions.
@@ -130,7 +159,12 @@ void TracePipeline::ReleaseMemory() {
 }
 
 void TracePipeline::FinishWriting() {
-  // A snapshot waiting out its seconds after the request writes now, while the writer still runs.
+  // No snapshot starts from now on (the writer thread itself may start one, for a slow step
+  // range), and one waiting out its seconds after the request writes now, while the writer runs.
+  {
+    std::lock_guard<std::mutex> lock(snapshot_start_mu_);
+    snapshots_closed_ = true;
+  }
   JoinSnapshotThread();
   {
     std::lock_guard<std::mutex> lock(queue_mu_);
@@ -247,7 +281,12 @@ void TracePipeline::ProcessBuffer(const QueuedBuffer& b) {
     TranslateBuffer(b, tee);
   } else if (!failed()) {
     TakeProfiled();
-    TranslateBuffer(b, builder_);
+    if (step_watch_ != nullptr) {
+      StepRangeTee tee(builder_, *step_watch_, hooks_.slow_step_range);
+      TranslateBuffer(b, tee);
+    } else {
+      TranslateBuffer(b, builder_);
+    }
   }
   pool_.Release(b.buffer);
   writer_ns_ += NanosecondsSince(t0);
@@ -462,7 +501,10 @@ absl::Status TracePipeline::RequestCapture(const std::string& path, double secon
 
 absl::Status TracePipeline::StartSnapshot(SnapshotRequest request,
                                           std::function<void(const absl::Status&, const std::string&)> done) {
-  if (!thread_.joinable()) return absl::FailedPreconditionError("the session is not recording");
+  // Callers: the program's threads and the control socket's (under the collector's lock), and
+  // the writer thread (a slow step range); FinishWriting closes the door under the same lock.
+  std::lock_guard<std::mutex> start_lock(snapshot_start_mu_);
+  if (snapshots_closed_ || !thread_.joinable()) return absl::FailedPreconditionError("the session is not recording");
   if (snapshot_busy_.exchange(true)) {
     return absl::FailedPreconditionError(
         absl::StrCat("a ", snapshot_what_, " is being written; this ", request.what, " is refused"));

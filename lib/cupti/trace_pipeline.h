@@ -32,6 +32,7 @@
 #include "lib/core/config.h"
 #include "lib/core/flight_ring.h"
 #include "lib/core/hot_kernels.h"
+#include "lib/core/step_range_watch.h"
 #include "lib/core/trace_writer.h"
 #include "lib/cupti/cupti_api.h"
 #include "lib/cupti/gpu_counter_sampler.h"
@@ -71,6 +72,9 @@ class TracePipeline {
     std::function<CounterTotals()> counter_totals;
     // Monitor mode: intervals of figures as they close, oldest first.
     std::function<void(const std::vector<monitor::IntervalFigures>&)> intervals_closed;
+    // Flight mode with a step range: a range of that name that took longer than the threshold
+    // (its length in ns). It may start a snapshot (RequestSnapshot), never wait for the writer.
+    std::function<void(uint64_t)> slow_step_range;
   };
 
   // `header` is completed with the machine's devices and versions when it is written. `writer` is
@@ -245,7 +249,10 @@ class TracePipeline {
   std::unique_ptr<core::FlightRing> flight_;  // writer thread
   bool capturing_ = false;                    // writer thread: monitor mode keeps chunks
   std::atomic<bool> capture_window_{false};   // the open window is a capture's
-  const char* snapshot_what_ = "snapshot";    // the one being written (callers hold the collector's lock)
+  std::unique_ptr<core::StepRangeWatch> step_watch_;  // writer thread
+  std::mutex snapshot_start_mu_;              // one start at a time; FinishWriting closes
+  bool snapshots_closed_ = false;             // snapshot_start_mu_
+  const char* snapshot_what_ = "snapshot";    // snapshot_start_mu_: the one being written
   uint64_t snapshot_since_ns_ = 0;            // snapshot_mu_
   std::atomic<uint64_t> ring_chunks_{0};
   std::atomic<uint64_t> ring_bytes_{0};

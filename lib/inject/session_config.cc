@@ -45,9 +45,11 @@ absl::StatusOr<core::Config> ConfigFromSessionOptions(const SessionOptions& o) {
   if (o.flight_size_mib != 0) set("CUSCOPE_FLIGHT_SIZE", absl::StrCat(o.flight_size_mib));
   if (o.flight_step_threshold_seconds != 0) set("CUSCOPE_FLIGHT_STEP_THRESHOLD", Exact(o.flight_step_threshold_seconds));
   if (o.flight_after_seconds != 0) set("CUSCOPE_FLIGHT_AFTER", Exact(o.flight_after_seconds));
-  // Not an option of the struct (its layout is the library's ABI): the operator's switch, read from
-  // the environment as for injected programs.
-  if (const char* control = std::getenv("CUSCOPE_CONTROL"); control != nullptr) set("CUSCOPE_CONTROL", control);
+  // Not options of the struct (its layout is the library's ABI): the control socket's switch and
+  // the NVTX step range, read from the environment as for injected programs.
+  for (const char* name : {"CUSCOPE_CONTROL", "CUSCOPE_FLIGHT_STEP_RANGE"}) {
+    if (const char* value = std::getenv(name); value != nullptr) set(name, value);
+  }
   return core::ParseConfigFromEnvironment(settings);
 }
 

@@ -150,6 +150,29 @@ TEST(ConfigTest, TheControlSocketIsOnUnlessTurnedOff) {
   EXPECT_NE(std::string(bad.status().message()).find("CUSCOPE_CONTROL"), std::string::npos);
 }
 
+TEST(ConfigTest, AStepRangeNeedsFlightModeAThresholdAndNvtx) {
+  auto ok = ParseConfigFromEnvironment({{"CUSCOPE_MODE", "flight"},
+                                        {"CUSCOPE_FLIGHT_STEP_THRESHOLD", "0.25"},
+                                        {"CUSCOPE_FLIGHT_STEP_RANGE", "train_step"}});
+  ASSERT_TRUE(ok.ok()) << ok.status();
+  EXPECT_EQ(ok->flight_step_range, "train_step");
+  const auto refused = [](const Env& env) {
+    auto c = ParseConfigFromEnvironment(env);
+    return c.ok() ? std::string() : std::string(c.status().message());
+  };
+  EXPECT_NE(refused({{"CUSCOPE_FLIGHT_STEP_RANGE", "s"}}).find("needs CUSCOPE_MODE=flight"), std::string::npos);
+  EXPECT_NE(refused({{"CUSCOPE_MODE", "flight"}, {"CUSCOPE_FLIGHT_STEP_RANGE", "s"}}).find("STEP_THRESHOLD"),
+            std::string::npos);
+  EXPECT_NE(refused({{"CUSCOPE_MODE", "flight"},
+                     {"CUSCOPE_FLIGHT_STEP_THRESHOLD", "1"},
+                     {"CUSCOPE_KINDS", "kernel"},
+                     {"CUSCOPE_FLIGHT_STEP_RANGE", "s"}})
+                .find("nvtx kind"),
+            std::string::npos);
+  EXPECT_NE(refused({{"CUSCOPE_MODE", "flight"}, {"CUSCOPE_FLIGHT_STEP_RANGE", ""}}).find("CUSCOPE_FLIGHT_STEP_RANGE"),
+            std::string::npos);
+}
+
 TEST(ConfigTest, UnknownVariableIsNamed) {
   auto c = ParseConfigFromEnvironment({{"CUSCOPE_OUTPTU", "x"}});
   ASSERT_FALSE(c.ok());

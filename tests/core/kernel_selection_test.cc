@@ -47,6 +47,13 @@ TEST(DemangleTest, DemanglesAndFindsTheBaseName) {
   EXPECT_EQ(FunctionBaseName("void at::native::vectorized_elementwise_kernel<4, at::native::(anonymous namespace)::"
                              "sigmoid_kernel_cuda(at::TensorIteratorBase&)::{lambda()#2}>(int, float)"),
             "at::native::vectorized_elementwise_kernel");
+  // A kernel in an unnamed namespace: the scope's parentheses are not the parameter list.
+  EXPECT_EQ(FunctionBaseName("inference_server::(anonymous namespace)::BiasTanh(float*, float const*, int, unsigned long)"),
+            "inference_server::(anonymous namespace)::BiasTanh");
+  EXPECT_EQ(FunctionBaseName("void (anonymous namespace)::scale<float>(float*, int)"), "(anonymous namespace)::scale");
+  // A parameter that is a function pointer, and a name without parameters.
+  EXPECT_EQ(FunctionBaseName("void apply(void (*)(float), float*)"), "apply");
+  EXPECT_EQ(FunctionBaseName("plain_c_kernel"), "plain_c_kernel");
 }
 
 TEST(KernelSelectorTest, DefaultProfilesEachDistinctKernelOnce) {

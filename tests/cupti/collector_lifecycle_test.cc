@@ -326,6 +326,28 @@ TEST_F(CollectorLifecycleTest, SnapshotsTakeNumberedNamesAndNeedFlightMode) {
   ASSERT_TRUE(StopCollector(nullptr).ok());
 }
 
+// An NVTX range of the step range's name that took longer than the threshold starts a snapshot,
+// as a slow MarkStep does; quicker ones and other names start none.
+TEST_F(CollectorLifecycleTest, ASlowStepRangeStartsASnapshot) {
+  config_.mode = core::CollectionMode::kFlight;
+  config_.output = dir_ + "/ranges";
+  config_.flight_step_threshold_ms = 250;
+  config_.flight_step_range = "step";
+  ASSERT_TRUE(StartCollector(config_, "session", cupti_).ok());
+  ASSERT_TRUE(cupti_.DeliverKernels(4, 2'000'000'000));
+  ASSERT_TRUE(cupti_.DeliverRange("step", 1, 2'000'000'000, 2'100'000'000));     // 100 ms
+  ASSERT_TRUE(cupti_.DeliverRange("forward", 2, 2'000'000'000, 2'900'000'000));  // not a step
+  const std::string first = dir_ + "/ranges_snapshot1.cuscope";
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  EXPECT_FALSE(Exists(first));
+  ASSERT_TRUE(cupti_.DeliverRange("step", 3, 3'000'000'000, 3'400'000'000));  // 400 ms: slow
+  core::Trace t = LoadWhenComplete(first);
+  EXPECT_EQ(t.kernels.size(), 4u);
+  EXPECT_EQ(t.nvtx.size(), 6u);  // the slow range is in its own snapshot
+  ASSERT_TRUE(StopCollector(nullptr).ok());
+  EXPECT_FALSE(Exists(dir_ + "/ranges_snapshot2.cuscope"));
+}
+
 // A slow step the program marks starts a snapshot; quick steps, and slow ones while it is written,
 // start none.
 TEST_F(CollectorLifecycleTest, ASlowStepStartsASnapshotAQuickOneDoesNot) {

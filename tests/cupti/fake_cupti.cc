@@ -174,6 +174,37 @@ bool FakeCupti::DeliverKernels(int kernels, uint64_t first_start) {
   return true;
 }
 
+bool FakeCupti::DeliverRange(const char* name, uint64_t id, uint64_t start, uint64_t end) {
+  static_assert(sizeof(CUpti_ActivityMarker2) <= kRecordSlot);
+  CUpti_BuffersCallbackRequestFunc requested = nullptr;
+  CUpti_BuffersCallbackCompleteFunc completed = nullptr;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    requested = requested_;
+    completed = completed_;
+  }
+  if (requested == nullptr || completed == nullptr) return false;
+  uint8_t* buffer = nullptr;
+  size_t size = 0, max_records = 0;
+  requested(&buffer, &size, &max_records);
+  if (buffer == nullptr || size < 2 * kRecordSlot) return false;
+  for (int i = 0; i < 2; ++i) {
+    CUpti_ActivityMarker2 m;
+    std::memset(&m, 0, sizeof(m));
+    m.kind = CUPTI_ACTIVITY_KIND_MARKER;
+    m.flags = i == 0 ? CUPTI_ACTIVITY_FLAG_MARKER_START : CUPTI_ACTIVITY_FLAG_MARKER_END;
+    m.timestamp = i == 0 ? start : end;
+    m.id = static_cast<uint32_t>(id);
+    m.objectKind = CUPTI_ACTIVITY_OBJECT_THREAD;
+    m.objectId.pt.processId = 1;
+    m.objectId.pt.threadId = 1;
+    m.name = i == 0 ? name : nullptr;
+    std::memcpy(buffer + static_cast<size_t>(i) * kRecordSlot, &m, sizeof(m));
+  }
+  completed(nullptr, 0, buffer, 0, 2 * kRecordSlot);
+  return true;
+}
+
 bool FakeCupti::HoldKernelsUntilForcedFlush(int kernels, uint64_t first_start) {
   HeldBuffer b{};
   if (!FillKernels(kernels, first_start, &b)) return false;

@@ -38,6 +38,8 @@ class FakeCupti final : public CuptiApi {
   // The same, but the buffer is handed back only by a forced flush (records of work that had
   // not finished when the program stopped the collector).
   bool HoldKernelsUntilForcedFlush(int kernels, uint64_t first_start);
+  // One buffer with an NVTX range's start (named `name`) and end records, of id `id`.
+  bool DeliverRange(const char* name, uint64_t id, uint64_t start, uint64_t end);
   // cudaProfilerStart (at its exit) or cudaProfilerStop (at its entry), through the subscriber.
   void CallProfilerStart();
   void CallProfilerStop();
