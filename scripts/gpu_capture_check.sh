@@ -86,6 +86,26 @@ wait $P; cat torch.txt | tail -3
 $cli analyze torch_window.cuscope 2>&1 | head -14
 $cli ps
 
+echo "== flight triggers in an injected PyTorch loop: a slow NVTX step, then an idle GPU"
+cat > steps.py <<'PY'
+import time, torch
+x = torch.randn(1 << 22, device="cuda")
+for i in range(80):
+    torch.cuda.nvtx.range_push("train_step")
+    for _ in range(200):
+        x = x * 1.0001 + 0.0001
+    if i == 40:
+        time.sleep(0.4)  # one slow step
+    torch.cuda.synchronize()
+    torch.cuda.nvtx.range_pop()
+time.sleep(6)  # the GPU idles
+print("steps done", float(x[0]))
+PY
+CUDA_INJECTION64_PATH=$B/lib/libcuscope.so CUSCOPE_MODE=flight CUSCOPE_OUTPUT=steps CUSCOPE_FLIGHT_STEP_THRESHOLD=0.25 \
+  CUSCOPE_FLIGHT_STEP_RANGE=train_step CUSCOPE_FLIGHT_IDLE_SHARE=95 CUSCOPE_FLIGHT_IDLE_SECONDS=3 python3 steps.py 2>&1 | tail -5
+ls -l steps_snapshot*.cuscope
+for f in steps_snapshot*.cuscope; do $cli stats --report nvtx_sum "$f" 2>&1 | head -6; done
+
 echo "== what back-to-back captures cost the server"
 cd "$ROOT"
 SERVER_VARIANTS=off,monitor,monitor+captures timeout 300 bash bench/gpu/server_overhead.sh --rounds "$ROUNDS" \

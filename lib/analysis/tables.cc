@@ -276,6 +276,34 @@ Table ApiSummary(const Timeline& timeline) {
   return table;
 }
 
+Table NvtxSummary(const Timeline& timeline) {
+  const core::Trace& trace = timeline.trace();
+  Table table;
+  table.name = "nvtx_sum";
+  table.title = "NVTX range summary";
+  table.columns = kTimeColumns;
+  table.columns.push_back({"Range", ColumnType::kText});
+  // One group per range name (string id; 0: a range without one), in the order first seen.
+  absl::flat_hash_map<uint32_t, size_t> group_of;
+  std::vector<std::string> names;
+  for (const ThreadTimeline& thread : timeline.threads()) {
+    for (const NvtxRange& r : thread.ranges) {
+      if (group_of.try_emplace(r.name, names.size()).second) {
+        names.push_back(r.name == 0 || r.name > trace.dict.string_count() ? "(unnamed range)" : trace.dict.str(r.name));
+      }
+    }
+  }
+  GroupStats stats;
+  stats.Resize(names.size());
+  const std::vector<Summary> summaries = SummarizeGroups(stats, [&](auto&& emit) {
+    for (const ThreadTimeline& thread : timeline.threads()) {
+      for (const NvtxRange& r : thread.ranges) emit(group_of.at(r.name), Duration(r.begin, r.end));
+    }
+  });
+  AddTimeRows(std::move(names), summaries, table);
+  return table;
+}
+
 Table MemoryTimeSummary(const Timeline& timeline) {
   Table table;
   table.name = "cuda_gpu_mem_time_sum";

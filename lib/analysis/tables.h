@@ -16,6 +16,9 @@ Table KernelSummary(const Timeline& timeline);
 Table KernelGridBlockSummary(const Timeline& timeline);
 // Per API function.
 Table ApiSummary(const Timeline& timeline);
+// nvtx_sum: the NVTX ranges by name, each range's length from its start to its end (push/pop and
+// start/end ranges alike; CUPTI does not say which style a range had).
+Table NvtxSummary(const Timeline& timeline);
 // Per memory operation kind (memcpy direction, memset): time, and size in MB.
 Table MemoryTimeSummary(const Timeline& timeline);
 Table MemorySizeSummary(const Timeline& timeline);

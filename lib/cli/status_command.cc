@@ -48,7 +48,8 @@ std::string StatusText(const v1::ProcessStatus& s) {
                           s.flight_chunks(), s.flight_bytes() / 1048576.0);
   }
   if (s.capture_busy()) absl::StrAppend(&out, "  a capture or snapshot is being written\n");
-  if (s.mode() != "monitor") return out;
+  // Monitor mode's figures; flight mode keeps them too when its idle trigger is on.
+  if (s.intervals() == 0 && s.mode() != "monitor") return out;
   absl::StrAppend(&out, "  ", s.intervals(), " intervals of figures so far\n");
   for (const v1::DeviceStatus& d : s.devices()) {
     absl::StrAppendFormat(&out, "  GPU %d: busy %.1f%% in the latest interval; %s busy, %s idle; %d kernels, %s of kernels\n",

@@ -84,9 +84,16 @@ absl::Status CheckMonitorSettings(const Config& c) {
   }
   if (!flight) {
     for (const char* name : {"CUSCOPE_FLIGHT_SPAN", "CUSCOPE_FLIGHT_SIZE", "CUSCOPE_FLIGHT_STEP_THRESHOLD",
-                             "CUSCOPE_FLIGHT_AFTER", "CUSCOPE_FLIGHT_STEP_RANGE"}) {
+                             "CUSCOPE_FLIGHT_AFTER", "CUSCOPE_FLIGHT_STEP_RANGE", "CUSCOPE_FLIGHT_IDLE_SHARE",
+                             "CUSCOPE_FLIGHT_IDLE_SECONDS"}) {
       if (c.settings.count(name)) return absl::InvalidArgumentError(absl::StrCat(name, " needs CUSCOPE_MODE=flight"));
     }
+  }
+  if (c.settings.count("CUSCOPE_FLIGHT_IDLE_SECONDS") && c.flight_idle_share == 0) {
+    return absl::InvalidArgumentError("CUSCOPE_FLIGHT_IDLE_SECONDS needs CUSCOPE_FLIGHT_IDLE_SHARE: how idle is too idle");
+  }
+  if (c.flight_idle_share > 0 && c.flight_idle_window_ms < c.monitor_interval_ms) {
+    return absl::InvalidArgumentError("CUSCOPE_FLIGHT_IDLE_SECONDS is shorter than one interval of figures");
   }
   if (!c.flight_step_range.empty()) {
     if (c.flight_step_threshold_ms == 0) {
@@ -260,6 +267,16 @@ absl::StatusOr<Config> ParseConfigFromEnvironment(const std::vector<std::pair<st
       auto ms = ParseMillisecondsBetween(name, value, 0.001, 3600);
       if (!ms.ok()) return ms.status();
       c.flight_step_threshold_ms = *ms;
+    } else if (name == "CUSCOPE_FLIGHT_IDLE_SHARE") {
+      double percent = 0;
+      if (!absl::SimpleAtod(value, &percent) || !(percent >= 1) || percent > 100) {
+        return Bad(name, value, "expected a percentage from 1 to 100");
+      }
+      c.flight_idle_share = percent / 100;
+    } else if (name == "CUSCOPE_FLIGHT_IDLE_SECONDS") {
+      auto ms = ParseMillisecondsBetween(name, value, 1, 3600);
+      if (!ms.ok()) return ms.status();
+      c.flight_idle_window_ms = *ms;
     } else if (name == "CUSCOPE_FLIGHT_STEP_RANGE") {
       if (value.empty()) return Bad(name, value, "expected the name of an NVTX range");
       c.flight_step_range = value;
@@ -299,6 +316,7 @@ absl::StatusOr<Config> ParseConfigFromEnvironment(const std::vector<std::pair<st
                                                      "CUSCOPE_MODE, CUSCOPE_MONITOR_INTERVAL, CUSCOPE_MONITOR_TOP_KERNELS, "
                                                      "CUSCOPE_PROMETHEUS, CUSCOPE_FLIGHT_SPAN, CUSCOPE_FLIGHT_SIZE, "
                                                      "CUSCOPE_FLIGHT_STEP_THRESHOLD, CUSCOPE_FLIGHT_STEP_RANGE, CUSCOPE_FLIGHT_AFTER, "
+                                                     "CUSCOPE_FLIGHT_IDLE_SHARE, CUSCOPE_FLIGHT_IDLE_SECONDS, "
                                                      "CUSCOPE_LIBRARY)"));
     }
   }

@@ -52,6 +52,10 @@ struct Config {
   // An NVTX range name whose ranges are steps too: one that lasted longer than the threshold
   // triggers a snapshot as a slow MarkStep does. Empty = none.
   std::string flight_step_range;
+  // A device idle more than this share (0..1; 0 = never) of the last `flight_idle_window_ms`,
+  // judged from per-interval figures kept in flight mode for it, triggers a snapshot.
+  double flight_idle_share = 0;
+  uint32_t flight_idle_window_ms = 10'000;
   // The Prometheus endpoint ("PORT", "ADDRESS:PORT"); empty = none. Monitor mode only.
   std::string prometheus;
   // Size of one CUPTI activity buffer. 4 MiB holds ~19,000 kernel records (~216 B each).

@@ -292,6 +292,14 @@ void OnSlowStepRange(Session& s, uint64_t length_ns) {
   (void)RequestSnapshotFor(&s, "", s.config.flight_after_ms / 1000.0, s.config.force_overwrite, why);
 }
 
+// Flight mode's idle trigger: as a slow step range, on the writer thread.
+void OnGpuIdle(Session& s, const monitor::IdleEvent& idle) {
+  const std::string why = absl::StrFormat("GPU %d idle %.1f%% of the last %.1f s (threshold %.0f%%)", idle.device,
+                                          100 * idle.idle_share, idle.window_ns / 1e9,
+                                          100 * s.config.flight_idle_share);
+  (void)RequestSnapshotFor(&s, "", s.config.flight_after_ms / 1000.0, s.config.force_overwrite, why);
+}
+
 // The rooms, wired to each other. Nothing runs yet.
 void BuildRooms(Session& s, std::unique_ptr<core::TraceWriter> writer, v1::Header header) {
   const auto warn = [&s](const std::string& msg) { s.Warn(msg); };
@@ -302,6 +310,7 @@ void BuildRooms(Session& s, std::unique_ptr<core::TraceWriter> writer, v1::Heade
   };
   hooks.counter_totals = [&s] { return s.sampling->totals(); };
   hooks.slow_step_range = [&s](uint64_t length_ns) { OnSlowStepRange(s, length_ns); };
+  hooks.gpu_idle = [&s](const monitor::IdleEvent& idle) { OnGpuIdle(s, idle); };
   hooks.intervals_closed = [&s](const std::vector<monitor::IntervalFigures>& closed) {
     {
       std::lock_guard<std::mutex> lock(s.totals_mu);

@@ -37,29 +37,39 @@ uint64_t StartOf(const core::OverheadActivity& a) { return a.start; }
 // Monitor mode: every record to the figures, and to the trace when it started inside a trace
 // window (by CUPTI's clock: a buffer handed over after the window closed still holds records from
 // inside it).
-// Flight mode with a step range: every record to the trace, and NVTX ranges of that name timed.
-class StepRangeTee final : public core::ActivitySink {
+// Flight mode with triggers: every record to the trace; NVTX ranges of the step range's name
+// timed (`watch`, may be null); every record folded into figures for the idle trigger (`figures`,
+// may be null).
+class FlightTee final : public core::ActivitySink {
  public:
-  StepRangeTee(core::ActivitySink& trace, core::StepRangeWatch& watch, const std::function<void(uint64_t)>& slow)
-      : trace_(trace), watch_(watch), slow_(slow) {}
-  void Add(const core::KernelActivity& a) override { trace_.Add(a); }
-  void Add(const core::ApiActivity& a) override { trace_.Add(a); }
-  void Add(const core::MemcpyRecord& r) override { trace_.Add(r); }
-  void Add(const core::MemsetRecord& r) override { trace_.Add(r); }
-  void Add(const core::SyncRecord& r) override { trace_.Add(r); }
+  FlightTee(core::ActivitySink& trace, core::StepRangeWatch* watch, const std::function<void(uint64_t)>& slow,
+            monitor::IntervalAggregator* figures)
+      : trace_(trace), watch_(watch), slow_(slow), figures_(figures) {}
+  void Add(const core::KernelActivity& a) override { Both(a); }
+  void Add(const core::ApiActivity& a) override { Both(a); }
+  void Add(const core::MemcpyRecord& r) override { Both(r); }
+  void Add(const core::MemsetRecord& r) override { Both(r); }
+  void Add(const core::SyncRecord& r) override { Both(r); }
   void Add(const core::NvtxActivity& a) override {
-    trace_.Add(a);
-    if (auto length = watch_.Observe(a); length.has_value() && slow_) slow_(*length);
+    Both(a);
+    if (watch_ == nullptr) return;
+    if (auto length = watch_->Observe(a); length.has_value() && slow_) slow_(*length);
   }
-  void Add(const core::MemoryOpRecord& r) override { trace_.Add(r); }
-  void Add(const core::OverheadActivity& a) override { trace_.Add(a); }
+  void Add(const core::MemoryOpRecord& r) override { Both(r); }
+  void Add(const core::OverheadActivity& a) override { Both(a); }
   void AddUntranslated(uint32_t kind) override { trace_.AddUntranslated(kind); }
   void AddIncomplete(uint32_t kind) override { trace_.AddIncomplete(kind); }
 
  private:
+  template <typename R>
+  void Both(const R& r) {
+    trace_.Add(r);
+    if (figures_ != nullptr) figures_->Add(r);
+  }
   core::ActivitySink& trace_;
-  core::StepRangeWatch& watch_;
+  core::StepRangeWatch* watch_;
   const std::function<void(uint64_t)>& slow_;
+  monitor::IntervalAggregator* figures_;
 };
 
 class MonitorTee final : public core::ActivitySink {
@@ -130,6 +140,17 @@ TracePipeline::TracePipeline(const core::Config& config, CuptiApi& cupti, std::u
     if (!config.flight_step_range.empty() && config.flight_step_threshold_ms > 0) {
       step_watch_ = std::make_unique<core::StepRangeWatch>(
           config.flight_step_range, static_cast<uint64_t>(config.flight_step_threshold_ms) * 1'000'000ull);
+    }
+    if (config.flight_idle_share > 0) {
+      // The figures monitor mode keeps, for the idle trigger (and `cuscope status`).
+      monitor::IntervalAggregator::Options options;
+      options.interval_ns = static_cast<uint64_t>(config.monitor_interval_ms) * 1'000'000ull;
+      options.top_kernels = config.monitor_top_kernels;
+      options.api_name = [&cupti](v1::ApiDomain domain, uint32_t cbid) { return cupti.CallbackName(domain, cbid); };
+      flight_figures_ = std::make_unique<monitor::IntervalAggregator>(std::move(options), cupti.Timestamp());
+      idle_trigger_ = std::make_unique<monitor::IdleTrigger>(monitor::IdleTriggerOptions{
+          .idle_share = config.flight_idle_share,
+          .window_ns = static_cast<uint64_t>(config.flight_idle_window_ms) * 1'000'000ull});
     }
   } else if (monitor_ != nullptr) {
     // Monitor mode keeps chunks only while a capture runs, within the flight size; outside one the
@@ -233,7 +254,7 @@ void TracePipeline::WriterLoop() {
     {
       std::unique_lock<std::mutex> lock(queue_mu_);
       const auto ready = [this] { return !queue_.empty() || exit_requested_ || !counter_batches_.empty(); };
-      if (monitor_ != nullptr) {
+      if (monitor_ != nullptr || flight_figures_ != nullptr) {
         queue_cv_.wait_for(lock, tick, ready);
       } else {
         queue_cv_.wait(lock, ready);
@@ -261,8 +282,10 @@ void TracePipeline::WriterLoop() {
       CloseExpiredTraceWindow();
       CloseMonitorIntervals(false);
     }
+    if (flight_figures_ != nullptr) CloseFlightIntervals(false);
   }
   if (monitor_ != nullptr) CloseMonitorIntervals(true);
+  if (flight_figures_ != nullptr) CloseFlightIntervals(true);
   WriteChunk(true);
   if (!failed()) state_.store(State::kFinished);
 }
@@ -281,8 +304,8 @@ void TracePipeline::ProcessBuffer(const QueuedBuffer& b) {
     TranslateBuffer(b, tee);
   } else if (!failed()) {
     TakeProfiled();
-    if (step_watch_ != nullptr) {
-      StepRangeTee tee(builder_, *step_watch_, hooks_.slow_step_range);
+    if (step_watch_ != nullptr || flight_figures_ != nullptr) {
+      FlightTee tee(builder_, step_watch_.get(), hooks_.slow_step_range, flight_figures_.get());
       TranslateBuffer(b, tee);
     } else {
       TranslateBuffer(b, builder_);
@@ -639,6 +662,21 @@ void TracePipeline::CloseMonitorIntervals(bool all) {
                             builder_.AddMonitorInterval());
   }
   if (!all) WriteChunk(false);  // at the end, the final chunk takes them
+}
+
+// Flight mode with the idle trigger: intervals no record can reach any more go to the trigger and
+// to the hook (`cuscope status`); at the end, to the hook alone.
+void TracePipeline::CloseFlightIntervals(bool all) {
+  const uint64_t now = cupti_.Timestamp();
+  const uint64_t lag = MonitorLagNs(config_);
+  std::vector<monitor::IntervalFigures> closed =
+      all ? flight_figures_->CloseAll(now) : flight_figures_->CloseBefore(now > lag ? now - lag : 0);
+  if (closed.empty()) return;
+  if (hooks_.intervals_closed) hooks_.intervals_closed(closed);
+  if (all) return;
+  for (const auto& f : closed) {
+    if (auto idle = idle_trigger_->Add(f); idle.has_value() && hooks_.gpu_idle) hooks_.gpu_idle(*idle);
+  }
 }
 
 absl::Status TracePipeline::OpenTraceWindow(double seconds) {

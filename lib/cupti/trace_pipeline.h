@@ -39,6 +39,7 @@
 #include "lib/cupti/kernel_metrics_collector.h"
 #include "lib/cupti/translate.h"
 #include "lib/monitor/figures.h"
+#include "lib/monitor/idle_trigger.h"
 #include "lib/monitor/interval_aggregator.h"
 
 namespace cuscope::cupti {
@@ -75,6 +76,9 @@ class TracePipeline {
     // Flight mode with a step range: a range of that name that took longer than the threshold
     // (its length in ns). It may start a snapshot (RequestSnapshot), never wait for the writer.
     std::function<void(uint64_t)> slow_step_range;
+    // Flight mode with the idle trigger: a device idle over the share of the window. The same
+    // rules as slow_step_range.
+    std::function<void(const monitor::IdleEvent&)> gpu_idle;
   };
 
   // `header` is completed with the machine's devices and versions when it is written. `writer` is
@@ -198,6 +202,7 @@ class TracePipeline {
   absl::Status OpenWindow(double seconds, const std::string& reason);
   absl::Status CloseWindow(const std::string& reason);
   void PublishRingFigures();  // writer thread, flight mode
+  void CloseFlightIntervals(bool all);
   void JoinSnapshotThread();
 
   const core::Config& config_;
@@ -250,6 +255,8 @@ class TracePipeline {
   bool capturing_ = false;                    // writer thread: monitor mode keeps chunks
   std::atomic<bool> capture_window_{false};   // the open window is a capture's
   std::unique_ptr<core::StepRangeWatch> step_watch_;  // writer thread
+  std::unique_ptr<monitor::IntervalAggregator> flight_figures_;  // writer thread, with the idle trigger
+  std::unique_ptr<monitor::IdleTrigger> idle_trigger_;            // writer thread
   std::mutex snapshot_start_mu_;              // one start at a time; FinishWriting closes
   bool snapshots_closed_ = false;             // snapshot_start_mu_
   const char* snapshot_what_ = "snapshot";    // snapshot_start_mu_: the one being written

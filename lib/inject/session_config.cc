@@ -46,8 +46,10 @@ absl::StatusOr<core::Config> ConfigFromSessionOptions(const SessionOptions& o) {
   if (o.flight_step_threshold_seconds != 0) set("CUSCOPE_FLIGHT_STEP_THRESHOLD", Exact(o.flight_step_threshold_seconds));
   if (o.flight_after_seconds != 0) set("CUSCOPE_FLIGHT_AFTER", Exact(o.flight_after_seconds));
   // Not options of the struct (its layout is the library's ABI): the control socket's switch and
-  // the NVTX step range, read from the environment as for injected programs.
-  for (const char* name : {"CUSCOPE_CONTROL", "CUSCOPE_FLIGHT_STEP_RANGE"}) {
+  // the flight recorder's NVTX and idle triggers, read from the environment as for injected
+  // programs.
+  for (const char* name : {"CUSCOPE_CONTROL", "CUSCOPE_FLIGHT_STEP_RANGE", "CUSCOPE_FLIGHT_IDLE_SHARE",
+                           "CUSCOPE_FLIGHT_IDLE_SECONDS"}) {
     if (const char* value = std::getenv(name); value != nullptr) set(name, value);
   }
   return core::ParseConfigFromEnvironment(settings);

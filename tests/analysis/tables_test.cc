@@ -79,6 +79,25 @@ TEST_F(TablesTest, MemoryAndApiAndExecutionSummaries) {
   EXPECT_EQ(exec.rows[0][12], "gemm");
 }
 
+TEST_F(TablesTest, NvtxSummaryGroupsRangesByNameAcrossThreads) {
+  SyntheticTrace s;
+  s.NvtxRange("train_step", 0, 100, 1);
+  s.NvtxRange("train_step", 200, 500, 1);
+  s.NvtxRange("train_step", 0, 200, 2);  // another thread
+  s.NvtxRange("forward", 10, 60, 1);     // nested in the first step
+  const core::Trace trace = s.Load();
+  const Table table = NvtxSummary(Timeline::Build(trace));
+  EXPECT_EQ(table.name, "nvtx_sum");
+  ASSERT_EQ(table.rows.size(), 2u);
+  // Time% of all range time; total; instances; avg; median; min; max; stddev; range.
+  EXPECT_EQ(table.rows[0], (std::vector<std::string>{"92.3", "600000", "3", "200000.0", "200000.0", "100000",
+                                                      "300000", "100000.0", "train_step"}));
+  EXPECT_EQ(table.rows[1][2], "1");
+  EXPECT_EQ(table.rows[1][8], "forward");
+  // No ranges: no rows.
+  EXPECT_TRUE(NvtxSummary(Timeline::Build(trace_)).rows.empty());
+}
+
 TEST_F(TablesTest, CsvAndJsonRenderings) {
   const Table table = KernelSummary(Timeline::Build(trace_));
   const std::string csv = RenderCsv(table);

@@ -173,6 +173,29 @@ TEST(ConfigTest, AStepRangeNeedsFlightModeAThresholdAndNvtx) {
             std::string::npos);
 }
 
+TEST(ConfigTest, TheIdleTriggerTakesAPercentageAndAWindowInFlightMode) {
+  auto c = ParseConfigFromEnvironment({{"CUSCOPE_MODE", "flight"},
+                                       {"CUSCOPE_FLIGHT_IDLE_SHARE", "80"},
+                                       {"CUSCOPE_FLIGHT_IDLE_SECONDS", "5"}});
+  ASSERT_TRUE(c.ok()) << c.status();
+  EXPECT_DOUBLE_EQ(c->flight_idle_share, 0.8);
+  EXPECT_EQ(c->flight_idle_window_ms, 5000u);
+  EXPECT_EQ(ParseConfigFromEnvironment({{"CUSCOPE_MODE", "flight"}, {"CUSCOPE_FLIGHT_IDLE_SHARE", "1"}})
+                ->flight_idle_window_ms,
+            10'000u);
+  EXPECT_TRUE(ParseConfigFromEnvironment({{"CUSCOPE_MODE", "flight"}, {"CUSCOPE_FLIGHT_IDLE_SHARE", "100"}}).ok());
+  for (const char* bad : {"0.5", "101", "most"}) {
+    EXPECT_FALSE(ParseConfigFromEnvironment({{"CUSCOPE_MODE", "flight"}, {"CUSCOPE_FLIGHT_IDLE_SHARE", bad}}).ok())
+        << bad;
+  }
+  EXPECT_FALSE(ParseConfigFromEnvironment({{"CUSCOPE_FLIGHT_IDLE_SHARE", "50"}}).ok());  // not flight mode
+  EXPECT_FALSE(ParseConfigFromEnvironment({{"CUSCOPE_MODE", "flight"}, {"CUSCOPE_FLIGHT_IDLE_SECONDS", "5"}}).ok());
+  EXPECT_FALSE(ParseConfigFromEnvironment({{"CUSCOPE_MODE", "flight"},
+                                           {"CUSCOPE_FLIGHT_IDLE_SHARE", "50"},
+                                           {"CUSCOPE_FLIGHT_IDLE_SECONDS", "0.5"}})
+                   .ok());
+}
+
 TEST(ConfigTest, UnknownVariableIsNamed) {
   auto c = ParseConfigFromEnvironment({{"CUSCOPE_OUTPTU", "x"}});
   ASSERT_FALSE(c.ok());

@@ -348,6 +348,24 @@ TEST_F(CollectorLifecycleTest, ASlowStepRangeStartsASnapshot) {
   EXPECT_FALSE(Exists(dir_ + "/ranges_snapshot2.cuscope"));
 }
 
+// A GPU idle more than the share of the window starts a snapshot; the figures kept for it also
+// reach `cuscope status`.
+TEST_F(CollectorLifecycleTest, AnIdleGpuStartsASnapshot) {
+  config_.mode = core::CollectionMode::kFlight;
+  config_.output = dir_ + "/idle";
+  config_.flush_period_ms = 100;  // intervals close 450 ms (fake clock) behind
+  config_.flight_idle_share = 0.5;
+  config_.flight_idle_window_ms = 2000;
+  ASSERT_TRUE(StartCollector(config_, "session", cupti_).ok());
+  // One 1-us kernel in each of the first seconds: the device is there, and idle.
+  for (uint64_t s = 1; s <= 4; ++s) ASSERT_TRUE(cupti_.DeliverKernels(1, s * 1'000'000'000ull + 50'000'000));
+  const std::string first = dir_ + "/idle_snapshot1.cuscope";
+  cupti_.AdvanceClock(10'000'000'000ull);
+  core::Trace t = LoadWhenComplete(first);
+  EXPECT_EQ(t.kernels.size(), 4u);
+  ASSERT_TRUE(StopCollector(nullptr).ok());
+}
+
 // A slow step the program marks starts a snapshot; quick steps, and slow ones while it is written,
 // start none.
 TEST_F(CollectorLifecycleTest, ASlowStepStartsASnapshotAQuickOneDoesNot) {
