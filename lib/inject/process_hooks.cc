@@ -53,15 +53,27 @@ absl::Status StartWithConfig(const core::Config& config, const char* entry) {
   return st;
 }
 
+namespace {
+
+// CUSCOPE_QUIET as the environment has it, for when the other settings did not parse.
+bool QuietInEnvironment() {
+  const char* quiet = std::getenv("CUSCOPE_QUIET");
+  if (quiet == nullptr) return false;
+  auto config = core::ParseConfigFromEnvironment({{"CUSCOPE_QUIET", quiet}});
+  return config.ok() && config->quiet;
+}
+
+}  // namespace
+
 void StartFromEnvironmentOnce(const char* entry) {
   std::call_once(g_env_once, [entry] {
     auto config = core::ParseConfigFromEnvironment(core::ProcessEnvironment());
     if (!config.ok()) {
-      PrintLine(absl::StrCat(config.status().message(), "; profiling is off"));
+      if (!QuietInEnvironment()) PrintLine(absl::StrCat(config.status().message(), "; profiling is off"));
       return;
     }
     if (cupti::CollectorActive()) return;
-    if (auto st = StartWithConfig(*config, entry); !st.ok()) {
+    if (auto st = StartWithConfig(*config, entry); !st.ok() && !config->quiet) {
       PrintLine(absl::StrCat(st.message(), "; profiling is off"));
     }
   });

@@ -2,6 +2,9 @@
 #include <unistd.h>
 
 #include <cstdio>
+#include <climits>
+#include <cstdlib>
+#include <fstream>
 #include <string>
 
 #include <gtest/gtest.h>
@@ -43,9 +46,8 @@ size_t CuscopeLines(const std::string& err) {
   return lines;
 }
 
-// Preloaded into a program that never touches CUDA: on a machine without a GPU cuscope says so
-// once; with one it writes an empty trace and says where. The program's output and exit code are
-// its own either way.
+// Preloaded into a program that never touches CUDA: nothing of cuscope's at all (no line, no
+// file), only the driver's injection hook armed, which children inherit.
 TEST(InjectTest, PreloadedIntoAProgramWithoutCudaChangesNothing) {
   const std::string trace = ::testing::TempDir() + "/preload_nocuda_" + std::to_string(::getpid());
   const Result plain = RunShell("sh -c 'echo hello; echo to-stderr >&2; exit 3'");
@@ -53,12 +55,34 @@ TEST(InjectTest, PreloadedIntoAProgramWithoutCudaChangesNothing) {
                                     " sh -c 'echo hello; echo to-stderr >&2; exit 3'"));
   EXPECT_EQ(r.exit_code, 3);
   EXPECT_EQ(r.out, plain.out);
-  EXPECT_TRUE(absl::StrContains(r.err, "to-stderr")) << r.err;
-  EXPECT_EQ(CuscopeLines(r.err), 1u) << r.err;
-  EXPECT_TRUE(absl::StrContains(r.err, "cuscope: no NVIDIA driver") ||
-              absl::StrContains(r.err, "cuscope: trace written to"))
-      << r.err;
-  ::unlink((trace + ".cuscope").c_str());
+  EXPECT_EQ(r.err, plain.err);
+  EXPECT_FALSE(std::ifstream(trace + ".cuscope").good());
+  // Even a bad setting says nothing where CUDA is never used.
+  const Result bad = RunShell(absl::StrCat("LD_PRELOAD=", CUSCOPE_LIBRARY_FILE, " CUSCOPE_BUFER_SIZE=4M sh -c 'echo hi'"));
+  EXPECT_EQ(bad.out, "hi\n");
+  EXPECT_EQ(bad.err, "");
+}
+
+TEST(InjectTest, PreloadArmsTheDriversInjectionHookUnlessAnotherToolHasIt) {
+  const Result r =
+      RunShell(absl::StrCat("LD_PRELOAD=", CUSCOPE_LIBRARY_FILE, " sh -c 'echo \"$CUDA_INJECTION64_PATH\"'"));
+  char resolved[PATH_MAX];
+  ASSERT_NE(::realpath(CUSCOPE_LIBRARY_FILE, resolved), nullptr);
+  EXPECT_EQ(r.out, absl::StrCat(resolved, "\n"));
+  // Another tool's library stays the driver's; cuscope then starts at once, as before (and says
+  // so here, where no driver can be loaded).
+  const Result other = RunShell(absl::StrCat("CUDA_INJECTION64_PATH=/opt/other/libtool.so LD_PRELOAD=",
+                                             CUSCOPE_LIBRARY_FILE, " sh -c 'echo \"$CUDA_INJECTION64_PATH\"'"));
+  EXPECT_EQ(other.out, "/opt/other/libtool.so\n");
+  EXPECT_TRUE(absl::StrContains(other.err, "cuscope: no NVIDIA driver")) << other.err;
+  // Once the driver calls in, the session starts as "preload": here, where there is no GPU, the
+  // one line that says so (none with CUSCOPE_QUIET).
+  const Result started = RunShell(absl::StrCat("LD_PRELOAD=", CUSCOPE_LIBRARY_FILE, " ", DRIVER_INJECTION_FILE));
+  EXPECT_TRUE(absl::StrContains(started.out, "InitializeInjection returned 1")) << started.out;
+  EXPECT_EQ(CuscopeLines(started.err), 1u) << started.err;
+  const Result quiet =
+      RunShell(absl::StrCat("CUSCOPE_QUIET=1 LD_PRELOAD=", CUSCOPE_LIBRARY_FILE, " ", DRIVER_INJECTION_FILE));
+  EXPECT_EQ(CuscopeLines(quiet.err), 0u) << quiet.err;
 }
 
 // The C API from a C89 program: what needs a session says so through cuscope_last_error, a stop
@@ -107,18 +131,19 @@ TEST(InjectTest, HelpNamesACommandsOptions) {
 }
 
 TEST(InjectTest, BadSettingIsOneLineNamingIt) {
-  const Result r = RunShell(absl::StrCat("LD_PRELOAD=", CUSCOPE_LIBRARY_FILE, " CUSCOPE_BUFER_SIZE=4M sh -c 'echo hi'"));
+  const Result r = RunShell(absl::StrCat("LD_PRELOAD=", CUSCOPE_LIBRARY_FILE, " CUSCOPE_BUFER_SIZE=4M ",
+                                         DRIVER_INJECTION_FILE, " 'echo hi'"));
   EXPECT_EQ(r.exit_code, 0);
-  EXPECT_EQ(r.out, "hi\n");
+  EXPECT_TRUE(absl::StrContains(r.out, "hi\n")) << r.out;
   EXPECT_EQ(CuscopeLines(r.err), 1u) << r.err;
   EXPECT_TRUE(absl::StrContains(r.err, "CUSCOPE_BUFER_SIZE")) << r.err;
 }
 
 TEST(InjectTest, BadMetricListIsOneLineNamingTheEntry) {
-  const Result r =
-      RunShell(absl::StrCat("LD_PRELOAD=", CUSCOPE_LIBRARY_FILE, " CUSCOPE_METRICS=sol,speed sh -c 'echo hi'"));
+  const Result r = RunShell(absl::StrCat("LD_PRELOAD=", CUSCOPE_LIBRARY_FILE, " CUSCOPE_METRICS=sol,speed ",
+                                         DRIVER_INJECTION_FILE, " 'echo hi'"));
   EXPECT_EQ(r.exit_code, 0);
-  EXPECT_EQ(r.out, "hi\n");
+  EXPECT_TRUE(absl::StrContains(r.out, "hi\n")) << r.out;
   EXPECT_EQ(CuscopeLines(r.err), 1u) << r.err;
   EXPECT_TRUE(absl::StrContains(r.err, "CUSCOPE_METRICS=sol,speed")) << r.err;
   EXPECT_TRUE(absl::StrContains(r.err, "\"speed\"")) << r.err;
@@ -130,9 +155,9 @@ TEST(InjectTest, HugeOrNestedKernelRegexIsOneLineAndTheProgramRuns) {
   for (const std::string& pattern :
        {std::string(90000, 'a'), std::string(20000, '(') + "a" + std::string(20000, ')')}) {
     const Result r = RunShell(absl::StrCat("LD_PRELOAD=", CUSCOPE_LIBRARY_FILE, " CUSCOPE_METRICS=sol CUSCOPE_KERNEL_NAME='regex:",
-                                           pattern, "' sh -c 'echo hi; exit 4'"));
+                                           pattern, "' ", DRIVER_INJECTION_FILE, " 'echo hi; exit 4'"));
     EXPECT_EQ(r.exit_code, 4);
-    EXPECT_EQ(r.out, "hi\n");
+    EXPECT_TRUE(absl::StrContains(r.out, "hi\n")) << r.out;
     EXPECT_EQ(CuscopeLines(r.err), 1u) << r.err.substr(0, 500);
     EXPECT_TRUE(absl::StrContains(r.err, "CUSCOPE_KERNEL_NAME")) << r.err.substr(0, 500);
     EXPECT_LT(r.err.size(), 2000u);  // the pattern is not echoed back
