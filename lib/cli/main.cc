@@ -3,6 +3,7 @@
 #include <cstring>
 #include <string>
 
+#include "google/protobuf/stubs/logging.h"
 #include "lib/cli/commands.h"
 
 namespace {
@@ -52,6 +53,9 @@ int RunCommand(const std::string& command, const cuscope::cli::Args& args) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  // A damaged trace is reported by the reader in one line; protobuf's own log lines about the
+  // same bytes ("[libprotobuf ERROR ...] String field contains invalid UTF-8") would only bury it.
+  google::protobuf::SetLogHandler(nullptr);
   if (argc < 2 || std::strcmp(argv[1], "--help") == 0 || std::strcmp(argv[1], "-h") == 0 ||
       (std::strcmp(argv[1], "help") == 0 && argc == 2)) {
     std::fputs(kUsage, argc < 2 ? stderr : stdout);

@@ -1,5 +1,7 @@
 #include "lib/core/trace_reader.h"
 
+#include <sys/stat.h>
+
 #include <cerrno>
 #include <cstring>
 #include <string>
@@ -100,8 +102,13 @@ TraceReader::~TraceReader() {
 }
 
 absl::StatusOr<std::unique_ptr<TraceReader>> TraceReader::Open(const std::string& path) {
+  // Every error names the path once, first, so that callers add nothing.
+  struct stat file;
+  if (::stat(path.c_str(), &file) == 0 && S_ISDIR(file.st_mode)) {
+    return absl::InvalidArgumentError(absl::StrCat(path, ": a directory, not a trace file"));
+  }
   std::FILE* f = std::fopen(path.c_str(), "rb");
-  if (f == nullptr) return absl::NotFoundError(absl::StrCat("cannot open ", path, ": ", std::strerror(errno)));
+  if (f == nullptr) return absl::NotFoundError(absl::StrCat(path, ": ", std::strerror(errno)));
   std::unique_ptr<TraceReader> r(new TraceReader());
   r->file_ = f;
   if (auto st = r->ReadHeader(); !st.ok()) {

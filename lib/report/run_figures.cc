@@ -59,7 +59,7 @@ RunFigures FiguresOf(const analysis::Timeline& timeline, const analysis::Analysi
 
 absl::StatusOr<RunFigures> LoadRunFigures(const std::string& path) {
   absl::StatusOr<core::Trace> trace = core::LoadTrace(path);
-  if (!trace.ok()) return absl::Status(trace.status().code(), absl::StrCat(path, ": ", trace.status().message()));
+  if (!trace.ok()) return trace.status();  // names the path already
   analysis::AnalyzeOptions options;
   options.include_tables = false;
   const analysis::Timeline timeline = analysis::Timeline::Build(*trace);
