@@ -84,7 +84,10 @@ int RunLog(const Args& args) {
   if (!resolved.ok()) return PrintError(absl::StrCat("log add: ", resolved.status().message()));
   std::vector<report::RunFigures> base, next;
   if (absl::Status s = LoadRunSets(*resolved, &base, &next); !s.ok()) return PrintError(std::string(s.message()));
-  const report::DiffResult diff = report::DiffRuns(base, next);
+  // The log keeps end-to-end times (its stored field says so), and the verdict is taken on them.
+  report::DiffOptions options;
+  options.span = report::DiffSpan::kAll;
+  const report::DiffResult diff = report::DiffRuns(base, next, options);
   const report::LogEntry entry = report::MakeLogEntry(diff, base, next, change, absl::Now());
   if (absl::Status s = report::AppendLogEntry(file, entry); !s.ok()) return PrintError(std::string(s.message()));
   std::printf("cuscope: logged to %s: %s\n  %s\n", core::EscapeForTerminal(file).c_str(),

@@ -145,6 +145,18 @@ std::string_view VerdictName(Verdict v) {
   return "not-comparable";
 }
 
+std::string SpanPhrase(const DiffOptions& options) {
+  switch (options.span) {
+    case DiffSpan::kAll:
+      return "end to end";
+    case DiffSpan::kNvtx:
+      return absl::StrCat("per NVTX range \"", options.nvtx_range, "\"");
+    case DiffSpan::kSteady:
+      break;
+  }
+  return "in steady state";
+}
+
 DiffResult DiffRuns(const std::vector<RunFigures>& base, const std::vector<RunFigures>& next,
                     const DiffOptions& options) {
   DiffResult d;
@@ -155,11 +167,30 @@ DiffResult DiffRuns(const std::vector<RunFigures>& base, const std::vector<RunFi
   };
   for (const RunFigures& r : base) d.base_labels.push_back(r.label);
   for (const RunFigures& r : next) d.new_labels.push_back(r.label);
-  const auto e2e = [](const RunFigures& r) { return static_cast<double>(r.end_to_end_ns); };
+  // The compared time: steady state, end to end, or the mean length of an NVTX range.
+  const auto e2e = [&options](const RunFigures& r) {
+    switch (options.span) {
+      case DiffSpan::kAll:
+        return static_cast<double>(r.end_to_end_ns);
+      case DiffSpan::kNvtx: {
+        auto it = r.nvtx.find(options.nvtx_range);
+        return it == r.nvtx.end() || it->second.count == 0
+                   ? 0.0
+                   : static_cast<double>(it->second.total_ns) / static_cast<double>(it->second.count);
+      }
+      case DiffSpan::kSteady:
+        break;
+    }
+    return static_cast<double>(r.steady_ns);
+  };
+  const char* compared_name = options.span == DiffSpan::kAll    ? "end_to_end"
+                              : options.span == DiffSpan::kNvtx ? "nvtx_range"
+                                                                : "steady_state";
+  d.span = SpanPhrase(options);
   const auto busy = [](const RunFigures& r) { return r.gpu_busy_share; };
   const auto ktime = [](const RunFigures& r) { return static_cast<double>(r.kernel_time_ns); };
   const auto active = [](const RunFigures& r) { return static_cast<double>(r.gpu_active_ns); };
-  d.end_to_end = Compare("end_to_end", "ns", values(base, e2e), values(next, e2e), options);
+  d.end_to_end = Compare(compared_name, "ns", values(base, e2e), values(next, e2e), options);
   d.gpu_busy = Compare("gpu_busy", "ratio", values(base, busy), values(next, busy), options);
   d.kernel_time = Compare("kernel_time", "ns", values(base, ktime), values(next, ktime), options);
   d.base_gpu_active = StatsOf(values(base, active));
@@ -230,13 +261,17 @@ DiffResult DiffRuns(const std::vector<RunFigures>& base, const std::vector<RunFi
   const std::string times = absl::StrCat("(", runs_note, Duration(e.base.mean), " -> ", Duration(e.next.mean), ")");
   if (base.empty() || next.empty() || e.base.mean <= 0 || e.next.mean <= 0) {
     d.verdict = Verdict::kNotComparable;
-    d.conclusion = absl::StrCat("Not comparable: ", e.base.mean <= 0 ? "BASE" : "NEW",
-                                " has no recorded activity (end-to-end time 0)");
+    const char* side = e.base.mean <= 0 ? "BASE" : "NEW";
+    d.conclusion = options.span == DiffSpan::kNvtx
+                       ? absl::StrCat("Not comparable: ", side, " has no NVTX range \"", options.nvtx_range, "\"")
+                       : absl::StrCat("Not comparable: ", side, " has no recorded ",
+                                      options.span == DiffSpan::kSteady ? "GPU activity (steady-state time 0)"
+                                                                        : "activity (end-to-end time 0)");
   } else if (e.significant) {
     const bool faster = e.change < 0;
     d.verdict = faster ? Verdict::kHelped : Verdict::kWorse;
     const double factor = faster ? e.base.mean / e.next.mean : e.next.mean / e.base.mean;
-    d.conclusion = absl::StrFormat("NEW is %.2fx %s end to end %s", factor, faster ? "faster" : "slower", times);
+    d.conclusion = absl::StrFormat("NEW is %.2fx %s %s %s", factor, faster ? "faster" : "slower", d.span, times);
     if (e.noise_test) {
       absl::StrAppend(&d.conclusion, absl::StrFormat(", beyond run-to-run noise (Welch's t = %.1f > %.2f)",
                                                      *e.t_statistic, e.t_critical));
@@ -245,28 +280,28 @@ DiffResult DiffRuns(const std::vector<RunFigures>& base, const std::vector<RunFi
   } else if (e.noise_test) {
     d.verdict = Verdict::kWithinNoise;
     d.conclusion = absl::StrFormat(
-        "No change beyond run-to-run noise: end to end %s -> %s (%s), Welch's t = %.2f, needs > %.2f; %s; %s",
+        "No change beyond run-to-run noise: %s %s -> %s (%s), Welch's t = %.2f, needs > %.2f; %s; %s", d.span,
         Figure(e, e.base), Figure(e, e.next), e.relative ? SignedPercent(*e.relative) : "", *e.t_statistic,
         e.t_critical, busy_part, kernel_part);
   } else {
     d.verdict = Verdict::kNoChange;
     d.conclusion = absl::StrFormat(
-        "No clear change: end to end %s -> %s (%s), under the %.0f%% one run per side cannot tell from noise "
+        "No clear change: %s %s -> %s (%s), under the %.0f%% one run per side cannot tell from noise "
         "(give 2 or more runs per side for a noise test); %s; %s",
-        Duration(e.base.mean), Duration(e.next.mean), e.relative ? SignedPercent(*e.relative) : "",
+        d.span, Duration(e.base.mean), Duration(e.next.mean), e.relative ? SignedPercent(*e.relative) : "",
         100.0 * options.min_change, busy_part, kernel_part);
   }
   if (e.noise_test) {
     d.rule = absl::StrFormat(
-        "%d BASE and %d NEW runs: the difference of the mean end-to-end times counts when Welch's t-test rejects "
+        "%d BASE and %d NEW runs: the difference of the mean times %s counts when Welch's t-test rejects "
         "equal means at 95%% (two-sided): |mean NEW - mean BASE| > t_crit(df) x sqrt(s_BASE^2/n_BASE + "
         "s_NEW^2/n_NEW), s the sample standard deviation within each side",
-        e.base.n(), e.next.n());
+        e.base.n(), e.next.n(), d.span);
   } else {
     d.rule = absl::StrFormat(
-        "one run on %s: a change of the end-to-end time of at least %.0f%% of BASE counts; smaller ones cannot "
+        "one run on %s: a change of the time %s of at least %.0f%% of BASE counts; smaller ones cannot "
         "be told from run-to-run noise (give 2 or more runs per side for a noise test)",
-        e.base.n() <= 1 && e.next.n() <= 1 ? "each side" : "one side", 100.0 * options.min_change);
+        e.base.n() <= 1 && e.next.n() <= 1 ? "each side" : "one side", d.span, 100.0 * options.min_change);
   }
   return d;
 }
@@ -275,13 +310,21 @@ std::string RenderDiffText(const DiffResult& d, size_t top_kernels) {
   std::string out = absl::StrCat("cuscope diff\n  BASE: ", absl::StrJoin(d.base_labels, ", "),
                                  "\n  NEW:  ", absl::StrJoin(d.new_labels, ", "), "\n\n");
   absl::StrAppend(&out, "Verdict: ", d.conclusion, "\n");
-  absl::StrAppend(&out, "Rule: ", d.rule, "\n\n");
+  absl::StrAppend(&out, "Rule: ", d.rule, "\n");
+  if (d.end_to_end.name == "steady_state") {
+    absl::StrAppend(&out, "Compared: steady state, from the end of start-up (the first 1% of each GPU's operations) "
+                          "to the last GPU operation; --span all compares first to last activity, --nvtx RANGE a "
+                          "range's mean length\n");
+  }
+  absl::StrAppend(&out, "\n");
 
   const bool several = d.end_to_end.noise_test;
   absl::StrAppend(&out, Cell("", 14, false), "  ", Cell("BASE", 24, true), "  ", Cell("NEW", 24, true), "  ",
                   Cell("change", 24, true), several ? "  beyond noise" : "", "\n");
   for (const Comparison* c : {&d.end_to_end, &d.gpu_busy, &d.kernel_time}) {
-    const std::string label = c->name == "end_to_end" ? "end to end"
+    const std::string label = c->name == "end_to_end"     ? "end to end"
+                              : c->name == "steady_state" ? "steady state"
+                              : c->name == "nvtx_range"   ? "NVTX range"
                               : c->name == "gpu_busy" ? "GPU busy"
                                                       : "kernel time";
     std::string noise;
@@ -372,6 +415,7 @@ std::string RenderDiffJson(const DiffResult& d) {
   w.EndArray().Key("new").BeginArray();
   for (const std::string& l : d.new_labels) w.String(l);
   w.EndArray().Field("verdict", VerdictName(d.verdict)).Field("conclusion", d.conclusion).Field("rule", d.rule);
+  w.Field("span", d.span);
   comparison(d.end_to_end);
   comparison(d.gpu_busy);
   comparison(d.kernel_time);

@@ -24,10 +24,23 @@
 
 namespace cuscope::report {
 
-struct DiffOptions {
-  // Smallest relative change of the end-to-end time that one run per side counts as a change.
-  double min_change = 0.02;
+// Which time the verdict is taken on.
+enum class DiffSpan {
+  kSteady,  // steady state (RunFigures::steady_ns): start-up left out, the default
+  kAll,     // end to end: first to last recorded activity
+  kNvtx,    // the mean length of the NVTX ranges named `nvtx_range` (a step, a request)
 };
+
+struct DiffOptions {
+  // Smallest relative change of the compared time that one run per side counts as a change.
+  double min_change = 0.02;
+  DiffSpan span = DiffSpan::kSteady;
+  std::string nvtx_range;  // for DiffSpan::kNvtx
+};
+
+// How the compared time is named in sentences: "in steady state", "end to end",
+// "per NVTX range \"step\"".
+std::string SpanPhrase(const DiffOptions& options);
 
 // One side's values of a figure: one per run.
 struct SideStats {
@@ -85,7 +98,10 @@ std::string_view VerdictName(Verdict v);  // "helped", "worse", "no-change", "wi
 
 struct DiffResult {
   std::vector<std::string> base_labels, new_labels;
+  // `end_to_end` is the time compared: named "steady_state", "end_to_end" or "nvtx_range" by the
+  // span chosen, which `span` says in words ("in steady state", ...).
   Comparison end_to_end, gpu_busy, kernel_time;
+  std::string span;
   SideStats base_gpu_active, new_gpu_active;
   std::vector<KernelDelta> kernels;      // largest of (BASE total, NEW total) first
   std::vector<FindingDelta> resolved;    // raised in BASE, not in NEW

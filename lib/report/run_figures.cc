@@ -32,6 +32,28 @@ RunFigures FiguresOf(const analysis::Timeline& timeline, const analysis::Analysi
   }
   r.gpu_busy_share = r.gpu_active_ns ? static_cast<double>(r.gpu_busy_ns) / static_cast<double>(r.gpu_active_ns) : 0;
 
+  // Steady state, as gpu.idle separates start-up: from the operation idle_startup_ops_share into
+  // each device's operations.
+  const double startup_share = std::max(0.0, analysis::Thresholds().idle_startup_ops_share);
+  uint64_t steady_begin = UINT64_MAX, steady_end = 0;
+  for (const analysis::DeviceTimeline& d : timeline.devices()) {
+    if (d.ops.empty()) continue;
+    const size_t startup_ops = static_cast<size_t>(static_cast<double>(d.ops.size()) * startup_share);
+    const uint64_t begin = startup_ops > 0 && startup_ops < d.ops.size() ? timeline.OpInterval(d.ops[startup_ops]).begin
+                                                                         : d.active.begin;
+    steady_begin = std::min(steady_begin, begin);
+    steady_end = std::max(steady_end, d.active.end);
+  }
+  r.steady_ns = steady_end > steady_begin ? steady_end - steady_begin : 0;
+  for (const analysis::ThreadTimeline& thread : timeline.threads()) {
+    for (const analysis::NvtxRange& range : thread.ranges) {
+      NvtxFigure& f = r.nvtx[range.name != 0 && range.name <= trace.dict.string_count() ? trace.dict.str(range.name)
+                                                                                         : std::string()];
+      ++f.count;
+      f.total_ns += range.end - range.begin;
+    }
+  }
+
   // Kernel time by name, over the launches on the timeline (replayed ones are the profiler's).
   absl::flat_hash_map<uint32_t, size_t> slot_of_signature;
   absl::flat_hash_map<std::string_view, size_t> slot_of_name;

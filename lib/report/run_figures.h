@@ -5,6 +5,7 @@
 #define CUSCOPE_LIB_REPORT_RUN_FIGURES_H_
 
 #include <cstdint>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -27,10 +28,21 @@ struct FindingFigure {
   uint64_t recoverable_ns = 0;
 };
 
+struct NvtxFigure {
+  uint64_t count = 0;     // ranges of the name, every thread
+  uint64_t total_ns = 0;  // their lengths, summed
+};
+
 struct RunFigures {
   std::string label;  // the trace path, as given
   // End to end: first to last recorded activity of any kind (the capture window as recorded).
   uint64_t end_to_end_ns = 0;
+  // Steady state: from the start-up's end to the last GPU operation's end, the start-up as the
+  // analyzer's gpu.idle rule has it (the first idle_startup_ops_share of each device's
+  // operations, 1% by default; the earliest device's end of it). 0 without GPU operations.
+  uint64_t steady_ns = 0;
+  // NVTX ranges by name.
+  std::map<std::string, NvtxFigure> nvtx;
   // Summed over the devices: the union of GPU work per device, and the devices' active spans
   // without metric collection. busy_share = busy / active (0 without GPU work).
   uint64_t gpu_busy_ns = 0;

@@ -35,6 +35,7 @@ RunFigures Figures(double end_to_end_ns, double busy = 0.5, std::vector<FindingF
   RunFigures r;
   r.label = "run";
   r.end_to_end_ns = static_cast<uint64_t>(end_to_end_ns);
+  r.steady_ns = r.end_to_end_ns;
   r.gpu_busy_share = busy;
   r.kernel_time_ns = r.end_to_end_ns / 2;
   r.findings = std::move(findings);
@@ -75,10 +76,13 @@ TEST(RunFiguresTest, TimeOutsideTheCaptureWindowsIsNotIdle) {
 TEST(DiffTest, FusingTheLaunchLoopHelped) {
   const DiffResult d = DiffRuns({Load(LaunchBoundRun())}, {Load(FusedRun())});
   EXPECT_EQ(d.verdict, Verdict::kHelped);
-  // 8005 us -> 20 launches of 20 us, the kernels 80 us each back to back from 21 us: 1621 us.
-  EXPECT_DOUBLE_EQ(d.end_to_end.base.mean, 8'005'000);
-  EXPECT_DOUBLE_EQ(d.end_to_end.next.mean, 1'621'000);
-  EXPECT_TRUE(absl::StrContains(d.conclusion, "NEW is 4.94x faster end to end (8.005 ms -> 1.621 ms)")) << d.conclusion;
+  // Steady state, by default: BASE from its 5th kernel (1% of 400 operations; 101 us) to 8005 us;
+  // NEW (20 operations: no start-up to leave out) from its first kernel at 21 us to 1621 us.
+  EXPECT_EQ(d.end_to_end.name, "steady_state");
+  EXPECT_DOUBLE_EQ(d.end_to_end.base.mean, 7'904'000);
+  EXPECT_DOUBLE_EQ(d.end_to_end.next.mean, 1'600'000);
+  EXPECT_TRUE(absl::StrContains(d.conclusion, "NEW is 4.94x faster in steady state (7.904 ms -> 1.600 ms)"))
+      << d.conclusion;
   EXPECT_TRUE(absl::StrContains(d.conclusion, "GPU busy 20.0% -> 100.0%")) << d.conclusion;
   EXPECT_FALSE(d.end_to_end.noise_test);
   // Kernels: the loop's kernel went away, the fused one is new.
@@ -99,7 +103,7 @@ TEST(DiffTest, FusingTheLaunchLoopHelped) {
 TEST(DiffTest, TheOtherWayRoundGotWorseAndTheFindingsAreNew) {
   const DiffResult d = DiffRuns({Load(FusedRun())}, {Load(LaunchBoundRun())});
   EXPECT_EQ(d.verdict, Verdict::kWorse);
-  EXPECT_TRUE(absl::StrContains(d.conclusion, "NEW is 4.94x slower end to end")) << d.conclusion;
+  EXPECT_TRUE(absl::StrContains(d.conclusion, "NEW is 4.94x slower in steady state")) << d.conclusion;
   EXPECT_TRUE(HasRule(d.appeared, "gpu.idle"));
   EXPECT_TRUE(HasRule(d.appeared, "launch.overhead"));
   EXPECT_TRUE(d.resolved.empty() || !HasRule(d.resolved, "gpu.idle"));
@@ -189,7 +193,54 @@ TEST(DiffTest, FindingsMatchedByRuleAcrossRuns) {
 TEST(DiffTest, EmptyRunIsNotComparable) {
   const DiffResult d = DiffRuns({Figures(0)}, {Figures(10)});
   EXPECT_EQ(d.verdict, Verdict::kNotComparable);
-  EXPECT_TRUE(absl::StrContains(d.conclusion, "BASE has no recorded activity")) << d.conclusion;
+  EXPECT_TRUE(absl::StrContains(d.conclusion, "BASE has no recorded GPU activity")) << d.conclusion;
+  DiffOptions all;
+  all.span = DiffSpan::kAll;
+  EXPECT_TRUE(absl::StrContains(DiffRuns({Figures(0)}, {Figures(10)}, all).conclusion, "BASE has no recorded activity"));
+}
+
+// The same GPU work after a start-up twice as long (a slower import, a colder disk): end to end
+// says 1.5x slower, steady state says nothing changed, as it should.
+TEST(DiffTest, StartUpTimeIsLeftOutByDefault) {
+  SyntheticTrace quick, slow;
+  for (SyntheticTrace* t : {&quick, &slow}) {
+    const double startup_us = t == &quick ? 1000 : 3000;
+    t->Kernel("init", startup_us, 10);  // the program's first GPU operation, once set up
+    for (int i = 0; i < 200; ++i) t->Kernel("step", startup_us + 100 + 20.0 * i, 15);
+  }
+  // Host activity from time 0: the start-up.
+  quick.Launch("init", 0, 5, 1000, 10);
+  slow.Launch("init", 0, 5, 3000, 10);
+  const RunFigures a = Load(quick.Write()), b = Load(slow.Write());
+  const DiffResult steady = DiffRuns({a}, {b});
+  EXPECT_EQ(steady.verdict, Verdict::kNoChange) << steady.conclusion;
+  EXPECT_DOUBLE_EQ(steady.end_to_end.base.mean, steady.end_to_end.next.mean);
+  DiffOptions all;
+  all.span = DiffSpan::kAll;
+  const DiffResult whole = DiffRuns({a}, {b}, all);
+  EXPECT_EQ(whole.verdict, Verdict::kWorse) << whole.conclusion;
+  EXPECT_TRUE(absl::StrContains(whole.conclusion, "slower end to end")) << whole.conclusion;
+}
+
+// A chosen NVTX range: its mean length per instance, whatever the number of instances.
+TEST(DiffTest, AnNvtxRangesMeanLengthIsCompared) {
+  SyntheticTrace base, next;
+  for (int i = 0; i < 4; ++i) base.NvtxRange("step", 1000.0 * i, 1000.0 * i + 800);
+  for (int i = 0; i < 8; ++i) next.NvtxRange("step", 1000.0 * i, 1000.0 * i + 400);
+  base.Kernel("k", 0, 10);
+  next.Kernel("k", 0, 10);
+  DiffOptions options;
+  options.span = DiffSpan::kNvtx;
+  options.nvtx_range = "step";
+  const DiffResult d = DiffRuns({Load(base.Write())}, {Load(next.Write())}, options);
+  EXPECT_EQ(d.verdict, Verdict::kHelped) << d.conclusion;
+  EXPECT_DOUBLE_EQ(d.end_to_end.base.mean, 800'000);
+  EXPECT_DOUBLE_EQ(d.end_to_end.next.mean, 400'000);
+  EXPECT_TRUE(absl::StrContains(d.conclusion, "NEW is 2.00x faster per NVTX range \"step\"")) << d.conclusion;
+  options.nvtx_range = "request";
+  const DiffResult none = DiffRuns({Load(base.Write())}, {Load(next.Write())}, options);
+  EXPECT_EQ(none.verdict, Verdict::kNotComparable);
+  EXPECT_TRUE(absl::StrContains(none.conclusion, "BASE has no NVTX range \"request\"")) << none.conclusion;
 }
 
 TEST(DiffRenderTest, TextAndJson) {
@@ -209,10 +260,12 @@ TEST(DiffRenderTest, TextAndJson) {
   ASSERT_TRUE(google::protobuf::util::JsonStringToMessage(RenderDiffJson(d), &json).ok());
   const auto& f = json.fields();
   EXPECT_EQ(f.at("verdict").string_value(), "helped");
+  EXPECT_EQ(f.at("span").string_value(), "in steady state");
   EXPECT_DOUBLE_EQ(
-      f.at("end_to_end").struct_value().fields().at("base").struct_value().fields().at("mean").number_value(),
-      8'005'000);
-  EXPECT_DOUBLE_EQ(f.at("end_to_end").struct_value().fields().at("change").number_value(), 1'621'000.0 - 8'005'000.0);
+      f.at("steady_state").struct_value().fields().at("base").struct_value().fields().at("mean").number_value(),
+      7'904'000);
+  EXPECT_DOUBLE_EQ(f.at("steady_state").struct_value().fields().at("change").number_value(), 1'600'000.0 - 7'904'000.0);
+  EXPECT_TRUE(absl::StrContains(text, "Compared: steady state, from the end of start-up")) << text;
   EXPECT_EQ(f.at("kernels").list_value().values_size(), 2);
   EXPECT_EQ(f.at("findings_resolved").list_value().values(0).struct_value().fields().at("rule_id").string_value(),
             d.resolved[0].rule_id);

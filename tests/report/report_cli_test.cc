@@ -65,6 +65,19 @@ TEST(DiffCommandTest, AllThreeWaysToNameTheRuns) {
   EXPECT_EQ(RunDiff({base1, "/nonexistent.cuscope"}), 2);
 }
 
+// For CI gates: exit 1 when NEW is slower, only when asked; the span options are checked.
+TEST(DiffCommandTest, FailOnRegressionAndTheSpanOptions) {
+  const std::string slow = testing::LaunchBoundRun(20), fast = testing::FusedRun(80);
+  EXPECT_EQ(RunDiff({fast, slow}), 0);
+  EXPECT_EQ(RunDiff({fast, slow, "--fail-on-regression"}), 1);
+  EXPECT_EQ(RunDiff({slow, fast, "--fail-on-regression"}), 0);
+  EXPECT_EQ(RunDiff({fast, slow, "--span", "all", "--fail-on-regression"}), 1);
+  EXPECT_EQ(RunDiff({fast, slow, "--nvtx", "step", "--fail-on-regression"}), 0);  // no such range: not comparable
+  EXPECT_EQ(RunDiff({fast, slow, "--span", "most"}), 2);
+  EXPECT_EQ(RunDiff({fast, slow, "--span", "all", "--nvtx", "step"}), 2);
+  EXPECT_EQ(RunDiff({fast, slow, "--nvtx", ""}), 2);
+}
+
 TEST(LogCommandTest, AddThenShow) {
   const std::string log = TempPath(".jsonl");
   const std::string base = testing::LaunchBoundRun(), next = testing::FusedRun();

@@ -18,6 +18,13 @@
 namespace cuscope::report {
 namespace {
 
+// As `cuscope log add` compares: end to end, the time its entries keep.
+DiffOptions EndToEnd() {
+  DiffOptions options;
+  options.span = DiffSpan::kAll;
+  return options;
+}
+
 std::string TempLog(const std::string& extension) {
   static std::atomic<int> counter{0};
   const char* dir = std::getenv("TEST_TMPDIR");
@@ -42,7 +49,7 @@ Runs LaunchLoopFused() {
   Runs r;
   r.base.push_back(*LoadRunFigures(testing::LaunchBoundRun()));
   r.next.push_back(*LoadRunFigures(testing::FusedRun()));
-  r.diff = DiffRuns(r.base, r.next);
+  r.diff = DiffRuns(r.base, r.next, EndToEnd());
   return r;
 }
 
@@ -68,7 +75,7 @@ TEST(TuningLogTest, JsonLinesRoundTrip) {
   const Runs r = LaunchLoopFused();
   const std::string path = TempLog(".jsonl");
   LogEntry first = MakeLogEntry(r.diff, r.base, r.next, "fuse \"step\" <kernels> | pipes\nand a newline · µ", kWhen);
-  LogEntry second = MakeLogEntry(DiffRuns(r.next, r.base), r.next, r.base, "undo it", kWhen + absl::Hours(1));
+  LogEntry second = MakeLogEntry(DiffRuns(r.next, r.base, EndToEnd()), r.next, r.base, "undo it", kWhen + absl::Hours(1));
   ASSERT_TRUE(AppendLogEntry(path, first).ok());
   ASSERT_TRUE(AppendLogEntry(path, second).ok());
   const std::string text = ReadFile(path);
