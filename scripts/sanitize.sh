@@ -20,7 +20,7 @@ common=(-DCMAKE_BUILD_TYPE=None "-DCMAKE_CXX_FLAGS=-O1 -g1 -Wno-maybe-uninitiali
 # runtime must be the first library of a process, which such a program cannot give it.
 # MetricConfigTest, PmSamplingConfigTest: CUPTI's host API dlopens libnvperf_host.so with RTLD_DEEPBIND, which
 # AddressSanitizer's runtime refuses (it aborts the process); those tests run in the plain suite.
-uninstrumented_hosts='^(InjectTest|MetricConfigTest|PmSamplingConfigTest)\.'
+uninstrumented_hosts='^(InjectTest|InstallTest|MetricConfigTest|PmSamplingConfigTest)\.'
 
 if [ "$which" = all ] || [ "$which" = asan ]; then
   echo "cuscope: AddressSanitizer + UndefinedBehaviorSanitizer build in build-asan/"
@@ -37,9 +37,9 @@ if [ "$which" = all ] || [ "$which" = tsan ]; then
   cmake -S . -B build-tsan "${common[@]}" -DCUSCOPE_SANITIZE=thread >/dev/null
   targets=(core_stress_test)
   # Where the CUDA Toolkit is: the Session test (it needs libcuscope.so) and the collector's
-  # lifecycle test (CUPTI faked).
+  # lifecycle and control-socket tests (CUPTI faked).
   if cmake --build build-tsan --target help | grep session_stress_test >/dev/null; then
-    targets+=(session_stress_test collector_lifecycle_test)
+    targets+=(session_stress_test collector_lifecycle_test collector_control_test)
   fi
   cmake --build build-tsan -j"$jobs" --target "${targets[@]}"
   (cd build-tsan &&
