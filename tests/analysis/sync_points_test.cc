@@ -66,6 +66,35 @@ TEST(SyncPointsRule, SyncingEveryStepOfALongLoopIsAnError) {
   EXPECT_GT(*f[0].number("sync_rate_per_s"), 9000);
 }
 
+// A short-lived helper thread that syncs on each of 20 small kernels (half its life waiting) in a
+// 100 ms run: reported, but its 2 ms of GPU idle are 2% of the run, not half of the thread's life.
+TEST(SyncPointsRule, SeverityFollowsWhatTheRunLosesNotTheThreadsShare) {
+  SyntheticTrace s;
+  s.Launch("first", 0, 5, 10, 1000);
+  for (int i = 0; i < 20; ++i) {
+    const double k = 50'000 + 200.0 * i;
+    s.Launch("small", k - 20, 5, k, 100);
+    s.Api("cudaStreamSynchronize_v3020", k, 100, /*tid=*/2);
+  }
+  s.Launch("last", 99'000, 5, 99'000, 1000);
+  const auto f = RunRule(s, SyncPointsRule, "sync.points");
+  ASSERT_EQ(f.size(), 1u);
+  // The idle after each wait but the last (the thread ends there), at most what it saw idle: 1.9 ms.
+  EXPECT_EQ(f[0].recoverable_ns, 1'900'000u);
+  EXPECT_GT(*f[0].number("waiting_share"), 0.4);
+  EXPECT_EQ(f[0].severity, Severity::kInfo);
+  // The same waits with the run no longer than the thread: half of it lost, an error.
+  SyntheticTrace alone;
+  for (int i = 0; i < 20; ++i) {
+    const double k = 200.0 * i + 100;
+    alone.Launch("small", k - 20, 5, k, 100);
+    alone.Api("cudaStreamSynchronize_v3020", k, 100, /*tid=*/2);
+  }
+  const auto g = RunRule(alone, SyncPointsRule, "sync.points");
+  ASSERT_EQ(g.size(), 1u);
+  EXPECT_EQ(g[0].severity, Severity::kError);
+}
+
 // 14 phases of 15 ms: a 15 ms kernel, then a sync that waits for it while the GPU is busy; the next
 // phase is launched right after.
 void SyncAtPhaseEnds(SyntheticTrace& s) {

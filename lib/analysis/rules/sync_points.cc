@@ -100,7 +100,9 @@ std::vector<Finding> SyncPointsRule(const Timeline& timeline, const Thresholds& 
     Finding f;
     f.rule_id = "sync.points";
     f.recoverable_ns = recoverable;
-    f.severity = SeverityFor(recoverable, active_ns, thresholds);
+    // Severity by what the program loses, relative to the whole run: a short-lived helper thread
+    // that waits most of its life costs the run little.
+    f.severity = SeverityFor(recoverable, std::max(active_ns, timeline.span().length()), thresholds);
     f.headline = absl::StrCat(timeline.ThreadLabel(th.thread), " waits for the GPU ", FormatPercent(share),
                               " of its time (", calls, " synchronizing calls, ", FormatDuration(waiting_ns), ")");
     f.Add("thread_active_ns", static_cast<double>(active_ns), "ns");
