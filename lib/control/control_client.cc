@@ -18,19 +18,15 @@ namespace cuscope::control {
 absl::StatusOr<v1::ControlReply> AskProcess(const std::string& directory, pid_t pid, v1::ControlRequest request,
                                             std::chrono::milliseconds timeout) {
   const std::string path = SocketPath(directory, pid);
-  sockaddr_un address{};
-  address.sun_family = AF_UNIX;
-  if (path.size() >= sizeof(address.sun_path)) {
-    return absl::InvalidArgumentError(absl::StrCat("the socket path ", path, " is longer than a Unix socket allows"));
-  }
-  std::memcpy(address.sun_path, path.c_str(), path.size() + 1);
+  auto address = UnixAddress(path);
+  if (!address.ok()) return address.status();
   if (!ProcessExists(pid)) {
     ::unlink(path.c_str());
     return absl::NotFoundError(absl::StrCat("no process ", pid));
   }
   UniqueFd fd(::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0));
   if (fd.get() < 0) return absl::UnavailableError(absl::StrCat("cannot make a socket: ", std::strerror(errno)));
-  if (::connect(fd.get(), reinterpret_cast<const sockaddr*>(&address), sizeof(address)) != 0) {
+  if (::connect(fd.get(), reinterpret_cast<const sockaddr*>(&*address), sizeof(*address)) != 0) {
     if (errno == ENOENT) {
       return absl::NotFoundError(absl::StrCat("process ", pid, " has no control socket in ", directory,
                                               ": no cuscope inside, started by another user, or CUSCOPE_CONTROL=0"));

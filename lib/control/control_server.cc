@@ -22,17 +22,13 @@ namespace cuscope::control {
 absl::StatusOr<std::unique_ptr<ControlServer>> ControlServer::Start(const std::string& directory, pid_t pid,
                                                                     Handler handler) {
   const std::string path = SocketPath(directory, pid);
-  sockaddr_un address{};
-  address.sun_family = AF_UNIX;
-  if (path.size() >= sizeof(address.sun_path)) {
-    return absl::InvalidArgumentError(absl::StrCat("the socket path ", path, " is longer than a Unix socket allows"));
-  }
-  std::memcpy(address.sun_path, path.c_str(), path.size() + 1);
+  auto address = UnixAddress(path);
+  if (!address.ok()) return address.status();
   RemoveStaleSockets(directory);
   ::unlink(path.c_str());  // no live process has our id: whatever is there was left by a dead one
   UniqueFd listener(::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0));
   if (listener.get() < 0) return absl::UnavailableError(absl::StrCat("cannot make a socket: ", std::strerror(errno)));
-  if (::bind(listener.get(), reinterpret_cast<const sockaddr*>(&address), sizeof(address)) != 0) {
+  if (::bind(listener.get(), reinterpret_cast<const sockaddr*>(&*address), sizeof(*address)) != 0) {
     return absl::UnavailableError(absl::StrCat("cannot bind ", path, ": ", std::strerror(errno)));
   }
   ::chmod(path.c_str(), 0600);

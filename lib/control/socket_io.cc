@@ -28,6 +28,16 @@ absl::Status WaitFor(int fd, short events, SteadyClock::time_point deadline) {
 
 }  // namespace
 
+absl::StatusOr<sockaddr_un> UnixAddress(const std::string& path) {
+  sockaddr_un address{};
+  address.sun_family = AF_UNIX;
+  if (path.size() >= sizeof(address.sun_path)) {
+    return absl::InvalidArgumentError(absl::StrCat("the socket path ", path, " is longer than a Unix socket allows"));
+  }
+  std::memcpy(address.sun_path, path.c_str(), path.size() + 1);
+  return address;
+}
+
 absl::Status SendAll(int fd, std::string_view bytes, std::chrono::milliseconds timeout) {
   const auto deadline = SteadyClock::now() + timeout;
   while (!bytes.empty()) {

@@ -2,9 +2,11 @@
 #ifndef CUSCOPE_LIB_CONTROL_SOCKET_IO_H_
 #define CUSCOPE_LIB_CONTROL_SOCKET_IO_H_
 
+#include <sys/un.h>
 #include <unistd.h>
 
 #include <chrono>
+#include <string>
 #include <string>
 #include <string_view>
 
@@ -32,6 +34,10 @@ class UniqueFd {
  private:
   int fd_;
 };
+
+// The address of the Unix domain socket at `path`; InvalidArgument when the path is too long for
+// one (108 bytes on Linux).
+absl::StatusOr<sockaddr_un> UnixAddress(const std::string& path);
 
 // Writes all of `bytes` (never raising SIGPIPE), or says why not within `timeout`.
 absl::Status SendAll(int fd, std::string_view bytes, std::chrono::milliseconds timeout);

@@ -16,40 +16,22 @@
 #include "lib/core/config.h"
 #include "lib/core/trace.h"
 #include "lib/cupti/activity_collector.h"
+#include "tests/cupti/collector_test_support.h"
 #include "tests/cupti/fake_cupti.h"
 
 namespace cuscope::cupti {
 namespace {
 
 using ::testing::HasSubstr;
+using testing::Eventually;
 using testing::FakeCupti;
+using testing::LoadWhenComplete;
 
 bool Exists(const std::string& path) {
   struct stat st;
   return ::lstat(path.c_str(), &st) == 0;
 }
 
-template <typename F>
-bool Eventually(F condition) {
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
-  while (std::chrono::steady_clock::now() < deadline) {
-    if (condition()) return true;
-    std::this_thread::sleep_for(std::chrono::milliseconds(5));
-  }
-  return condition();
-}
-
-// The trace at `path` once its writer has finished it (complete, with its statistics).
-core::Trace LoadWhenComplete(const std::string& path) {
-  core::Trace out;
-  Eventually([&] {
-    auto t = core::LoadTrace(path);
-    if (!t.ok() || t->truncated() || !t->stats.has_value()) return false;
-    out = *std::move(t);
-    return true;
-  });
-  return out;
-}
 
 class CollectorControlTest : public ::testing::Test {
  protected:

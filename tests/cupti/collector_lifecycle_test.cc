@@ -24,13 +24,16 @@
 #include "lib/core/trace.h"
 #include "lib/cupti/activity_collector.h"
 #include "lib/monitor/prometheus_exporter.h"
+#include "tests/cupti/collector_test_support.h"
 #include "tests/cupti/fake_cupti.h"
 
 namespace cuscope::cupti {
 namespace {
 
 using ::testing::HasSubstr;
+using testing::Eventually;
 using testing::FakeCupti;
+using testing::LoadWhenComplete;
 
 const std::string kKernelKind = absl::StrCat(static_cast<int>(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL));
 const std::string kMemcpyKind = absl::StrCat(static_cast<int>(CUPTI_ACTIVITY_KIND_MEMCPY));
@@ -44,17 +47,6 @@ bool Exists(const std::string& path) {
 uint64_t FileSize(const std::string& path) {
   struct stat st;
   return ::stat(path.c_str(), &st) == 0 ? static_cast<uint64_t>(st.st_size) : 0;
-}
-
-// Waits (up to 10 s) for a condition another thread of the collector makes true.
-template <typename F>
-bool Eventually(F condition) {
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
-  while (std::chrono::steady_clock::now() < deadline) {
-    if (condition()) return true;
-    std::this_thread::sleep_for(std::chrono::milliseconds(5));
-  }
-  return condition();
 }
 
 // The file's size once the writer has written it and stopped (unchanged for 100 ms), or 0.
@@ -236,17 +228,6 @@ TEST_F(CollectorLifecycleTest, MonitorModeWithoutAnOutputWritesNoFile) {
 
 // Flight mode: nothing is written until a snapshot; a snapshot holds the last seconds (by the
 // time each chunk was taken), reads back whole, and is written on a thread of its own.
-core::Trace LoadWhenComplete(const std::string& path) {
-  core::Trace out;
-  Eventually([&] {
-    auto t = core::LoadTrace(path);
-    if (!t.ok() || t->truncated() || !t->stats.has_value()) return false;
-    out = *std::move(t);
-    return true;
-  });
-  return out;
-}
-
 bool HasKernelAt(const core::Trace& t, uint64_t start) {
   for (const auto& k : t.kernels) {
     if (k.start == start) return true;
