@@ -282,22 +282,22 @@ void StopControl() {
 absl::Status RequestSnapshotFor(Session* s, const std::string& path, double after_seconds, bool force_overwrite,
                                 const std::string& why);
 
-// Flight mode's NVTX step range: a slow one starts a snapshot named by the output, as a slow
-// MarkStep does. Called on the writer thread, so it takes no lock of the collector's.
-void OnSlowStepRange(Session& s, uint64_t length_ns) {
-  const std::string why = absl::StrFormat("NVTX range \"%s\" took %.3f s (threshold %.3f s)",
-                                          s.config.flight_step_range, length_ns / 1e9,
-                                          s.config.flight_step_threshold_ms / 1000.0);
-  // Refused while another snapshot is written: the slow range is in that one's seconds, or close.
+// Flight mode's own triggers (a slow NVTX step range, an idle GPU): a snapshot named by the
+// output, holding flight_after_seconds, as a slow MarkStep starts. Called on the writer thread, so
+// it takes no lock of the collector's. Refused while another snapshot is written: the trigger's
+// moment is in that one's seconds, or close.
+void SnapshotForTrigger(Session& s, const std::string& why) {
   (void)RequestSnapshotFor(&s, "", s.config.flight_after_ms / 1000.0, s.config.force_overwrite, why);
 }
 
-// Flight mode's idle trigger: as a slow step range, on the writer thread.
+void OnSlowStepRange(Session& s, uint64_t length_ns) {
+  SnapshotForTrigger(s, absl::StrFormat("NVTX range \"%s\" took %.3f s (threshold %.3f s)", s.config.flight_step_range,
+                                        length_ns / 1e9, s.config.flight_step_threshold_ms / 1000.0));
+}
+
 void OnGpuIdle(Session& s, const monitor::IdleEvent& idle) {
-  const std::string why = absl::StrFormat("GPU %d idle %.1f%% of the last %.1f s (threshold %.0f%%)", idle.device,
-                                          100 * idle.idle_share, idle.window_ns / 1e9,
-                                          100 * s.config.flight_idle_share);
-  (void)RequestSnapshotFor(&s, "", s.config.flight_after_ms / 1000.0, s.config.force_overwrite, why);
+  SnapshotForTrigger(s, absl::StrFormat("GPU %d idle %.1f%% of the last %.1f s (threshold %.0f%%)", idle.device,
+                                        100 * idle.idle_share, idle.window_ns / 1e9, 100 * s.config.flight_idle_share));
 }
 
 // The rooms, wired to each other. Nothing runs yet.

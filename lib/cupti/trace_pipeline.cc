@@ -115,6 +115,23 @@ uint64_t MonitorLagNs(const core::Config& config) {
   return (2ull * config.flush_period_ms + 250) * 1'000'000ull;
 }
 
+// Monitor mode's figures, and flight mode's for its idle trigger: intervals from now on.
+std::unique_ptr<monitor::IntervalAggregator> MakeIntervalAggregator(const core::Config& config, CuptiApi& cupti) {
+  monitor::IntervalAggregator::Options options;
+  options.interval_ns = static_cast<uint64_t>(config.monitor_interval_ms) * 1'000'000ull;
+  options.top_kernels = config.monitor_top_kernels;
+  options.api_name = [&cupti](v1::ApiDomain domain, uint32_t cbid) { return cupti.CallbackName(domain, cbid); };
+  return std::make_unique<monitor::IntervalAggregator>(std::move(options), cupti.Timestamp());
+}
+
+// The intervals no record can reach any more (all of them at the end).
+std::vector<monitor::IntervalFigures> CloseReachedIntervals(monitor::IntervalAggregator& figures,
+                                                             const core::Config& config, CuptiApi& cupti, bool all) {
+  const uint64_t now = cupti.Timestamp();
+  const uint64_t lag = MonitorLagNs(config);
+  return all ? figures.CloseAll(now) : figures.CloseBefore(now > lag ? now - lag : 0);
+}
+
 }  // namespace
 
 TracePipeline::TracePipeline(const core::Config& config, CuptiApi& cupti, std::unique_ptr<core::TraceWriter> writer,
@@ -127,13 +144,7 @@ TracePipeline::TracePipeline(const core::Config& config, CuptiApi& cupti, std::u
       hooks_(std::move(hooks)),
       pool_(config.buffer_bytes, config.buffer_pool_cap_bytes),
       builder_([&cupti](v1::ApiDomain domain, uint32_t cbid) { return cupti.CallbackName(domain, cbid); }) {
-  if (config.mode == core::CollectionMode::kMonitor) {
-    monitor::IntervalAggregator::Options options;
-    options.interval_ns = static_cast<uint64_t>(config.monitor_interval_ms) * 1'000'000ull;
-    options.top_kernels = config.monitor_top_kernels;
-    options.api_name = [&cupti](v1::ApiDomain domain, uint32_t cbid) { return cupti.CallbackName(domain, cbid); };
-    monitor_ = std::make_unique<monitor::IntervalAggregator>(std::move(options), cupti.Timestamp());
-  }
+  if (config.mode == core::CollectionMode::kMonitor) monitor_ = MakeIntervalAggregator(config, cupti);
   if (config.mode == core::CollectionMode::kFlight) {
     flight_ = std::make_unique<core::FlightRing>(core::FlightRingOptions{
         .span_ns = static_cast<uint64_t>(config.flight_span_ms) * 1'000'000ull, .max_bytes = config.flight_size_bytes});
@@ -143,11 +154,7 @@ TracePipeline::TracePipeline(const core::Config& config, CuptiApi& cupti, std::u
     }
     if (config.flight_idle_share > 0) {
       // The figures monitor mode keeps, for the idle trigger (and `cuscope status`).
-      monitor::IntervalAggregator::Options options;
-      options.interval_ns = static_cast<uint64_t>(config.monitor_interval_ms) * 1'000'000ull;
-      options.top_kernels = config.monitor_top_kernels;
-      options.api_name = [&cupti](v1::ApiDomain domain, uint32_t cbid) { return cupti.CallbackName(domain, cbid); };
-      flight_figures_ = std::make_unique<monitor::IntervalAggregator>(std::move(options), cupti.Timestamp());
+      flight_figures_ = MakeIntervalAggregator(config, cupti);
       idle_trigger_ = std::make_unique<monitor::IdleTrigger>(monitor::IdleTriggerOptions{
           .idle_share = config.flight_idle_share,
           .window_ns = static_cast<uint64_t>(config.flight_idle_window_ms) * 1'000'000ull});
@@ -650,10 +657,7 @@ void TracePipeline::CloseMonitorIntervals(bool all) {
   const uint64_t dropped = dropped_by_cupti_.load();
   if (dropped > dropped_counted_) monitor_->CountDropped(dropped - dropped_counted_);
   dropped_counted_ = dropped;
-  const uint64_t now = cupti_.Timestamp();
-  const uint64_t lag = MonitorLagNs(config_);
-  std::vector<monitor::IntervalFigures> closed =
-      all ? monitor_->CloseAll(now) : monitor_->CloseBefore(now > lag ? now - lag : 0);
+  std::vector<monitor::IntervalFigures> closed = CloseReachedIntervals(*monitor_, config_, cupti_, all);
   if (closed.empty()) return;
   if (hooks_.intervals_closed) hooks_.intervals_closed(closed);
   if (writer_ == nullptr || failed()) return;
@@ -667,10 +671,7 @@ void TracePipeline::CloseMonitorIntervals(bool all) {
 // Flight mode with the idle trigger: intervals no record can reach any more go to the trigger and
 // to the hook (`cuscope status`); at the end, to the hook alone.
 void TracePipeline::CloseFlightIntervals(bool all) {
-  const uint64_t now = cupti_.Timestamp();
-  const uint64_t lag = MonitorLagNs(config_);
-  std::vector<monitor::IntervalFigures> closed =
-      all ? flight_figures_->CloseAll(now) : flight_figures_->CloseBefore(now > lag ? now - lag : 0);
+  std::vector<monitor::IntervalFigures> closed = CloseReachedIntervals(*flight_figures_, config_, cupti_, all);
   if (closed.empty()) return;
   if (hooks_.intervals_closed) hooks_.intervals_closed(closed);
   if (all) return;
