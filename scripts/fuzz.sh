@@ -18,7 +18,7 @@ jobs="${BUILD_JOBS:-$(nproc)}"
 scripts/install_deps.sh
 missing=()
 command -v clang++-14 >/dev/null || missing+=(clang-14)
-dpkg-query -W -f='${Status}' libclang-rt-14-dev 2>/dev/null | grep -q "install ok installed" || missing+=(libclang-rt-14-dev)
+grep -q "install ok installed" <<<"$(dpkg-query -W -f='${Status}' libclang-rt-14-dev 2>/dev/null)" || missing+=(libclang-rt-14-dev)
 if ((${#missing[@]})); then
   echo "cuscope: installing ${missing[*]}"
   SUDO=""

@@ -6,7 +6,7 @@ packages=(cmake g++ make libprotobuf-dev protobuf-compiler libabsl-dev libre2-de
           prometheus)  # the Prometheus server, for the test that scrapes the metrics endpoint
 missing=()
 for p in "${packages[@]}"; do
-  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+  grep -q "install ok installed" <<<"$(dpkg-query -W -f='${Status}' "$p" 2>/dev/null)" || missing+=("$p")
 done
 SUDO=""
 [ "$(id -u)" -eq 0 ] || SUDO="sudo"

@@ -7,7 +7,7 @@ cd "$(dirname "$0")/.."
 scripts/install_deps.sh
 scripts/build.sh
 cli=build/bin/cuscope
-if "$cli" info | grep -q "^GPU 0:"; then
+if grep -q "^GPU 0:" <<<"$("$cli" info)"; then
   "$cli" info
   out=$(mktemp -d)/known_work
   echo "== cuscope profile -o $out.cuscope -- build/examples/example_known_work"

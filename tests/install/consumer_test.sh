@@ -21,7 +21,11 @@ grep -q "^sum 5050$" <<<"$out"
 # Profiled where a GPU is; elsewhere the program says why and runs anyway.
 grep -Eq "^(not profiled: no NVIDIA driver|trace .*consumer_[0-9]+\.cuscope)" <<<"$out"
 # The consumer finds the installed library through its run path, not the build tree's.
-ldd "$work/consumer/consumer" | grep -q "$work/prefix/lib/libcuscope.so" ||
-  { ldd "$work/consumer/consumer"; echo "the consumer does not use the installed library"; exit 1; }
-"$work/prefix/bin/cuscope" version | grep -q "^cuscope 2\."
+# (ldd's output is held first: grep -q stops reading early, and under pipefail ldd's broken pipe would
+# fail the check.)
+libraries=$(ldd "$work/consumer/consumer")
+grep -q "$work/prefix/lib/libcuscope.so" <<<"$libraries" ||
+  { echo "$libraries"; echo "the consumer does not use the installed library"; exit 1; }
+version=$("$work/prefix/bin/cuscope" version)
+grep -q "^cuscope 2\." <<<"$version" || { echo "$version"; echo "the installed command reports another version"; exit 1; }
 echo "consumer built and ran against $work/prefix"
