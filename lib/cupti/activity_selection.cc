@@ -9,20 +9,30 @@
 namespace cuscope::cupti {
 namespace {
 
-void AddLeanCalls(v1::ApiDomain domain, CuptiApi& cupti, std::vector<ApiCallId>& calls) {
-  for (uint32_t cbid : LeanCallIds(domain, cupti)) calls.push_back({domain, cbid});
+uint32_t CallIdCount(v1::ApiDomain domain) {
+  return domain == v1::API_DOMAIN_RUNTIME ? static_cast<uint32_t>(CUPTI_RUNTIME_TRACE_CBID_SIZE)
+                                          : static_cast<uint32_t>(CUPTI_DRIVER_TRACE_CBID_SIZE);
+}
+
+CUpti_ActivityKind ApiKind(v1::ApiDomain domain) {
+  return domain == v1::API_DOMAIN_RUNTIME ? CUPTI_ACTIVITY_KIND_RUNTIME : CUPTI_ACTIVITY_KIND_DRIVER;
 }
 
 }  // namespace
 
 std::vector<uint32_t> LeanCallIds(v1::ApiDomain domain, CuptiApi& cupti) {
-  const uint32_t count = domain == v1::API_DOMAIN_RUNTIME ? static_cast<uint32_t>(CUPTI_RUNTIME_TRACE_CBID_SIZE)
-                                                          : static_cast<uint32_t>(CUPTI_DRIVER_TRACE_CBID_SIZE);
   std::vector<uint32_t> ids;
-  for (uint32_t cbid = 1; cbid < count; ++cbid) {
+  for (uint32_t cbid = 1; cbid < CallIdCount(domain); ++cbid) {
     if (core::CollectedWhenLean(cupti.CallbackName(domain, cbid))) ids.push_back(cbid);
   }
   return ids;
+}
+
+void ActivitySelection::AddLeanApi(v1::ApiDomain domain, CuptiApi& cupti) {
+  lean_apis_.push_back(domain);
+  for (uint32_t cbid = 1; cbid < CallIdCount(domain); ++cbid) {
+    (core::CollectedWhenLean(cupti.CallbackName(domain, cbid)) ? calls_ : calls_off_).push_back({domain, cbid});
+  }
 }
 
 ActivitySelection ActivitySelection::FromConfig(const core::Config& config, CuptiApi& cupti) {
@@ -31,37 +41,39 @@ ActivitySelection ActivitySelection::FromConfig(const core::Config& config, Cupt
     if (config.kind_enabled(k.name)) s.kinds_.push_back(k.kind);
   }
   if (config.kind_enabled("api")) {
-    if (!config.kind_enabled("runtime")) {
-      AddLeanCalls(v1::API_DOMAIN_RUNTIME, cupti, s.calls_);
-    }
-    if (!config.kind_enabled("driver")) {
-      AddLeanCalls(v1::API_DOMAIN_DRIVER, cupti, s.calls_);
-    }
+    if (!config.kind_enabled("runtime")) s.AddLeanApi(v1::API_DOMAIN_RUNTIME, cupti);
+    if (!config.kind_enabled("driver")) s.AddLeanApi(v1::API_DOMAIN_DRIVER, cupti);
   }
   return s;
 }
 
 absl::Status ActivitySelection::Enable(CuptiApi& cupti) const {
-  for (size_t i = 0; i < kinds_.size(); ++i) {
-    if (auto st = cupti.EnableActivity(kinds_[i]); !st.ok()) {
-      for (size_t j = 0; j < i; ++j) cupti.DisableActivity(kinds_[j]);
+  std::vector<CUpti_ActivityKind> enabled;
+  const auto undo = [&] {
+    for (CUpti_ActivityKind k : enabled) cupti.DisableActivity(k);
+  };
+  for (CUpti_ActivityKind k : kinds_) {
+    if (auto st = cupti.EnableActivity(k); !st.ok()) {
+      undo();
       return st;
     }
+    enabled.push_back(k);
   }
-  // After the kinds: enabling RUNTIME or DRIVER would undo a per-call choice made before it.
-  for (size_t i = 0; i < calls_.size(); ++i) {
-    if (auto st = cupti.EnableApiRecords(calls_[i].domain, calls_[i].cbid, true); !st.ok()) {
-      for (size_t j = 0; j < i; ++j) (void)cupti.EnableApiRecords(calls_[j].domain, calls_[j].cbid, false);
-      for (CUpti_ActivityKind k : kinds_) cupti.DisableActivity(k);
+  for (v1::ApiDomain api : lean_apis_) {
+    if (auto st = cupti.EnableActivity(ApiKind(api)); !st.ok()) {
+      undo();
       return st;
     }
+    enabled.push_back(ApiKind(api));
   }
+  // After the kinds: enabling RUNTIME or DRIVER undoes a per-call choice made before it.
+  for (const ApiCallId& c : calls_off_) (void)cupti.EnableApiRecords(c.domain, c.cbid, false);
   return absl::OkStatus();
 }
 
 void ActivitySelection::Disable(CuptiApi& cupti) const {
   for (CUpti_ActivityKind k : kinds_) cupti.DisableActivity(k);
-  for (const ApiCallId& c : calls_) (void)cupti.EnableApiRecords(c.domain, c.cbid, false);
+  for (v1::ApiDomain api : lean_apis_) cupti.DisableActivity(ApiKind(api));
 }
 
 }  // namespace cuscope::cupti

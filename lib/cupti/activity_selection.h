@@ -1,9 +1,13 @@
-// What CUPTI is asked to record: activity kinds, and under lean collection (the kind "api") the
-// runtime and driver calls chosen one by one (cuptiActivityEnableRuntimeApi/DriverApi).
+// What CUPTI is asked to record: activity kinds, and under lean collection (the kind "api") only
+// the runtime and driver calls the analyzer reads.
 //
-// CUPTI's per-call choice is process-wide and is overridden by enabling the RUNTIME or DRIVER kind
-// afterwards, so the calls are chosen only for an API whose kind is not enabled as a whole
-// ("runtime" and "driver" keep meaning every call). The runtime makes its own driver calls inside
+// Lean collection enables the API's whole kind (RUNTIME, DRIVER) and then turns every other call
+// off one by one (cuptiActivityEnableRuntimeApi/DriverApi with 0). Turning the kept calls on one by
+// one instead, without the kind, records nothing once the program has made its first call: on the
+// H200 (CUDA 13.0) a window opened after 1,000 launches got 0 of the next 1,000 cudaLaunchKernel
+// records that way, and all 1,000 the way used here. The per-call choice is process-wide and is
+// undone by the next enabling of the kind, so a window that opens again chooses again. An API
+// whose kind the configuration names as a whole ("runtime", "driver") keeps every call. The runtime makes its own driver calls inside
 // a runtime call without driver records; the driver calls it makes outside one (its lazy start-up
 // queries, module loads) are driver records, and the lean choice keeps only module loads of them.
 #ifndef CUSCOPE_LIB_CUPTI_ACTIVITY_SELECTION_H_
@@ -35,16 +39,26 @@ class ActivitySelection {
   // names CUPTI gives their callback ids.
   static ActivitySelection FromConfig(const core::Config& config, CuptiApi& cupti);
 
-  // Enables the kinds, then the chosen calls. A failure disables what was enabled and returns it.
+  // Enables the kinds, then each lean API's kind, then turns that API's other calls off. A failed
+  // enable disables what was enabled and returns it; a call that cannot be turned off stays
+  // recorded (more records, never fewer).
   absl::Status Enable(CuptiApi& cupti) const;
   void Disable(CuptiApi& cupti) const;
 
+  // The kinds enabled whole, as the configuration names them.
   const std::vector<CUpti_ActivityKind>& kinds() const { return kinds_; }
+  // The calls lean collection keeps, and the ones it turns off, of the APIs in lean_apis().
   const std::vector<ApiCallId>& calls() const { return calls_; }
+  const std::vector<ApiCallId>& calls_off() const { return calls_off_; }
+  const std::vector<v1::ApiDomain>& lean_apis() const { return lean_apis_; }
 
  private:
+  void AddLeanApi(v1::ApiDomain domain, CuptiApi& cupti);
+
   std::vector<CUpti_ActivityKind> kinds_;
+  std::vector<v1::ApiDomain> lean_apis_;
   std::vector<ApiCallId> calls_;
+  std::vector<ApiCallId> calls_off_;
 };
 
 }  // namespace cuscope::cupti

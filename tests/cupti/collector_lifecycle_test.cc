@@ -17,6 +17,7 @@
 #include <cupti_driver_cbid.h>
 #include <cupti_runtime_cbid.h>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -133,9 +134,10 @@ TEST_F(CollectorLifecycleTest, RecordsEveryDeliveredKernelAndStopsInOrder) {
   EXPECT_EQ(cupti_.Count("Unsubscribe"), 1u);
 }
 
-// Lean collection, the default: the runtime and driver calls the analyzer reads are chosen one by
-// one, after the kinds (enabling a whole API afterwards would undo the choice), and never the
-// whole RUNTIME or DRIVER kind.
+// Lean collection, the default: the runtime and driver kinds are enabled after the other kinds,
+// then every call the analyzer does not read is turned off one by one (enabling a kind afterwards
+// would undo the choice). The calls kept are never touched one by one: CUPTI ignores a per-call
+// enable made after the program's first call.
 const std::string kRuntimeKind = absl::StrCat(static_cast<int>(CUPTI_ACTIVITY_KIND_RUNTIME));
 const std::string kDriverKind = absl::StrCat(static_cast<int>(CUPTI_ACTIVITY_KIND_DRIVER));
 const std::string kLeanLaunch = absl::StrCat("EnableApiRecords:runtime:", CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000);
@@ -145,28 +147,45 @@ const std::string kLeanDriverLaunch = absl::StrCat("EnableApiRecords:driver:", C
 const std::string kLeanDriverAttribute =
     absl::StrCat("EnableApiRecords:driver:", CUPTI_DRIVER_TRACE_CBID_cuDeviceGetAttribute);
 
-TEST_F(CollectorLifecycleTest, LeanByDefaultChoosesTheCallsTheAnalyzerReadsAfterTheKinds) {
+// Calls logged as "EnableApiRecords:<api>:<cbid>:<0|1>" whose last field is `on`.
+size_t PerCallChoices(const FakeCupti& cupti, const std::string& on) {
+  size_t n = 0;
+  for (const std::string& call : cupti.Calls()) {
+    n += call.rfind("EnableApiRecords:", 0) == 0 && absl::EndsWith(call, ":" + on);
+  }
+  return n;
+}
+
+TEST_F(CollectorLifecycleTest, LeanByDefaultTurnsOffTheCallsTheAnalyzerDoesNotRead) {
   ASSERT_TRUE(StartCollector(config_, "session", cupti_).ok());
-  EXPECT_EQ(cupti_.Count(kLeanLaunch + ":1"), 1u);
-  EXPECT_EQ(cupti_.Count(kLeanSync + ":1"), 1u);
-  EXPECT_EQ(cupti_.Count(kLeanDriverLaunch + ":1"), 1u);
-  EXPECT_EQ(cupti_.Count(kLeanGetDevice + ":1"), 0u);
-  EXPECT_EQ(cupti_.Count(kLeanDriverAttribute + ":1"), 0u);
-  EXPECT_EQ(cupti_.Count("EnableActivity:" + kRuntimeKind), 0u);
-  EXPECT_EQ(cupti_.Count("EnableActivity:" + kDriverKind), 0u);
-  EXPECT_LT(cupti_.LastIndexOf("EnableActivity:" + kKernelKind), cupti_.LastIndexOf(kLeanLaunch + ":1"));
+  EXPECT_EQ(cupti_.Count("EnableActivity:" + kRuntimeKind), 1u);
+  EXPECT_EQ(cupti_.Count("EnableActivity:" + kDriverKind), 1u);
+  EXPECT_EQ(cupti_.Count(kLeanGetDevice + ":0"), 1u);
+  EXPECT_EQ(cupti_.Count(kLeanDriverAttribute + ":0"), 1u);
+  // Kept: never turned off, and never turned on one by one.
+  EXPECT_EQ(cupti_.Count(kLeanLaunch + ":0"), 0u);
+  EXPECT_EQ(cupti_.Count(kLeanSync + ":0"), 0u);
+  EXPECT_EQ(cupti_.Count(kLeanDriverLaunch + ":0"), 0u);
+  EXPECT_EQ(PerCallChoices(cupti_, "1"), 0u);
+  // Every other call of both APIs is turned off, after both kinds.
+  EXPECT_EQ(PerCallChoices(cupti_, "0"),
+            static_cast<size_t>(CUPTI_RUNTIME_TRACE_CBID_SIZE - 1 - 2 + CUPTI_DRIVER_TRACE_CBID_SIZE - 1 - 1));
+  EXPECT_LT(cupti_.LastIndexOf("EnableActivity:" + kKernelKind), cupti_.LastIndexOf("EnableActivity:" + kRuntimeKind));
+  EXPECT_LT(cupti_.LastIndexOf("EnableActivity:" + kRuntimeKind), cupti_.LastIndexOf(kLeanGetDevice + ":0"));
+  EXPECT_LT(cupti_.LastIndexOf("EnableActivity:" + kDriverKind), cupti_.LastIndexOf(kLeanGetDevice + ":0"));
   ASSERT_TRUE(StopCollector(nullptr).ok());
-  // The choice is process-wide: the stop takes it back.
-  EXPECT_EQ(cupti_.Count(kLeanLaunch + ":0"), 1u);
-  EXPECT_EQ(cupti_.Count(kLeanDriverLaunch + ":0"), 1u);
+  EXPECT_EQ(cupti_.Count("DisableActivity:" + kRuntimeKind), 1u);
+  EXPECT_EQ(cupti_.Count("DisableActivity:" + kDriverKind), 1u);
 }
 
 TEST_F(CollectorLifecycleTest, TheRuntimeKindMeansEveryRuntimeCallTheDriverStaysLean) {
   config_.activity_kinds = {"kernel", "api", "runtime"};
   ASSERT_TRUE(StartCollector(config_, "session", cupti_).ok());
   EXPECT_EQ(cupti_.Count("EnableActivity:" + kRuntimeKind), 1u);
-  EXPECT_EQ(cupti_.Count(kLeanLaunch + ":1"), 0u);
-  EXPECT_EQ(cupti_.Count(kLeanDriverLaunch + ":1"), 1u);
+  EXPECT_EQ(cupti_.Count(kLeanGetDevice + ":0"), 0u);
+  EXPECT_EQ(cupti_.Count("EnableActivity:" + kDriverKind), 1u);
+  EXPECT_EQ(cupti_.Count(kLeanDriverAttribute + ":0"), 1u);
+  EXPECT_EQ(cupti_.Count(kLeanDriverLaunch + ":0"), 0u);
   ASSERT_TRUE(StopCollector(nullptr).ok());
 }
 
@@ -174,17 +193,29 @@ TEST_F(CollectorLifecycleTest, WithoutTheApiKindNoCallIsChosen) {
   config_.activity_kinds = {"kernel", "memcpy"};
   ASSERT_TRUE(StartCollector(config_, "session", cupti_).ok());
   for (const std::string& call : cupti_.Calls()) EXPECT_EQ(call.rfind("EnableApiRecords", 0), std::string::npos) << call;
+  EXPECT_EQ(cupti_.Count("EnableActivity:" + kRuntimeKind), 0u);
+  EXPECT_EQ(cupti_.Count("EnableActivity:" + kDriverKind), 0u);
   ASSERT_TRUE(StopCollector(nullptr).ok());
 }
 
-TEST_F(CollectorLifecycleTest, AFailedCallChoiceUndoesTheKindsAndTheStart) {
-  cupti_.Fail(kLeanLaunch + ":1");  // chosen after cudaStreamSynchronize (lower callback id)
+TEST_F(CollectorLifecycleTest, AFailedApiKindUndoesTheKindsAndTheStart) {
+  cupti_.Fail("EnableActivity:" + kDriverKind);  // enabled after the runtime's kind
   absl::Status st = StartCollector(config_, "session", cupti_);
   EXPECT_FALSE(st.ok());
   EXPECT_EQ(cupti_.Count("DisableActivity:" + kKernelKind), 1u);
-  EXPECT_EQ(cupti_.Count(kLeanSync + ":0"), 1u);  // chosen before the failure: taken back
+  EXPECT_EQ(cupti_.Count("DisableActivity:" + kRuntimeKind), 1u);  // enabled before the failure: taken back
+  EXPECT_EQ(PerCallChoices(cupti_, "0"), 0u);
   EXPECT_FALSE(Exists(path_));
   EXPECT_FALSE(CollectorActive());
+}
+
+// A call CUPTI will not turn off stays recorded: more records, and profiling goes on.
+TEST_F(CollectorLifecycleTest, ACallThatCannotBeTurnedOffLeavesProfilingOn) {
+  cupti_.Fail(kLeanGetDevice + ":0");
+  ASSERT_TRUE(StartCollector(config_, "session", cupti_).ok());
+  EXPECT_TRUE(CollectorActive());
+  EXPECT_EQ(cupti_.Count(kLeanDriverAttribute + ":0"), 1u);
+  ASSERT_TRUE(StopCollector(nullptr).ok());
 }
 
 // Monitor mode: figures per interval instead of records; every delivered kernel is counted.
@@ -514,6 +545,24 @@ TEST_F(CollectorLifecycleTest, ProfilerApiGateRecordsOnlyBetweenStartAndStop) {
   EXPECT_EQ(trace.windows[2].reason(), "cudaProfilerStart");
 }
 
+// A window that opens once the program runs (a cudaProfilerApi range, a delay) enables the API
+// kinds then, which undoes the last window's per-call choice: each window chooses again, after its
+// own enabling.
+TEST_F(CollectorLifecycleTest, EachWindowTurnsTheUnreadCallsOffAgain) {
+  config_.capture_range = "cudaProfilerApi";
+  ASSERT_TRUE(StartCollector(config_, "session", cupti_).ok());
+  EXPECT_EQ(cupti_.Count(kLeanGetDevice + ":0"), 0u) << "nothing is chosen before the gate opens";
+  for (size_t window = 1; window <= 2; ++window) {
+    cupti_.CallProfilerStart();
+    EXPECT_EQ(cupti_.Count(kLeanGetDevice + ":0"), window);
+    EXPECT_LT(cupti_.LastIndexOf("EnableActivity:" + kRuntimeKind), cupti_.LastIndexOf(kLeanGetDevice + ":0"));
+    EXPECT_EQ(cupti_.Count(kLeanLaunch + ":0"), 0u);
+    cupti_.CallProfilerStop();
+    EXPECT_EQ(cupti_.Count("DisableActivity:" + kRuntimeKind), window);
+  }
+  ASSERT_TRUE(StopCollector(nullptr).ok());
+}
+
 // The top-down chooses its hot kernels a moment after its window closed; a program that ends
 // sooner still gets the choice, made at the stop, behind the window's records.
 TEST_F(CollectorLifecycleTest, TopDownChoosesAtTheStopWhenTheProgramEndsRightAfterItsWindow) {
@@ -644,6 +693,7 @@ TEST_F(CollectorLifecycleTest, ThousandStartStopCyclesKeepMemoryAndThreadsFlat) 
     // 256 records touch 256 KiB of the buffer: 1,000 kept buffers would add 250 MiB.
     ASSERT_TRUE(cupti_.DeliverKernels(256, 2'000'000'000));
     ASSERT_TRUE(StopCollector(nullptr).ok());
+    cupti_.ClearCalls();  // the fake's own log of calls is not the collector's memory
   };
   for (int i = 0; i < 20; ++i) cycle();  // the allocator's and the test's own first-time costs
   const uint64_t rss_kb = ProcessStatus("VmRSS");

@@ -19,6 +19,11 @@ std::vector<std::string> FakeCupti::Calls() const {
   return calls_;
 }
 
+void FakeCupti::ClearCalls() {
+  std::lock_guard<std::mutex> lock(mu_);
+  calls_.clear();
+}
+
 size_t FakeCupti::Count(const std::string& call) const {
   size_t n = 0;
   for (const auto& c : Calls()) n += c == call;

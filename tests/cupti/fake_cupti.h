@@ -27,6 +27,8 @@ class FakeCupti final : public CuptiApi {
   // "DisableActivity:<k>", "EnableApiRecords:<api>:<cbid>:<0|1>", "RegisterBufferCallbacks", "FlushAll", "FlushAll:forced", "SetFlushPeriod".
   std::vector<std::string> Calls() const;
   size_t Count(const std::string& call) const;
+  // Forgets the calls logged so far.
+  void ClearCalls();
   // Index of the last call named `call` in Calls(), or -1.
   int LastIndexOf(const std::string& call) const;
   void set_driver_loadable(bool v) { driver_loadable_ = v; }
