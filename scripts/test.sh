@@ -11,4 +11,4 @@ ctest --output-on-failure -j"$(nproc)" --timeout 600
 cd ..
 # Hardening (docs/hardening.md): the suite under sanitizers, then a short bounded fuzzing run.
 scripts/sanitize.sh
-scripts/fuzz.sh 60
+scripts/fuzz.sh 30
