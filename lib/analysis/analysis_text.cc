@@ -73,7 +73,8 @@ std::string RenderKernelInternals(const Analysis& analysis) {
 
 }  // namespace
 
-std::string RenderAnalysisText(const Analysis& analysis, const std::string& trace_path, size_t top_rows) {
+std::string RenderAnalysisText(const Analysis& analysis, const std::string& trace_path, size_t top_rows,
+                               core::KernelNameStyle names) {
   const v1::TraceSummary& s = analysis.summary;
   // Names in findings come from the trace: each is escaped for the terminal where it is put in
   // (the CLI escapes the whole text once more, for the sections rendered elsewhere).
@@ -148,8 +149,9 @@ std::string RenderAnalysisText(const Analysis& analysis, const std::string& trac
   }
   if (!internals_shown) out += internals;
   out += RenderGpuCountersText(analysis.gpu_counters);
-  for (const Table& t : analysis.tables) absl::StrAppend(&out, RenderText(t, top_rows), "\n");
-  return out;
+  for (const Table& t : analysis.tables) absl::StrAppend(&out, RenderText(WithKernelNames(t, names), top_rows), "\n");
+  // The tables' names are shown already (their columns sized to them); these are the findings'.
+  return core::RenameKernelNamesIn(out, names);
 }
 
 }  // namespace cuscope::analysis

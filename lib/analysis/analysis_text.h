@@ -9,11 +9,14 @@
 #include <string>
 
 #include "lib/analysis/analysis.h"
+#include "lib/core/kernel_names.h"
 
 namespace cuscope::analysis {
 
-// `top_rows` rows per supporting table. Names from the trace are escaped for the terminal.
-std::string RenderAnalysisText(const Analysis& analysis, const std::string& trace_path, size_t top_rows);
+// `top_rows` rows per supporting table. Names from the trace are escaped for the terminal; kernel
+// names are shown in `names` (short base names by default).
+std::string RenderAnalysisText(const Analysis& analysis, const std::string& trace_path, size_t top_rows,
+                               core::KernelNameStyle names = core::KernelNameStyle::kBase);
 
 }  // namespace cuscope::analysis
 

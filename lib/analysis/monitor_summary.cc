@@ -6,7 +6,6 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
-#include "lib/core/kernel_selection.h"
 #include "lib/monitor/figures_codec.h"
 
 namespace cuscope::analysis {
@@ -114,7 +113,7 @@ Table MonitorKernelTable(const Timeline& timeline) {
       const bool other = k.name.empty();
       t.rows.push_back({absl::StrCat(d.device), Percent(k.gpu_ns, d.kernel_gpu_ns), absl::StrCat(k.gpu_ns),
                         absl::StrCat(k.launches), other ? "" : Dim(k.grid), other ? "" : Dim(k.block),
-                        other ? "(other kernels)" : core::DemangleName(k.name)});
+                        other ? "(other kernels)" : k.name});
     }
   }
   return t;

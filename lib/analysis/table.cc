@@ -39,6 +39,16 @@ std::string FormatCell(const std::string& value, ColumnType type) {
 
 }  // namespace
 
+Table WithKernelNames(Table table, core::KernelNameStyle style) {
+  if (style == core::KernelNameStyle::kMangled) return table;
+  for (auto& row : table.rows) {
+    for (size_t c = 0; c < row.size() && c < table.columns.size(); ++c) {
+      if (table.columns[c].type == ColumnType::kText) row[c] = core::RenameKernelNamesIn(row[c], style);
+    }
+  }
+  return table;
+}
+
 std::string RenderText(const Table& table, size_t max_rows) {
   const size_t shown = max_rows == 0 ? table.rows.size() : std::min(max_rows, table.rows.size());
   std::vector<std::vector<std::string>> cells(shown);

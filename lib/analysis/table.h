@@ -9,6 +9,8 @@
 #include <string_view>
 #include <vector>
 
+#include "lib/core/kernel_names.h"
+
 namespace cuscope::analysis {
 
 enum class ColumnType { kText, kInteger, kPercent, kDecimal };
@@ -32,6 +34,9 @@ std::string RenderText(const Table& table, size_t max_rows = 0);
 std::string RenderCsv(const Table& table);
 // An object: {"report": name, "title": ..., "rows": [{column: value, ...}, ...]}.
 std::string RenderJson(const Table& table);
+// The table with the kernel names in its text cells shown in `style` (core::RenameKernelNamesIn).
+Table WithKernelNames(Table table, core::KernelNameStyle style);
+
 // A JSON string literal, safe to print on a terminal (core::JsonEscaping::kTerminalSafe).
 std::string JsonQuote(std::string_view s);
 

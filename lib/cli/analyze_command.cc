@@ -1,5 +1,5 @@
 // cuscope analyze TRACE [--format text|json] [--fail-on info|warning|error]
-//                       [--threshold NAME=VALUE]... [--top N]
+//                       [--threshold NAME=VALUE]... [--top N] [--kernel-names STYLE]
 #include <cstdio>
 #include <cstdlib>
 #include <string>
@@ -15,7 +15,7 @@ namespace {
 
 constexpr const char kAnalyzeUsage[] =
     "usage: cuscope analyze TRACE [--format text|json] [--fail-on info|warning|error]\n"
-    "                             [--threshold NAME=VALUE]... [--top N]\n"
+    "                             [--threshold NAME=VALUE]... [--top N] [--kernel-names STYLE]\n"
     "\n"
     "Says what holds the program back: the baseline (timeline window, kernel time, GPU utilization, launch\n"
     "rate), ranked findings with their evidence, then the tables behind them. A top-down trace (profile\n"
@@ -23,7 +23,7 @@ constexpr const char kAnalyzeUsage[] =
     "  --format text|json   text for people (default); json follows proto/cuscope/v1/report.proto\n"
     "  --fail-on SEVERITY   exit 1 when a finding is at least this severe (for CI)\n"
     "  --threshold N=V      override a rule threshold; --threshold help lists them\n"
-    "  --top N              rows per supporting table (default 10)\n";
+    "  --top N              rows per supporting table (default 10)\n" CUSCOPE_KERNEL_NAMES_USAGE;
 
 void PrintThresholds() {
   const analysis::Thresholds defaults;
@@ -40,6 +40,7 @@ int RunAnalyze(const Args& args) {
   analysis::AnalyzeOptions options;
   std::string path, format = "text";
   std::optional<analysis::Severity> fail_on;
+  core::KernelNameStyle names = core::KernelNameStyle::kBase;
   bool list_thresholds = false;
   ArgumentParser parser;
   parser.Option({"--format"}, "--format takes text or json", [&](const std::string& v) {
@@ -65,6 +66,7 @@ int RunAnalyze(const Args& args) {
     }
     return absl::OkStatus();
   });
+  parser.Option({"--kernel-names"}, "--kernel-names takes base, demangled or mangled", KeepKernelNameStyle(&names));
   parser.UnknownOptionMessage(UnknownOptionOf("analyze"));
   parser.Positional(KeepOne(&path, "analyze takes one trace file"));
   if (std::optional<int> exit = HelpOrMistake(parser.Parse(args), kAnalyzeUsage)) return *exit;
@@ -87,7 +89,7 @@ int RunAnalyze(const Args& args) {
   } else {
     // Names were escaped where the findings and tables put them; this catches the rest of the
     // text (every section renders strings from the trace), keeping only its line breaks.
-    std::fputs(core::EscapeTextForTerminal(analysis::RenderAnalysisText(result, path, options.top_rows)).c_str(),
+    std::fputs(core::EscapeTextForTerminal(analysis::RenderAnalysisText(result, path, options.top_rows, names)).c_str(),
                stdout);
   }
   if (fail_on && !result.findings.empty() && result.worst() >= *fail_on) return 1;

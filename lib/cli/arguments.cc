@@ -186,6 +186,15 @@ ArgumentParser::ValueAction AppendCommaSeparated(std::vector<std::string>* out) 
   };
 }
 
+ArgumentParser::ValueAction KeepKernelNameStyle(core::KernelNameStyle* out) {
+  return [out](const std::string& value) -> Next {
+    absl::StatusOr<core::KernelNameStyle> style = core::ParseKernelNameStyle(value);
+    if (!style.ok()) return style.status();
+    *out = *style;
+    return absl::OkStatus();
+  };
+}
+
 ArgumentParser::Message UnknownOptionOf(std::string command) {
   return [command = std::move(command)](const std::string& arg) {
     return absl::StrCat(command, ": unknown option '", arg, "' (see cuscope ", command, " --help)");

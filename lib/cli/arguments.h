@@ -35,6 +35,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "lib/cli/commands.h"
+#include "lib/core/kernel_names.h"
 
 namespace cuscope::cli {
 
@@ -138,6 +139,14 @@ ArgumentParser::ValueAction KeepOne(std::string* out, std::string too_many);
 
 // An action that appends the comma-separated items of its value to *out, skipping empty ones.
 ArgumentParser::ValueAction AppendCommaSeparated(std::vector<std::string>* out);
+
+// An action for --kernel-names base|demangled|mangled.
+ArgumentParser::ValueAction KeepKernelNameStyle(core::KernelNameStyle* out);
+// Its lines in a command's usage (a macro, so that usages stay one string literal).
+#define CUSCOPE_KERNEL_NAMES_USAGE                                                                \
+  "  --kernel-names base|demangled|mangled\n"                                                     \
+  "                       kernel names as shown: short base names (default), the full demangled\n" \
+  "                       names, or as recorded; JSON and CSV keep the recorded names\n"
 
 // The message for an unknown option of `command`: "COMMAND: unknown option 'X' (see cuscope
 // COMMAND --help)".

@@ -29,7 +29,7 @@ constexpr const char kDiffUsage[] =
     "                       first 1% of each GPU's operations, as analyze separates it), or all of it, first\n"
     "                       to last recorded activity\n"
     "  --nvtx RANGE         compare the mean length of the NVTX ranges named RANGE (a step, a request)\n"
-    "  --fail-on-regression exit 1 when NEW is slower (a verdict of 'worse'), for CI gates\n";
+    "  --fail-on-regression exit 1 when NEW is slower (a verdict of 'worse'), for CI gates\n" CUSCOPE_KERNEL_NAMES_USAGE;
 
 }  // namespace
 
@@ -37,6 +37,7 @@ int RunDiff(const Args& args) {
   RunSetArgs sets;
   std::string format = "text";
   size_t top = 10;
+  core::KernelNameStyle names = core::KernelNameStyle::kBase;
   report::DiffOptions options;
   bool span_given = false, fail_on_regression = false;
   ArgumentParser parser;
@@ -52,6 +53,7 @@ int RunDiff(const Args& args) {
     if (v.empty() || *end != '\0') return absl::InvalidArgumentError("--top takes a number of kernels");
     return absl::OkStatus();
   });
+  parser.Option({"--kernel-names"}, "--kernel-names takes base, demangled or mangled", KeepKernelNameStyle(&names));
   parser.Option({"--min-change"}, "--min-change takes a percentage", [&](const std::string& v) {
     char* end = nullptr;
     const double pct = std::strtod(v.c_str(), &end);
@@ -86,7 +88,7 @@ int RunDiff(const Args& args) {
   if (format == "json") {
     std::printf("%s\n", report::RenderDiffJson(diff).c_str());
   } else {
-    std::fputs(core::EscapeTextForTerminal(report::RenderDiffText(diff, top)).c_str(), stdout);
+    std::fputs(core::EscapeTextForTerminal(report::RenderDiffText(diff, top, names)).c_str(), stdout);
   }
   return fail_on_regression && diff.verdict == report::Verdict::kWorse ? 1 : 0;
 }

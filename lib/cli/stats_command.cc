@@ -1,4 +1,4 @@
-// cuscope stats --report NAME[,NAME...] [--format text|csv|json] TRACE
+// cuscope stats --report NAME[,NAME...] [--format text|csv|json] [--kernel-names STYLE] TRACE
 #include <algorithm>
 #include <cstdio>
 #include <string>
@@ -26,6 +26,7 @@ std::string KnownReports() {
 int RunStats(const Args& args) {
   std::string path, format = "text";
   std::vector<std::string> reports;
+  core::KernelNameStyle names = core::KernelNameStyle::kBase;
   ArgumentParser parser;
   parser.Option({"--report", "-r"}, "--report takes NAME[,NAME...]", AppendCommaSeparated(&reports));
   parser.Option({"--format"}, "--format takes text, csv or json", [&](const std::string& v) {
@@ -35,15 +36,16 @@ int RunStats(const Args& args) {
     }
     return absl::OkStatus();
   });
+  parser.Option({"--kernel-names"}, "--kernel-names takes base, demangled or mangled", KeepKernelNameStyle(&names));
   parser.UnknownOptionMessage([](const std::string& arg) { return absl::StrCat("stats: unknown option '", arg, "'"); });
   parser.Positional(KeepOne(&path, "stats takes one trace file"));
   const std::string usage = absl::StrCat(
-      "usage: cuscope stats --report NAME[,NAME...] [--format text|csv|json] TRACE\n"
+      "usage: cuscope stats --report NAME[,NAME...] [--format text|csv|json] [--kernel-names STYLE] TRACE\n"
       "reports: ", KnownReports(), "\n"
       "kern_metrics: the profiled kernels (CUSCOPE_METRICS): throughput, occupancy, top stall, roofline, "
       "verdict\n"
       "gpu_metrics: the GPU counters sampled over time (PM sampling, NVML): samples, min, average "
-      "(time-weighted for PM samples) and max per device and counter\n");
+      "(time-weighted for PM samples) and max per device and counter\n" CUSCOPE_KERNEL_NAMES_USAGE);
   if (std::optional<int> exit = HelpOrMistake(parser.Parse(args), usage)) return *exit;
   const bool all_reports = reports.empty();
   if (all_reports) {
@@ -77,7 +79,7 @@ int RunStats(const Args& args) {
   for (size_t r = 0; r < reports.size(); ++r) {
     const analysis::Table table = *analysis::BuildReport(reports[r], timeline);
     if (format == "text") {
-      absl::StrAppend(&out, r ? "\n" : "", analysis::RenderText(table));
+      absl::StrAppend(&out, r ? "\n" : "", analysis::RenderText(analysis::WithKernelNames(table, names)));
     } else if (format == "csv") {
       // Several reports in one CSV stream: each starts with a "# name" line.
       if (reports.size() > 1) absl::StrAppend(&out, r ? "\n" : "", "# ", table.name, "\n");

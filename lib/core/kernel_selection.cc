@@ -46,7 +46,7 @@ class Nesting {
 
 }  // namespace
 
-std::string FunctionBaseName(std::string_view demangled) {
+std::string FunctionNameWithTemplateArguments(std::string_view demangled) {
   // Cut at the parameter list: the last '(' outside every bracket, so that a scope such as
   // "(anonymous namespace)" before the name is not taken for it.
   Nesting nesting;
@@ -62,7 +62,11 @@ std::string FunctionBaseName(std::string_view demangled) {
   for (size_t i = 0; i < head.size(); ++i) {
     if (outer.Outside(head[i]) && head[i] == ' ') begin = i + 1;
   }
-  head = head.substr(begin);
+  return std::string(head.substr(begin));
+}
+
+std::string FunctionBaseName(std::string_view demangled) {
+  const std::string head = FunctionNameWithTemplateArguments(demangled);
   // Drop template arguments wherever they appear (ns::foo<int>, ns<1>::foo).
   std::string base;
   int depth = 0;

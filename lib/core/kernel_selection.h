@@ -57,6 +57,9 @@ std::string DemangleName(std::string_view mangled);
 // "void ns::foo<int>(float*, int)" -> "ns::foo"; the input when it has no such shape.
 std::string FunctionBaseName(std::string_view demangled);
 
+// "void ns::foo<int>(float*, int)" -> "ns::foo<int>": without the return type and the parameters.
+std::string FunctionNameWithTemplateArguments(std::string_view demangled);
+
 class KernelSelector {
  public:
   // Fails, naming the problem, on a regex that does not compile or is longer than kMaxRegexLength.

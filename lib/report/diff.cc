@@ -306,7 +306,7 @@ DiffResult DiffRuns(const std::vector<RunFigures>& base, const std::vector<RunFi
   return d;
 }
 
-std::string RenderDiffText(const DiffResult& d, size_t top_kernels) {
+std::string RenderDiffText(const DiffResult& d, size_t top_kernels, core::KernelNameStyle names) {
   std::string out = absl::StrCat("cuscope diff\n  BASE: ", absl::StrJoin(d.base_labels, ", "),
                                  "\n  NEW:  ", absl::StrJoin(d.new_labels, ", "), "\n\n");
   absl::StrAppend(&out, "Verdict: ", d.conclusion, "\n");
@@ -372,10 +372,10 @@ std::string RenderDiffText(const DiffResult& d, size_t top_kernels) {
                     Cell(k.new_count > 0 ? Duration(k.new_avg_ns()) : "-", 12, true),
                     Cell(Duration(k.new_total_ns), 13, true), Cell(SignedDuration(k.change_ns()), 14, true),
                     Cell(k.change_relative() ? SignedPercent(*k.change_relative()) : "new", 10, true), "  ",
-                    absl::StripTrailingAsciiWhitespace(Cell(k.display_name, 60, false)), "\n");
+                    absl::StripTrailingAsciiWhitespace(Cell(core::KernelDisplayName(k.name, names), 60, false)), "\n");
   }
   if (shown < d.kernels.size()) absl::StrAppend(&out, "... ", d.kernels.size() - shown, " more kernels\n");
-  return out;
+  return core::RenameKernelNamesIn(out, names);  // the findings' headlines name kernels too
 }
 
 std::string RenderDiffJson(const DiffResult& d) {

@@ -20,6 +20,7 @@
 #include <string_view>
 #include <vector>
 
+#include "lib/core/kernel_names.h"
 #include "lib/report/run_figures.h"
 
 namespace cuscope::report {
@@ -120,7 +121,9 @@ DiffResult DiffRuns(const std::vector<RunFigures>& base, const std::vector<RunFi
 
 // Text for people: the verdict first, then the figures, the findings and the kernels (top
 // `top_kernels` by time; 0 = all).
-std::string RenderDiffText(const DiffResult& diff, size_t top_kernels = 10);
+// Kernel names shown in `names` (short base names by default; the JSON keeps the recorded ones).
+std::string RenderDiffText(const DiffResult& diff, size_t top_kernels = 10,
+                           core::KernelNameStyle names = core::KernelNameStyle::kBase);
 // One JSON object with every figure (times in ns, shares as fractions).
 std::string RenderDiffJson(const DiffResult& diff);
 

@@ -8,6 +8,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "lib/analysis/tables.h"
+#include "lib/core/kernel_names.h"
 #include "lib/core/kernel_selection.h"
 #include "lib/report/json.h"
 #include "lib/report/timeline_lanes.h"
@@ -86,7 +87,7 @@ void WriteFindings(const std::vector<analysis::Finding>& findings, const TimeAxi
   w->Key("findings").BeginArray();
   for (const analysis::Finding& f : findings) {
     w->BeginObject().Field("rule_id", f.rule_id).Field("severity", analysis::SeverityName(f.severity));
-    w->Field("headline", f.headline).Field("recoverable_ns", f.recoverable_ns);
+    w->Field("headline", core::RenameKernelNamesIn(f.headline, core::KernelNameStyle::kBase)).Field("recoverable_ns", f.recoverable_ns);
     w->Field("recommendation", f.recommendation).Key("numbers").BeginArray();
     for (const analysis::Number& n : f.numbers) {
       w->BeginObject().Field("key", n.key).Field("value", n.value).Field("unit", n.unit).EndObject();
@@ -94,7 +95,7 @@ void WriteFindings(const std::vector<analysis::Finding>& findings, const TimeAxi
     w->EndArray().Key("offenders").BeginArray();
     for (const analysis::Offender& o : f.offenders) {
       w->BeginObject().Field("kind", o.kind).Field("name", o.name);
-      if (o.kind == "kernel") w->Field("display", core::DemangleName(o.name));
+      if (o.kind == "kernel") w->Field("display", core::ShortKernelName(o.name));
       w->Field("count", o.count).Field("time_ns", o.time_ns).EndObject();
     }
     w->EndArray().Key("spans").BeginArray();
@@ -110,7 +111,7 @@ void WriteFindings(const std::vector<analysis::Finding>& findings, const TimeAxi
 void WriteKernelVerdicts(const std::vector<analysis::KernelVerdict>& verdicts, JsonWriter* w) {
   w->Key("kernel_verdicts").BeginArray();
   for (const analysis::KernelVerdict& v : verdicts) {
-    w->BeginObject().Field("label", core::DemangleName(v.name)).Field("name", v.name);
+    w->BeginObject().Field("label", core::ShortKernelName(v.name)).Field("name", v.name);
     if (v.launch_known) w->Field("grid", v.GridText()).Field("block", v.BlockText());
     w->Field("device", static_cast<uint64_t>(v.device));
     w->Field("bottleneck", analysis::BottleneckName(v.bottleneck)).Field("reason", v.reason);
@@ -154,7 +155,7 @@ void WriteRoofline(const std::vector<analysis::KernelVerdict>& verdicts,
   for (const analysis::KernelVerdict& v : verdicts) {
     const analysis::RooflinePoint& r = v.roofline;
     const std::string label = absl::StrCat(
-        core::DemangleName(v.name),
+        core::ShortKernelName(v.name),
         v.launch_known ? absl::StrCat(" [grid ", v.GridText(), ", block ", v.BlockText(), "]") : std::string());
     if (!r.present || !r.intensity || *r.intensity <= 0 || r.flop_per_second <= 0) {
       not_measured.emplace_back(label, !r.present ? "profiled without the roofline metrics (FLOP counts, DRAM bytes)"
@@ -178,7 +179,7 @@ void WriteRoofline(const std::vector<analysis::KernelVerdict>& verdicts,
   w->Key("not_measured").BeginArray();
   for (const auto& [label, why] : not_measured) w->BeginObject().Field("label", label).Field("why", why).EndObject();
   for (size_t i = 0; i < unprofiled.size() && i < max_not_measured; ++i) {
-    w->BeginObject().Field("label", core::DemangleName(unprofiled[i].name));
+    w->BeginObject().Field("label", core::ShortKernelName(unprofiled[i].name));
     w->Field("why", "no metric rows (not profiled with --metrics)").Field("count", unprofiled[i].count);
     w->Field("time_ns", unprofiled[i].time_ns).EndObject();
   }
@@ -209,7 +210,8 @@ void WriteTables(const std::vector<analysis::Table>& tables, size_t max_rows, Js
     w->EndArray().Field("total_rows", static_cast<uint64_t>(t.rows.size())).Key("rows").BeginArray();
     for (size_t r = 0; r < t.rows.size() && r < max_rows; ++r) {
       w->BeginArray();
-      for (const std::string& cell : t.rows[r]) w->String(cell);
+      // The page is read by people: kernel names short, as in the timeline (the trace keeps them whole).
+      for (const std::string& cell : t.rows[r]) w->String(core::RenameKernelNamesIn(cell, core::KernelNameStyle::kBase));
       w->EndArray();
     }
     w->EndArray().EndObject();

@@ -4,6 +4,7 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
+#include "lib/core/kernel_names.h"
 #include "lib/core/kernel_selection.h"
 
 namespace cuscope::report {
@@ -63,7 +64,7 @@ RunFigures FiguresOf(const analysis::Timeline& timeline, const analysis::Analysi
     if (inserted) {
       const std::string_view name = timeline.KernelName(k);
       auto [nit, new_name] = slot_of_name.try_emplace(name, r.kernels.size());
-      if (new_name) r.kernels.push_back(KernelFigure{std::string(name), core::DemangleName(name), 0, 0});
+      if (new_name) r.kernels.push_back(KernelFigure{std::string(name), core::ShortKernelName(name), 0, 0});
       it->second = nit->second;
     }
     KernelFigure& f = r.kernels[it->second];

@@ -5,6 +5,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "lib/core/kernel_names.h"
 #include "lib/core/kernel_selection.h"
 
 namespace cuscope::report {
@@ -116,7 +117,7 @@ void AddDeviceLanes(const core::Trace& trace, const analysis::Timeline& timeline
           // Demangling is slow and a kernel is launched many times: once per signature.
           const core::KernelRow& k = trace.kernels[op.index()];
           auto [nit, new_sig] = kernel_name_of_signature.try_emplace(k.signature, 0);
-          if (new_sig) nit->second = names->Intern(core::DemangleName(timeline.KernelName(k)));
+          if (new_sig) nit->second = names->Intern(core::ShortKernelName(timeline.KernelName(k)));
           item.name = nit->second;
           break;
         }

@@ -50,7 +50,7 @@ TEST(RunFiguresTest, FromASyntheticTrace) {
   EXPECT_EQ(f.kernel_time_ns, 1'600'000u);
   ASSERT_EQ(f.kernels.size(), 1u);
   EXPECT_EQ(f.kernels[0].name, "_Z4stepPfi");
-  EXPECT_EQ(f.kernels[0].display_name, "step(float*, int)");
+  EXPECT_EQ(f.kernels[0].display_name, "step");  // the short base name
   EXPECT_EQ(f.kernels[0].count, 400u);
   // GPU active from the first kernel (21 us) to the last one's end (8005 us).
   EXPECT_EQ(f.gpu_active_ns, 7'984'000u);
@@ -253,7 +253,11 @@ TEST(DiffRenderTest, TextAndJson) {
       << text;
   EXPECT_TRUE(absl::StrContains(text, "\n  gpu.idle [error -> -]: GPU 0 idle 80.0%")) << text;
   EXPECT_TRUE(absl::StrContains(text, "Findings new (raised for NEW, not for BASE): none\n")) << text;
-  EXPECT_TRUE(absl::StrContains(text, "step(float*, int)")) << text;
+  EXPECT_TRUE(absl::StrContains(text, "  step\n")) << text;  // kernel names short by default
+  EXPECT_FALSE(absl::StrContains(text, "step(float*, int)")) << text;
+  const std::string demangled = RenderDiffText(d, 10, core::KernelNameStyle::kDemangled);
+  EXPECT_TRUE(absl::StrContains(demangled, "  step(float*, int)\n")) << demangled;
+  EXPECT_TRUE(absl::StrContains(RenderDiffText(d, 10, core::KernelNameStyle::kMangled), "  _Z4stepPfi\n"));
   EXPECT_TRUE(absl::StrContains(text, "-100.0%")) << text;
 
   google::protobuf::Struct json;
