@@ -167,6 +167,7 @@ Timeline Timeline::Build(const core::Trace& trace) {
   t.trace_ = &trace;
   t.ClassifyApiFunctions();
   t.CollectProfiledCorrelations();
+  t.DetectStuckCorrelation();
   t.BuildDevices();
   const CorrelationRange correlations = t.BuildThreads();
   t.BuildMetricWindows();
@@ -194,6 +195,21 @@ void Timeline::CollectProfiledCorrelations() {
   std::sort(profiled_correlations_.begin(), profiled_correlations_.end());
   profiled_correlations_.erase(std::unique(profiled_correlations_.begin(), profiled_correlations_.end()),
                                profiled_correlations_.end());
+}
+
+void Timeline::DetectStuckCorrelation() {
+  absl::flat_hash_map<uint64_t, uint64_t> kernels_per_id;
+  uint64_t with_id = 0;
+  for (const core::KernelRow& k : trace_->kernels) {
+    if (k.correlation_id == 0) continue;
+    ++with_id;
+    ++kernels_per_id[k.correlation_id];
+  }
+  StuckCorrelation most;
+  for (const auto& [id, n] : kernels_per_id) {
+    if (n > most.kernels || (n == most.kernels && id < most.id)) most = {id, n, with_id};
+  }
+  if (most.kernels >= kStuckCorrelationKernels && 2 * most.kernels > with_id) stuck_correlation_ = most;
 }
 
 void Timeline::BuildDevices() {

@@ -109,6 +109,17 @@ class Timeline {
   // Kernels on the timeline (replayed launches excluded).
   uint64_t kernel_count() const { return kernel_count_; }
   uint64_t replayed_kernel_count() const { return replayed_kernels_; }
+  // A correlation id CUPTI gave to most of the trace's kernels (at least kStuckCorrelationKernels,
+  // more than half of those with an id) instead of one per launch, and how many kernels carry it.
+  // Such ids tie nothing to anything: a kernel of that id that has a duration of its own stays on
+  // the timeline even when a metric row (or the collector's replay flag) shares the id.
+  struct StuckCorrelation {
+    uint64_t id = 0;
+    uint64_t kernels = 0;
+    uint64_t kernels_with_id = 0;
+  };
+  static constexpr uint64_t kStuckCorrelationKernels = 100;
+  const std::optional<StuckCorrelation>& stuck_correlation() const { return stuck_correlation_; }
   // The time metric collection took: the union of the METRICS capture windows (a window still open
   // at the end is closed at the end of the span) and of the launch calls of profiled launches, and
   // how many METRICS windows there were.
@@ -132,11 +143,13 @@ class Timeline {
   uint32_t KernelDevice(const core::KernelRow& k) const;
   // A launch CUPTI replayed for metrics: flagged so, or one whose correlation id a metric row has.
   bool Replayed(const core::KernelRow& k) const {
+    if (stuck_correlation_ && k.correlation_id == stuck_correlation_->id && k.end > k.start) return false;
     return k.replayed() || (!profiled_correlations_.empty() && Profiled(k.correlation_id));
   }
   bool OnTimeline(const core::KernelRow& k) const { return !Replayed(k); }
-  // Whether a metric row has this correlation id.
+  // Whether a metric row has this correlation id (never a stuck one).
   bool Profiled(uint64_t correlation_id) const {
+    if (stuck_correlation_ && correlation_id == stuck_correlation_->id) return false;  // ties nothing
     return correlation_id != 0 &&
            std::binary_search(profiled_correlations_.begin(), profiled_correlations_.end(), correlation_id);
   }
@@ -165,6 +178,7 @@ class Timeline {
   // The steps of Build, in the order it takes them: each reads what the ones before it built.
   void ClassifyApiFunctions();
   void CollectProfiledCorrelations();
+  void DetectStuckCorrelation();
   // Devices and their streams, from the GPU operations (replayed launches counted and left out).
   void BuildDevices();
   void AddDeviceOps(DeviceTimeline& d, StreamIndex& streams);
@@ -186,6 +200,7 @@ class Timeline {
   uint64_t kernel_count_ = 0;
   uint64_t replayed_kernels_ = 0;
   std::vector<uint64_t> profiled_correlations_;  // of the metric rows, sorted, unique
+  std::optional<StuckCorrelation> stuck_correlation_;
   IntervalSet metric_windows_;
   uint64_t metric_window_count_ = 0;
   IntervalSet capture_windows_;

@@ -107,3 +107,60 @@ TEST(TraceHealthRule, SeveralProblemsAreSaidInAFixedOrder) {
 
 }  // namespace
 }  // namespace cuscope::analysis
+
+namespace cuscope::analysis {
+namespace {
+
+// `shared` kernels with correlation id 3 (flagged replayed, as the collector flags every kernel of
+// a profiled launch's id), `own` kernels with an id each, and a metric row of id 3.
+core::Trace StuckTrace(int shared, int own) {
+  SyntheticTrace s;
+  for (int i = 0; i < shared; ++i) s.Kernel("k", i * 10.0, 5, 7, 3, 0, v1::KERNEL_FLAG_REPLAYED);
+  for (int i = 0; i < own; ++i) s.Kernel("k", 100'000 + i * 10.0, 5, 7, 10'000 + i);
+  s.Metrics(3, "k", 0, 200'000, 10, {});
+  return s.Load();
+}
+
+size_t StuckWarnings(const std::vector<std::string>& warnings) {
+  size_t n = 0;
+  for (const std::string& w : warnings) n += w.find("the same one (3)") != std::string::npos;
+  return n;
+}
+
+TEST(TraceHealthRule, OneCorrelationIdForMostKernelsIsSaidAndTheKernelsStayOnTheTimeline) {
+  const core::Trace trace = StuckTrace(150, 10);
+  const Timeline timeline = Timeline::Build(trace);
+  ASSERT_TRUE(timeline.stuck_correlation().has_value());
+  EXPECT_EQ(timeline.stuck_correlation()->kernels, 150u);
+  EXPECT_EQ(timeline.kernel_count(), 160u);
+  EXPECT_EQ(timeline.replayed_kernel_count(), 0u);
+  EXPECT_FALSE(timeline.Profiled(3)) << "a stuck id marks no launch call as profiling time";
+  const std::vector<std::string> warnings = TraceHealthRule(timeline);
+  ASSERT_EQ(StuckWarnings(warnings), 1u);
+  EXPECT_NE(warnings.back().find("CUPTI gave 150 of the 160 kernels with a correlation id the same one (3)"),
+            std::string::npos)
+      << warnings.back();
+}
+
+TEST(TraceHealthRule, AReplayedRecordOfTheStuckIdStaysOffTheTimeline) {
+  SyntheticTrace s;
+  for (int i = 0; i < 120; ++i) s.Kernel("k", i * 10.0, 5, 7, 3);
+  s.Kernel("k", 5'000, 0, 7, 3, 0, v1::KERNEL_FLAG_REPLAYED);  // no duration: CUPTI's replayed record
+  s.Metrics(3, "k", 0, 4'990, 20, {});
+  const core::Trace trace = s.Load();
+  const Timeline timeline = Timeline::Build(trace);
+  EXPECT_EQ(timeline.kernel_count(), 120u);
+  EXPECT_EQ(timeline.replayed_kernel_count(), 1u);
+}
+
+TEST(TraceHealthRule, StuckNeedsAHundredKernelsAndMoreThanHalf) {
+  EXPECT_EQ(StuckWarnings(Warnings(StuckTrace(99, 0))), 0u);   // too few to tell
+  EXPECT_EQ(StuckWarnings(Warnings(StuckTrace(100, 0))), 1u);
+  EXPECT_EQ(StuckWarnings(Warnings(StuckTrace(100, 100))), 0u);  // half: not most
+  EXPECT_EQ(StuckWarnings(Warnings(StuckTrace(101, 100))), 1u);
+  // Without the warning the ids are trusted: the flagged kernels stay replayed.
+  EXPECT_EQ(Timeline::Build(StuckTrace(99, 0)).replayed_kernel_count(), 99u);
+}
+
+}  // namespace
+}  // namespace cuscope::analysis

@@ -1,7 +1,7 @@
 // trace health: what the trace itself lacks, so that every figure of the analysis is read with it
 // in mind. The tail cut off (a capture that died mid-write), damage after some chunk, records CUPTI
 // dropped, operations still running when the capture ended, and a session without final
-// statistics.
+// statistics, and correlation ids that tie nothing (CUPTI gave most kernels one id).
 #include <string>
 #include <vector>
 
@@ -52,6 +52,15 @@ std::vector<std::string> TraceHealthRule(const Timeline& timeline) {
         trace.stats->records_incomplete(),
         " operations were still running when the capture ended (the program exited or the capture window "
         "closed with work in flight): they have no end time and are not on the timeline"));
+  }
+  if (const auto& stuck = timeline.stuck_correlation()) {
+    warnings.push_back(absl::StrFormat(
+        "CUPTI gave %d of the %d kernels with a correlation id the same one (%d): kernels cannot be tied to "
+        "their launch calls or told from launches replayed for metrics by it; kernels with a duration of their "
+        "own are kept on the timeline, and launch figures per call are unreliable. Seen on the H200 with "
+        "--top-down after --delay in a PyTorch program; a cudaProfilerStart/Stop range (-c cudaProfilerApi) "
+        "or a window from the start avoids it",
+        stuck->kernels, stuck->kernels_with_id, stuck->id));
   }
   if (!trace.stats && !trace.truncated() && trace.chunks > 0) {
     warnings.push_back("the trace has no final statistics: the session may not have ended cleanly");
