@@ -9,6 +9,7 @@
 
 #include "lib/analysis/analyzer.h"
 #include "lib/analysis/kernel_internals.h"
+#include "lib/analysis/timeline.h"
 #include "lib/core/trace.h"
 
 namespace cuscope::analysis {
@@ -124,6 +125,26 @@ TEST(H200TracesTest, BaselineAgreesWithTheTimelineOfARealRun) {
   // Nothing of the top-down or the counters in a trace that has neither.
   EXPECT_FALSE(a.top_down.present);
   EXPECT_EQ(a.gpu_counters.samples, 0u);
+}
+
+// A PyTorch loop under --top-down --delay 2 --duration 0.5 (H200, 4 December 2026): CUPTI gave all
+// 10,037 kernels of the window, their calls and the metric rows correlation id 3, and the collector
+// flagged every kernel as replayed. The analyzer says so and keeps the kernels on the timeline.
+TEST(H200TracesTest, ATraceWithOneCorrelationIdKeepsItsKernelsAndSaysWhy) {
+  auto trace = core::LoadTrace(kTraces + "/h200_torch_top_down_stuck_correlation.cuscope");
+  ASSERT_TRUE(trace.ok()) << trace.status();
+  const Timeline timeline = Timeline::Build(*trace);
+  ASSERT_TRUE(timeline.stuck_correlation().has_value());
+  EXPECT_EQ(timeline.stuck_correlation()->id, 3u);
+  EXPECT_EQ(timeline.kernel_count(), trace->kernels.size());
+  EXPECT_EQ(timeline.replayed_kernel_count(), 0u);
+  const Analysis a = Analyze(*trace, AnalyzeOptions{});
+  bool warned = false;
+  for (const std::string& w : a.warnings) warned |= w.find("the same one (3)") != std::string::npos;
+  EXPECT_TRUE(warned);
+  ASSERT_EQ(a.summary.devices_size(), 1);
+  EXPECT_EQ(a.summary.devices(0).kernels(), trace->kernels.size());
+  EXPECT_GT(a.baseline.utilization, 0.5) << "the window's GPU was busy: its kernels are on the timeline";
 }
 
 }  // namespace
