@@ -13,6 +13,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "lib/core/api_names.h"
+#include "lib/core/kernel_names.h"
 #include "lib/core/kernel_selection.h"
 #include "lib/core/output_file.h"
 #include "lib/core/trace_reader.h"
@@ -83,7 +84,7 @@ struct ClosedRange {
 // Text for a kernel signature, made once.
 struct SignatureText {
   bool ready = false;
-  std::string name;           // demangled
+  std::string name;           // the short base name (core::ShortKernelName)
   std::string replayed_name;  // "name [metrics replay]"
   std::string grid;
   std::string block;
@@ -348,7 +349,8 @@ const SignatureText& ExportPass::Signature(uint32_t id, const core::Dictionary& 
   SignatureText& s = signatures_[id];
   if (!s.ready) {
     const v1::KernelSignature& sig = dict.signature(id);
-    s.name = core::DemangleName(dict.str(sig.name()));
+    // Short, as in every other view; the slice's "mangled" argument keeps the name as recorded.
+    s.name = core::ShortKernelName(dict.str(sig.name()));
     s.replayed_name = absl::StrCat(s.name, " [metrics replay]");
     s.grid = absl::StrFormat("(%d, %d, %d)", sig.grid_x(), sig.grid_y(), sig.grid_z());
     s.block = absl::StrFormat("(%d, %d, %d)", sig.block_x(), sig.block_y(), sig.block_z());

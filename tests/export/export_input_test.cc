@@ -41,9 +41,9 @@ TEST(ExportInputTest, CutTraceExportsWhatItHolds) {
 
   const DecodedTrace d = DecodePerfetto(ReadFile(output));
   for (const std::string& e : d.errors) ADD_FAILURE() << e;
-  EXPECT_EQ(d.Named("kernel(float*)").size(), 1u);
+  EXPECT_EQ(d.Named("kernel").size(), 1u);
   EXPECT_EQ(d.Named("Memcpy HtoD").size(), 1u);
-  EXPECT_EQ(d.Named("node1()").size(), 0u);
+  EXPECT_EQ(d.Named("node1").size(), 0u);
   ASSERT_EQ(d.Named("outer").size(), 1u);
   const DecodedSlice& outer = *d.Named("outer")[0];
   EXPECT_EQ(outer.end, kT0 + 34000);  // the last timestamp of chunk 1 (the overhead record's end)
