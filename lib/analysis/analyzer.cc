@@ -56,6 +56,12 @@ std::vector<Table> SupportingTables(const core::Trace& trace, const Timeline& ti
     return tables;
   }
   tables.push_back(KernelSummary(timeline));
+  // A program that marks its steps (or requests) with NVTX ranges gets their GPU time per instance.
+  if (!trace.nvtx.empty()) {
+    Table steps = NvtxGpuProjectionSummary(timeline);
+    const bool repeated = std::any_of(steps.rows.begin(), steps.rows.end(), [](const auto& row) { return row[3] != "1"; });
+    if (repeated) tables.push_back(std::move(steps));
+  }
   if (!trace.memcpys.empty() || !trace.memsets.empty()) tables.push_back(MemoryTimeSummary(timeline));
   tables.push_back(ApiSummary(timeline));
   tables.push_back(KernelExecutionSummary(timeline));

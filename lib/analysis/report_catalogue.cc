@@ -18,6 +18,7 @@ constexpr ReportEntry kReports[] = {
     {"cuda_gpu_kern_gb_sum", KernelGridBlockSummary},
     {"cuda_api_sum", ApiSummary},
     {"nvtx_sum", NvtxSummary},
+    {"nvtx_gpu_proj_sum", NvtxGpuProjectionSummary},
     {"cuda_gpu_mem_time_sum", MemoryTimeSummary},
     {"cuda_gpu_mem_size_sum", MemorySizeSummary},
     {"cuda_kern_exec_sum", KernelExecutionSummary},

@@ -19,6 +19,10 @@ Table ApiSummary(const Timeline& timeline);
 // nvtx_sum: the NVTX ranges by name, each range's length from its start to its end (push/pop and
 // start/end ranges alike; CUPTI does not say which style a range had).
 Table NvtxSummary(const Timeline& timeline);
+// nvtx_gpu_proj_sum (nsys's report of that name): per NVTX range name, the GPU time its instances
+// project onto the GPU, from the start of the first GPU operation launched inside an instance (by a
+// call on the range's thread) to the end of the last; a step range's GPU time per step.
+Table NvtxGpuProjectionSummary(const Timeline& timeline);
 // Per memory operation kind (memcpy direction, memset): time, and size in MB.
 Table MemoryTimeSummary(const Timeline& timeline);
 Table MemorySizeSummary(const Timeline& timeline);

@@ -3,6 +3,7 @@
 #include <string>
 
 #include "gtest/gtest.h"
+#include "lib/analysis/analyzer.h"
 #include "tests/analysis/synthetic_trace.h"
 
 namespace cuscope::analysis {
@@ -96,6 +97,53 @@ TEST_F(TablesTest, NvtxSummaryGroupsRangesByNameAcrossThreads) {
   EXPECT_EQ(table.rows[1][8], "forward");
   // No ranges: no rows.
   EXPECT_TRUE(NvtxSummary(Timeline::Build(trace_)).rows.empty());
+}
+
+// Two "train_step" instances launch work (one's last kernel ends after the range), a nested range
+// launches one kernel, and ranges that launch nothing (another thread's, an idle one) are left out.
+core::Trace StepsTrace() {
+  SyntheticTrace s;
+  s.NvtxRange("train_step", 0, 100, 1);
+  s.NvtxRange("forward", 10, 60, 1);
+  s.Launch("k", 20, 5, 30, 10);   // in both: forward 30..40
+  s.Launch("k", 70, 5, 90, 60);   // step 1: 30..150
+  s.NvtxRange("train_step", 200, 500, 1);
+  s.Launch("k", 250, 5, 260, 40);  // step 2: 260..300
+  s.NvtxRange("train_step", 0, 200, 2);  // another thread, nothing launched
+  s.NvtxRange("idle", 600, 700, 1);
+  s.Launch("k", 800, 5, 810, 10);  // in no range
+  return s.Load();
+}
+
+TEST_F(TablesTest, NvtxGpuProjectionIsEachRangesGpuSpanFromItsLaunches) {
+  const core::Trace trace = StepsTrace();
+  const Table table = NvtxGpuProjectionSummary(Timeline::Build(trace));
+  EXPECT_EQ(table.name, "nvtx_gpu_proj_sum");
+  ASSERT_EQ(table.rows.size(), 2u);
+  // Time%; total projected; total range time; instances; proj avg, med, min, max, stddev; GPU ops
+  // total and per instance; range.
+  EXPECT_EQ(table.rows[0], (std::vector<std::string>{"94.1", "160000", "400000", "2", "80000.0", "80000.0", "40000",
+                                                      "120000", "56568.5", "3", "1.5", "train_step"}));
+  EXPECT_EQ(table.rows[1], (std::vector<std::string>{"5.9", "10000", "50000", "1", "10000.0", "10000.0", "10000",
+                                                      "10000", "0.0", "1", "1.0", "forward"}));
+  EXPECT_TRUE(NvtxGpuProjectionSummary(Timeline::Build(trace_)).rows.empty());
+}
+
+TEST_F(TablesTest, AnalyzeShowsTheProjectionOnlyForRangesThatRepeat) {
+  const auto has_projection = [](const core::Trace& trace) {
+    for (const Table& t : Analyze(trace, AnalyzeOptions{}).tables) {
+      if (t.name == "nvtx_gpu_proj_sum") return true;
+    }
+    return false;
+  };
+  EXPECT_TRUE(has_projection(StepsTrace()));
+  SyntheticTrace once;
+  once.NvtxRange("setup", 0, 100, 1);
+  once.Launch("k", 20, 5, 30, 10);
+  once.NvtxRange("run", 200, 300, 1);
+  once.Launch("k", 220, 5, 230, 10);
+  EXPECT_FALSE(has_projection(once.Load()));
+  EXPECT_FALSE(has_projection(trace_));
 }
 
 TEST_F(TablesTest, CsvAndJsonRenderings) {
