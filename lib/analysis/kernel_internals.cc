@@ -325,6 +325,27 @@ void DecideOccupancy(KernelVerdict& v, const Thresholds& t, const v1::Device* de
   const std::string head = absl::StrCat(what, " ", Pct(*occupancy),
                                         theoretical_text.empty() ? "" : absl::StrCat(" (", theoretical_text, ")"));
   if (*occupancy >= t.kernel_low_occupancy_pct) {
+    // Not low by itself; but short of both roofs, with the warps waiting on memory latency and the
+    // launch configuration holding occupancy down, more warps are what would hide that latency.
+    const bool no_roof = v.bottleneck == Bottleneck::kLatency || v.bottleneck == Bottleneck::kMixed;
+    const bool latency_stall =
+        v.top_stall && (v.stalls[*v.top_stall].reason == "long_scoreboard" ||
+                        v.stalls[*v.top_stall].reason == "short_scoreboard");
+    const bool capped = v.theoretical && v.theoretical->limiter != OccupancyLimiter::kNone &&
+                        v.theoretical->occupancy_pct < 100;
+    if (no_roof && latency_stall && capped && *occupancy < t.kernel_latency_hiding_occupancy_pct) {
+      const StallShare& stall = v.stalls[*v.top_stall];
+      v.occupancy = OccupancyVerdict::kProblem;
+      v.occupancy_note = absl::StrCat(
+          head, ": too few warps to hide latency: no roof is reached and the top stall is ", stall.reason, " (",
+          FormatPercent(stall.share), " of the stall cycles), while the launch configuration caps occupancy at ",
+          Pct(v.theoretical->occupancy_pct), ", limited by ", LimiterNames(*v.theoretical), ": ",
+          LimiterAdvice(v, device),
+          absl::StrFormat("; estimated gain up to %.0f%% of the kernel's time (the warp slots the limit leaves "
+                          "empty, as ncu estimates it: an upper bound)",
+                          100 - v.theoretical->occupancy_pct));
+      return;
+    }
     v.occupancy = OccupancyVerdict::kFine;
     v.occupancy_note = absl::StrCat(head, ": not low");
     return;

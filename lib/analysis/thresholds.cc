@@ -55,6 +55,8 @@ const std::vector<ThresholdInfo>& ThresholdTable() {
        "SM and memory throughput (% of peak) both below which a profiled kernel is latency-bound"},
       {"kernel_low_occupancy_pct", &Thresholds::kernel_low_occupancy_pct,
        "achieved occupancy (% of warp slots) below which occupancy is low"},
+      {"kernel_latency_hiding_occupancy_pct", &Thresholds::kernel_latency_hiding_occupancy_pct,
+       "achieved occupancy (%) below which a capped, latency-stalled kernel short of both roofs needs more warps"},
       {"gpu_counter_intervals", &Thresholds::gpu_counter_intervals,
        "intervals the window is split into to compare timeline busy time with sampled counters"},
       {"counter_disagree_points", &Thresholds::counter_disagree_points,

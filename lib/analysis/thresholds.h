@@ -123,6 +123,11 @@ struct Thresholds {
   // scheduler of a 64-warp SM, a scheduler often has no eligible warp while the rest wait. Low
   // occupancy is only reported as a problem when neither roof is reached.
   double kernel_low_occupancy_pct = 30;
+  // Achieved occupancy below this, in a kernel that reaches no roof (latency-bound or mixed) and whose
+  // top stall is a latency stall (long or short scoreboard) while the launch configuration caps
+  // occupancy, is the likely cause: too few warps to hide the latency the warps wait on. Half an
+  // SM's warp slots and less is where ncu's occupancy rules start estimating gains on Hopper.
+  double kernel_latency_hiding_occupancy_pct = 60;
 
   // ---- GPU counters (sampled over time) ----------------------------------------------------------
   // The window is split into this many equal intervals to set the timeline's kernel busy time

@@ -246,6 +246,62 @@ TEST(KernelVerdictTest, TheoreticalOccupancyStandsInWhenAchievedWasNotCollected)
   EXPECT_TRUE(AnyContains(v.undecided, "occupancy set not collected"));
 }
 
+// Occupancy judged with the stalls: 1024-thread blocks at 64 registers per thread fill the register
+// file with one block (50% theoretical); achieved 47.5%, no roof reached, warps waiting on loads.
+MetricValues LongScoreboardOnTop() {
+  return {{S(metric::kWarpCyclesPerIssue), 20},
+          {metric::StallMetric("long_scoreboard"), 11},
+          {metric::StallMetric("wait"), 2},
+          {metric::StallMetric("math_pipe_throttle"), 3}};
+}
+
+const core::KernelConfig kRegisterCapped = Config("kern", 264, 1024, 64);
+
+TEST(KernelVerdictTest, CappedOccupancyWithLatencyStallsAndNoRoofIsTheLikelyCause) {
+  const KernelVerdict v = One(Sol(32.6, 58, 58, 40, 30) + Achieved(47.5) + LongScoreboardOnTop(), Thresholds(),
+                              kRegisterCapped);
+  EXPECT_EQ(v.bottleneck, Bottleneck::kMixed);
+  ASSERT_TRUE(v.theoretical.has_value());
+  EXPECT_DOUBLE_EQ(v.theoretical->occupancy_pct, 50.0);
+  EXPECT_EQ(v.occupancy, OccupancyVerdict::kProblem);
+  EXPECT_TRUE(Contains(v.occupancy_note, "too few warps to hide latency")) << v.occupancy_note;
+  EXPECT_TRUE(Contains(v.occupancy_note, "top stall is long_scoreboard (55.0% of the stall cycles)")) << v.occupancy_note;
+  EXPECT_TRUE(Contains(v.occupancy_note, "limited by registers")) << v.occupancy_note;
+  EXPECT_TRUE(Contains(v.occupancy_note, "at 32 or fewer, 2 blocks (100.0%) would fit")) << v.occupancy_note;
+  EXPECT_TRUE(Contains(v.occupancy_note, "estimated gain up to 50% of the kernel's time")) << v.occupancy_note;
+  EXPECT_TRUE(Contains(v.recommendation, "Occupancy: ")) << v.recommendation;
+}
+
+TEST(KernelVerdictTest, CappedOccupancyIsNotBlamedWhenARoofIsReachedOrTheStallIsNotLatency) {
+  // A roof reached: the warps there are enough.
+  EXPECT_EQ(One(Sol(32.6, 85, 82, 40, 30) + Achieved(47.5) + LongScoreboardOnTop(), Thresholds(), kRegisterCapped)
+                .occupancy,
+            OccupancyVerdict::kFine);
+  // The top stall is the math pipe: more warps would queue on the same pipe.
+  const MetricValues math = {{S(metric::kWarpCyclesPerIssue), 20},
+                             {metric::StallMetric("math_pipe_throttle"), 11},
+                             {metric::StallMetric("long_scoreboard"), 3}};
+  EXPECT_EQ(One(Sol(32.6, 58, 58, 40, 30) + Achieved(47.5) + math, Thresholds(), kRegisterCapped).occupancy,
+            OccupancyVerdict::kFine);
+  // The launch does not cap it (32 registers: 100% theoretical).
+  EXPECT_EQ(One(Sol(32.6, 58, 58, 40, 30) + Achieved(47.5) + LongScoreboardOnTop(), Thresholds(),
+                Config("kern", 264, 1024, 32))
+                .occupancy,
+            OccupancyVerdict::kFine);
+  // No stall reasons collected: nothing says the warps wait on latency.
+  EXPECT_EQ(One(Sol(32.6, 58, 58, 40, 30) + Achieved(47.5), Thresholds(), kRegisterCapped).occupancy,
+            OccupancyVerdict::kFine);
+}
+
+TEST(KernelVerdictTest, LatencyHidingOccupancyThresholdEdges) {
+  const MetricValues mixed = Sol(32.6, 58, 58, 40, 30) + LongScoreboardOnTop();
+  EXPECT_EQ(One(mixed + Achieved(49.9), Thresholds(), kRegisterCapped).occupancy, OccupancyVerdict::kProblem);
+  EXPECT_EQ(One(mixed + Achieved(47.5), With("kernel_latency_hiding_occupancy_pct=47.5"), kRegisterCapped).occupancy,
+            OccupancyVerdict::kFine);
+  EXPECT_EQ(One(mixed + Achieved(47.4), With("kernel_latency_hiding_occupancy_pct=47.5"), kRegisterCapped).occupancy,
+            OccupancyVerdict::kProblem);
+}
+
 // ---- stalls ----------------------------------------------------------------------------------------
 
 TEST(KernelVerdictTest, DominantStallIsTheLargestActionableShare) {
