@@ -33,6 +33,8 @@ const std::vector<ThresholdInfo>& ThresholdTable() {
       {"sync_min_share", &Thresholds::sync_min_share, "thread time share in sync to report"},
       {"sync_min_calls", &Thresholds::sync_min_calls, "sync calls needed to report"},
       {"sync_min_rate_per_s", &Thresholds::sync_min_rate_per_s, "sync calls per second of thread time to report"},
+      {"sync_min_caused_idle_share", &Thresholds::sync_min_caused_idle_share,
+       "GPU idle caused by frequent syncs (share of thread time) that reports them however short each wait"},
       {"readback_max_bytes", &Thresholds::readback_max_bytes, "largest D2H copy counted as a read-back"},
       {"copy_min_share", &Thresholds::copy_min_share, "H2D+D2H share of the span to judge overlap"},
       {"copy_overlap_min_share", &Thresholds::copy_overlap_min_share, "copy time overlapped with kernels that is fine"},

@@ -72,6 +72,11 @@ struct Thresholds {
   // each of a handful of phases makes a few per second, a loop syncing every step hundreds to
   // thousands: 14 syncs in a 240 ms program is 58/s and normal, 10,000 in 1 s is not.
   double sync_min_rate_per_s = 100;
+  // Waits that are each short still cost the drained queue: after each one returns the GPU idles
+  // until the host launches again. Frequent syncs (calls and rate as above) are reported when the
+  // GPU idle they cause, in the waits and from each return to the next GPU operation, is at least
+  // this share of the thread's active time, whatever the waiting share.
+  double sync_min_caused_idle_share = 0.10;
   // D2H copies this small or smaller that the host waits for are "read-backs" (`.item()`).
   double readback_max_bytes = 1024;
 

@@ -54,7 +54,13 @@ TEST(SyncPointsRule, ThresholdsBothSides) {
   EXPECT_TRUE(RunRule(calls_below, SyncPointsRule, "sync.points", With({"sync_min_calls=21"})).empty());
   SyntheticTrace share_below;
   SyncEveryStep(share_below, 20, true);
-  EXPECT_TRUE(RunRule(share_below, SyncPointsRule, "sync.points", With({"sync_min_share=0.9"})).empty());
+  // The idle these syncs cause (49 us a step) reports them on its own: off for the share's edge.
+  EXPECT_TRUE(RunRule(share_below, SyncPointsRule, "sync.points",
+                      With({"sync_min_share=0.9", "sync_min_caused_idle_share=1"}))
+                  .empty());
+  SyntheticTrace share_below_idle_above;
+  SyncEveryStep(share_below_idle_above, 20, true);
+  EXPECT_EQ(RunRule(share_below_idle_above, SyncPointsRule, "sync.points", With({"sync_min_share=0.9"})).size(), 1u);
 }
 
 TEST(SyncPointsRule, SyncingEveryStepOfALongLoopIsAnError) {
@@ -93,6 +99,59 @@ TEST(SyncPointsRule, SeverityFollowsWhatTheRunLosesNotTheThreadsShare) {
   const auto g = RunRule(alone, SyncPointsRule, "sync.points");
   ASSERT_EQ(g.size(), 1u);
   EXPECT_EQ(g[0].severity, Severity::kError);
+}
+
+// The cadence case: every 60 us the host launches three 10 us kernels, reads a scalar back (a 3 us
+// wait: the GPU finishes its queue during it), then works 24 us before launching again. Each wait is
+// short (5% of the thread's time) but the GPU idles ~29 us after each: half the run.
+void ReadBackEveryThreeKernels(SyntheticTrace& s, int steps) {
+  for (int i = 0; i < steps; ++i) {
+    const double t0 = i * 60.0;
+    s.Launch("k1", t0, 5, t0 + 5, 10);
+    s.Launch("k2", t0 + 5, 5, t0 + 15, 10);
+    s.Launch("k3", t0 + 10, 5, t0 + 25, 10);
+    s.Api("cudaStreamSynchronize_v3020", t0 + 33, 3);
+  }
+}
+
+TEST(SyncPointsRule, ShortWaitsEveryFewKernelsAreReportedByTheIdleTheyCause) {
+  SyntheticTrace s;
+  ReadBackEveryThreeKernels(s, 100);
+  const auto f = RunRule(s, SyncPointsRule, "sync.points");
+  ASSERT_EQ(f.size(), 1u);
+  EXPECT_LT(*f[0].number("waiting_share"), 0.10);  // the old trigger alone stays silent
+  EXPECT_EQ(*f[0].number("sync_calls"), 100);
+  EXPECT_DOUBLE_EQ(*f[0].number("kernels_per_sync"), 3.0);
+  // 29 us after each return but the last (nothing follows it).
+  EXPECT_DOUBLE_EQ(*f[0].number("idle_after_sync_mean_ns"), 99.0 * 29'000 / 100);
+  EXPECT_EQ(f[0].recoverable_ns, 99u * 30'000u + 1'000u);
+  EXPECT_NE(f[0].headline.find("synchronizes with the GPU 100 times in 5.976 ms"), std::string::npos) << f[0].headline;
+  EXPECT_NE(f[0].headline.find("one per 3.0 kernels"), std::string::npos) << f[0].headline;
+  EXPECT_NE(f[0].recommendation.find("accumulate on the GPU"), std::string::npos) << f[0].recommendation;
+}
+
+// The same short syncs while the GPU never runs dry (the next step's kernels are queued before the
+// wait returns): they cost nothing.
+TEST(SyncPointsRule, ShortWaitsWhileTheGpuStaysBusyAreNormal) {
+  SyntheticTrace s;
+  for (int i = 0; i < 100; ++i) {
+    const double t0 = i * 30.0;
+    s.Launch("k1", t0, 5, t0 + 5, 10);
+    s.Launch("k2", t0 + 5, 5, t0 + 15, 10);
+    s.Launch("k3", t0 + 10, 5, t0 + 25, 10);
+    s.Api("cudaEventSynchronize_v3020", t0 + 16, 1);
+  }
+  EXPECT_TRUE(RunRule(s, SyncPointsRule, "sync.points").empty());
+}
+
+TEST(SyncPointsRule, CausedIdleThresholdEdges) {
+  // The idle the syncs cause: 2,971 us of the thread's 5,976 us, a share of 0.497.
+  SyntheticTrace above;
+  ReadBackEveryThreeKernels(above, 100);
+  EXPECT_EQ(RunRule(above, SyncPointsRule, "sync.points", With({"sync_min_caused_idle_share=0.49"})).size(), 1u);
+  SyntheticTrace below;
+  ReadBackEveryThreeKernels(below, 100);
+  EXPECT_TRUE(RunRule(below, SyncPointsRule, "sync.points", With({"sync_min_caused_idle_share=0.5"})).empty());
 }
 
 // 14 phases of 15 ms: a 15 ms kernel, then a sync that waits for it while the GPU is busy; the next

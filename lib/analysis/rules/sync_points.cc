@@ -2,15 +2,17 @@
 // synchronization calls, synchronous copies and memsets, or calls that synchronize implicitly
 // (cudaFree, pinned host allocation).
 //
-// Reported when the waits take a large share of the thread's time, are many, and come at a rate
-// that says "every step" rather than "at the end of each phase". Waiting while the GPU is busy
-// costs nothing: what it could recover is the GPU idle time these waits cause: idle while the host waits, and
-// idle from the wait's return until the next GPU operation starts (the GPU drained its queue and
-// the host has to refill it).
+// Reported when the waits are many and come at a rate that says "every step" rather than "at the
+// end of each phase", and either take a large share of the thread's time or, each short, cause GPU
+// idle time worth a share of it (the cadence: a read-back every few kernels). Waiting while the GPU
+// is busy costs nothing: what it could recover is the GPU idle time these waits cause: idle while
+// the host waits, and idle from the wait's return until the next GPU operation starts (the GPU
+// drained its queue and the host has to refill it).
 #include <algorithm>
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
 #include "lib/analysis/rules/rules.h"
 
 namespace cuscope::analysis {
@@ -92,10 +94,25 @@ std::vector<Finding> SyncPointsRule(const Timeline& timeline, const Thresholds& 
     recoverable = std::min(recoverable, th.active.length() - std::min(th.active.length(), CoveredLength(busy, th.active)));
     const uint64_t waiting_ns = TotalLength(waiting.Take());
     const double share = static_cast<double>(waiting_ns) / static_cast<double>(active_ns);
-    if (share < thresholds.sync_min_share || static_cast<double>(calls) < thresholds.sync_min_calls) continue;
+    if (static_cast<double>(calls) < thresholds.sync_min_calls) continue;
     // A few syncs at phase ends are normal; a loop that syncs every step makes them at a high rate.
     const double rate = static_cast<double>(calls) / (static_cast<double>(active_ns) / 1e9);
     if (rate < thresholds.sync_min_rate_per_s) continue;
+    const double caused_share = static_cast<double>(recoverable) / static_cast<double>(active_ns);
+    const bool long_waits = share >= thresholds.sync_min_share;
+    if (!long_waits && caused_share < thresholds.sync_min_caused_idle_share) continue;
+    // The cadence: GPU operations the thread's span holds per sync, and the idle after each return.
+    uint64_t kernels_in_span = 0;
+    for (const DeviceTimeline& d : timeline.devices()) {
+      for (OpRef op : d.ops) {
+        if (op.kind() != OpKind::kKernel) continue;
+        const uint64_t start = timeline.OpInterval(op).begin;
+        kernels_in_span += start >= th.active.begin && start <= th.active.end;
+      }
+    }
+    const double kernels_per_sync = static_cast<double>(kernels_in_span) / static_cast<double>(calls);
+    const uint64_t idle_after = recoverable - std::min(recoverable, idle_in_waits);
+    const double idle_after_mean = static_cast<double>(idle_after) / static_cast<double>(calls);
 
     Finding f;
     f.rule_id = "sync.points";
@@ -103,8 +120,17 @@ std::vector<Finding> SyncPointsRule(const Timeline& timeline, const Thresholds& 
     // Severity by what the program loses, relative to the whole run: a short-lived helper thread
     // that waits most of its life costs the run little.
     f.severity = SeverityFor(recoverable, std::max(active_ns, timeline.span().length()), thresholds);
-    f.headline = absl::StrCat(timeline.ThreadLabel(th.thread), " waits for the GPU ", FormatPercent(share),
-                              " of its time (", calls, " synchronizing calls, ", FormatDuration(waiting_ns), ")");
+    if (long_waits) {
+      f.headline = absl::StrCat(timeline.ThreadLabel(th.thread), " waits for the GPU ", FormatPercent(share),
+                                " of its time (", calls, " synchronizing calls, ", FormatDuration(waiting_ns), ")");
+    } else {
+      f.headline = absl::StrCat(
+          timeline.ThreadLabel(th.thread), " synchronizes with the GPU ", calls, " times in ",
+          FormatDuration(active_ns), absl::StrFormat(" (%.0f per second, one per %.1f kernels)", rate, kernels_per_sync),
+          ": each wait is short (", FormatDuration(waiting_ns / calls), " on average) but the GPU idles ",
+          FormatDuration(static_cast<uint64_t>(idle_after_mean)), " after each while the host refills its queue, ",
+          FormatDuration(recoverable), " of GPU idle in all");
+    }
     f.Add("thread_active_ns", static_cast<double>(active_ns), "ns");
     f.Add("waiting_ns", static_cast<double>(waiting_ns), "ns");
     f.Add("waiting_share", share, "ratio");
@@ -117,6 +143,8 @@ std::vector<Finding> SyncPointsRule(const Timeline& timeline, const Thresholds& 
     f.Add("small_readbacks", static_cast<double>(readbacks), "count");
     f.Add("pageable_sync_copies", static_cast<double>(pageable), "count");
     f.Add("sync_rate_per_s", rate, "1/s");
+    f.Add("kernels_per_sync", kernels_per_sync, "count");
+    f.Add("idle_after_sync_mean_ns", idle_after_mean, "ns");
     f.Add("gpu_idle_during_waits_ns", static_cast<double>(idle_in_waits), "ns");
     f.Add("gpu_idle_caused_ns", static_cast<double>(recoverable), "ns");
     f.offenders = apis.Top(5);
@@ -128,6 +156,12 @@ std::vector<Finding> SyncPointsRule(const Timeline& timeline, const Thresholds& 
         "(cudaStreamWaitEvent) instead of the host, keep results on the GPU instead of reading them back "
         "each step";
     if (readbacks > 0) absl::StrAppend(&f.recommendation, " (", readbacks, " small D2H read-backs, e.g. .item())");
+    if (!long_waits) {
+      absl::StrAppend(&f.recommendation,
+                      "; here the cost is the cadence, not the waits: accumulate on the GPU (sum losses, check "
+                      "conditions in a kernel) and read back every N steps instead of every few kernels, or copy "
+                      "asynchronously into pinned memory and read it a step later");
+    }
     if (implicit > 0) absl::StrAppend(&f.recommendation, ", allocate outside the loop (cudaFree and pinned allocation synchronize)");
     absl::StrAppend(&f.recommendation, ".");
     findings.push_back(std::move(f));
