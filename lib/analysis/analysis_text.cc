@@ -99,7 +99,18 @@ std::string RenderAnalysisText(const Analysis& analysis, const std::string& trac
     if (unobserved_ns > 0) {
       absl::StrAppend(&out, " (without ", FormatDuration(unobserved_ns), " outside the capture windows)");
     }
-    absl::StrAppend(&out, " (", d.kernels(), " kernels, ", FormatDuration(d.kernel_time_ns()), " kernel time)\n");
+    // The kernels and kernel time of the baseline's window, so that the two lines agree; what ran
+    // outside it (a deep launch queue draining after the window closed) apart.
+    const DeviceBaseline* window = analysis.baseline.Device(d.device());
+    if (window == nullptr) {
+      absl::StrAppend(&out, " (", d.kernels(), " kernels, ", FormatDuration(d.kernel_time_ns()), " kernel time)\n");
+    } else if (window->kernel_ns_outside == 0 && window->kernels_outside == 0) {
+      absl::StrAppend(&out, " (", window->kernels, " kernels, ", FormatDuration(window->kernel_ns), " kernel time)\n");
+    } else {
+      absl::StrAppend(&out, " (", window->kernels, " kernels, ", FormatDuration(window->kernel_ns),
+                      " kernel time in the window; outside it ", window->kernels_outside, " more kernels and ",
+                      FormatDuration(window->kernel_ns_outside), " of kernel time)\n");
+    }
   }
   out += "\n";
   if (analysis.healthy()) {

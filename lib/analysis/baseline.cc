@@ -27,6 +27,13 @@ uint64_t Baseline::UnobservedNs(uint32_t device) const {
   return 0;
 }
 
+const DeviceBaseline* Baseline::Device(uint32_t device) const {
+  for (const DeviceBaseline& d : devices) {
+    if (d.device == device) return &d;
+  }
+  return nullptr;
+}
+
 Baseline ComputeBaseline(const Timeline& timeline) {
   Baseline b;
   b.windows_recorded = timeline.has_capture_windows();
@@ -53,7 +60,11 @@ Baseline ComputeBaseline(const Timeline& timeline) {
       const core::KernelRow& k = trace.kernels[op.index()];
       const Interval x{k.start, std::max(k.start, k.end)};
       const uint64_t inside = CoveredLength(b.windows, x);
-      if (inside == 0 && !Covers(b.windows, x.begin)) continue;  // ran while the timeline was off
+      db.kernel_ns_outside += x.length() - inside;
+      if (inside == 0 && !Covers(b.windows, x.begin)) {  // ran while the timeline was off
+        ++db.kernels_outside;
+        continue;
+      }
       ++db.kernels;
       db.kernel_ns += inside;
     }

@@ -12,9 +12,10 @@
 //   kernels        timeline kernels that ran inside the window(s), and launches per second of
 //                  window time.
 //
-// Unlike the "GPU N: busy" line (busy over a device's active span, first GPU operation to last,
-// with copies), the baseline counts everything the window holds, start-up and tear-down included:
-// a change that shortens either shows up here.
+// Unlike the "GPU N: busy" line's busy share (over a device's active span, first GPU operation to
+// last, with copies), the baseline counts everything the window holds, start-up and tear-down
+// included: a change that shortens either shows up here. The kernels and kernel time of that line
+// are the baseline's, with what ran outside the window given apart.
 #ifndef CUSCOPE_LIB_ANALYSIS_BASELINE_H_
 #define CUSCOPE_LIB_ANALYSIS_BASELINE_H_
 
@@ -37,6 +38,11 @@ struct DeviceBaseline {
   // From the timeline, for the "GPU N: busy" line: its active span's idle time outside the capture
   // windows, left out like metric collection.
   uint64_t unobserved_ns = 0;
+  // Timeline kernels that ran outside the window(s) (launched inside, run after it closed: a deep
+  // launch queue), and the kernel time outside them (theirs, and the parts of kernels the window
+  // cut). The "GPU N" line gives them beside the window's own figures, so that both lines agree.
+  uint64_t kernels_outside = 0;
+  uint64_t kernel_ns_outside = 0;
 };
 
 struct Baseline {
@@ -56,6 +62,8 @@ struct Baseline {
   // The device's idle time outside the capture windows (DeviceBaseline::unobserved_ns); 0 for a
   // device without GPU work on the timeline.
   uint64_t UnobservedNs(uint32_t device) const;
+  // The device's figures, or null for a device without GPU work on the timeline.
+  const DeviceBaseline* Device(uint32_t device) const;
 };
 
 Baseline ComputeBaseline(const Timeline& timeline);

@@ -123,6 +123,40 @@ TEST(BaselineTest, KernelsWhileTheTimelineWasOffAreNotCounted) {
   EXPECT_EQ(b.busy_ns, 30'000u);
 }
 
+// A host far ahead of the GPU: 100 launches inside a 1 ms window, each kernel 50 us, so the queue
+// drains for 4 ms after the window closed. The baseline and the "GPU 0" line give the same kernels
+// and kernel time for the window, and the line says what ran outside it.
+TEST(BaselineTest, ADeepLaunchQueueGivesOneSetOfNumbersForTheWindow) {
+  SyntheticTrace s;
+  s.TimelineWindowOpens(0);
+  for (int i = 0; i < 100; ++i) s.Launch("k", i * 9.0, 8, 10 + i * 50.0, 50);
+  s.TimelineWindowCloses(1000, "duration");
+  const core::Trace trace = s.Load();
+  const Analysis a = Analyze(trace, AnalyzeOptions{});
+  // In the window: the kernels starting by 1 ms (10 .. 960 us: 20), the one cut at 1 ms counted
+  // for its 40 us inside.
+  EXPECT_EQ(a.baseline.kernels, 20u);
+  EXPECT_EQ(a.baseline.kernel_ns, 990'000u);
+  ASSERT_EQ(a.baseline.devices.size(), 1u);
+  EXPECT_EQ(a.baseline.devices[0].kernels_outside, 80u);
+  EXPECT_EQ(a.baseline.devices[0].kernel_ns_outside, 5'000'000u - 990'000u);
+  const std::string text = RenderAnalysisText(a, "run.cuscope", 10);
+  EXPECT_NE(text.find("990.0 us kernel time, GPU utilization 99.0%, 20 kernels"), std::string::npos) << text;
+  EXPECT_NE(text.find("(20 kernels, 990.0 us kernel time in the window; outside it 80 more kernels and 4.010 ms of "
+                      "kernel time)"),
+            std::string::npos)
+      << text;
+}
+
+TEST(BaselineTest, WithEverythingInTheWindowTheGpuLineMatchesTheBaselineAlone) {
+  SyntheticTrace s;
+  KnownRun(s);
+  const core::Trace trace = s.Load();
+  const std::string text = RenderAnalysisText(Analyze(trace, AnalyzeOptions{}), "run.cuscope", 10);
+  EXPECT_NE(text.find("(3 kernels, 300.0 us kernel time)\n"), std::string::npos) << text;
+  EXPECT_EQ(text.find("outside it"), std::string::npos) << text;
+}
+
 // ---- Capture windows -----------------------------------------------------------------------
 
 v1::CaptureWindow Window(uint64_t start, uint64_t end) {
