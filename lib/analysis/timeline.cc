@@ -201,7 +201,8 @@ void Timeline::DetectStuckCorrelation() {
   absl::flat_hash_map<uint64_t, uint64_t> kernels_per_id;
   uint64_t with_id = 0;
   for (const core::KernelRow& k : trace_->kernels) {
-    if (k.correlation_id == 0) continue;
+    // A CUDA graph's kernels all carry their cudaGraphLaunch's id, rightly: only launches count.
+    if (k.correlation_id == 0 || k.graph_id != 0) continue;
     ++with_id;
     ++kernels_per_id[k.correlation_id];
   }

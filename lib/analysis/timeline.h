@@ -109,8 +109,9 @@ class Timeline {
   // Kernels on the timeline (replayed launches excluded).
   uint64_t kernel_count() const { return kernel_count_; }
   uint64_t replayed_kernel_count() const { return replayed_kernels_; }
-  // A correlation id CUPTI gave to most of the trace's kernels (at least kStuckCorrelationKernels,
-  // more than half of those with an id) instead of one per launch, and how many kernels carry it.
+  // A correlation id CUPTI gave to most of the trace's kernels launched outside CUDA graphs (at
+  // least kStuckCorrelationKernels, more than half of those with an id) instead of one per launch,
+  // and how many kernels carry it. (A graph's kernels share their graph launch's id by design.)
   // Such ids tie nothing to anything: a kernel of that id that has a duration of its own stays on
   // the timeline even when a metric row (or the collector's replay flag) shares the id.
   struct StuckCorrelation {

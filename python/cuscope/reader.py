@@ -441,9 +441,10 @@ def _on_timeline(kernels: dict[str, list[Any]], profiled_ids: Iterable[int]) -> 
     """Whether each launch is the program's own, as cuscope's tables count kernels
     (lib/analysis/timeline.h Replayed): a launch is replayed for metrics when flagged so or when a
     metrics row has its correlation id, except that a "stuck" id (one CUPTI gave to most kernels,
-    at least 100 and more than half of those with an id) ties nothing: its kernels that have a
-    duration stay on the timeline."""
-    counts = Counter(c for c in kernels["correlation_id"] if c != 0)
+    at least 100 and more than half of those with an id, CUDA graph kernels left out: they share
+    their graph launch's id by design) ties nothing: its kernels that have a duration stay on the
+    timeline."""
+    counts = Counter(c for c, g in zip(kernels["correlation_id"], kernels["graph_id"]) if c != 0 and g == 0)
     stuck = None
     if counts:
         most = max(counts.values())

@@ -32,6 +32,32 @@ TEST(StreamsRule, InterleavedButNeverOverlappingStreamsAreSerialized) {
   EXPECT_EQ(*f[0].number("streams"), 2);
   EXPECT_EQ(f[0].recoverable_ns, 200'000u);
   EXPECT_TRUE(HasOffender(f[0], "stream 14"));
+  EXPECT_NE(f[0].headline.find("2 streams interleave in time but never run concurrently"), std::string::npos)
+      << f[0].headline;
+}
+
+// Two work streams that do overlap (kernels 1 us apart), and a 2 us kernel on stream 7 between
+// their steps that overlaps neither: only the pairs with stream 7 are serialized, and all a fix can
+// recover is stream 7's time (the union of the three streams' busy time minus the busiest).
+TEST(StreamsRule, OnlyTheSerializedPairsAreNamedAndTheirTimeClaimed) {
+  SyntheticTrace s;
+  for (int i = 0; i < 20; ++i) {
+    const double t0 = i * 100.0;
+    s.Kernel("work_a", t0, 50, 13);
+    s.Kernel("work_b", t0 + 1, 50, 14);
+    s.Kernel("legacy", t0 + 60, 2, 7);
+  }
+  const auto f = RunRule(s, StreamsRule, "streams.serialized");
+  ASSERT_EQ(f.size(), 1u);
+  EXPECT_EQ(*f[0].number("streams"), 3);
+  EXPECT_EQ(*f[0].number("serialized_pairs"), 2);
+  // Union per step: 0..51 and 60..62 = 53 us; the busiest stream 50 us a step.
+  EXPECT_EQ(f[0].recoverable_ns, 20u * 53'000u - 20u * 50'000u);
+  EXPECT_NE(f[0].headline.find("2 of the 3 pairs of 3 interleaving streams never run concurrently (streams "),
+            std::string::npos)
+      << f[0].headline;
+  EXPECT_EQ(f[0].headline.find("3 streams interleave in time but never run concurrently"), std::string::npos)
+      << f[0].headline;
 }
 
 TEST(StreamsRule, OverlappingStreamsAndSequentialPhasesAreFine) {

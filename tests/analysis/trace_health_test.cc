@@ -153,6 +153,16 @@ TEST(TraceHealthRule, AReplayedRecordOfTheStuckIdStaysOffTheTimeline) {
   EXPECT_EQ(timeline.replayed_kernel_count(), 1u);
 }
 
+// 200 kernels of one CUDA graph launch share its correlation id, as CUPTI records them: no warning.
+TEST(TraceHealthRule, AGraphsKernelsSharingTheirLaunchsIdAreNotStuck) {
+  SyntheticTrace s;
+  for (int i = 0; i < 200; ++i) s.Kernel("node", i * 10.0, 5, 7, 3, /*graph_id=*/1);
+  s.Kernel("k", 5'000, 5, 7, 4);
+  const core::Trace trace = s.Load();
+  EXPECT_FALSE(Timeline::Build(trace).stuck_correlation().has_value());
+  EXPECT_EQ(StuckWarnings(Warnings(trace)), 0u);
+}
+
 TEST(TraceHealthRule, StuckNeedsAHundredKernelsAndMoreThanHalf) {
   EXPECT_EQ(StuckWarnings(Warnings(StuckTrace(99, 0))), 0u);   // too few to tell
   EXPECT_EQ(StuckWarnings(Warnings(StuckTrace(100, 0))), 1u);
