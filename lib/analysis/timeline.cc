@@ -198,19 +198,28 @@ void Timeline::CollectProfiledCorrelations() {
 }
 
 void Timeline::DetectStuckCorrelation() {
-  absl::flat_hash_map<uint64_t, uint64_t> kernels_per_id;
-  uint64_t with_id = 0;
+  // "More than half of the kernels with an id" is a majority: one pass finds the only candidate
+  // (Boyer-Moore), a second counts it. No map: a trace holds millions of distinct ids.
+  // A CUDA graph's kernels all carry their cudaGraphLaunch's id, rightly: only launches count.
+  const auto counted = [](const core::KernelRow& k) { return k.correlation_id != 0 && k.graph_id == 0; };
+  uint64_t candidate = 0, votes = 0;
   for (const core::KernelRow& k : trace_->kernels) {
-    // A CUDA graph's kernels all carry their cudaGraphLaunch's id, rightly: only launches count.
-    if (k.correlation_id == 0 || k.graph_id != 0) continue;
-    ++with_id;
-    ++kernels_per_id[k.correlation_id];
+    if (!counted(k)) continue;
+    if (votes == 0) candidate = k.correlation_id;
+    if (k.correlation_id == candidate) {
+      ++votes;
+    } else {
+      --votes;
+    }
   }
-  StuckCorrelation most;
-  for (const auto& [id, n] : kernels_per_id) {
-    if (n > most.kernels || (n == most.kernels && id < most.id)) most = {id, n, with_id};
+  if (votes == 0) return;
+  StuckCorrelation most{candidate, 0, 0};
+  for (const core::KernelRow& k : trace_->kernels) {
+    if (!counted(k)) continue;
+    ++most.kernels_with_id;
+    most.kernels += k.correlation_id == candidate;
   }
-  if (most.kernels >= kStuckCorrelationKernels && 2 * most.kernels > with_id) stuck_correlation_ = most;
+  if (most.kernels >= kStuckCorrelationKernels && 2 * most.kernels > most.kernels_with_id) stuck_correlation_ = most;
 }
 
 void Timeline::BuildDevices() {
