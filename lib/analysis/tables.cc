@@ -129,23 +129,42 @@ const std::vector<Column> kTimeColumns = {
     {"Med (ns)", ColumnType::kDecimal},  {"Min (ns)", ColumnType::kInteger},
     {"Max (ns)", ColumnType::kInteger},  {"StdDev (ns)", ColumnType::kDecimal}};
 
-// Rows of a time summary, largest total first; groups without values are left out.
-void AddTimeRows(std::vector<std::string> names, const std::vector<Summary>& summaries, Table& table) {
+// The groups of a time summary in row order, largest total first (then by name), groups without
+// values left out; and each one's share of all groups' total time, in percent.
+struct TimeRowOrder {
+  std::vector<size_t> groups;
   uint64_t grand_total = 0;
-  std::vector<std::pair<Summary, std::string>> rows;
+  std::string Percent(const Summary& s) const {
+    return Dec(grand_total ? 100.0 * static_cast<double>(s.total) / static_cast<double>(grand_total) : 0);
+  }
+};
+
+TimeRowOrder OrderTimeRows(const std::vector<std::string>& names, const std::vector<Summary>& summaries) {
+  TimeRowOrder order;
   for (size_t g = 0; g < summaries.size(); ++g) {
     if (summaries[g].count == 0) continue;
-    grand_total += summaries[g].total;
-    rows.emplace_back(summaries[g], std::move(names[g]));
+    order.grand_total += summaries[g].total;
+    order.groups.push_back(g);
   }
-  std::sort(rows.begin(), rows.end(), [](const auto& a, const auto& b) {
-    return a.first.total != b.first.total ? a.first.total > b.first.total : a.second < b.second;
+  std::sort(order.groups.begin(), order.groups.end(), [&](size_t a, size_t b) {
+    return summaries[a].total != summaries[b].total ? summaries[a].total > summaries[b].total : names[a] < names[b];
   });
-  for (auto& [s, name] : rows) {
-    const double pct = grand_total ? 100.0 * static_cast<double>(s.total) / static_cast<double>(grand_total) : 0;
-    table.rows.push_back({Dec(pct), absl::StrCat(s.total), absl::StrCat(s.count), Dec(s.avg), Dec(s.median),
-                          absl::StrCat(s.min), absl::StrCat(s.max), Dec(s.stddev), std::move(name)});
+  return order;
+}
+
+// Rows of a time summary, largest total first; groups without values are left out.
+void AddTimeRows(std::vector<std::string> names, const std::vector<Summary>& summaries, Table& table) {
+  const TimeRowOrder order = OrderTimeRows(names, summaries);
+  for (size_t g : order.groups) {
+    const Summary& s = summaries[g];
+    table.rows.push_back({order.Percent(s), absl::StrCat(s.total), absl::StrCat(s.count), Dec(s.avg), Dec(s.median),
+                          absl::StrCat(s.min), absl::StrCat(s.max), Dec(s.stddev), std::move(names[g])});
   }
+}
+
+// An NVTX range's name, or "(unnamed range)" for a range without one (or an id the trace lacks).
+std::string RangeName(const core::Trace& trace, uint32_t id) {
+  return id == 0 || id > trace.dict.string_count() ? "(unnamed range)" : trace.dict.str(id);
 }
 
 uint64_t Duration(uint64_t start, uint64_t end) { return end > start ? end - start : 0; }
@@ -289,7 +308,7 @@ Table NvtxSummary(const Timeline& timeline) {
   for (const ThreadTimeline& thread : timeline.threads()) {
     for (const NvtxRange& r : thread.ranges) {
       if (group_of.try_emplace(r.name, names.size()).second) {
-        names.push_back(r.name == 0 || r.name > trace.dict.string_count() ? "(unnamed range)" : trace.dict.str(r.name));
+        names.push_back(RangeName(trace, r.name));
       }
     }
   }
@@ -389,7 +408,7 @@ Table NvtxGpuProjectionSummary(const Timeline& timeline) {
       const NvtxRange& r = (*t.ranges)[i];
       auto [it, inserted] = group_of.try_emplace(r.name, names.size());
       if (inserted) {
-        names.push_back(r.name == 0 || r.name > trace.dict.string_count() ? "(unnamed range)" : trace.dict.str(r.name));
+        names.push_back(RangeName(trace, r.name));
         range_time.push_back(0);
         ops.push_back(0);
       }
@@ -407,19 +426,10 @@ Table NvtxGpuProjectionSummary(const Timeline& timeline) {
       }
     }
   });
-  uint64_t grand_total = 0;
-  std::vector<size_t> order;
-  for (size_t g = 0; g < summaries.size(); ++g) {
-    grand_total += summaries[g].total;
-    order.push_back(g);
-  }
-  std::sort(order.begin(), order.end(), [&](size_t a, size_t b) {
-    return summaries[a].total != summaries[b].total ? summaries[a].total > summaries[b].total : names[a] < names[b];
-  });
-  for (size_t g : order) {
+  const TimeRowOrder order = OrderTimeRows(names, summaries);
+  for (size_t g : order.groups) {
     const Summary& s = summaries[g];
-    const double pct = grand_total ? 100.0 * static_cast<double>(s.total) / static_cast<double>(grand_total) : 0;
-    table.rows.push_back({Dec(pct), absl::StrCat(s.total), absl::StrCat(range_time[g]), absl::StrCat(s.count),
+    table.rows.push_back({order.Percent(s), absl::StrCat(s.total), absl::StrCat(range_time[g]), absl::StrCat(s.count),
                           Dec(s.avg), Dec(s.median), absl::StrCat(s.min), absl::StrCat(s.max), Dec(s.stddev),
                           absl::StrCat(ops[g]), Dec(static_cast<double>(ops[g]) / static_cast<double>(s.count)),
                           names[g]});
