@@ -47,7 +47,7 @@ ActivitySelection ActivitySelection::FromConfig(const core::Config& config, Cupt
   return s;
 }
 
-absl::Status ActivitySelection::Enable(CuptiApi& cupti) const {
+absl::Status ActivitySelection::Enable(CuptiApi& cupti, Calls calls) const {
   std::vector<CUpti_ActivityKind> enabled;
   const auto undo = [&] {
     for (CUpti_ActivityKind k : enabled) cupti.DisableActivity(k);
@@ -67,7 +67,9 @@ absl::Status ActivitySelection::Enable(CuptiApi& cupti) const {
     enabled.push_back(ApiKind(api));
   }
   // After the kinds: enabling RUNTIME or DRIVER undoes a per-call choice made before it.
-  for (const ApiCallId& c : calls_off_) (void)cupti.EnableApiRecords(c.domain, c.cbid, false);
+  if (calls == Calls::kLean) {
+    for (const ApiCallId& c : calls_off_) (void)cupti.EnableApiRecords(c.domain, c.cbid, false);
+  }
   return absl::OkStatus();
 }
 

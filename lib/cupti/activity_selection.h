@@ -7,7 +7,16 @@
 // H200 (CUDA 13.0) a window opened after 1,000 launches got 0 of the next 1,000 cudaLaunchKernel
 // records that way, and all 1,000 the way used here. The per-call choice is process-wide and is
 // undone by the next enabling of the kind, so a window that opens again chooses again. An API
-// whose kind the configuration names as a whole ("runtime", "driver") keeps every call. The runtime makes its own driver calls inside
+// whose kind the configuration names as a whole ("runtime", "driver") keeps every call.
+//
+// A window that opens after the program's first call, with the GPU counters or the Range Profiler
+// to start during it, keeps every call too (EveryCall): on the H200 (CUDA 13.0, PyTorch, --delay 2)
+// the per-call choice made that late, followed by PM sampling's start, gave all 8,858 kernels and
+// 11,514 calls of the window one correlation id (3); with --metrics the Range Profiler's first
+// replay left 441 kernels with one id and 1 call recorded. The same windows with every call kept,
+// and lean windows opened at the program's start with the same counters, kept distinct ids.
+//
+// The runtime makes its own driver calls inside
 // a runtime call without driver records; the driver calls it makes outside one (its lazy start-up
 // queries, module loads) are driver records, and the lean choice keeps only module loads of them.
 #ifndef CUSCOPE_LIB_CUPTI_ACTIVITY_SELECTION_H_
@@ -39,10 +48,14 @@ class ActivitySelection {
   // names CUPTI gives their callback ids.
   static ActivitySelection FromConfig(const core::Config& config, CuptiApi& cupti);
 
-  // Enables the kinds, then each lean API's kind, then turns that API's other calls off. A failed
-  // enable disables what was enabled and returns it; a call that cannot be turned off stays
+  enum class Calls {
+    kLean,       // the lean APIs' other calls are turned off
+    kEveryCall,  // the lean APIs record every call, like "runtime" and "driver"
+  };
+  // Enables the kinds, then each lean API's kind, then (kLean) turns that API's other calls off. A
+  // failed enable disables what was enabled and returns it; a call that cannot be turned off stays
   // recorded (more records, never fewer).
-  absl::Status Enable(CuptiApi& cupti) const;
+  absl::Status Enable(CuptiApi& cupti, Calls calls = Calls::kLean) const;
   void Disable(CuptiApi& cupti) const;
 
   // The kinds enabled whole, as the configuration names them.

@@ -25,8 +25,12 @@ CaptureController::~CaptureController() { StopControlThread(); }
 
 // ---- Windows -----------------------------------------------------------------------------------
 
-absl::Status CaptureController::EnableKinds() {
-  if (auto st = selection_.Enable(cupti_); !st.ok()) return st;
+absl::Status CaptureController::EnableKinds(bool program_started) {
+  // Started late and with a profiler to come, the per-call choice mixes up correlation ids
+  // (activity_selection.h): such a window records every call of its APIs.
+  const bool profilers = config_.gpu_metrics || !config_.metrics.empty();
+  const auto calls = program_started && profilers ? ActivitySelection::Calls::kEveryCall : ActivitySelection::Calls::kLean;
+  if (auto st = selection_.Enable(cupti_, calls); !st.ok()) return st;
   state_.store(State::kOpen);
   return absl::OkStatus();
 }
@@ -48,14 +52,15 @@ void CaptureController::Wake() {
 }
 
 absl::Status CaptureController::OpenSessionWindow() {
-  if (auto st = EnableKinds(); !st.ok()) return st;
+  // A session linked in and started after the program's first CUDA call starts late too.
+  if (auto st = EnableKinds(/*program_started=*/cupti_.DriverHasContext()); !st.ok()) return st;
   QueueEdge(true, "session");
   return absl::OkStatus();
 }
 
 void CaptureController::OpenWindow(const std::string& reason) {
   if (recording()) return;
-  if (auto st = EnableKinds(); !st.ok()) {
+  if (auto st = EnableKinds(/*program_started=*/true); !st.ok()) {
     warn_(absl::StrCat("cannot start collection: ", st.message(), "; profiling is off"));
     return;
   }

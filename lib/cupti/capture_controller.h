@@ -81,7 +81,9 @@ class CaptureController {
   bool recording() const { return state_.load(std::memory_order_relaxed) == State::kOpen; }
 
  private:
-  absl::Status EnableKinds();
+  // `program_started`: the window opens after the program's first CUDA call (a delay, a
+  // cudaProfilerStart), not with the session.
+  absl::Status EnableKinds(bool program_started);
   // False when no window was open.
   bool DisableKinds(State next);
   void QueueEdge(bool open, const std::string& reason);

@@ -593,6 +593,48 @@ TEST_F(CollectorLifecycleTest, DelayedWindowOpensOnTheControlThread) {
   EXPECT_EQ(trace.windows[0].reason(), "delay");
 }
 
+// A window that opens after the program's first call, with the Range Profiler or the GPU
+// counters to start during it, records every call: CUPTI gave such a lean window's kernels and
+// calls one correlation id on the H200 (activity_selection.h).
+TEST_F(CollectorLifecycleTest, ADelayedWindowWithKernelMetricsRecordsEveryCall) {
+  config_.delay_seconds = 0.05;
+  config_.metrics = {"sm__throughput.avg.pct_of_peak_sustained_elapsed"};
+  ASSERT_TRUE(StartCollector(config_, "session", cupti_).ok());
+  EXPECT_TRUE(Eventually([&] { return cupti_.Count("EnableActivity:" + kRuntimeKind) == 1; }));
+  EXPECT_EQ(cupti_.Count("EnableActivity:" + kDriverKind), 1u);
+  EXPECT_EQ(PerCallChoices(cupti_, "0"), 0u);
+  ASSERT_TRUE(StopCollector(nullptr).ok());
+}
+
+TEST_F(CollectorLifecycleTest, ADelayedWindowWithoutAProfilerStaysLean) {
+  config_.delay_seconds = 0.05;
+  ASSERT_TRUE(StartCollector(config_, "session", cupti_).ok());
+  EXPECT_TRUE(Eventually([&] { return cupti_.Count("EnableActivity:" + kRuntimeKind) == 1; }));
+  EXPECT_TRUE(Eventually([&] { return cupti_.Count(kLeanGetDevice + ":0") == 1; }));
+  EXPECT_EQ(cupti_.Count(kLeanLaunch + ":0"), 0u);
+  ASSERT_TRUE(StopCollector(nullptr).ok());
+}
+
+// The same session started with the program (no context yet) stays lean.
+TEST_F(CollectorLifecycleTest, ASessionStartedBeforeTheProgramsFirstCallStaysLeanWithKernelMetrics) {
+  cupti_.set_driver_has_context(false);
+  config_.metrics = {"sm__throughput.avg.pct_of_peak_sustained_elapsed"};
+  ASSERT_TRUE(StartCollector(config_, "session", cupti_).ok());
+  EXPECT_EQ(cupti_.Count(kLeanGetDevice + ":0"), 1u);
+  EXPECT_EQ(cupti_.Count(kLeanLaunch + ":0"), 0u);
+  ASSERT_TRUE(StopCollector(nullptr).ok());
+}
+
+// Linked in and started once the program has a context: late, like a delayed window.
+TEST_F(CollectorLifecycleTest, ASessionStartedAfterTheProgramsFirstCallRecordsEveryCallWithKernelMetrics) {
+  cupti_.set_driver_has_context(true);
+  config_.metrics = {"sm__throughput.avg.pct_of_peak_sustained_elapsed"};
+  ASSERT_TRUE(StartCollector(config_, "session", cupti_).ok());
+  EXPECT_EQ(cupti_.Count("EnableActivity:" + kRuntimeKind), 1u);
+  EXPECT_EQ(PerCallChoices(cupti_, "0"), 0u);
+  ASSERT_TRUE(StopCollector(nullptr).ok());
+}
+
 TEST_F(CollectorLifecycleTest, DurationClosesTheWindowBeforeTheStop) {
   config_.duration_seconds = 0.05;
   ASSERT_TRUE(StartCollector(config_, "session", cupti_).ok());

@@ -70,7 +70,9 @@ class FakeCupti final : public CuptiApi {
   uint32_t Version() override { return 130001; }
   std::string CallbackName(v1::ApiDomain domain, uint32_t cbid) override;
   bool DriverLoadable() override { return driver_loadable_; }
-  bool DriverHasContext() override { return true; }
+  // Whether the program has made its first CUDA call (a context exists) when asked.
+  bool DriverHasContext() override { return driver_has_context_; }
+  void set_driver_has_context(bool has) { driver_has_context_ = has; }
   absl::StatusOr<SystemInfo> QuerySystem() override;
 
  private:
@@ -92,6 +94,7 @@ class FakeCupti final : public CuptiApi {
   CUpti_BuffersCallbackCompleteFunc completed_ = nullptr;
   std::atomic<uint64_t> clock_{1'000'000'000};
   bool driver_loadable_ = true;
+  std::atomic<bool> driver_has_context_{true};
   int subscriber_token_ = 0;
 };
 
