@@ -44,6 +44,10 @@ ActivitySelection ActivitySelection::FromConfig(const core::Config& config, Cupt
     if (!config.kind_enabled("runtime")) s.AddLeanApi(v1::API_DOMAIN_RUNTIME, cupti);
     if (!config.kind_enabled("driver")) s.AddLeanApi(v1::API_DOMAIN_DRIVER, cupti);
   }
+  if (!config.metrics.empty() && (config.kind_enabled("api") || config.kind_enabled("driver"))) {
+    s.own_calls_ = {{v1::API_DOMAIN_DRIVER, CUPTI_DRIVER_TRACE_CBID_cuStreamIsCapturing},
+                    {v1::API_DOMAIN_DRIVER, CUPTI_DRIVER_TRACE_CBID_cuStreamIsCapturing_ptsz}};
+  }
   return s;
 }
 
@@ -70,6 +74,7 @@ absl::Status ActivitySelection::Enable(CuptiApi& cupti, Calls calls) const {
   if (calls == Calls::kLean) {
     for (const ApiCallId& c : calls_off_) (void)cupti.EnableApiRecords(c.domain, c.cbid, false);
   }
+  for (const ApiCallId& c : own_calls_) (void)cupti.EnableApiRecords(c.domain, c.cbid, false);
   return absl::OkStatus();
 }
 

@@ -16,6 +16,11 @@
 // replay left 441 kernels with one id and 1 call recorded. The same windows with every call kept,
 // and lean windows opened at the program's start with the same counters, kept distinct ids.
 //
+// Kernel metrics call cuStreamIsCapturing at each launch they consider, inside the program's
+// launch and with its correlation id: its driver records are off whenever driver calls are
+// recorded and kernel metrics are on (own_calls), so no kernel seems launched twice. The
+// program's own cudaStreamIsCapturing stays in the runtime records.
+//
 // The runtime makes its own driver calls inside
 // a runtime call without driver records; the driver calls it makes outside one (its lazy start-up
 // queries, module loads) are driver records, and the lean choice keeps only module loads of them.
@@ -64,6 +69,8 @@ class ActivitySelection {
   const std::vector<ApiCallId>& calls() const { return calls_; }
   const std::vector<ApiCallId>& calls_off() const { return calls_off_; }
   const std::vector<v1::ApiDomain>& lean_apis() const { return lean_apis_; }
+  // cuscope's own calls, whose records are turned off whatever the choice.
+  const std::vector<ApiCallId>& own_calls() const { return own_calls_; }
 
  private:
   void AddLeanApi(v1::ApiDomain domain, CuptiApi& cupti);
@@ -72,6 +79,7 @@ class ActivitySelection {
   std::vector<v1::ApiDomain> lean_apis_;
   std::vector<ApiCallId> calls_;
   std::vector<ApiCallId> calls_off_;
+  std::vector<ApiCallId> own_calls_;
 };
 
 }  // namespace cuscope::cupti

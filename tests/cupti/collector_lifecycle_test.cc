@@ -144,6 +144,8 @@ const std::string kLeanLaunch = absl::StrCat("EnableApiRecords:runtime:", CUPTI_
 const std::string kLeanSync = absl::StrCat("EnableApiRecords:runtime:", CUPTI_RUNTIME_TRACE_CBID_cudaStreamSynchronize_v3020);
 const std::string kLeanGetDevice = absl::StrCat("EnableApiRecords:runtime:", CUPTI_RUNTIME_TRACE_CBID_cudaGetDevice_v3020);
 const std::string kLeanDriverLaunch = absl::StrCat("EnableApiRecords:driver:", CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel);
+const std::string kOwnStreamIsCapturing =
+    absl::StrCat("EnableApiRecords:driver:", CUPTI_DRIVER_TRACE_CBID_cuStreamIsCapturing, ":0");
 const std::string kLeanDriverAttribute =
     absl::StrCat("EnableApiRecords:driver:", CUPTI_DRIVER_TRACE_CBID_cuDeviceGetAttribute);
 
@@ -602,7 +604,8 @@ TEST_F(CollectorLifecycleTest, ADelayedWindowWithKernelMetricsRecordsEveryCall) 
   ASSERT_TRUE(StartCollector(config_, "session", cupti_).ok());
   EXPECT_TRUE(Eventually([&] { return cupti_.Count("EnableActivity:" + kRuntimeKind) == 1; }));
   EXPECT_EQ(cupti_.Count("EnableActivity:" + kDriverKind), 1u);
-  EXPECT_EQ(PerCallChoices(cupti_, "0"), 0u);
+  EXPECT_TRUE(Eventually([&] { return cupti_.Count(kOwnStreamIsCapturing) == 1; }));
+  EXPECT_EQ(PerCallChoices(cupti_, "0"), 2u) << "only cuscope's own cuStreamIsCapturing (and its _ptsz twin)";
   ASSERT_TRUE(StopCollector(nullptr).ok());
 }
 
@@ -631,6 +634,26 @@ TEST_F(CollectorLifecycleTest, ASessionStartedAfterTheProgramsFirstCallRecordsEv
   config_.metrics = {"sm__throughput.avg.pct_of_peak_sustained_elapsed"};
   ASSERT_TRUE(StartCollector(config_, "session", cupti_).ok());
   EXPECT_EQ(cupti_.Count("EnableActivity:" + kRuntimeKind), 1u);
+  EXPECT_EQ(PerCallChoices(cupti_, "0"), 2u) << "only cuscope's own cuStreamIsCapturing (and its _ptsz twin)";
+  ASSERT_TRUE(StopCollector(nullptr).ok());
+}
+
+// Kernel metrics call cuStreamIsCapturing inside the program's launches: with every driver call
+// recorded, that one stays out of the trace; without kernel metrics it is the program's and stays.
+TEST_F(CollectorLifecycleTest, KernelMetricsKeepTheirOwnDriverCallOutOfTheTrace) {
+  config_.activity_kinds = {"kernel", "runtime", "driver"};
+  config_.metrics = {"sm__throughput.avg.pct_of_peak_sustained_elapsed"};
+  ASSERT_TRUE(StartCollector(config_, "session", cupti_).ok());
+  EXPECT_EQ(cupti_.Count(kOwnStreamIsCapturing), 1u);
+  EXPECT_EQ(PerCallChoices(cupti_, "0"), 2u);
+  EXPECT_GT(cupti_.LastIndexOf(kOwnStreamIsCapturing), cupti_.LastIndexOf("EnableActivity:" + kDriverKind));
+  ASSERT_TRUE(StopCollector(nullptr).ok());
+}
+
+TEST_F(CollectorLifecycleTest, WithoutKernelMetricsTheProgramsStreamIsCapturingIsRecorded) {
+  config_.activity_kinds = {"kernel", "runtime", "driver"};
+  ASSERT_TRUE(StartCollector(config_, "session", cupti_).ok());
+  EXPECT_EQ(cupti_.Count(kOwnStreamIsCapturing), 0u);
   EXPECT_EQ(PerCallChoices(cupti_, "0"), 0u);
   ASSERT_TRUE(StopCollector(nullptr).ok());
 }
