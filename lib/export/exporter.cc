@@ -3,6 +3,7 @@
 #include <sys/stat.h>
 
 #include <algorithm>
+#include <tuple>
 #include <array>
 #include <deque>
 #include <memory>
@@ -139,6 +140,9 @@ class ExportPass {
   const SignatureText& Signature(uint32_t id, const core::Dictionary& dict);
   const FunctionText& Function(uint32_t id, const core::Dictionary& dict);
   bool Replayed(const core::KernelRow& k) const { return k.replayed() || scan_.Profiled(k.correlation_id); }
+  // Where a kernel ran: its record's span; for a replayed launch whose record has no duration (CUPTI
+  // gives the passes none), the METRICS window it starts, during which its passes ran serialized.
+  std::pair<uint64_t, uint64_t> KernelSpan(const core::KernelRow& k) const;
   // The flow id that ends at a GPU operation: its correlation id when the call that issued it is in
   // the trace. The nodes of one graph launch share the launch's id; a flow has one end, so only the
   // first node written gets it.
@@ -458,6 +462,17 @@ absl::Status ExportPass::ExportFindings() {
   return absl::OkStatus();
 }
 
+std::pair<uint64_t, uint64_t> ExportPass::KernelSpan(const core::KernelRow& k) const {
+  const uint64_t end = std::max(k.start, k.end);
+  if (end > k.start || !Replayed(k)) return {k.start, end};
+  // The last METRICS window that starts at or before the kernel, if the kernel is inside it.
+  auto after = std::upper_bound(scan_.metric_spans.begin(), scan_.metric_spans.end(), k.start,
+                                [](uint64_t t, const std::pair<uint64_t, uint64_t>& w) { return t < w.first; });
+  if (after == scan_.metric_spans.begin()) return {k.start, end};
+  const auto& w = *std::prev(after);
+  return {k.start, std::max(end, w.second)};
+}
+
 absl::Status ExportPass::ExportKernel(const core::KernelRow& k, uint64_t track, const core::Dictionary& dict) {
   const v1::KernelSignature& sig = dict.signature(k.signature);
   const SignatureText& text = Signature(k.signature, dict);
@@ -481,8 +496,7 @@ absl::Status ExportPass::ExportKernel(const core::KernelRow& k, uint64_t track, 
   args_.push_back(Arg::String(F(Fixed::kArgMangled), Keyed(NameKind::kString, sig.name(), dict.str(sig.name()))));
   Slice s;
   s.track = track;
-  s.start = k.start;
-  s.end = std::max(k.start, k.end);
+  std::tie(s.start, s.end) = KernelSpan(k);
   s.name = replayed ? Keyed(NameKind::kReplayedKernel, sig.name(), text.replayed_name)
                     : Keyed(NameKind::kKernel, sig.name(), text.name);
   s.category = F(replayed ? Fixed::kCatReplayedKernel : Fixed::kCatKernel);
@@ -496,8 +510,8 @@ absl::Status ExportPass::ExportGpu(const core::DecodedChunk& chunk, const core::
   ops_.clear();
   for (uint32_t i = 0; i < chunk.kernels.size(); ++i) {
     const core::KernelRow& k = chunk.kernels[i];
-    ops_.push_back(
-        {k.start, std::max(k.start, k.end), StreamTrackId(dict.signature(k.signature).device(), k.stream), i, 0});
+    const auto [start, end] = KernelSpan(k);
+    ops_.push_back({start, end, StreamTrackId(dict.signature(k.signature).device(), k.stream), i, 0});
   }
   for (uint32_t i = 0; i < chunk.memcpys.size(); ++i) {
     const core::MemcpyRecord& m = chunk.memcpys[i];

@@ -103,6 +103,11 @@ ScanResult Scan(core::TraceReader& reader) {
   std::sort(scan.profiled_correlations.begin(), scan.profiled_correlations.end());
   scan.profiled_correlations.erase(std::unique(scan.profiled_correlations.begin(), scan.profiled_correlations.end()),
                                    scan.profiled_correlations.end());
+  for (const v1::CaptureWindow& w : scan.windows) {
+    if (w.kind() != v1::WINDOW_KIND_METRICS || w.start_ns() == 0) continue;
+    scan.metric_spans.emplace_back(w.start_ns(), std::max(w.start_ns(), w.end_ns() != 0 ? w.end_ns() : scan.last_ns));
+  }
+  std::sort(scan.metric_spans.begin(), scan.metric_spans.end());
   return scan;
 }
 

@@ -46,6 +46,8 @@ struct ScanResult {
   CorrelationSet gpu_correlations;
   std::vector<uint64_t> profiled_correlations;  // of metric rows; sorted, unique
   std::vector<v1::CaptureWindow> windows;       // in file order
+  // The METRICS windows' spans (an open one ends at last_ns), sorted by start.
+  std::vector<std::pair<uint64_t, uint64_t>> metric_spans;
 
   uint64_t chunks = 0;
   uint64_t kernels = 0, api_calls = 0, memcpys = 0, memsets = 0, nvtx_markers = 0, overheads = 0;
