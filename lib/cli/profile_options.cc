@@ -23,8 +23,11 @@ const char kProfileUsage[] =
     "                            graph and module set-up); runtime, driver: every call of that API\n"
     "      --delay SECONDS       start collecting after SECONDS\n"
     "      --duration SECONDS    stop collecting SECONDS after the start\n"
-    "  -c, --capture-range cudaProfilerApi\n"
-    "                            collect only between cudaProfilerStart and cudaProfilerStop\n"
+    "  -c, --capture-range cudaProfilerApi|nvtx\n"
+    "                            collect only between cudaProfilerStart and cudaProfilerStop, or\n"
+    "                            during the first NVTX range named by --nvtx-capture\n"
+    "      --nvtx-capture NAME   with -c nvtx: the NVTX range (push/pop or start/end, any domain)\n"
+    "                            whose start opens the window and whose end closes it\n"
     "      --buffer-size SIZE    one CUPTI buffer (default 4M)\n"
     "      --buffer-pool-cap SIZE  memory cap for all buffers (default 128M)\n"
     "      --flush-period-ms MS  how often partly filled buffers are written (default 500)\n"
@@ -68,7 +71,7 @@ const char kProfileUsage[] =
     "                            100 ms)\n"
     "\n"
     "One-run top-down (timeline window, then kernel metrics on its hottest kernels):\n"
-    "      --top-down[=N]        after the --duration or cudaProfilerStart/Stop window closes,\n"
+    "      --top-down[=N]        after the --duration, cudaProfilerStart/Stop or NVTX window closes,\n"
     "                            collect --metrics (default sol,occupancy,stalls) on the next\n"
     "                            launches of the window's N hottest kernels, name + grid + block\n"
     "                            (default N = 3); GPU counters are sampled during the window\n"
@@ -89,6 +92,7 @@ constexpr ValueOption kValueOptions[] = {
     {"--delay", nullptr, "CUSCOPE_DELAY"},
     {"--duration", nullptr, "CUSCOPE_DURATION"},
     {"--capture-range", "-c", "CUSCOPE_CAPTURE_RANGE"},
+    {"--nvtx-capture", nullptr, "CUSCOPE_NVTX_CAPTURE"},
     {"--buffer-size", nullptr, "CUSCOPE_BUFFER_SIZE"},
     {"--buffer-pool-cap", nullptr, "CUSCOPE_BUFFER_POOL_CAP"},
     {"--flush-period-ms", nullptr, "CUSCOPE_FLUSH_PERIOD_MS"},

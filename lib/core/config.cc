@@ -185,8 +185,13 @@ absl::StatusOr<Config> ParseConfigFromEnvironment(const std::vector<std::pair<st
       if (!s.ok()) return s.status();
       c.duration_seconds = *s;
     } else if (name == "CUSCOPE_CAPTURE_RANGE") {
-      if (value != "none" && value != "cudaProfilerApi") return Bad(name, value, "expected none or cudaProfilerApi");
+      if (value != "none" && value != "cudaProfilerApi" && value != "nvtx") {
+        return Bad(name, value, "expected none, cudaProfilerApi or nvtx");
+      }
       c.capture_range = value;
+    } else if (name == "CUSCOPE_NVTX_CAPTURE") {
+      if (value.empty()) return Bad(name, value, "expected the name of an NVTX range");
+      c.nvtx_capture = value;
     } else if (name == "CUSCOPE_METRICS") {
       auto m = ExpandMetricList(value);
       if (!m.ok()) return Bad(name, value, std::string(m.status().message()));
@@ -308,7 +313,7 @@ absl::StatusOr<Config> ParseConfigFromEnvironment(const std::vector<std::pair<st
                                                      " (known: CUSCOPE_OUTPUT, CUSCOPE_FORCE_OVERWRITE, CUSCOPE_KINDS, "
                                                      "CUSCOPE_BUFFER_SIZE, CUSCOPE_BUFFER_POOL_CAP, "
                                                      "CUSCOPE_FLUSH_PERIOD_MS, CUSCOPE_DELAY, CUSCOPE_DURATION, "
-                                                     "CUSCOPE_CAPTURE_RANGE, CUSCOPE_QUIET, CUSCOPE_CONTROL, CUSCOPE_METRICS, "
+                                                     "CUSCOPE_CAPTURE_RANGE, CUSCOPE_NVTX_CAPTURE, CUSCOPE_QUIET, CUSCOPE_CONTROL, CUSCOPE_METRICS, "
                                                      "CUSCOPE_KERNEL_NAME, CUSCOPE_LAUNCH_SKIP, CUSCOPE_LAUNCH_COUNT, "
                                                      "CUSCOPE_PER_KERNEL_COUNT, CUSCOPE_REPLAY_MODE, "
                                                      "CUSCOPE_TOP_DOWN, CUSCOPE_TOP_DOWN_LAUNCHES, "
@@ -324,6 +329,12 @@ absl::StatusOr<Config> ParseConfigFromEnvironment(const std::vector<std::pair<st
     return absl::InvalidArgumentError(absl::StrCat("CUSCOPE_BUFFER_POOL_CAP (", c.buffer_pool_cap_bytes,
                                                    ") is smaller than one buffer (", c.buffer_bytes, ")"));
   }
+  if (c.capture_range == "nvtx" && c.nvtx_capture.empty()) {
+    return absl::InvalidArgumentError("CUSCOPE_CAPTURE_RANGE=nvtx needs CUSCOPE_NVTX_CAPTURE: the NVTX range to capture");
+  }
+  if (!c.nvtx_capture.empty() && c.capture_range != "nvtx") {
+    return absl::InvalidArgumentError("CUSCOPE_NVTX_CAPTURE needs CUSCOPE_CAPTURE_RANGE=nvtx");
+  }
   if (auto st = CheckMonitorSettings(c); !st.ok()) return st;
   const bool selection_given = c.settings.count("CUSCOPE_KERNEL_NAME") || c.settings.count("CUSCOPE_LAUNCH_SKIP") ||
                                c.settings.count("CUSCOPE_LAUNCH_COUNT") || c.settings.count("CUSCOPE_PER_KERNEL_COUNT");
@@ -333,10 +344,10 @@ absl::StatusOr<Config> ParseConfigFromEnvironment(const std::vector<std::pair<st
           "CUSCOPE_TOP_DOWN chooses the kernels itself: leave out CUSCOPE_KERNEL_NAME, CUSCOPE_LAUNCH_SKIP, "
           "CUSCOPE_LAUNCH_COUNT and CUSCOPE_PER_KERNEL_COUNT (CUSCOPE_TOP_DOWN_LAUNCHES sets the launches per kernel)");
     }
-    if (c.duration_seconds <= 0 && c.capture_range != "cudaProfilerApi") {
+    if (c.duration_seconds <= 0 && c.capture_range == "none") {
       return absl::InvalidArgumentError(
-          "CUSCOPE_TOP_DOWN needs a timeline window that ends while the program runs: CUSCOPE_DURATION, or "
-          "CUSCOPE_CAPTURE_RANGE=cudaProfilerApi");
+          "CUSCOPE_TOP_DOWN needs a timeline window that ends while the program runs: CUSCOPE_DURATION, "
+          "CUSCOPE_CAPTURE_RANGE=cudaProfilerApi, or CUSCOPE_CAPTURE_RANGE=nvtx with CUSCOPE_NVTX_CAPTURE");
     }
     if (c.metrics.empty()) {
       auto m = ExpandMetricList("sol,occupancy,stalls");

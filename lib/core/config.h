@@ -68,8 +68,10 @@ struct Config {
   uint32_t flush_period_ms = 500;
   double delay_seconds = 0;
   double duration_seconds = 0;  // 0 = until the end
-  // "none" or "cudaProfilerApi": collect only between cudaProfilerStart and cudaProfilerStop.
+  // "none", "cudaProfilerApi" (collect only between cudaProfilerStart and cudaProfilerStop) or
+  // "nvtx" (only during the first NVTX range named nvtx_capture).
   std::string capture_range = "none";
+  std::string nvtx_capture;
   bool quiet = false;
   // A control socket (lib/control) through which `cuscope capture`, `status` and `ps` reach the
   // process; off with CUSCOPE_CONTROL=0.

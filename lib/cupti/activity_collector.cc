@@ -19,6 +19,7 @@
 #include "lib/cupti/capture_controller.h"
 #include "lib/cupti/cupti_api.h"
 #include "lib/cupti/kernel_metrics_collector.h"
+#include "lib/cupti/nvtx_capture.h"
 #include "lib/cupti/sampling_controller.h"
 #include "lib/cupti/trace_header.h"
 #include "lib/cupti/trace_pipeline.h"
@@ -145,6 +146,10 @@ void CUPTIAPI OnApiCallback(void* /*userdata*/, CUpti_CallbackDomain domain, CUp
     s->capture->OnContextCreated();
     return;
   }
+  if (domain == CUPTI_CB_DOMAIN_NVTX) {
+    if (data != nullptr) s->capture->OnNvtxCall(cbid, *static_cast<const CUpti_NvtxData*>(data));
+    return;
+  }
 
   if (domain == CUPTI_CB_DOMAIN_DRIVER_API && s->sampling->AwaitingProgramCall() &&
       static_cast<const CUpti_CallbackData*>(data)->callbackSite == CUPTI_API_ENTER) {
@@ -178,6 +183,13 @@ void StopSamplingAtExit() {
 absl::Status EnableProfilerApiCallbacks(Session& s) {
   for (const ProfilerGate& g : kProfilerGates) {
     if (auto st = s.cupti.EnableCallback(s.subscriber, g.domain, g.cbid); !st.ok()) return st;
+  }
+  return absl::OkStatus();
+}
+
+absl::Status EnableNvtxCaptureCallbacks(Session& s) {
+  for (CUpti_CallbackId cbid : NvtxCaptureCallbacks()) {
+    if (auto st = s.cupti.EnableCallback(s.subscriber, CUPTI_CB_DOMAIN_NVTX, cbid); !st.ok()) return st;
   }
   return absl::OkStatus();
 }
@@ -370,6 +382,8 @@ absl::Status StartCollector(const core::Config& config, const std::string& entry
 
   if (config.capture_range == "cudaProfilerApi") {
     if (auto st = EnableProfilerApiCallbacks(s); !st.ok()) return st;
+  } else if (config.capture_range == "nvtx") {
+    if (auto st = EnableNvtxCaptureCallbacks(s); !st.ok()) return st;
   } else if (config.delay_seconds == 0) {
     if (auto st = s.capture->OpenSessionWindow(); !st.ok()) return st;
   }

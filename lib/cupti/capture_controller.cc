@@ -3,11 +3,13 @@
 #include <algorithm>
 #include <chrono>
 #include <optional>
+#include <pthread.h>
 #include <system_error>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
 #include "lib/core/kernel_selection.h"
+#include "lib/cupti/nvtx_capture.h"
 
 namespace cuscope::cupti {
 
@@ -19,7 +21,9 @@ CaptureController::CaptureController(const core::Config& config, CuptiApi& cupti
       selection_(std::move(selection)),
       pipeline_(pipeline),
       sampling_(sampling),
-      warn_(std::move(warn)) {}
+      warn_(std::move(warn)) {
+  if (config_.capture_range == "nvtx") nvtx_watch_ = std::make_unique<core::NvtxCaptureWatch>(config_.nvtx_capture);
+}
 
 CaptureController::~CaptureController() { StopControlThread(); }
 
@@ -96,6 +100,20 @@ void CaptureController::OnProfilerStop(bool api_enter) {
   if (api_enter) CloseWindow("cudaProfilerStop");
 }
 
+void CaptureController::OnNvtxCall(CUpti_CallbackId cbid, const CUpti_NvtxData& data) {
+  if (nvtx_watch_ == nullptr) return;
+  switch (ObserveNvtxCall(*nvtx_watch_, cbid, data, static_cast<uint64_t>(::pthread_self()))) {
+    case core::NvtxCaptureWatch::Edge::kOpen:
+      OpenWindow(absl::StrCat("NVTX range ", nvtx_watch_->name()));
+      break;
+    case core::NvtxCaptureWatch::Edge::kClose:
+      CloseWindow(absl::StrCat("NVTX range ", nvtx_watch_->name(), " ended"));
+      break;
+    case core::NvtxCaptureWatch::Edge::kNone:
+      break;
+  }
+}
+
 void CaptureController::OnProgramCall() {
   if (!sampling_.OnProgramCall(SamplingConditions())) return;
   stop_watching_due_.store(true);
@@ -169,7 +187,7 @@ void CaptureController::ControlLoop() {
   using Clock = std::chrono::steady_clock;
   const auto start = Clock::now();
   const auto seconds = [](double v) { return std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(v)); };
-  const bool gated = config_.capture_range == "cudaProfilerApi";
+  const bool gated = config_.capture_range != "none";
   bool open_pending = !gated && config_.delay_seconds > 0;
   bool close_pending = !gated && config_.duration_seconds > 0;
   const auto open_at = start + seconds(config_.delay_seconds);

@@ -13,6 +13,7 @@
 #include <atomic>
 #include <condition_variable>
 #include <functional>
+#include <memory>
 #include <mutex>
 #include <string>
 #include <thread>
@@ -21,6 +22,7 @@
 #include "absl/status/status.h"
 #include "lib/core/config.h"
 #include "lib/core/hot_kernels.h"
+#include "lib/core/nvtx_capture_watch.h"
 #include "lib/cupti/activity_selection.h"
 #include "lib/cupti/cupti_api.h"
 #include "lib/cupti/kernel_metrics_collector.h"
@@ -57,6 +59,8 @@ class CaptureController {
   // cudaProfilerStart/Stop and their driver twins; `api_exit` is the callback site.
   void OnProfilerStart(bool api_exit);
   void OnProfilerStop(bool api_enter);
+  // An NVTX call, for `-c nvtx`: the watched range's start opens the window, its end closes it.
+  void OnNvtxCall(CUpti_CallbackId cbid, const CUpti_NvtxData& data);
   void OnContextCreated();
   void MarkContextSeen() { context_seen_.store(true); }
   // At a CUDA call of the program's, while SamplingController::AwaitingProgramCall: the counters'
@@ -100,6 +104,7 @@ class CaptureController {
   std::function<void(const std::string&)> warn_;
 
   std::atomic<State> state_{State::kWaiting};
+  std::unique_ptr<core::NvtxCaptureWatch> nvtx_watch_;  // with capture_range "nvtx"
   std::atomic<bool> context_seen_{false};
   std::function<void()> stop_watching_;
   std::atomic<bool> stop_watching_due_{false};

@@ -46,7 +46,7 @@ void RouteNvtxToCupti() {
 }
 
 absl::Status StartWithConfig(const core::Config& config, const char* entry) {
-  if (config.kind_enabled("nvtx")) RouteNvtxToCupti();
+  if (config.kind_enabled("nvtx") || config.capture_range == "nvtx") RouteNvtxToCupti();
   g_quiet.store(config.quiet);
   absl::Status st = cupti::StartCollector(config, entry);
   if (st.ok()) InstallHooks();

@@ -57,6 +57,26 @@ TEST(ConfigTest, MonitorModeRefusesWhatNeedsATraceWindowOrReplay) {
   }
 }
 
+TEST(ConfigTest, AnNvtxCaptureRangeNeedsItsRangeName) {
+  auto c = ParseConfigFromEnvironment({{"CUSCOPE_CAPTURE_RANGE", "nvtx"}, {"CUSCOPE_NVTX_CAPTURE", "train step"}});
+  ASSERT_TRUE(c.ok()) << c.status();
+  EXPECT_EQ(c->capture_range, "nvtx");
+  EXPECT_EQ(c->nvtx_capture, "train step");
+  auto no_name = ParseConfigFromEnvironment({{"CUSCOPE_CAPTURE_RANGE", "nvtx"}});
+  ASSERT_FALSE(no_name.ok());
+  EXPECT_NE(std::string(no_name.status().message()).find("needs CUSCOPE_NVTX_CAPTURE"), std::string::npos);
+  auto no_range = ParseConfigFromEnvironment({{"CUSCOPE_NVTX_CAPTURE", "step"}});
+  ASSERT_FALSE(no_range.ok());
+  EXPECT_NE(std::string(no_range.status().message()).find("needs CUSCOPE_CAPTURE_RANGE=nvtx"), std::string::npos);
+  EXPECT_FALSE(ParseConfigFromEnvironment({{"CUSCOPE_CAPTURE_RANGE", "nvtx"}, {"CUSCOPE_NVTX_CAPTURE", ""}}).ok());
+  EXPECT_FALSE(ParseConfigFromEnvironment({{"CUSCOPE_CAPTURE_RANGE", "NVTX"}, {"CUSCOPE_NVTX_CAPTURE", "s"}}).ok());
+  // The range's end is the top-down's window end.
+  auto top_down = ParseConfigFromEnvironment(
+      {{"CUSCOPE_CAPTURE_RANGE", "nvtx"}, {"CUSCOPE_NVTX_CAPTURE", "step"}, {"CUSCOPE_TOP_DOWN", "2"}});
+  ASSERT_TRUE(top_down.ok()) << top_down.status();
+  EXPECT_EQ(top_down->top_down_kernels, 2u);
+}
+
 TEST(ConfigTest, MonitorSettingsNeedMonitorMode) {
   for (const char* name : {"CUSCOPE_MONITOR_INTERVAL", "CUSCOPE_PROMETHEUS"}) {
     auto c = ParseConfigFromEnvironment({{name, "1"}});

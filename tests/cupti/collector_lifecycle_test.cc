@@ -16,6 +16,7 @@
 #include <cupti.h>
 #include <cupti_driver_cbid.h>
 #include <cupti_runtime_cbid.h>
+#include <generated_nvtx_meta.h>
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
@@ -545,6 +546,73 @@ TEST_F(CollectorLifecycleTest, ProfilerApiGateRecordsOnlyBetweenStartAndStop) {
   EXPECT_EQ(trace.windows[1].reason(), "cudaProfilerStop");
   EXPECT_GT(trace.windows[1].end_ns(), trace.windows[0].start_ns());
   EXPECT_EQ(trace.windows[2].reason(), "cudaProfilerStart");
+}
+
+// -c nvtx --nvtx-capture step: the first "step" range is the window, as in Nsight Systems.
+TEST_F(CollectorLifecycleTest, AnNvtxCaptureRangeRecordsTheFirstRangeOfItsName) {
+  config_.capture_range = "nvtx";
+  config_.nvtx_capture = "step";
+  ASSERT_TRUE(StartCollector(config_, "session", cupti_).ok());
+  EXPECT_EQ(cupti_.Count(absl::StrCat("EnableCallback:", static_cast<int>(CUPTI_CB_DOMAIN_NVTX), ":",
+                                      static_cast<int>(CUPTI_CBID_NVTX_nvtxRangePushA))),
+            1u);
+  EXPECT_EQ(cupti_.Count("EnableActivity:" + kKernelKind), 0u) << "nothing is recorded before the range";
+  const nvtxRangePushA_params setup{"setup"}, step{"step"}, inner{"forward"};
+  cupti_.CallNvtx(CUPTI_CBID_NVTX_nvtxRangePushA, &setup);
+  cupti_.CallNvtx(CUPTI_CBID_NVTX_nvtxRangePop, nullptr);
+  EXPECT_EQ(cupti_.Count("EnableActivity:" + kKernelKind), 0u);
+  cupti_.CallNvtx(CUPTI_CBID_NVTX_nvtxRangePushA, &step);
+  EXPECT_EQ(cupti_.Count("EnableActivity:" + kKernelKind), 1u);
+  ASSERT_TRUE(cupti_.DeliverKernels(3, 2'000'000'000));
+  cupti_.CallNvtx(CUPTI_CBID_NVTX_nvtxRangePushA, &inner);
+  cupti_.CallNvtx(CUPTI_CBID_NVTX_nvtxRangePop, nullptr);
+  EXPECT_EQ(cupti_.Count("DisableActivity:" + kKernelKind), 0u) << "a range inside the step does not end it";
+  cupti_.CallNvtx(CUPTI_CBID_NVTX_nvtxRangePop, nullptr);
+  EXPECT_EQ(cupti_.Count("DisableActivity:" + kKernelKind), 1u);
+  cupti_.CallNvtx(CUPTI_CBID_NVTX_nvtxRangePushA, &step);
+  EXPECT_EQ(cupti_.Count("EnableActivity:" + kKernelKind), 1u) << "the first step only";
+  ASSERT_TRUE(StopCollector(nullptr).ok());
+  core::Trace trace = Load();
+  EXPECT_EQ(trace.kernels.size(), 3u);
+  ASSERT_GE(trace.windows.size(), 2u);
+  EXPECT_EQ(trace.windows[0].reason(), "NVTX range step");
+  EXPECT_EQ(trace.windows[1].reason(), "NVTX range step ended");
+}
+
+TEST_F(CollectorLifecycleTest, AnNvtxCaptureRangeOfTheExAndStartEndKinds) {
+  config_.capture_range = "nvtx";
+  config_.nvtx_capture = "request";
+  ASSERT_TRUE(StartCollector(config_, "session", cupti_).ok());
+  nvtxEventAttributes_t attributes{};
+  attributes.version = NVTX_VERSION;
+  attributes.size = NVTX_EVENT_ATTRIB_STRUCT_SIZE;
+  attributes.messageType = NVTX_MESSAGE_TYPE_ASCII;
+  attributes.message.ascii = "request";
+  const nvtxDomainRangeStartEx_params start{nullptr, {&attributes}};
+  const nvtxRangeId_t id = 42;
+  cupti_.CallNvtx(CUPTI_CBID_NVTX_nvtxDomainRangeStartEx, &start, &id);
+  EXPECT_EQ(cupti_.Count("EnableActivity:" + kKernelKind), 1u);
+  const nvtxRangeEnd_params other{41};
+  cupti_.CallNvtx(CUPTI_CBID_NVTX_nvtxRangeEnd, &other);
+  cupti_.CallNvtx(CUPTI_CBID_NVTX_nvtxRangePop, nullptr);
+  EXPECT_EQ(cupti_.Count("DisableActivity:" + kKernelKind), 0u);
+  const nvtxDomainRangeEnd_params end{nullptr, {42}};
+  cupti_.CallNvtx(CUPTI_CBID_NVTX_nvtxDomainRangeEnd, &end);
+  EXPECT_EQ(cupti_.Count("DisableActivity:" + kKernelKind), 1u);
+  ASSERT_TRUE(StopCollector(nullptr).ok());
+}
+
+// A program that never starts the range records nothing.
+TEST_F(CollectorLifecycleTest, AnNvtxCaptureRangeThatNeverStartsRecordsNothing) {
+  config_.capture_range = "nvtx";
+  config_.nvtx_capture = "step";
+  ASSERT_TRUE(StartCollector(config_, "session", cupti_).ok());
+  const nvtxRangePushA_params other{"steps"};
+  cupti_.CallNvtx(CUPTI_CBID_NVTX_nvtxRangePushA, &other);
+  cupti_.CallNvtx(CUPTI_CBID_NVTX_nvtxRangePushA, nullptr);  // no parameters: ignored
+  EXPECT_EQ(cupti_.Count("EnableActivity:" + kKernelKind), 0u);
+  ASSERT_TRUE(StopCollector(nullptr).ok());
+  EXPECT_TRUE(Load().kernels.empty());
 }
 
 // A window that opens once the program runs (a cudaProfilerApi range, a delay) enables the API

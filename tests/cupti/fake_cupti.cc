@@ -233,6 +233,22 @@ void FakeCupti::CallGate(CUpti_CallbackId cbid, CUpti_ApiCallbackSite site) {
   callback(userdata, CUPTI_CB_DOMAIN_RUNTIME_API, cbid, &data);
 }
 
+void FakeCupti::CallNvtx(CUpti_CallbackId cbid, const void* params, const void* returned) {
+  CUpti_CallbackFunc callback = nullptr;
+  void* userdata = nullptr;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    callback = api_callback_;
+    userdata = api_userdata_;
+  }
+  if (callback == nullptr) return;
+  CUpti_NvtxData data{};
+  data.functionName = "nvtx";
+  data.functionParams = params;
+  data.functionReturnValue = returned;
+  callback(userdata, CUPTI_CB_DOMAIN_NVTX, cbid, &data);
+}
+
 void FakeCupti::CallProfilerStart() { CallGate(CUPTI_RUNTIME_TRACE_CBID_cudaProfilerStart_v4000, CUPTI_API_EXIT); }
 void FakeCupti::CallProfilerStop() { CallGate(CUPTI_RUNTIME_TRACE_CBID_cudaProfilerStop_v4000, CUPTI_API_ENTER); }
 

@@ -43,6 +43,9 @@ class FakeCupti final : public CuptiApi {
   // One buffer with an NVTX range's start (named `name`) and end records, of id `id`.
   bool DeliverRange(const char* name, uint64_t id, uint64_t start, uint64_t end);
   // cudaProfilerStart (at its exit) or cudaProfilerStop (at its entry), through the subscriber.
+  // An NVTX call through CUPTI's NVTX callback: `params` is the call's generated_nvtx_meta.h
+  // parameters, `returned` its return value (or null).
+  void CallNvtx(CUpti_CallbackId cbid, const void* params, const void* returned = nullptr);
   void CallProfilerStart();
   void CallProfilerStop();
 
