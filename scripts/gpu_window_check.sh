@@ -2,7 +2,9 @@
 # Windows that open while the program runs, on the GPU machine, from the repository root, after
 # scripts/build_for_device.sh:  scripts/gpu_window_check.sh OUT_DIR
 # Lean collection (the default) in a --delay window must record the launch calls of the window's
-# kernels, and a one-run top-down after a delay must find its window's kernels on the timeline.
+# kernels; a one-run top-down or GPU counters after a delay must keep each kernel's correlation id
+# (such a window records no API calls); -c nvtx opens the window on a range; kernel metrics keep
+# their own cuStreamIsCapturing out of the trace.
 # Prints each figure and "window check: N failed" at the end; the traces stay in OUT_DIR/window.
 set -u
 cd "$(dirname "$0")/.."
@@ -27,20 +29,48 @@ echo "launch calls ${launches:-0}, kernels $kernels"
 check "the delayed window records its launch calls" $(( ${launches:-0} > 1000 ))
 check "launch calls and kernels agree within 1%" $(( ${launches:-0} * 100 >= kernels * 99 && kernels * 100 >= ${launches:-0} * 99 ))
 
-echo "== PyTorch, --top-down --delay 2 --duration 0.5"
+# Kernels with a correlation id, and how many distinct ids they have (CUPTI gave a late window's
+# kernels one id when API records and a profiler ran in it).
+distinct_ids() {
+  "$cli" dump "$1" | awk '$1 == "kernel" { for (i = 1; i <= NF; i++) if ($i ~ /^corr=/) { n++; seen[$i] = 1 } }
+                          END { print n + 0, length(seen) + 0 }'
+}
+
+echo "== launch_overhead, -t all --metrics sol: cuscope's own cuStreamIsCapturing stays out of the trace"
+$cli profile -q -f -t all --metrics sol -k tiny_step --launch-count 1 -o "$OUT/own_calls" -- \
+  "$B/examples/example_launch_overhead" --steps 2000 >/dev/null 2>&1
+own=$($cli dump "$OUT/own_calls.cuscope" | grep -c 'StreamIsCapturing')
+driver=$($cli dump "$OUT/own_calls.cuscope" | grep -c '^api.* driver ')
+echo "cuStreamIsCapturing records $own, driver records $driver"
+check "no cuStreamIsCapturing record of cuscope's own" $(( own == 0 && driver > 0 ))
+
+echo "== sync_every_step, -c nvtx --nvtx-capture work"
+$cli profile -q -f -c nvtx --nvtx-capture work -o "$OUT/nvtx_capture" -- "$B/examples/example_sync_every_step" >/dev/null
+windows=$($cli dump "$OUT/nvtx_capture.cuscope" | grep '^window' | grep -c 'NVTX range work')
+read -r with_id ids <<<"$(distinct_ids "$OUT/nvtx_capture.cuscope")"
+echo "windows named by the range $windows, kernels $with_id, distinct ids $ids"
+check "the NVTX range opens and closes the window" $(( windows == 2 ))
+check "the range's kernels are recorded with their ids" $(( with_id >= 1000 && ids == with_id ))
+
+echo "== PyTorch, --top-down --delay 1 --duration 0.5"
 if python3 -c "import torch; assert torch.cuda.is_available()" 2>/dev/null; then
-  timeout 90 $cli profile -q -f --top-down --delay 2 --duration 0.5 -o "$OUT/torch_top_down_delayed" -- \
-    python3 examples/torch_top_down.py --steps 3000 | tail -2
+  timeout 120 $cli profile -f --top-down --delay 1 --duration 0.5 -o "$OUT/torch_top_down_delayed" -- \
+    python3 examples/torch_top_down.py --steps 6000 2>&1 | grep -v '^step' | tail -4
   analysis=$($cli analyze "$OUT/torch_top_down_delayed.cuscope" 2>&1)
-  echo "$analysis" | head -12
-  echo "$analysis" | grep -A12 -m1 "^Top-down" || true
-  api=$($cli stats --report cuda_api_sum "$OUT/torch_top_down_delayed.cuscope")
-  echo "$api" | head -6
-  timeline=$($cli stats --report cuda_gpu_kern_sum "$OUT/torch_top_down_delayed.cuscope" |
-             awk 'NR > 3 && $3 ~ /^[0-9,]+$/ {gsub(",", "", $3); n += $3} END {print n + 0}')
-  echo "kernels on the timeline: $timeline"
-  check "the top-down's window kernels are on the timeline" $(( timeline > 100 ))
-  check "the top-down's window records launch calls" $(( $(instances "$api" cudaLaunchKernel | sed 's/^$/0/') > 100 ))
+  echo "$analysis" | head -6
+  echo "$analysis" | grep -A6 -m1 "^Top-down" | cut -c1-200 || true
+  read -r with_id ids <<<"$(distinct_ids "$OUT/torch_top_down_delayed.cuscope")"
+  profiled=$($cli dump "$OUT/torch_top_down_delayed.cuscope" | grep -c '^metrics')
+  echo "kernels with an id $with_id, distinct ids $ids, metric rows $profiled"
+  check "the top-down's window kernels are on the timeline" $(( with_id > 100 ))
+  check "each kernel keeps its own correlation id" $(( ids == with_id ))
+  check "the top-down profiled its hot kernels" $(( profiled > 0 ))
+  echo "== PyTorch, --gpu-metrics-devices all --delay 1 --duration 0.5"
+  timeout 120 $cli profile -q -f --gpu-metrics-devices all --delay 1 --duration 0.5 -o "$OUT/torch_counters_delayed" -- \
+    python3 examples/torch_top_down.py --steps 6000 >/dev/null 2>&1
+  read -r with_id ids <<<"$(distinct_ids "$OUT/torch_counters_delayed.cuscope")"
+  echo "kernels with an id $with_id, distinct ids $ids"
+  check "a late window with GPU counters keeps its kernels and their ids" $(( with_id > 1000 && ids == with_id ))
 else
   echo "no PyTorch with CUDA here: skipped"
 fi

@@ -83,13 +83,39 @@ void ReadRoofline(KernelVerdict& v, const v1::Device* device) {
   r.fp32_flop = flops(metric::kFfma, metric::kFadd, metric::kFmul, any);
   r.fp64_flop = flops(metric::kDfma, metric::kDadd, metric::kDmul, any);
   r.fp16_flop = flops(metric::kHfma, metric::kHadd, metric::kHmul, any);
+  // Tensor cores by input type, with each type's dense peak relative to FP16's (GH100: TF32 half,
+  // FP8 twice; the trace header holds the FP16 tensor peak).
+  struct TensorType {
+    std::string_view metric, precision;
+    double peak_vs_fp16;
+  };
+  static constexpr TensorType kTensorTypes[] = {{metric::kTensorFp16, "tensor FP16", 1.0},
+                                                {metric::kTensorBf16, "tensor BF16", 1.0},
+                                                {metric::kTensorTf32, "tensor TF32", 0.5},
+                                                {metric::kTensorFp8, "tensor FP8", 2.0}};
+  const TensorType* top_tensor = nullptr;
+  double top_tensor_flop = 0;
+  for (const TensorType& t : kTensorTypes) {
+    const std::optional<double> ops = Value(v, t.metric);
+    if (!ops) continue;
+    r.tensor_counted = true;
+    any = true;
+    r.tensor_flop += *ops;
+    if (*ops > top_tensor_flop) {
+      top_tensor_flop = *ops;
+      top_tensor = &t;
+    }
+  }
   r.tensor_pipe_pct = Value(v, metric::kTensorPipePct);
   r.dram_bytes = Value(v, metric::kDramBytes);
   r.present = any;
   if (!any) return;
-  const double total = r.fp32_flop + r.fp64_flop + r.fp16_flop;
+  const double total = r.fp32_flop + r.fp64_flop + r.fp16_flop + r.tensor_flop;
   double peak = 0;
-  if (r.fp64_flop > r.fp32_flop && r.fp64_flop >= r.fp16_flop) {
+  if (top_tensor != nullptr && r.tensor_flop > std::max({r.fp32_flop, r.fp64_flop, r.fp16_flop})) {
+    r.precision = std::string(top_tensor->precision);
+    peak = device ? device->peak_fp16_tensor_flops() * top_tensor->peak_vs_fp16 : 0;
+  } else if (r.fp64_flop > r.fp32_flop && r.fp64_flop >= r.fp16_flop) {
     r.precision = "FP64";
     peak = device ? device->peak_fp64_flops() : 0;
   } else if (r.fp16_flop > r.fp32_flop) {
@@ -412,7 +438,8 @@ void DescribeRoofline(KernelVerdict& v) {
   if (r.roof_pct) parts.push_back(absl::StrCat(Pct(*r.roof_pct), " of the roof at this intensity"));
   if (r.tensor_pipe_pct) {
     parts.push_back(absl::StrCat("tensor pipe ", Pct(*r.tensor_pipe_pct), " active",
-                                 *r.tensor_pipe_pct > 1 ? " (tensor-core math is not in the FLOP count)" : ""));
+                                 *r.tensor_pipe_pct > 1 && !r.tensor_counted ? " (tensor-core math is not in the FLOP count)"
+                                                                             : ""));
   }
   v.roofline_note = absl::StrJoin(parts, ", ");
 }

@@ -67,8 +67,12 @@ struct StallShare {
 struct RooflinePoint {
   bool present = false;  // FLOP counts and a duration were collected
   double fp32_flop = 0, fp64_flop = 0, fp16_flop = 0;  // per launch: 2*fma + add + mul
-  double flop_per_second = 0;                          // all three together
-  std::string precision;                               // the one with most FLOPs: "FP32", "FP64", "FP16"
+  double tensor_flop = 0;                              // per launch: tensor-core operations, all types
+  bool tensor_counted = false;                         // the tensor-core counts were collected
+  double flop_per_second = 0;                          // all of them together
+  // The one with most FLOPs: "FP32", "FP64", "FP16", or a tensor-core input type ("tensor FP16",
+  // "tensor BF16", "tensor TF32", "tensor FP8").
+  std::string precision;
   std::optional<double> dram_bytes;
   std::optional<double> intensity;       // FLOP per DRAM byte
   std::optional<double> ridge;           // peak FLOP/s of the precision / peak DRAM B/s

@@ -58,7 +58,7 @@ std::vector<std::string> MetricSet(std::string_view set) {
   }
   if (set == "roofline") {
     return Names({kDuration, kDramBytes, kFadd, kFmul, kFfma, kDadd, kDmul, kDfma, kHadd, kHmul, kHfma,
-                  kTensorPipePct});
+                  kTensorPipePct, kTensorFp16, kTensorBf16, kTensorTf32, kTensorFp8});
   }
   return {};
 }

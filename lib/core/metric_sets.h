@@ -48,6 +48,12 @@ inline constexpr std::string_view kHadd = "smsp__sass_thread_inst_executed_op_ha
 inline constexpr std::string_view kHmul = "smsp__sass_thread_inst_executed_op_hmul_pred_on.sum";
 inline constexpr std::string_view kHfma = "smsp__sass_thread_inst_executed_op_hfma_pred_on.sum";
 inline constexpr std::string_view kTensorPipePct = "sm__pipe_tensor_cycles_active.avg.pct_of_peak_sustained_active";
+// Tensor-core math by input type, in operations (an FMA is two; on the H200 a cuBLAS 8192^3 FP16
+// GEMM read 1.1167e12 = 2*8192^3 * 1.0156, its 320-row tiles covering 8320 rows). GH100 names.
+inline constexpr std::string_view kTensorFp16 = "sm__ops_path_tensor_src_fp16.sum";
+inline constexpr std::string_view kTensorBf16 = "sm__ops_path_tensor_src_bf16_dst_fp32.sum";
+inline constexpr std::string_view kTensorTf32 = "sm__ops_path_tensor_src_tf32_dst_fp32.sum";
+inline constexpr std::string_view kTensorFp8 = "sm__ops_path_tensor_src_fp8.sum";
 
 // The stall reasons of the `stalls` set: metric names are
 // smsp__average_warps_issue_stalled_<reason>_per_issue_active.ratio, the average number of warps

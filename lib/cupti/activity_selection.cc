@@ -18,7 +18,19 @@ CUpti_ActivityKind ApiKind(v1::ApiDomain domain) {
   return domain == v1::API_DOMAIN_RUNTIME ? CUPTI_ACTIVITY_KIND_RUNTIME : CUPTI_ACTIVITY_KIND_DRIVER;
 }
 
+bool IsApiKind(CUpti_ActivityKind kind) {
+  return kind == CUPTI_ACTIVITY_KIND_RUNTIME || kind == CUPTI_ACTIVITY_KIND_DRIVER;
+}
+
 }  // namespace
+
+bool ActivitySelection::records_api_calls() const {
+  if (!lean_apis_.empty()) return true;
+  for (CUpti_ActivityKind k : kinds_) {
+    if (IsApiKind(k)) return true;
+  }
+  return false;
+}
 
 std::vector<uint32_t> LeanCallIds(v1::ApiDomain domain, CuptiApi& cupti) {
   std::vector<uint32_t> ids;
@@ -57,6 +69,7 @@ absl::Status ActivitySelection::Enable(CuptiApi& cupti, Calls calls) const {
     for (CUpti_ActivityKind k : enabled) cupti.DisableActivity(k);
   };
   for (CUpti_ActivityKind k : kinds_) {
+    if (calls == Calls::kNoCalls && IsApiKind(k)) continue;
     if (auto st = cupti.EnableActivity(k); !st.ok()) {
       undo();
       return st;
@@ -64,6 +77,7 @@ absl::Status ActivitySelection::Enable(CuptiApi& cupti, Calls calls) const {
     enabled.push_back(k);
   }
   for (v1::ApiDomain api : lean_apis_) {
+    if (calls == Calls::kNoCalls) break;
     if (auto st = cupti.EnableActivity(ApiKind(api)); !st.ok()) {
       undo();
       return st;
@@ -79,7 +93,7 @@ absl::Status ActivitySelection::Enable(CuptiApi& cupti, Calls calls) const {
 }
 
 void ActivitySelection::Disable(CuptiApi& cupti) const {
-  for (CUpti_ActivityKind k : kinds_) cupti.DisableActivity(k);
+  for (CUpti_ActivityKind k : kinds_) cupti.DisableActivity(k);  // one not enabled: CUPTI ignores it
   for (v1::ApiDomain api : lean_apis_) cupti.DisableActivity(ApiKind(api));
 }
 

@@ -10,11 +10,12 @@
 // whose kind the configuration names as a whole ("runtime", "driver") keeps every call.
 //
 // A window that opens after the program's first call, with the GPU counters or the Range Profiler
-// to start during it, keeps every call too (EveryCall): on the H200 (CUDA 13.0, PyTorch, --delay 2)
-// the per-call choice made that late, followed by PM sampling's start, gave all 8,858 kernels and
-// 11,514 calls of the window one correlation id (3); with --metrics the Range Profiler's first
-// replay left 441 kernels with one id and 1 call recorded. The same windows with every call kept,
-// and lean windows opened at the program's start with the same counters, kept distinct ids.
+// to start during it, records no API calls (NoCalls): on the H200 (CUDA 13.0, PyTorch, --delay 1
+// or 2) enabling the RUNTIME and DRIVER kinds that late, lean or whole, followed by PM sampling's
+// start or the Range Profiler's first replay, gave the window's kernels and calls one correlation
+// id (8,858 kernels with id 3; 9,820 with one id and 231,824 calls with 26) or lost all kernels but
+// one. The same kinds enabled at the program's start, with the same counters started later, kept
+// every id distinct (20,283 kernels), and so did late windows without the API kinds.
 //
 // Kernel metrics call cuStreamIsCapturing at each launch they consider, inside the program's
 // launch and with its correlation id: its driver records are off whenever driver calls are
@@ -54,8 +55,8 @@ class ActivitySelection {
   static ActivitySelection FromConfig(const core::Config& config, CuptiApi& cupti);
 
   enum class Calls {
-    kLean,       // the lean APIs' other calls are turned off
-    kEveryCall,  // the lean APIs record every call, like "runtime" and "driver"
+    kLean,     // the lean APIs' other calls are turned off
+    kNoCalls,  // neither RUNTIME nor DRIVER is enabled: no API records
   };
   // Enables the kinds, then each lean API's kind, then (kLean) turns that API's other calls off. A
   // failed enable disables what was enabled and returns it; a call that cannot be turned off stays
@@ -69,6 +70,8 @@ class ActivitySelection {
   const std::vector<ApiCallId>& calls() const { return calls_; }
   const std::vector<ApiCallId>& calls_off() const { return calls_off_; }
   const std::vector<v1::ApiDomain>& lean_apis() const { return lean_apis_; }
+  // Whether any runtime or driver call is recorded (lean, or a whole API kind).
+  bool records_api_calls() const;
   // cuscope's own calls, whose records are turned off whatever the choice.
   const std::vector<ApiCallId>& own_calls() const { return own_calls_; }
 

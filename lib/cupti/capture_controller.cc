@@ -30,11 +30,19 @@ CaptureController::~CaptureController() { StopControlThread(); }
 // ---- Windows -----------------------------------------------------------------------------------
 
 absl::Status CaptureController::EnableKinds(bool program_started) {
-  // Started late and with a profiler to come, the per-call choice mixes up correlation ids
-  // (activity_selection.h): such a window records every call of its APIs.
+  // Started late and with a profiler to come, API records mix up CUPTI's correlation ids
+  // (activity_selection.h): such a window records no API calls, and says so once.
   const bool profilers = config_.gpu_metrics || !config_.metrics.empty();
-  const auto calls = program_started && profilers ? ActivitySelection::Calls::kEveryCall : ActivitySelection::Calls::kLean;
-  if (auto st = selection_.Enable(cupti_, calls); !st.ok()) return st;
+  const bool no_calls = program_started && profilers && selection_.records_api_calls();
+  if (auto st = selection_.Enable(cupti_, no_calls ? ActivitySelection::Calls::kNoCalls : ActivitySelection::Calls::kLean);
+      !st.ok()) {
+    return st;
+  }
+  if (no_calls && !no_calls_said_.exchange(true)) {
+    warn_("this window opens after the program's first CUDA call and GPU counters or kernel metrics run in it: "
+          "its API calls are not recorded (CUPTI mixes up correlation ids otherwise); a window from the "
+          "program's start records them");
+  }
   state_.store(State::kOpen);
   return absl::OkStatus();
 }

@@ -147,5 +147,24 @@ TEST(H200TracesTest, ATraceWithOneCorrelationIdKeepsItsKernelsAndSaysWhy) {
   EXPECT_GT(a.baseline.utilization, 0.5) << "the window's GPU was busy: its kernels are on the timeline";
 }
 
+// The one-run top-down a newcomer without a GPU can read: PyTorch's transformer block under
+// `--top-down --duration 1` on the H200 (4 December 2026), GPU counters sampled in the window, then
+// the three hottest kernels profiled. Every kernel keeps its own correlation id.
+TEST(H200TracesTest, TheShippedTopDownHasCountersAndAVerdictPerHotKernel) {
+  auto trace = core::LoadTrace(kTraces + "/h200_torch_top_down.cuscope");
+  ASSERT_TRUE(trace.ok()) << trace.status();
+  const Timeline timeline = Timeline::Build(*trace);
+  EXPECT_FALSE(timeline.stuck_correlation().has_value());
+  const Analysis a = Analyze(*trace, AnalyzeOptions{});
+  EXPECT_GT(a.gpu_counters.samples, 100u);
+  ASSERT_TRUE(a.top_down.present);
+  ASSERT_EQ(a.top_down.choices.size(), 1u);
+  ASSERT_EQ(a.top_down.choices[0].kernels.size(), 3u);
+  for (const HotKernelEntry& k : a.top_down.choices[0].kernels) {
+    ASSERT_TRUE(k.verdict.has_value()) << k.Label();
+    EXPECT_NE(a.kernel_verdicts[*k.verdict].bottleneck, Bottleneck::kUndetermined) << k.Label();
+  }
+}
+
 }  // namespace
 }  // namespace cuscope::analysis

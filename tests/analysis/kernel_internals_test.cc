@@ -360,6 +360,61 @@ TEST(KernelVerdictTest, RooflinePositionFromFlopCountsAndDramBytes) {
   EXPECT_DOUBLE_EQ(*fp64.roofline.ridge, 6.25);
 }
 
+// A cuBLAS GEMM on tensor cores: the H200's 8192^3 FP16 GEMM (1.1167e12 tensor operations in
+// 1.44 ms, 1.41 GB of DRAM traffic) gets a roofline point against the FP16 tensor peak.
+TEST(KernelVerdictTest, TensorCoreGemmsGetARooflinePoint) {
+  const MetricValues gemm = {{S(metric::kTensorFp16), 1.1167e12},
+                             {S(metric::kTensorBf16), 0},
+                             {S(metric::kTensorTf32), 0},
+                             {S(metric::kTensorFp8), 0},
+                             {S(metric::kFfma), 1e6},
+                             {S(metric::kDramBytes), 1.41e9},
+                             {S(metric::kTensorPipePct), 90}};
+  const KernelVerdict v = One(Sol(80, 30, 20, 20) + gemm);
+  const RooflinePoint& r = v.roofline;
+  ASSERT_TRUE(r.present);
+  EXPECT_EQ(r.precision, "tensor FP16");
+  EXPECT_DOUBLE_EQ(r.tensor_flop, 1.1167e12);
+  ASSERT_TRUE(v.duration_ns.has_value());
+  const double seconds = *v.duration_ns * 1e-9;  // the sol set's duration
+  EXPECT_NEAR(r.flop_per_second, (1.1167e12 + 2e6) / seconds, 1e6);
+  EXPECT_NEAR(*r.intensity, (1.1167e12 + 2e6) / 1.41e9, 1e-6);
+  // 960 TFLOP/s FP16 tensor peak in the synthetic header, 4.8 TB/s DRAM: ridge 200 FLOP/B.
+  EXPECT_DOUBLE_EQ(*r.ridge, 200.0);
+  EXPECT_FALSE(r.below_ridge());
+  EXPECT_NEAR(*r.peak_flops_pct, 100.0 * (1.1167e12 + 2e6) / seconds / 960e12, 1e-9);
+  EXPECT_FALSE(Contains(v.roofline_note, "not in the FLOP count")) << v.roofline_note;
+  EXPECT_TRUE(Contains(v.roofline_note, "tensor FP16")) << v.roofline_note;
+}
+
+TEST(KernelVerdictTest, EachTensorTypeIsJudgedAgainstItsOwnPeak) {
+  const KernelVerdict tf32 = One(MetricValues{{S(metric::kDuration), 1e6}, {S(metric::kTensorTf32), 1e11},
+                                              {S(metric::kTensorFp16), 1e10}, {S(metric::kDramBytes), 1e9}});
+  EXPECT_EQ(tf32.roofline.precision, "tensor TF32");
+  EXPECT_DOUBLE_EQ(*tf32.roofline.ridge, 100.0);  // half the FP16 tensor peak
+  const KernelVerdict fp8 = One(MetricValues{{S(metric::kDuration), 1e6}, {S(metric::kTensorFp8), 1e11},
+                                             {S(metric::kDramBytes), 1e9}});
+  EXPECT_EQ(fp8.roofline.precision, "tensor FP8");
+  EXPECT_DOUBLE_EQ(*fp8.roofline.ridge, 400.0);
+}
+
+// Negative control and edge: tensor counts of zero, or fewer than the CUDA-core FLOPs, leave the
+// kernel judged by its CUDA-core precision; without the tensor counts the note says they are missing.
+TEST(KernelVerdictTest, TensorCountsBelowTheCudaCoreFlopsDoNotChangeThePrecision) {
+  const KernelVerdict zero = One(MetricValues{{S(metric::kDuration), 1e6}, {S(metric::kFfma), 1e9},
+                                              {S(metric::kTensorFp16), 0}, {S(metric::kDramBytes), 1e9}});
+  EXPECT_EQ(zero.roofline.precision, "FP32");
+  const KernelVerdict equal = One(MetricValues{{S(metric::kDuration), 1e6}, {S(metric::kFfma), 1e9},
+                                               {S(metric::kTensorFp16), 2e9}, {S(metric::kDramBytes), 1e9}});
+  EXPECT_EQ(equal.roofline.precision, "FP32") << "2e9 tensor operations equal 2e9 FP32 FLOP: not more";
+  const KernelVerdict more = One(MetricValues{{S(metric::kDuration), 1e6}, {S(metric::kFfma), 1e9},
+                                              {S(metric::kTensorFp16), 2.1e9}, {S(metric::kDramBytes), 1e9}});
+  EXPECT_EQ(more.roofline.precision, "tensor FP16");
+  const KernelVerdict uncounted = One(MetricValues{{S(metric::kDuration), 1e6}, {S(metric::kFfma), 1e9},
+                                                   {S(metric::kDramBytes), 1e9}, {S(metric::kTensorPipePct), 50}});
+  EXPECT_TRUE(Contains(uncounted.roofline_note, "tensor-core math is not in the FLOP count")) << uncounted.roofline_note;
+}
+
 TEST(KernelVerdictTest, DramThroughputFromTheRooflineSetDecidesMemoryBound) {
   // No sol set: 4e9 bytes in 1 ms is 4 TB/s, 83.3% of 4.8 TB/s.
   const KernelVerdict v = One(MetricValues{{S(metric::kDuration), 1e6}, {S(metric::kFfma), 1e8},

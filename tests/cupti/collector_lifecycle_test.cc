@@ -664,16 +664,30 @@ TEST_F(CollectorLifecycleTest, DelayedWindowOpensOnTheControlThread) {
 }
 
 // A window that opens after the program's first call, with the Range Profiler or the GPU
-// counters to start during it, records every call: CUPTI gave such a lean window's kernels and
-// calls one correlation id on the H200 (activity_selection.h).
-TEST_F(CollectorLifecycleTest, ADelayedWindowWithKernelMetricsRecordsEveryCall) {
+// counters to start during it, records no API calls: CUPTI gave such a window's kernels one
+// correlation id on the H200 (activity_selection.h). It says so once.
+TEST_F(CollectorLifecycleTest, ADelayedWindowWithKernelMetricsRecordsNoApiCalls) {
   config_.delay_seconds = 0.05;
   config_.metrics = {"sm__throughput.avg.pct_of_peak_sustained_elapsed"};
+  ::testing::internal::CaptureStderr();
   ASSERT_TRUE(StartCollector(config_, "session", cupti_).ok());
-  EXPECT_TRUE(Eventually([&] { return cupti_.Count("EnableActivity:" + kRuntimeKind) == 1; }));
-  EXPECT_EQ(cupti_.Count("EnableActivity:" + kDriverKind), 1u);
-  EXPECT_TRUE(Eventually([&] { return cupti_.Count(kOwnStreamIsCapturing) == 1; }));
-  EXPECT_EQ(PerCallChoices(cupti_, "0"), 2u) << "only cuscope's own cuStreamIsCapturing (and its _ptsz twin)";
+  EXPECT_TRUE(Eventually([&] { return cupti_.Count("EnableActivity:" + kKernelKind) == 1; }));
+  EXPECT_EQ(cupti_.Count("EnableActivity:" + kRuntimeKind), 0u);
+  EXPECT_EQ(cupti_.Count("EnableActivity:" + kDriverKind), 0u);
+  ASSERT_TRUE(StopCollector(nullptr).ok());
+  const std::string err = ::testing::internal::GetCapturedStderr();
+  EXPECT_NE(err.find("its API calls are not recorded"), std::string::npos) << err;
+}
+
+// Every call asked for (-t all) is left out the same way.
+TEST_F(CollectorLifecycleTest, ADelayedWindowWithGpuCountersLeavesOutEvenWholeApiKinds) {
+  config_.delay_seconds = 0.05;
+  config_.activity_kinds = {"kernel", "runtime", "driver"};
+  config_.metrics = {"sm__throughput.avg.pct_of_peak_sustained_elapsed"};
+  ASSERT_TRUE(StartCollector(config_, "session", cupti_).ok());
+  EXPECT_TRUE(Eventually([&] { return cupti_.Count("EnableActivity:" + kKernelKind) == 1; }));
+  EXPECT_EQ(cupti_.Count("EnableActivity:" + kRuntimeKind), 0u);
+  EXPECT_EQ(cupti_.Count("EnableActivity:" + kDriverKind), 0u);
   ASSERT_TRUE(StopCollector(nullptr).ok());
 }
 
@@ -697,18 +711,19 @@ TEST_F(CollectorLifecycleTest, ASessionStartedBeforeTheProgramsFirstCallStaysLea
 }
 
 // Linked in and started once the program has a context: late, like a delayed window.
-TEST_F(CollectorLifecycleTest, ASessionStartedAfterTheProgramsFirstCallRecordsEveryCallWithKernelMetrics) {
+TEST_F(CollectorLifecycleTest, ASessionStartedAfterTheProgramsFirstCallRecordsNoApiCallsWithKernelMetrics) {
   cupti_.set_driver_has_context(true);
   config_.metrics = {"sm__throughput.avg.pct_of_peak_sustained_elapsed"};
   ASSERT_TRUE(StartCollector(config_, "session", cupti_).ok());
-  EXPECT_EQ(cupti_.Count("EnableActivity:" + kRuntimeKind), 1u);
-  EXPECT_EQ(PerCallChoices(cupti_, "0"), 2u) << "only cuscope's own cuStreamIsCapturing (and its _ptsz twin)";
+  EXPECT_EQ(cupti_.Count("EnableActivity:" + kKernelKind), 1u);
+  EXPECT_EQ(cupti_.Count("EnableActivity:" + kRuntimeKind), 0u);
   ASSERT_TRUE(StopCollector(nullptr).ok());
 }
 
 // Kernel metrics call cuStreamIsCapturing inside the program's launches: with every driver call
 // recorded, that one stays out of the trace; without kernel metrics it is the program's and stays.
 TEST_F(CollectorLifecycleTest, KernelMetricsKeepTheirOwnDriverCallOutOfTheTrace) {
+  cupti_.set_driver_has_context(false);  // injected: started before the program's first call
   config_.activity_kinds = {"kernel", "runtime", "driver"};
   config_.metrics = {"sm__throughput.avg.pct_of_peak_sustained_elapsed"};
   ASSERT_TRUE(StartCollector(config_, "session", cupti_).ok());
