@@ -18,19 +18,7 @@ CUpti_ActivityKind ApiKind(v1::ApiDomain domain) {
   return domain == v1::API_DOMAIN_RUNTIME ? CUPTI_ACTIVITY_KIND_RUNTIME : CUPTI_ACTIVITY_KIND_DRIVER;
 }
 
-bool IsApiKind(CUpti_ActivityKind kind) {
-  return kind == CUPTI_ACTIVITY_KIND_RUNTIME || kind == CUPTI_ACTIVITY_KIND_DRIVER;
-}
-
 }  // namespace
-
-bool ActivitySelection::records_api_calls() const {
-  if (!lean_apis_.empty()) return true;
-  for (CUpti_ActivityKind k : kinds_) {
-    if (IsApiKind(k)) return true;
-  }
-  return false;
-}
 
 std::vector<uint32_t> LeanCallIds(v1::ApiDomain domain, CuptiApi& cupti) {
   std::vector<uint32_t> ids;
@@ -63,13 +51,12 @@ ActivitySelection ActivitySelection::FromConfig(const core::Config& config, Cupt
   return s;
 }
 
-absl::Status ActivitySelection::Enable(CuptiApi& cupti, Calls calls) const {
+absl::Status ActivitySelection::Enable(CuptiApi& cupti) const {
   std::vector<CUpti_ActivityKind> enabled;
   const auto undo = [&] {
     for (CUpti_ActivityKind k : enabled) cupti.DisableActivity(k);
   };
   for (CUpti_ActivityKind k : kinds_) {
-    if (calls == Calls::kNoCalls && IsApiKind(k)) continue;
     if (auto st = cupti.EnableActivity(k); !st.ok()) {
       undo();
       return st;
@@ -77,7 +64,6 @@ absl::Status ActivitySelection::Enable(CuptiApi& cupti, Calls calls) const {
     enabled.push_back(k);
   }
   for (v1::ApiDomain api : lean_apis_) {
-    if (calls == Calls::kNoCalls) break;
     if (auto st = cupti.EnableActivity(ApiKind(api)); !st.ok()) {
       undo();
       return st;
@@ -85,9 +71,7 @@ absl::Status ActivitySelection::Enable(CuptiApi& cupti, Calls calls) const {
     enabled.push_back(ApiKind(api));
   }
   // After the kinds: enabling RUNTIME or DRIVER undoes a per-call choice made before it.
-  if (calls == Calls::kLean) {
-    for (const ApiCallId& c : calls_off_) (void)cupti.EnableApiRecords(c.domain, c.cbid, false);
-  }
+  for (const ApiCallId& c : calls_off_) (void)cupti.EnableApiRecords(c.domain, c.cbid, false);
   for (const ApiCallId& c : own_calls_) (void)cupti.EnableApiRecords(c.domain, c.cbid, false);
   return absl::OkStatus();
 }

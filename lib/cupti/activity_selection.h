@@ -10,12 +10,11 @@
 // whose kind the configuration names as a whole ("runtime", "driver") keeps every call.
 //
 // A window that opens after the program's first call, with the GPU counters or the Range Profiler
-// to start during it, records no API calls (NoCalls): on the H200 (CUDA 13.0, PyTorch, --delay 1
-// or 2) enabling the RUNTIME and DRIVER kinds that late, lean or whole, followed by PM sampling's
-// start or the Range Profiler's first replay, gave the window's kernels and calls one correlation
-// id (8,858 kernels with id 3; 9,820 with one id and 231,824 calls with 26) or lost all kernels but
-// one. The same kinds enabled at the program's start, with the same counters started later, kept
-// every id distinct (20,283 kernels), and so did late windows without the API kinds.
+// to start during it, is not reliable on the H200 (CUDA 13.0, PyTorch, --delay 1 or 2): the
+// window's kernels got one correlation id (8,858 kernels with id 3; 9,917 with one id) or all but
+// a few were lost, with the API kinds enabled lean, whole or not at all. The same kinds enabled at
+// the program's start, with the counters started later, kept every id (20,283 kernels). The
+// capture controller says so when such a window opens; the analyzer flags a stuck id.
 //
 // Kernel metrics call cuStreamIsCapturing at each launch they consider, inside the program's
 // launch and with its correlation id: its driver records are off whenever driver calls are
@@ -54,14 +53,10 @@ class ActivitySelection {
   // names CUPTI gives their callback ids.
   static ActivitySelection FromConfig(const core::Config& config, CuptiApi& cupti);
 
-  enum class Calls {
-    kLean,     // the lean APIs' other calls are turned off
-    kNoCalls,  // neither RUNTIME nor DRIVER is enabled: no API records
-  };
-  // Enables the kinds, then each lean API's kind, then (kLean) turns that API's other calls off. A
-  // failed enable disables what was enabled and returns it; a call that cannot be turned off stays
+  // Enables the kinds, then each lean API's kind, then turns that API's other calls off. A failed
+  // enable disables what was enabled and returns it; a call that cannot be turned off stays
   // recorded (more records, never fewer).
-  absl::Status Enable(CuptiApi& cupti, Calls calls = Calls::kLean) const;
+  absl::Status Enable(CuptiApi& cupti) const;
   void Disable(CuptiApi& cupti) const;
 
   // The kinds enabled whole, as the configuration names them.
@@ -70,8 +65,6 @@ class ActivitySelection {
   const std::vector<ApiCallId>& calls() const { return calls_; }
   const std::vector<ApiCallId>& calls_off() const { return calls_off_; }
   const std::vector<v1::ApiDomain>& lean_apis() const { return lean_apis_; }
-  // Whether any runtime or driver call is recorded (lean, or a whole API kind).
-  bool records_api_calls() const;
   // cuscope's own calls, whose records are turned off whatever the choice.
   const std::vector<ApiCallId>& own_calls() const { return own_calls_; }
 

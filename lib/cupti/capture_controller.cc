@@ -30,18 +30,14 @@ CaptureController::~CaptureController() { StopControlThread(); }
 // ---- Windows -----------------------------------------------------------------------------------
 
 absl::Status CaptureController::EnableKinds(bool program_started) {
-  // Started late and with a profiler to come, API records mix up CUPTI's correlation ids
-  // (activity_selection.h): such a window records no API calls, and says so once.
+  if (auto st = selection_.Enable(cupti_); !st.ok()) return st;
+  // Started late and with a profiler to come, CUPTI can mix up the window's correlation ids or lose
+  // its kernels (activity_selection.h): said once, and the analyzer flags a stuck id.
   const bool profilers = config_.gpu_metrics || !config_.metrics.empty();
-  const bool no_calls = program_started && profilers && selection_.records_api_calls();
-  if (auto st = selection_.Enable(cupti_, no_calls ? ActivitySelection::Calls::kNoCalls : ActivitySelection::Calls::kLean);
-      !st.ok()) {
-    return st;
-  }
-  if (no_calls && !no_calls_said_.exchange(true)) {
-    warn_("this window opens after the program's first CUDA call and GPU counters or kernel metrics run in it: "
-          "its API calls are not recorded (CUPTI mixes up correlation ids otherwise); a window from the "
-          "program's start records them");
+  if (program_started && profilers && !late_profilers_said_.exchange(true)) {
+    warn_("this window opens after the program's first CUDA call with GPU counters or kernel metrics in it: "
+          "CUPTI may give its kernels one correlation id or lose them (seen on the H200, CUDA 13.0); a window "
+          "from the program's start (no --delay) is reliable");
   }
   state_.store(State::kOpen);
   return absl::OkStatus();

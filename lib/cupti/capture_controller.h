@@ -104,7 +104,7 @@ class CaptureController {
   std::function<void(const std::string&)> warn_;
 
   std::atomic<State> state_{State::kWaiting};
-  std::atomic<bool> no_calls_said_{false};
+  std::atomic<bool> late_profilers_said_{false};
   std::unique_ptr<core::NvtxCaptureWatch> nvtx_watch_;  // with capture_range "nvtx"
   std::atomic<bool> context_seen_{false};
   std::function<void()> stop_watching_;
