@@ -3,9 +3,9 @@
 # scripts/build_for_device.sh:  scripts/gpu_window_check.sh OUT_DIR
 # Lean collection (the default) in a --delay window must record the launch calls of the window's
 # kernels; -c nvtx opens the window on a range; kernel metrics keep their own cuStreamIsCapturing
-# out of the trace. A one-run top-down or GPU counters in a window after a delay should keep each
-# kernel and its correlation id: on CUDA 13.0 those checks fail (lib/cupti/activity_selection.h),
-# and cuscope says so when such a window opens.
+# out of the trace. A one-run top-down or GPU counters in a window after a delay must keep each
+# kernel and its correlation id: such sessions hold the kinds on from the start and keep only the
+# window's records (lib/cupti/activity_selection.h says why).
 # Prints each figure and "window check: N failed" at the end; the traces stay in OUT_DIR/window.
 set -u
 cd "$(dirname "$0")/.."

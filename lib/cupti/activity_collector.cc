@@ -387,6 +387,9 @@ absl::Status StartCollector(const core::Config& config, const std::string& entry
   } else if (config.delay_seconds == 0) {
     if (auto st = s.capture->OpenSessionWindow(); !st.ok()) return st;
   }
+  if (s.capture->HoldsKinds()) {
+    if (auto st = s.capture->HoldKinds(); !st.ok()) return st;
+  }
   undo.Push([&s] { s.capture->EndCapture(); });
   if (!config.metrics.empty()) {
     StartKernelMetrics(s);

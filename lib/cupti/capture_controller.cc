@@ -21,7 +21,9 @@ CaptureController::CaptureController(const core::Config& config, CuptiApi& cupti
       selection_(std::move(selection)),
       pipeline_(pipeline),
       sampling_(sampling),
-      warn_(std::move(warn)) {
+      warn_(std::move(warn)),
+      holds_kinds_((config_.gpu_metrics || !config_.metrics.empty()) &&
+                   (config_.capture_range != "none" || config_.delay_seconds > 0)) {
   if (config_.capture_range == "nvtx") nvtx_watch_ = std::make_unique<core::NvtxCaptureWatch>(config_.nvtx_capture);
 }
 
@@ -30,6 +32,11 @@ CaptureController::~CaptureController() { StopControlThread(); }
 // ---- Windows -----------------------------------------------------------------------------------
 
 absl::Status CaptureController::EnableKinds(bool program_started) {
+  if (kinds_held_.load()) {
+    pipeline_.OpenTimelineSpan(cupti_.Timestamp());
+    state_.store(State::kOpen);
+    return absl::OkStatus();
+  }
   if (auto st = selection_.Enable(cupti_); !st.ok()) return st;
   // Started late and with a profiler to come, CUPTI can mix up the window's correlation ids or lose
   // its kernels (activity_selection.h): said once, and the analyzer flags a stuck id.
@@ -43,9 +50,26 @@ absl::Status CaptureController::EnableKinds(bool program_started) {
   return absl::OkStatus();
 }
 
+absl::Status CaptureController::HoldKinds() {
+  if (auto st = selection_.Enable(cupti_); !st.ok()) return st;
+  if (cupti_.DriverHasContext() && !late_profilers_said_.exchange(true)) {
+    warn_("this session starts after the program's first CUDA call with GPU counters or kernel metrics: CUPTI may "
+          "give its windows' kernels one correlation id or lose them (seen on the H200, CUDA 13.0); a session "
+          "started before the first call (injected, or linked and started first) is reliable");
+  }
+  pipeline_.FilterToTimelineSpans();
+  kinds_held_.store(true);
+  return absl::OkStatus();
+}
+
 bool CaptureController::DisableKinds(State next) {
   State open = State::kOpen;
   if (!state_.compare_exchange_strong(open, next)) return false;
+  // Held kinds stay on until the end (or a failed write); the span closes instead.
+  if (kinds_held_.load() && next == State::kClosed && !stop_recording_.load()) {
+    pipeline_.CloseTimelineSpan(cupti_.Timestamp());
+    return true;
+  }
   selection_.Disable(cupti_);
   return true;
 }
@@ -88,12 +112,19 @@ void CaptureController::CloseWindow(const std::string& reason) {
 }
 
 void CaptureController::EndCapture() {
-  if (DisableKinds(State::kEnded)) QueueEdge(false, "end");
+  if (DisableKinds(State::kEnded)) {
+    QueueEdge(false, "end");
+  } else if (kinds_held_.load()) {
+    selection_.Disable(cupti_);  // held on between windows: off at the end
+  }
+  kinds_held_.store(false);
 }
 
 void CaptureController::StopRecording() {
   Wake();  // the GPU counters stop too
-  DisableKinds(State::kClosed);
+  stop_recording_.store(true);
+  if (!DisableKinds(State::kClosed) && kinds_held_.load()) selection_.Disable(cupti_);
+  kinds_held_.store(false);
 }
 
 void CaptureController::OnProfilerStart(bool api_exit) {

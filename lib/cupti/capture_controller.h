@@ -48,6 +48,14 @@ class CaptureController {
 
   // At start, for a session that records from its first moment: the failure is the caller's.
   absl::Status OpenSessionWindow();
+  // Whether the session's windows open after the program starts (a delay, cudaProfilerStart, an
+  // NVTX range) with GPU counters or kernel metrics: then the kinds go on at start and stay on
+  // (HoldKinds), and the trace keeps only the windows' records.
+  bool HoldsKinds() const { return holds_kinds_; }
+  // At start, when HoldsKinds: enables the kinds before the program's first CUDA call. Enabled
+  // later, with a profiler started in the window, CUPTI gave the window's kernels one correlation
+  // id or lost them on the H200 (activity_selection.h).
+  absl::Status HoldKinds();
   // A window that cannot open is named in one line; the program goes on without profiling.
   void OpenWindow(const std::string& reason);
   void CloseWindow(const std::string& reason);
@@ -105,6 +113,9 @@ class CaptureController {
 
   std::atomic<State> state_{State::kWaiting};
   std::atomic<bool> late_profilers_said_{false};
+  const bool holds_kinds_;
+  std::atomic<bool> kinds_held_{false};  // HoldKinds succeeded: windows do not toggle the kinds
+  std::atomic<bool> stop_recording_{false};
   std::unique_ptr<core::NvtxCaptureWatch> nvtx_watch_;  // with capture_range "nvtx"
   std::atomic<bool> context_seen_{false};
   std::function<void()> stop_watching_;

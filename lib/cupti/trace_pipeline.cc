@@ -72,6 +72,38 @@ class FlightTee final : public core::ActivitySink {
   monitor::IntervalAggregator* figures_;
 };
 
+bool InSpans(uint64_t t, const std::vector<TraceSpan>& spans) {
+  for (const TraceSpan& w : spans) {
+    if (t >= w.start && t <= w.end) return true;
+  }
+  return false;
+}
+
+// Trace mode with the kinds held on from the start: records outside the timeline windows are
+// dropped here, as CUPTI would not have made them with the kinds off.
+class SpanFilterTee final : public core::ActivitySink {
+ public:
+  SpanFilterTee(core::ActivitySink& trace, const std::vector<TraceSpan>& spans) : trace_(trace), spans_(spans) {}
+  void Add(const core::KernelActivity& a) override { Keep(a); }
+  void Add(const core::ApiActivity& a) override { Keep(a); }
+  void Add(const core::MemcpyRecord& r) override { Keep(r); }
+  void Add(const core::MemsetRecord& r) override { Keep(r); }
+  void Add(const core::SyncRecord& r) override { Keep(r); }
+  void Add(const core::NvtxActivity& a) override { Keep(a); }
+  void Add(const core::MemoryOpRecord& r) override { Keep(r); }
+  void Add(const core::OverheadActivity& a) override { Keep(a); }
+  void AddUntranslated(uint32_t kind) override { trace_.AddUntranslated(kind); }
+  void AddIncomplete(uint32_t kind) override { trace_.AddIncomplete(kind); }
+
+ private:
+  template <typename R>
+  void Keep(const R& r) {
+    if (InSpans(StartOf(r), spans_)) trace_.Add(r);
+  }
+  core::ActivitySink& trace_;
+  const std::vector<TraceSpan>& spans_;
+};
+
 class MonitorTee final : public core::ActivitySink {
  public:
   MonitorTee(monitor::IntervalAggregator& figures, core::ActivitySink* trace, const std::vector<TraceSpan>* windows)
@@ -95,14 +127,7 @@ class MonitorTee final : public core::ActivitySink {
   template <typename R>
   void Both(const R& r) {
     figures_.Add(r);
-    if (trace_ == nullptr) return;
-    const uint64_t t = StartOf(r);
-    for (const TraceSpan& w : *windows_) {
-      if (t >= w.start && t <= w.end) {
-        trace_->Add(r);
-        return;
-      }
-    }
+    if (trace_ != nullptr && InSpans(StartOf(r), *windows_)) trace_->Add(r);
   }
   monitor::IntervalAggregator& figures_;
   core::ActivitySink* trace_;
@@ -311,7 +336,15 @@ void TracePipeline::ProcessBuffer(const QueuedBuffer& b) {
     TranslateBuffer(b, tee);
   } else if (!failed()) {
     TakeProfiled();
-    if (step_watch_ != nullptr || flight_figures_ != nullptr) {
+    if (filter_to_timeline_spans_.load()) {
+      std::vector<TraceSpan> spans;
+      {
+        std::lock_guard<std::mutex> lock(queue_mu_);
+        spans = timeline_spans_;
+      }
+      SpanFilterTee tee(builder_, spans);
+      TranslateBuffer(b, tee);
+    } else if (step_watch_ != nullptr || flight_figures_ != nullptr) {
       FlightTee tee(builder_, step_watch_.get(), hooks_.slow_step_range, flight_figures_.get());
       TranslateBuffer(b, tee);
     } else {
@@ -678,6 +711,19 @@ void TracePipeline::CloseFlightIntervals(bool all) {
   for (const auto& f : closed) {
     if (auto idle = idle_trigger_->Add(f); idle.has_value() && hooks_.gpu_idle) hooks_.gpu_idle(*idle);
   }
+}
+
+void TracePipeline::FilterToTimelineSpans() { filter_to_timeline_spans_.store(true); }
+
+void TracePipeline::OpenTimelineSpan(uint64_t start_ns) {
+  std::lock_guard<std::mutex> lock(queue_mu_);
+  if (timeline_spans_.size() >= kKeptTimelineSpans) timeline_spans_.erase(timeline_spans_.begin());
+  timeline_spans_.push_back({start_ns, UINT64_MAX});
+}
+
+void TracePipeline::CloseTimelineSpan(uint64_t end_ns) {
+  std::lock_guard<std::mutex> lock(queue_mu_);
+  if (!timeline_spans_.empty() && timeline_spans_.back().end == UINT64_MAX) timeline_spans_.back().end = end_ns;
 }
 
 absl::Status TracePipeline::OpenTraceWindow(double seconds) {

@@ -109,6 +109,11 @@ class TracePipeline {
   void CountCallbackTime(uint64_t ns) { callback_ns_.fetch_add(ns, std::memory_order_relaxed); }
 
   // From the other rooms; each lands in the next chunk.
+  // Trace mode with the activity kinds held on from the start (CaptureController::HoldKinds):
+  // only records inside a timeline span reach the trace. Spans open and close with the windows.
+  void FilterToTimelineSpans();
+  void OpenTimelineSpan(uint64_t start_ns);
+  void CloseTimelineSpan(uint64_t end_ns);
   void QueueWindow(bool open, uint64_t time, const std::string& reason, v1::WindowKind kind);
   void QueueProfiledLaunch(ProfiledLaunch launch);
   void QueueCounterBatches(std::vector<CounterBatch> batches);
@@ -228,6 +233,11 @@ class TracePipeline {
   std::vector<ProfiledLaunch> profiled_;      // queue_mu_
   std::vector<CounterBatch> counter_batches_; // queue_mu_
   std::vector<TraceSpan> trace_spans_;         // queue_mu_: monitor mode's latest trace windows
+  // queue_mu_: trace mode with the kinds held on, the timeline windows so far (a program that
+  // opens more than kKeptTimelineSpans windows keeps the latest).
+  std::vector<TraceSpan> timeline_spans_;
+  std::atomic<bool> filter_to_timeline_spans_{false};
+  static constexpr size_t kKeptTimelineSpans = 4096;
   static constexpr size_t kKeptTraceSpans = 16;
 
   // Writer thread only.

@@ -644,6 +644,7 @@ TEST_F(CollectorLifecycleTest, TopDownChoosesAtTheStopWhenTheProgramEndsRightAft
   ASSERT_TRUE(StartCollector(config_, "session", cupti_).ok());
   cupti_.CallProfilerStart();
   ASSERT_TRUE(cupti_.DeliverKernels(6, 2'000'000'000));
+  cupti_.AdvanceClock(2'000'000'000);  // the window closes after its kernels
   cupti_.CallProfilerStop();
   ASSERT_TRUE(StopCollector(nullptr).ok());  // at once: well within the settling time
   core::Trace trace = Load();
@@ -663,19 +664,57 @@ TEST_F(CollectorLifecycleTest, DelayedWindowOpensOnTheControlThread) {
   EXPECT_EQ(trace.windows[0].reason(), "delay");
 }
 
-// A window that opens after the program's first call, with the Range Profiler or the GPU
-// counters to start during it, is not reliable on the H200 (activity_selection.h): it records as
-// any window does, and says so once.
-TEST_F(CollectorLifecycleTest, ADelayedWindowWithKernelMetricsSaysItIsNotReliable) {
-  config_.delay_seconds = 0.05;
+// Windows that open after the program starts, with the Range Profiler or the GPU counters to run
+// in them: the kinds go on at the start and stay on (enabled late, CUPTI gave such a window's
+// kernels one correlation id or lost them on the H200; activity_selection.h), and the trace keeps
+// only the windows' records.
+TEST_F(CollectorLifecycleTest, WindowsWithAProfilerHoldTheKindsFromTheStartAndKeepOnlyTheirRecords) {
+  cupti_.set_driver_has_context(false);  // injected: before the program's first call
+  config_.capture_range = "cudaProfilerApi";
   config_.metrics = {"sm__throughput.avg.pct_of_peak_sustained_elapsed"};
   ::testing::internal::CaptureStderr();
   ASSERT_TRUE(StartCollector(config_, "session", cupti_).ok());
-  EXPECT_TRUE(Eventually([&] { return cupti_.Count("EnableActivity:" + kRuntimeKind) == 1; }));
-  EXPECT_TRUE(Eventually([&] { return cupti_.Count(kLeanGetDevice + ":0") == 1; }));
+  EXPECT_EQ(cupti_.Count("EnableActivity:" + kKernelKind), 1u) << "on from the start";
+  EXPECT_EQ(cupti_.Count(kLeanGetDevice + ":0"), 1u) << "lean as ever";
+  ASSERT_TRUE(cupti_.DeliverKernels(3, 500'000'000));  // before the window: left out
+  cupti_.AdvanceClock(1'000'000'000);
+  cupti_.CallProfilerStart();
+  EXPECT_EQ(cupti_.Count("EnableActivity:" + kKernelKind), 1u) << "the window does not enable again";
+  ASSERT_TRUE(cupti_.DeliverKernels(4, 2'500'000'000));  // inside it
+  cupti_.AdvanceClock(2'000'000'000);
+  cupti_.CallProfilerStop();
+  EXPECT_EQ(cupti_.Count("DisableActivity:" + kKernelKind), 0u) << "held between windows";
+  ASSERT_TRUE(cupti_.DeliverKernels(2, 5'000'000'000));  // after it: left out
   ASSERT_TRUE(StopCollector(nullptr).ok());
-  const std::string err = ::testing::internal::GetCapturedStderr();
-  EXPECT_NE(err.find("CUPTI may give its kernels one correlation id or lose them"), std::string::npos) << err;
+  EXPECT_EQ(cupti_.Count("DisableActivity:" + kKernelKind), 1u) << "off at the end";
+  EXPECT_EQ(::testing::internal::GetCapturedStderr().find("correlation id"), std::string::npos);
+  core::Trace trace = Load();
+  EXPECT_EQ(trace.kernels.size(), 4u);
+  ASSERT_GE(trace.windows.size(), 2u);
+  EXPECT_EQ(trace.windows[0].reason(), "cudaProfilerStart");
+}
+
+TEST_F(CollectorLifecycleTest, ADelayedWindowWithGpuCountersHoldsTheKindsToo) {
+  cupti_.set_driver_has_context(false);
+  config_.delay_seconds = 0.05;
+  config_.gpu_metrics = true;
+  ASSERT_TRUE(StartCollector(config_, "session", cupti_).ok());
+  EXPECT_EQ(cupti_.Count("EnableActivity:" + kKernelKind), 1u);
+  ASSERT_TRUE(StopCollector(nullptr).ok());
+  EXPECT_EQ(cupti_.Count("EnableActivity:" + kKernelKind), 1u);
+  EXPECT_EQ(cupti_.Count("DisableActivity:" + kKernelKind), 1u);
+}
+
+// Without a profiler a late window toggles the kinds as before (the cheaper way).
+TEST_F(CollectorLifecycleTest, ALateWindowWithoutAProfilerEnablesItsKindsWhenItOpens) {
+  config_.capture_range = "cudaProfilerApi";
+  ASSERT_TRUE(StartCollector(config_, "session", cupti_).ok());
+  EXPECT_EQ(cupti_.Count("EnableActivity:" + kKernelKind), 0u);
+  cupti_.CallProfilerStart();
+  EXPECT_EQ(cupti_.Count("EnableActivity:" + kKernelKind), 1u);
+  cupti_.CallProfilerStop();
+  EXPECT_EQ(cupti_.Count("DisableActivity:" + kKernelKind), 1u);
+  ASSERT_TRUE(StopCollector(nullptr).ok());
 }
 
 TEST_F(CollectorLifecycleTest, ADelayedWindowWithoutAProfilerStaysLeanAndSaysNothing) {
