@@ -198,28 +198,11 @@ void Timeline::CollectProfiledCorrelations() {
 }
 
 void Timeline::DetectStuckCorrelation() {
-  // "More than half of the kernels with an id" is a majority: one pass finds the only candidate
-  // (Boyer-Moore), a second counts it. No map: a trace holds millions of distinct ids.
-  // A CUDA graph's kernels all carry their cudaGraphLaunch's id, rightly: only launches count.
-  const auto counted = [](const core::KernelRow& k) { return k.correlation_id != 0 && k.graph_id == 0; };
-  uint64_t candidate = 0, votes = 0;
-  for (const core::KernelRow& k : trace_->kernels) {
-    if (!counted(k)) continue;
-    if (votes == 0) candidate = k.correlation_id;
-    if (k.correlation_id == candidate) {
-      ++votes;
-    } else {
-      --votes;
-    }
-  }
-  if (votes == 0) return;
-  StuckCorrelation most{candidate, 0, 0};
-  for (const core::KernelRow& k : trace_->kernels) {
-    if (!counted(k)) continue;
-    ++most.kernels_with_id;
-    most.kernels += k.correlation_id == candidate;
-  }
-  if (most.kernels >= kStuckCorrelationKernels && 2 * most.kernels > most.kernels_with_id) stuck_correlation_ = most;
+  core::StuckCorrelationVote vote;
+  for (const core::KernelRow& k : trace_->kernels) vote.Vote(k);
+  if (!vote.HasCandidate()) return;
+  for (const core::KernelRow& k : trace_->kernels) vote.Count(k);
+  stuck_correlation_ = vote.Result();
 }
 
 void Timeline::BuildDevices() {

@@ -27,6 +27,7 @@
 
 #include "lib/core/api_names.h"
 #include "lib/analysis/interval.h"
+#include "lib/core/stuck_correlation.h"
 #include "lib/core/trace.h"
 
 namespace cuscope::analysis {
@@ -109,17 +110,12 @@ class Timeline {
   // Kernels on the timeline (replayed launches excluded).
   uint64_t kernel_count() const { return kernel_count_; }
   uint64_t replayed_kernel_count() const { return replayed_kernels_; }
-  // A correlation id CUPTI gave to most of the trace's kernels launched outside CUDA graphs (at
-  // least kStuckCorrelationKernels, more than half of those with an id) instead of one per launch,
-  // and how many kernels carry it. (A graph's kernels share their graph launch's id by design.)
-  // Such ids tie nothing to anything: a kernel of that id that has a duration of its own stays on
-  // the timeline even when a metric row (or the collector's replay flag) shares the id.
-  struct StuckCorrelation {
-    uint64_t id = 0;
-    uint64_t kernels = 0;
-    uint64_t kernels_with_id = 0;
-  };
-  static constexpr uint64_t kStuckCorrelationKernels = 100;
+  // A correlation id CUPTI gave to most of the trace's kernels launched outside CUDA graphs instead
+  // of one per launch, and how many kernels carry it (core/stuck_correlation.h). Such ids tie
+  // nothing to anything: a kernel of that id that has a duration of its own stays on the timeline
+  // even when a metric row (or the collector's replay flag) shares the id.
+  using StuckCorrelation = core::StuckCorrelation;
+  static constexpr uint64_t kStuckCorrelationKernels = core::StuckCorrelationVote::kMinKernels;
   const std::optional<StuckCorrelation>& stuck_correlation() const { return stuck_correlation_; }
   // The time metric collection took: the union of the METRICS capture windows (a window still open
   // at the end is closed at the end of the span) and of the launch calls of profiled launches, and
@@ -144,8 +140,7 @@ class Timeline {
   uint32_t KernelDevice(const core::KernelRow& k) const;
   // A launch CUPTI replayed for metrics: flagged so, or one whose correlation id a metric row has.
   bool Replayed(const core::KernelRow& k) const {
-    if (stuck_correlation_ && k.correlation_id == stuck_correlation_->id && k.end > k.start) return false;
-    return k.replayed() || (!profiled_correlations_.empty() && Profiled(k.correlation_id));
+    return core::IsReplayedLaunch(k, !profiled_correlations_.empty() && Profiled(k.correlation_id), stuck_correlation_);
   }
   bool OnTimeline(const core::KernelRow& k) const { return !Replayed(k); }
   // Whether a metric row has this correlation id (never a stuck one).

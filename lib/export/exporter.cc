@@ -139,7 +139,7 @@ class ExportPass {
 
   const SignatureText& Signature(uint32_t id, const core::Dictionary& dict);
   const FunctionText& Function(uint32_t id, const core::Dictionary& dict);
-  bool Replayed(const core::KernelRow& k) const { return k.replayed() || scan_.Profiled(k.correlation_id); }
+  bool Replayed(const core::KernelRow& k) const { return scan_.Replayed(k); }
   // Where a kernel ran: its record's span; for a replayed launch whose record has no duration (CUPTI
   // gives the passes none), the METRICS window it starts, during which its passes ran serialized.
   std::pair<uint64_t, uint64_t> KernelSpan(const core::KernelRow& k) const;
@@ -793,8 +793,13 @@ absl::StatusOr<ExportSummary> ExportTrace(const std::string& trace_path, const E
     if (!found.ok()) return found.status();
     findings = *std::move(found);
   }
-  const ScanResult scan = Scan(**scan_reader);
+  ScanResult scan = Scan(**scan_reader);
   scan_reader->reset();
+  if (scan.stuck_vote.HasCandidate()) {
+    absl::StatusOr<std::unique_ptr<core::TraceReader>> again = core::TraceReader::Open(trace_path);
+    if (!again.ok()) return again.status();
+    ConfirmStuckCorrelation(**again, &scan);
+  }
 
   ExportSummary summary;
   summary.tail_bytes_dropped = scan.tail_bytes_dropped;

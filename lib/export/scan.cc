@@ -8,6 +8,7 @@
 namespace cuscope::exporter {
 
 bool ScanResult::Profiled(uint64_t correlation_id) const {
+  if (stuck_correlation && correlation_id == stuck_correlation->id) return false;  // ties nothing
   return correlation_id != 0 &&
          std::binary_search(profiled_correlations.begin(), profiled_correlations.end(), correlation_id);
 }
@@ -40,6 +41,7 @@ ScanResult Scan(core::TraceReader& reader) {
     return use;
   };
 
+  core::StuckCorrelationVote vote;
   core::DecodedChunk chunk;
   while (true) {
     absl::StatusOr<bool> more = reader.Next(&chunk);
@@ -52,6 +54,7 @@ ScanResult Scan(core::TraceReader& reader) {
     const core::Dictionary& dict = reader.dictionary();
     for (const core::KernelRow& k : chunk.kernels) {
       gpu(dict.signature(k.signature).device(), k.stream, k.start, k.end, k.correlation_id);
+      vote.Vote(k);
     }
     for (const core::MemcpyRecord& m : chunk.memcpys) gpu(m.device, m.stream, m.start, m.end, m.correlation_id);
     for (const core::MemsetRecord& m : chunk.memsets) gpu(m.device, m.stream, m.start, m.end, m.correlation_id);
@@ -108,7 +111,19 @@ ScanResult Scan(core::TraceReader& reader) {
     scan.metric_spans.emplace_back(w.start_ns(), std::max(w.start_ns(), w.end_ns() != 0 ? w.end_ns() : scan.last_ns));
   }
   std::sort(scan.metric_spans.begin(), scan.metric_spans.end());
+  scan.stuck_vote = vote;
   return scan;
+}
+
+void ConfirmStuckCorrelation(core::TraceReader& reader, ScanResult* scan) {
+  if (!scan->stuck_vote.HasCandidate()) return;
+  core::DecodedChunk chunk;
+  while (true) {
+    absl::StatusOr<bool> more = reader.Next(&chunk);
+    if (!more.ok() || !*more) break;
+    for (const core::KernelRow& k : chunk.kernels) scan->stuck_vote.Count(k);
+  }
+  scan->stuck_correlation = scan->stuck_vote.Result();
 }
 
 }  // namespace cuscope::exporter

@@ -19,6 +19,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "cuscope/v1/trace.pb.h"
+#include "lib/core/stuck_correlation.h"
 #include "lib/core/trace_reader.h"
 #include "lib/export/correlation_set.h"
 
@@ -48,6 +49,10 @@ struct ScanResult {
   std::vector<v1::CaptureWindow> windows;       // in file order
   // The METRICS windows' spans (an open one ends at last_ns), sorted by start.
   std::vector<std::pair<uint64_t, uint64_t>> metric_spans;
+  // A correlation id most kernels share (core/stuck_correlation.h): it ties nothing. The scan
+  // votes; ConfirmStuckCorrelation counts the candidate in a second read.
+  core::StuckCorrelationVote stuck_vote;
+  std::optional<core::StuckCorrelation> stuck_correlation;
 
   uint64_t chunks = 0;
   uint64_t kernels = 0, api_calls = 0, memcpys = 0, memsets = 0, nvtx_markers = 0, overheads = 0;
@@ -56,11 +61,20 @@ struct ScanResult {
   std::optional<absl::Status> corruption;
 
   bool empty() const { return first_ns > last_ns; }
+  // Whether a metric row has this id (never the stuck one).
   bool Profiled(uint64_t correlation_id) const;
+  // The timeline's own test (analysis::Timeline::Replayed), over what the scan saw.
+  bool Replayed(const core::KernelRow& k) const {
+    return core::IsReplayedLaunch(k, Profiled(k.correlation_id), stuck_correlation);
+  }
 };
 
 // Reads `reader` to its end.
 ScanResult Scan(core::TraceReader& reader);
+
+// When the scan's vote left a candidate (rare: ids that are all distinct end the vote with none or
+// one vote left), reads `reader` (a fresh one on the same file) to its end to confirm it.
+void ConfirmStuckCorrelation(core::TraceReader& reader, ScanResult* scan);
 
 }  // namespace cuscope::exporter
 

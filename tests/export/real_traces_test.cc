@@ -107,6 +107,31 @@ TEST(RealTracesTest, ChromeJsonParsesAndNests) {
   }
 }
 
+// The H200 trace whose kernels CUPTI gave one correlation id (3): the export places them as the
+// analyzer does, on the timeline, not as replays of the metric rows that share the id.
+TEST(RealTracesTest, KernelsOfAStuckCorrelationIdAreNotDrawnAsReplays) {
+  const std::string path = std::string(CUSCOPE_TRACES_DIR) + "/h200_torch_top_down_stuck_correlation.cuscope";
+  const std::string out = TempPath(".json");
+  ExportOptions options;
+  options.format = ExportFormat::kChromeJson;
+  options.findings = false;
+  absl::StatusOr<ExportSummary> summary = ExportToFile(path, out, options);
+  ASSERT_TRUE(summary.ok()) << summary.status();
+  google::protobuf::Struct root;
+  ASSERT_TRUE(google::protobuf::util::JsonStringToMessage(ReadFile(out), &root).ok());
+  std::remove(out.c_str());
+  size_t kernels = 0, replays = 0;
+  for (const auto& v : root.fields().at("traceEvents").list_value().values()) {
+    const auto& f = v.struct_value().fields();
+    if (f.at("ph").string_value() != "X" || !f.count("cat")) continue;
+    kernels += f.at("cat").string_value() == "kernel";
+    replays += f.at("cat").string_value() == "replayed_kernel";
+  }
+  EXPECT_EQ(replays, 0u);
+  EXPECT_EQ(kernels, summary->kernels);
+  EXPECT_GT(kernels, 10'000u);
+}
+
 TEST(RealTracesTest, FuzzSeedsExportOrFailCleanly) {
   const std::vector<std::string> seeds = FilesIn(CUSCOPE_FUZZ_CORPUS_DIR, "");
   ASSERT_GE(seeds.size(), 5u);
