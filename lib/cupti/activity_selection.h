@@ -9,12 +9,12 @@
 // undone by the next enabling of the kind, so a window that opens again chooses again. An API
 // whose kind the configuration names as a whole ("runtime", "driver") keeps every call.
 //
-// A window that opens after the program's first call, with the GPU counters or the Range Profiler
-// to start during it, is not reliable on the H200 (CUDA 13.0, PyTorch, --delay 1 or 2): the
-// window's kernels got one correlation id (8,858 kernels with id 3; 9,917 with one id) or all but
-// a few were lost, with the API kinds enabled lean, whole or not at all. The same kinds enabled at
-// the program's start, with the counters started later, kept every id (20,283 kernels). The
-// capture controller says so when such a window opens; the analyzer flags a stuck id.
+// Kinds enabled after the program's first call, with the GPU counters or the Range Profiler then
+// started, are not reliable on the H200 (CUDA 13.0, PyTorch, --delay 1 or 2): the window's kernels
+// got one correlation id (8,858 kernels with id 3; 9,917 with one id) or all but a few were lost,
+// whether the API calls were recorded lean, whole or not at all. Enabled before the first call,
+// with the same profilers started later, every id stayed distinct (20,283 kernels). So such
+// sessions enable the kinds at their start and hold them (CaptureController::HoldKinds).
 //
 // Kernel metrics call cuStreamIsCapturing at each launch they consider, inside the program's
 // launch and with its correlation id: its driver records are off whenever driver calls are
