@@ -218,14 +218,13 @@ bool FakeCupti::HoldKernelsUntilForcedFlush(int kernels, uint64_t first_start) {
   return true;
 }
 
+std::pair<CUpti_CallbackFunc, void*> FakeCupti::ApiCallback() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return {api_callback_, api_userdata_};
+}
+
 void FakeCupti::CallGate(CUpti_CallbackId cbid, CUpti_ApiCallbackSite site) {
-  CUpti_CallbackFunc callback = nullptr;
-  void* userdata = nullptr;
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    callback = api_callback_;
-    userdata = api_userdata_;
-  }
+  const auto [callback, userdata] = ApiCallback();
   if (callback == nullptr) return;
   CUpti_CallbackData data;
   std::memset(&data, 0, sizeof(data));
@@ -234,13 +233,7 @@ void FakeCupti::CallGate(CUpti_CallbackId cbid, CUpti_ApiCallbackSite site) {
 }
 
 void FakeCupti::CallNvtx(CUpti_CallbackId cbid, const void* params, const void* returned) {
-  CUpti_CallbackFunc callback = nullptr;
-  void* userdata = nullptr;
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    callback = api_callback_;
-    userdata = api_userdata_;
-  }
+  const auto [callback, userdata] = ApiCallback();
   if (callback == nullptr) return;
   CUpti_NvtxData data{};
   data.functionName = "nvtx";

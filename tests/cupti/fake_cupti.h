@@ -9,6 +9,7 @@
 #include <mutex>
 #include <set>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "lib/cupti/cupti_api.h"
@@ -85,6 +86,8 @@ class FakeCupti final : public CuptiApi {
   };
   absl::Status Called(const std::string& call);
   bool FillKernels(int kernels, uint64_t first_start, HeldBuffer* out);
+  // The subscribed callback and its userdata (null before Subscribe).
+  std::pair<CUpti_CallbackFunc, void*> ApiCallback() const;
   void CallGate(CUpti_CallbackId cbid, CUpti_ApiCallbackSite site);
 
   mutable std::mutex mu_;
