@@ -2,7 +2,7 @@
 # The whole GPU suite in one command, on the GPU machine, from the repository root:
 #   scripts/gpu_suite.sh [OUT_DIR] [quick]
 # Needs build-device/ from scripts/build_for_device.sh. Runs the gpu-labelled tests, every example
-# and its fixed twin under `cuscope profile` + `cuscope analyze`, the overhead measurements and
+# and its fixed twin under `cuscope profile` + `cuscope analyze`, the window checks, the overhead measurements and
 # the long run, the kernel-metrics comparison with ncu, the top-down suite, and writes the logs and
 # the known-work trace under OUT_DIR (default gpu-results). "quick" leaves out the long run, the ncu
 # comparison and the top-down suite (what a change to linking or start-up needs, in ~5 minutes).
@@ -75,6 +75,9 @@ for round in 1 2 3 4; do
   CUSCOPE_QUIET=1 CUSCOPE_FORCE_OVERWRITE=1 CUSCOPE_OUTPUT="$tmp/torch" CUDA_INJECTION64_PATH="$lib" \
     python3 bench/gpu/torch_overhead.py --reps 9 --mode plain | tail -1 | sed 's/mode=plain/mode=cuscope/'
 done
+
+echo "== windows that open while the program runs: lean calls, NVTX capture, own calls, late profilers (scripts/gpu_window_check.sh)"
+bash scripts/gpu_window_check.sh "$out" 2>&1 | grep -E "^(PASS|FAIL|window check|==)"
 
 if [ "$quick" = quick ]; then
   echo "== quick: long run, ncu comparison and top-down suite left out"

@@ -41,22 +41,22 @@ absl::Status CaptureController::EnableKinds(bool program_started) {
   // Started late and with a profiler to come, CUPTI can mix up the window's correlation ids or lose
   // its kernels (activity_selection.h): said once, and the analyzer flags a stuck id.
   const bool profilers = config_.gpu_metrics || !config_.metrics.empty();
-  if (program_started && profilers && !late_profilers_said_.exchange(true)) {
-    warn_("this window opens after the program's first CUDA call with GPU counters or kernel metrics in it: "
-          "CUPTI may give its kernels one correlation id or lose them (seen on the H200, CUDA 13.0); a window "
-          "from the program's start (no --delay) is reliable");
-  }
+  if (program_started && profilers && !late_profilers_said_.exchange(true)) SayStartedLate();
   state_.store(State::kOpen);
   return absl::OkStatus();
 }
 
+// Only a session that starts after the program's first CUDA call gets here with a profiler: one
+// injected, or linked and started first, enables its kinds before that call.
+void CaptureController::SayStartedLate() {
+  warn_("this session starts after the program's first CUDA call with GPU counters or kernel metrics: CUPTI may "
+        "give its kernels one correlation id or lose them (seen on the H200, CUDA 13.0); a session started before "
+        "the program's first CUDA call (injected, or linked and started first) is reliable");
+}
+
 absl::Status CaptureController::HoldKinds() {
   if (auto st = selection_.Enable(cupti_); !st.ok()) return st;
-  if (cupti_.DriverHasContext() && !late_profilers_said_.exchange(true)) {
-    warn_("this session starts after the program's first CUDA call with GPU counters or kernel metrics: CUPTI may "
-          "give its windows' kernels one correlation id or lose them (seen on the H200, CUDA 13.0); a session "
-          "started before the first call (injected, or linked and started first) is reliable");
-  }
+  if (cupti_.DriverHasContext() && !late_profilers_said_.exchange(true)) SayStartedLate();
   pipeline_.FilterToTimelineSpans();
   kinds_held_.store(true);
   return absl::OkStatus();

@@ -96,6 +96,7 @@ class CaptureController {
   // `program_started`: the window opens after the program's first CUDA call (a delay, a
   // cudaProfilerStart), not with the session.
   absl::Status EnableKinds(bool program_started);
+  void SayStartedLate();
   // False when no window was open.
   bool DisableKinds(State next);
   void QueueEdge(bool open, const std::string& reason);

@@ -705,6 +705,21 @@ TEST_F(CollectorLifecycleTest, ADelayedWindowWithGpuCountersHoldsTheKindsToo) {
   EXPECT_EQ(cupti_.Count("DisableActivity:" + kKernelKind), 1u);
 }
 
+// Linked in after the program's first CUDA call, a session cannot hold its kinds from before it:
+// it holds them from now and says so once.
+TEST_F(CollectorLifecycleTest, AHeldSessionStartedAfterTheProgramsFirstCallSaysSo) {
+  cupti_.set_driver_has_context(true);
+  config_.delay_seconds = 5;
+  config_.metrics = {"sm__throughput.avg.pct_of_peak_sustained_elapsed"};
+  ::testing::internal::CaptureStderr();
+  ASSERT_TRUE(StartCollector(config_, "session", cupti_).ok());
+  EXPECT_EQ(cupti_.Count("EnableActivity:" + kKernelKind), 1u);
+  ASSERT_TRUE(StopCollector(nullptr).ok());
+  const std::string err = ::testing::internal::GetCapturedStderr();
+  EXPECT_NE(err.find("this session starts after the program's first CUDA call"), std::string::npos) << err;
+  EXPECT_EQ(err.find("this session starts", err.find("this session starts") + 1), std::string::npos) << "once";
+}
+
 // Without a profiler a late window toggles the kinds as before (the cheaper way).
 TEST_F(CollectorLifecycleTest, ALateWindowWithoutAProfilerEnablesItsKindsWhenItOpens) {
   config_.capture_range = "cudaProfilerApi";
