@@ -1,7 +1,8 @@
-// cuscope capture --pid PID [--duration S] [--snapshot] [-o NAME] [-f]
+// cuscope capture --pid PID [--duration S] [--top-down[=N]] [--snapshot] [-o NAME] [-f]
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <climits>
 #include <cstdio>
@@ -25,7 +26,7 @@ namespace cuscope::cli {
 namespace {
 
 constexpr const char kCaptureUsage[] =
-    "usage: cuscope capture --pid PID [--duration S] [--snapshot] [-o NAME] [-f]\n"
+    "usage: cuscope capture --pid PID [--duration S] [--top-down[=N]] [--snapshot] [-o NAME] [-f]\n"
     "\n"
     "Asks a running process with cuscope inside (injected, preloaded or linked; see cuscope ps) for a trace,\n"
     "without stopping or restarting it. The process writes the file; this command waits until it is complete.\n"
@@ -34,6 +35,11 @@ constexpr const char kCaptureUsage[] =
     "                   or flight mode (CUSCOPE_MODE); with --snapshot, the seconds kept after the request\n"
     "                   (default 0)\n"
     "  --snapshot       flight mode: what its recorder holds (the last CUSCOPE_FLIGHT_SPAN seconds)\n"
+    "  --top-down[=N]   monitor mode: the one-run top-down, as cuscope profile --top-down: after the window,\n"
+    "                   kernel metrics (sol,occupancy,stalls) on the next launches of its N hottest kernels\n"
+    "                   (default 3), in the same file; the GPU counters over time pause meanwhile\n"
+    "  --top-down-launches N  launches profiled per hot kernel (default 3)\n"
+    "  --top-down-wait S  how long the process waits for those launches after the window (default 10)\n"
     "  -o, --output NAME  the file, relative to this directory: %p the process id, %n the lowest free\n"
     "                   number, %h the host; \".cuscope\" is appended (default capture_%p_%n)\n"
     "  -f, --force-overwrite  replace an existing file\n"
@@ -63,6 +69,9 @@ absl::StatusOr<std::string> CapturePath(const std::string& pattern, pid_t pid) {
   if (::getcwd(cwd, sizeof(cwd)) == nullptr) return absl::FailedPreconditionError("cannot tell this directory");
   return absl::StrCat(cwd, "/", *expanded);
 }
+
+// Kernels a top-down capture profiles when --top-down has no value (as cuscope profile's).
+constexpr uint32_t kDefaultCaptureTopDownKernels = 3;
 
 uint64_t FileSize(const std::string& path) {
   struct stat st;
@@ -96,8 +105,10 @@ absl::Status WaitUntilWritten(const std::string& directory, pid_t pid, const std
 
 int RunCapture(const Args& args) {
   std::string pid_text, output = "capture_%p_%n";
-  double duration = -1, timeout = 60;
+  double duration = -1, timeout = 60, top_down_wait = 0;
   bool snapshot = false, force = false;
+  uint32_t top_down = 0;
+  uint64_t top_down_launches = 0;
   ArgumentParser parser;
   parser.AcceptInlineValues();
   parser.UnknownOptionMessage(UnknownOptionOf("capture"));
@@ -110,6 +121,28 @@ int RunCapture(const Args& args) {
   });
   parser.Option({"--timeout"}, "--timeout takes seconds",
                 [&](const std::string& v) { return ParseSeconds("--timeout", v, 1, 86400, &timeout); });
+  parser.Flag({"--top-down"}, [&] {
+    top_down = kDefaultCaptureTopDownKernels;
+    return absl::OkStatus();
+  });
+  parser.InlineValue("--top-down", [&](const std::string& v) {
+    if (!absl::SimpleAtoi(v, &top_down) || top_down == 0 || top_down > control::kMaxTopDownKernels) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("--top-down takes a number of kernels from 1 to ", control::kMaxTopDownKernels, ", not '", v, "'"));
+    }
+    return absl::OkStatus();
+  });
+  parser.Option({"--top-down-launches"}, "--top-down-launches takes a number of launches", [&](const std::string& v) {
+    if (!absl::SimpleAtoi(v, &top_down_launches) || top_down_launches == 0 ||
+        top_down_launches > control::kMaxTopDownLaunches) {
+      return absl::InvalidArgumentError(absl::StrCat("--top-down-launches takes 1 to ", control::kMaxTopDownLaunches,
+                                                     " launches, not '", v, "'"));
+    }
+    return absl::OkStatus();
+  });
+  parser.Option({"--top-down-wait"}, "--top-down-wait takes seconds", [&](const std::string& v) {
+    return ParseSeconds("--top-down-wait", v, 0.001, control::kMaxCaptureSeconds, &top_down_wait);
+  });
   parser.Flag({"--snapshot"}, [&] {
     snapshot = true;
     return absl::OkStatus();
@@ -127,6 +160,14 @@ int RunCapture(const Args& args) {
   if (!target.ok()) return PrintError(target.status().message());
   if (duration < 0) duration = snapshot ? 0 : 10;
   if (!snapshot && duration == 0) return PrintError("capture: a window needs --duration above 0");
+  if (top_down == 0 && (top_down_launches != 0 || top_down_wait != 0)) {
+    return PrintError("capture: --top-down-launches and --top-down-wait need --top-down");
+  }
+  if (top_down > 0 && snapshot) {
+    return PrintError(
+        "capture: --top-down needs a window, not --snapshot (a snapshot holds the seconds before the request; the "
+        "kernel metrics come after it)");
+  }
   auto path = CapturePath(output, target->pid);
   if (!path.ok()) return PrintError(absl::StrCat("capture: ", path.status().message()));
 
@@ -136,21 +177,40 @@ int RunCapture(const Args& args) {
   capture->set_path(*path);
   capture->set_seconds(duration);
   capture->set_force_overwrite(force);
+  capture->set_top_down_kernels(top_down);
+  capture->set_top_down_launches(top_down_launches);
+  capture->set_top_down_wait_seconds(top_down_wait);
   auto reply = control::AskProcess(target->directory, target->pid, request, std::chrono::milliseconds(10000));
   if (!reply.ok()) return PrintError(absl::StrCat("capture: ", reply.status().message()));
   if (!reply->error().empty()) {
     return PrintError(absl::StrCat("capture: process ", target->pid, " refused: ", reply->error()));
   }
+  // A top-down's file is complete once its launches are profiled, at most the wait after the window.
+  const double ready_in = std::max(duration, reply->ready_in_seconds());
   std::fprintf(stderr, "cuscope: process %d is writing %s%s\n", target->pid, core::EscapeForTerminal(*path).c_str(),
-               duration > 0 ? absl::StrFormat(" (%.3g s from now)", duration).c_str() : "");
-  if (auto st = WaitUntilWritten(target->directory, target->pid, *path, duration, timeout); !st.ok()) {
+               duration > 0 ? absl::StrFormat(" (%.3g s from now%s)", duration,
+                                               top_down > 0 ? absl::StrFormat(", then kernel metrics for at most %.3g s",
+                                                                              ready_in - duration)
+                                                            : std::string())
+                                  .c_str()
+                            : "");
+  if (auto st = WaitUntilWritten(target->directory, target->pid, *path, duration, timeout + (ready_in - duration));
+      !st.ok()) {
     return PrintError(absl::StrCat("capture: ", st.message()));
   }
   auto trace = core::LoadTrace(*path);
   if (!trace.ok()) return PrintError(absl::StrCat("capture: ", trace.status().message()));
-  std::printf("%s: %zu kernels, %zu API calls, %zu copies, %llu chunks%s\n", core::EscapeForTerminal(*path).c_str(),
+  std::string top_down_said;
+  if (top_down > 0) {
+    top_down_said = trace->top_down.empty()
+                        ? std::string(", no top-down choice")
+                        : absl::StrCat(", top-down: ", trace->top_down.back().kernels_size(), " hot kernels, ",
+                                       trace->metrics.size(), " launches profiled");
+  }
+  std::printf("%s: %zu kernels, %zu API calls, %zu copies, %llu chunks%s%s\n", core::EscapeForTerminal(*path).c_str(),
               trace->kernels.size(), trace->api_calls.size(), trace->memcpys.size(),
-              static_cast<unsigned long long>(trace->chunks), trace->truncated() ? " (cut short)" : "");
+              static_cast<unsigned long long>(trace->chunks), top_down_said.c_str(),
+              trace->truncated() ? " (cut short)" : "");
   return trace->truncated() ? 1 : 0;
 }
 

@@ -36,6 +36,27 @@ absl::Status CheckCapture(const v1::CaptureRequest& c) {
   if (c.kind() == v1::CaptureRequest::KIND_WINDOW && c.seconds() == 0) {
     return absl::InvalidArgumentError("a capture window needs its seconds (--duration)");
   }
+  const bool top_down = c.top_down_kernels() > 0;
+  if (!top_down && (c.top_down_launches() != 0 || c.top_down_wait_seconds() != 0)) {
+    return absl::InvalidArgumentError("a capture's top-down launches and wait need its kernels (--top-down)");
+  }
+  if (!top_down) return absl::OkStatus();
+  if (c.kind() != v1::CaptureRequest::KIND_WINDOW) {
+    return absl::InvalidArgumentError(
+        "a top-down needs a capture window: a snapshot holds records from before the request, the kernel "
+        "metrics come after it");
+  }
+  if (c.top_down_kernels() > kMaxTopDownKernels) {
+    return absl::InvalidArgumentError(absl::StrCat("a top-down profiles 1 to ", kMaxTopDownKernels, " kernels"));
+  }
+  if (c.top_down_launches() > kMaxTopDownLaunches) {
+    return absl::InvalidArgumentError(absl::StrCat("a top-down profiles 1 to ", kMaxTopDownLaunches,
+                                                   " launches of each kernel"));
+  }
+  if (!std::isfinite(c.top_down_wait_seconds()) || c.top_down_wait_seconds() < 0 ||
+      c.top_down_wait_seconds() > kMaxCaptureSeconds) {
+    return absl::InvalidArgumentError(absl::StrCat("a top-down's wait must be from 0 to ", kMaxCaptureSeconds, " s"));
+  }
   return absl::OkStatus();
 }
 

@@ -22,6 +22,12 @@ inline constexpr size_t kMaxRequestBytes = 64 * 1024;
 inline constexpr size_t kMaxReplyBytes = 4 * 1024 * 1024;
 // The longest capture or the longest wait after a snapshot, as the in-process API allows.
 inline constexpr double kMaxCaptureSeconds = 3600;
+// A top-down capture: at most this many hot kernels and launches of each (as CUSCOPE_TOP_DOWN
+// and CUSCOPE_TOP_DOWN_LAUNCHES allow), and its defaults.
+inline constexpr uint32_t kMaxTopDownKernels = 100;
+inline constexpr uint64_t kMaxTopDownLaunches = 1000;
+inline constexpr uint64_t kDefaultTopDownLaunches = 3;
+inline constexpr double kDefaultTopDownWaitSeconds = 10;
 
 // A message framed as in the trace file: its byte length as a varint, then the message.
 std::string Frame(const google::protobuf::MessageLite& message);
@@ -32,7 +38,7 @@ absl::StatusOr<size_t> FramedSize(std::string_view bytes, size_t max_payload);
 
 // One framed request, checked: exactly one frame, a version this build speaks, a request kind it
 // knows, and for a capture an absolute path without NUL and seconds within range (a window needs
-// some). Every refusal is an InvalidArgument whose message can be sent back as the reply's error.
+// some); a top-down only on a window, with kernels, launches and its wait within range. Every refusal is an InvalidArgument whose message can be sent back as the reply's error.
 absl::StatusOr<v1::ControlRequest> ParseRequest(std::string_view framed);
 
 // One framed reply (the client's side).

@@ -61,6 +61,11 @@ class ChunkBuilder final : public ActivitySink {
   // The totals so far, one per signature (SelectHotKernels merges the same name and shape).
   std::vector<HotKernelChoice> KernelTotals() const;
   uint64_t total_kernel_ns() const { return total_kernel_ns_; }
+  // Forgets the totals so far (a monitor-mode capture chooses among its own window's kernels).
+  void ResetKernelTotals() {
+    signature_totals_.clear();
+    total_kernel_ns_ = 0;
+  }
 
   // Monitor mode: one closed interval's figures, filled by the caller (lib/monitor/figures_codec.h)
   // with string ids from InternString.

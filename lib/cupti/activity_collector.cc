@@ -14,6 +14,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "lib/core/metric_sets.h"
 #include "lib/core/output_name.h"
 #include "lib/core/trace_writer.h"
 #include "lib/cupti/capture_controller.h"
@@ -59,7 +60,11 @@ struct Session {
   std::unique_ptr<TracePipeline> pipeline;
   std::unique_ptr<SamplingController> sampling;
   std::unique_ptr<CaptureController> capture;
-  std::unique_ptr<KernelMetricsCollector> metrics;  // when kernel metrics are asked for
+  std::unique_ptr<KernelMetricsCollector> metrics;  // when kernel metrics are asked for, or may be
+  // Whether the kernel metrics' launch callbacks are on: always with --metrics or --top-down; in
+  // monitor mode only while a capture's top-down collects.
+  std::atomic<bool> metrics_callbacks_on{false};
+  std::string metrics_request;  // what the top-down's line names: "sol,occupancy,stalls"
   std::unique_ptr<monitor::PrometheusExporter> exporter;  // monitor mode with an endpoint
   std::atomic<State> state{State::kActive};
   const SteadyClock::time_point started = SteadyClock::now();
@@ -200,6 +205,8 @@ void StartKernelMetrics(Session& s) {
   s.metrics = std::make_unique<KernelMetricsCollector>(
       s.config, [&s](ProfiledLaunch p) { s.pipeline->QueueProfiledLaunch(std::move(p)); },
       [&s](const std::string& msg) { s.Warn(msg); });
+  s.metrics_request = s.config.metrics_request;
+  s.metrics_callbacks_on.store(true);
   for (const auto& [domain, cbid] : KernelMetricsCollector::Callbacks()) {
     if (auto st = s.cupti.EnableCallback(s.subscriber, domain, cbid); !st.ok()) {
       s.Warn(absl::StrCat("kernel metrics are off: ", st.message(), "; the timeline goes on"));
@@ -209,13 +216,74 @@ void StartKernelMetrics(Session& s) {
   }
 }
 
+// The top-down's metric sets, as CUSCOPE_TOP_DOWN collects them.
+constexpr char kTopDownMetrics[] = "sol,occupancy,stalls";
+
+// Monitor mode: kernel metrics ready for a capture's top-down (`cuscope capture --top-down`), their
+// callbacks off until one asks, so an always-on session pays nothing for them per launch.
+void PrepareKernelMetricsOnDemand(Session& s) {
+  auto metrics = core::ExpandMetricList(kTopDownMetrics);
+  if (!metrics.ok()) return;  // the capture's top-down is refused then
+  core::Config config = s.config;
+  config.metrics = *std::move(metrics);
+  config.metrics_request = kTopDownMetrics;
+  config.top_down_kernels = 1;  // targets, never a selection
+  s.metrics_request = kTopDownMetrics;
+  s.metrics = std::make_unique<KernelMetricsCollector>(
+      config, [&s](ProfiledLaunch p) { s.pipeline->QueueProfiledLaunch(std::move(p)); },
+      [&s](const std::string& msg) { s.Warn(msg); });
+}
+
+// A capture's top-down, on the snapshot thread (no lock of the collector's is held): the counters
+// over time give the GPU's counters back and the launch callbacks go on; at the end the reverse,
+// and the Range Profiler lets go of the contexts.
+bool KernelMetricsPhase(Session& s, bool begin) {
+  const auto callbacks = KernelMetricsCollector::Callbacks();
+  const auto turn_off = [&s, &callbacks](size_t count) {
+    for (size_t i = 0; i < count; ++i) {
+      const auto [domain, cbid] = callbacks[i];
+      // Still watched for the counters' first set-up on the program's thread: that watch ends them.
+      if (domain == CUPTI_CB_DOMAIN_DRIVER_API && s.sampling->AwaitingProgramCall()) continue;
+      s.cupti.DisableCallback(s.subscriber, domain, cbid);
+    }
+  };
+  if (!begin) {
+    if (!s.metrics->ClearTargets(std::chrono::seconds(10))) {
+      s.Warn("a launch profiled for the capture's top-down did not end within 10 s; the GPU counters over time stay "
+             "off");
+      s.metrics_callbacks_on.store(false);
+      return false;
+    }
+    s.metrics_callbacks_on.store(false);
+    turn_off(callbacks.size());
+    (void)s.capture->PauseCountersForKernelMetrics(false);
+    return true;
+  }
+  if (s.metrics == nullptr) {
+    s.Warn("the capture's top-down collects no kernel metrics: this session has none");
+    return false;
+  }
+  if (!s.capture->PauseCountersForKernelMetrics(true)) return false;
+  s.metrics_callbacks_on.store(true);
+  for (size_t i = 0; i < callbacks.size(); ++i) {
+    if (auto st = s.cupti.EnableCallback(s.subscriber, callbacks[i].first, callbacks[i].second); !st.ok()) {
+      s.Warn(absl::StrCat("the capture's top-down collects no kernel metrics: ", st.message()));
+      s.metrics_callbacks_on.store(false);
+      turn_off(i);
+      (void)s.capture->PauseCountersForKernelMetrics(false);
+      return false;
+    }
+  }
+  return true;
+}
+
 // Whether the session's own callbacks use this driver call: kernel metrics' launches, the
 // cuProfilerStart/Stop gates.
 bool SessionUsesDriverCallback(const Session& s, CUpti_CallbackId cbid) {
   if (s.config.capture_range == "cudaProfilerApi" && FindProfilerGate(CUPTI_CB_DOMAIN_DRIVER_API, cbid) != nullptr) {
     return true;
   }
-  if (s.metrics == nullptr) return false;
+  if (s.metrics == nullptr || !s.metrics_callbacks_on.load()) return false;
   for (const auto& [domain, id] : KernelMetricsCollector::Callbacks()) {
     if (domain == CUPTI_CB_DOMAIN_DRIVER_API && id == cbid) return true;
   }
@@ -317,9 +385,12 @@ void BuildRooms(Session& s, std::unique_ptr<core::TraceWriter> writer, v1::Heade
   const auto warn = [&s](const std::string& msg) { s.Warn(msg); };
   TracePipeline::Hooks hooks;
   hooks.write_failed = [&s] { s.capture->StopRecording(); };
-  hooks.hot_kernels_chosen = [&s](std::vector<core::HotKernelChoice> chosen) {
-    s.capture->HotKernelsChosen(std::move(chosen), s.metrics.get());
+  hooks.hot_kernels_chosen = [&s](std::vector<core::HotKernelChoice> chosen, uint64_t launches_each) {
+    s.capture->HotKernelsChosen(std::move(chosen), launches_each, s.metrics_request, s.metrics.get());
   };
+  if (s.config.mode == core::CollectionMode::kMonitor) {
+    hooks.kernel_metrics_phase = [&s](bool begin) { return KernelMetricsPhase(s, begin); };
+  }
   hooks.counter_totals = [&s] { return s.sampling->totals(); };
   hooks.slow_step_range = [&s](uint64_t length_ns) { OnSlowStepRange(s, length_ns); };
   hooks.gpu_idle = [&s](const monitor::IdleEvent& idle) { OnGpuIdle(s, idle); };
@@ -337,7 +408,10 @@ void BuildRooms(Session& s, std::unique_ptr<core::TraceWriter> writer, v1::Heade
   s.capture =
       std::make_unique<CaptureController>(s.config, s.cupti, ActivitySelection::FromConfig(s.config, s.cupti),
                                                    *s.pipeline, *s.sampling, warn);
-  if (s.config.top_down_kernels > 0) s.pipeline->EnableKernelTotals();
+  // Monitor mode: a capture's top-down chooses among its window's kernels.
+  if (s.config.top_down_kernels > 0 || s.config.mode == core::CollectionMode::kMonitor) {
+    s.pipeline->EnableKernelTotals();
+  }
 }
 
 }  // namespace
@@ -394,6 +468,11 @@ absl::Status StartCollector(const core::Config& config, const std::string& entry
   if (!config.metrics.empty()) {
     StartKernelMetrics(s);
     undo.Push([&s] { s.metrics->Shutdown(); });
+  } else if (config.mode == core::CollectionMode::kMonitor) {
+    PrepareKernelMetricsOnDemand(s);
+    undo.Push([&s] {
+      if (s.metrics != nullptr) s.metrics->Shutdown();
+    });
   }
   if (config.gpu_metrics) WatchForContext(s);
   if (!config.prometheus.empty()) StartPrometheus(s);
@@ -516,7 +595,10 @@ absl::Status CaptureCollector(const CaptureSpec& spec) {
   const std::string why = "asked through the control socket";
   if (spec.snapshot) return RequestSnapshotFor(s, spec.path, spec.seconds, spec.force_overwrite, why);
   if (s == nullptr) return absl::FailedPreconditionError("no cuscope session is active");
-  return s->pipeline->RequestCapture(spec.path, spec.seconds, spec.force_overwrite,
+  const CaptureTopDown top_down{.kernels = spec.top_down_kernels,
+                                .launches_each = spec.top_down_launches,
+                                .wait_seconds = spec.top_down_wait_seconds};
+  return s->pipeline->RequestCapture(spec.path, spec.seconds, spec.force_overwrite, top_down,
                                      [s, why](const absl::Status&, const std::string& line) {
                                        s->Warn(absl::StrCat(line, "; ", why));
                                      });

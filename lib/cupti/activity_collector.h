@@ -73,6 +73,12 @@ struct CaptureSpec {
   // flight mode).
   bool snapshot = false;
   bool force_overwrite = false;
+  // Monitor mode's window only: then kernel metrics on the next `top_down_launches` launches of
+  // its `top_down_kernels` hottest kernels, waited for at most `top_down_wait_seconds`, in the
+  // same file (the one-run top-down). 0 kernels: none.
+  uint32_t top_down_kernels = 0;
+  uint64_t top_down_launches = 3;
+  double top_down_wait_seconds = 10;
 };
 // Starts a capture; returns once its file is created. FailedPrecondition in a mode that cannot
 // (trace mode; a snapshot outside flight mode) or while another capture or snapshot is written.

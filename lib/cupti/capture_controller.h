@@ -78,8 +78,13 @@ class CaptureController {
   void SetStopWatchingProgramCalls(std::function<void()> stop_watching) { stop_watching_ = std::move(stop_watching); }
 
   // On the writer thread: the top-down's hottest kernels, named in one line and handed to the
-  // kernel metrics as their only targets.
-  void HotKernelsChosen(std::vector<core::HotKernelChoice> chosen, KernelMetricsCollector* metrics);
+  // kernel metrics as their only targets, `launches_each` launches of each (0: none, the metrics
+  // could not start).
+  void HotKernelsChosen(std::vector<core::HotKernelChoice> chosen, uint64_t launches_each,
+                        const std::string& metrics_request, KernelMetricsCollector* metrics);
+  // A monitor-mode capture's top-down: while `paused`, the GPU counters over time are given back
+  // (the Range Profiler needs them); waits until they are (at most a few seconds: false then).
+  bool PauseCountersForKernelMetrics(bool paused);
 
   // Fails (the thread could not be created) without throwing.
   absl::Status StartControlThread();
@@ -125,6 +130,7 @@ class CaptureController {
   // the top-down: reopening it later records more timeline but chooses nothing new.
   std::atomic<uint64_t> top_down_closed_at_{0};
   bool top_down_queued_ = false;  // control thread only
+  std::atomic<bool> counters_paused_{false};  // a capture's kernel metrics are being collected
 
   std::thread thread_;
   std::mutex control_mu_;

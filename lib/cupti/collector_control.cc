@@ -23,10 +23,15 @@ v1::ControlReply AnswerControlRequest(const v1::ControlRequest& request) {
   spec.seconds = c.seconds();
   spec.snapshot = c.kind() == v1::CaptureRequest::KIND_SNAPSHOT;
   spec.force_overwrite = c.force_overwrite();
+  spec.top_down_kernels = c.top_down_kernels();
+  spec.top_down_launches = c.top_down_launches() != 0 ? c.top_down_launches() : control::kDefaultTopDownLaunches;
+  spec.top_down_wait_seconds =
+      c.top_down_wait_seconds() != 0 ? c.top_down_wait_seconds() : control::kDefaultTopDownWaitSeconds;
   if (absl::Status st = CaptureCollector(spec); !st.ok()) return control::ErrorReply(st.message());
   v1::ControlReply reply;
   reply.set_path(c.path());
-  reply.set_ready_in_seconds(c.seconds());
+  // A top-down's file waits for its launches: at most the wait after the window.
+  reply.set_ready_in_seconds(c.seconds() + (spec.top_down_kernels > 0 ? spec.top_down_wait_seconds : 0));
   return reply;
 }
 

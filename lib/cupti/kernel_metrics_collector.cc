@@ -3,6 +3,7 @@
 #include <dlfcn.h>
 
 #include <algorithm>
+#include <thread>
 
 #include <cupti_profiler_target.h>
 #include <cupti_range_profiler.h>
@@ -467,6 +468,30 @@ void KernelMetricsCollector::OnContextDestroy(CUcontext ctx) {
     contexts_.erase(it);
   }
   p->Disable();
+}
+
+bool KernelMetricsCollector::ClearTargets(std::chrono::milliseconds wait) {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    targets_.reset();
+    target_profiled_.clear();
+    launches_each_ = 0;
+  }
+  // Holding busy_ keeps every launch from profiling meanwhile: they pass unprofiled.
+  const auto deadline = std::chrono::steady_clock::now() + wait;
+  while (busy_.exchange(true, std::memory_order_acquire)) {
+    if (std::chrono::steady_clock::now() >= deadline) return false;
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  std::vector<std::unique_ptr<ContextProfiler>> all;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    for (auto& [ctx, p] : contexts_) all.push_back(std::move(p));
+    contexts_.clear();
+  }
+  for (auto& p : all) p->Disable();
+  busy_.store(false, std::memory_order_release);
+  return true;
 }
 
 void KernelMetricsCollector::Shutdown() {

@@ -16,6 +16,7 @@
 #include <cupti.h>
 
 #include <atomic>
+#include <chrono>
 #include <functional>
 #include <memory>
 #include <mutex>
@@ -62,6 +63,12 @@ class KernelMetricsCollector {
   // One-run top-down: until this is called nothing is profiled; from then on, only launches of
   // these kernels (name, grid and block), at most `launches_each` of each. Any thread.
   void SetTargets(std::vector<core::HotKernelChoice> targets, uint64_t launches_each);
+
+  // A monitor-mode capture's top-down is over: no launch is chosen until the next SetTargets, and
+  // the Range Profiler lets go of every context, so the GPU counters over time may sample again.
+  // Waits for a launch being profiled (at most `wait`); false when it did not end in time, and the
+  // profilers stay set up then.
+  bool ClearTargets(std::chrono::milliseconds wait);
 
   // Turns the Range Profiler off on every context still alive.
   void Shutdown();

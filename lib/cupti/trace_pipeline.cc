@@ -256,6 +256,11 @@ void TracePipeline::QueueProfiledLaunch(ProfiledLaunch launch) {
     profiled_.push_back(std::move(launch));
   }
   queue_cv_.notify_one();
+  {
+    std::lock_guard<std::mutex> lock(snapshot_mu_);
+    ++profiled_since_choice_;
+  }
+  snapshot_cv_.notify_all();  // a capture's top-down may be waiting for this launch
 }
 
 void TracePipeline::QueueCounterBatches(std::vector<CounterBatch> batches) {
@@ -266,10 +271,14 @@ void TracePipeline::QueueCounterBatches(std::vector<CounterBatch> batches) {
   queue_cv_.notify_one();
 }
 
-void TracePipeline::QueueHotKernelChoice() {
+void TracePipeline::QueueHotKernelChoice(uint32_t kernels, uint64_t launches_each) {
   {
     std::lock_guard<std::mutex> lock(queue_mu_);
-    queue_.push_back({nullptr, 0, true});
+    QueuedBuffer marker{nullptr, 0};
+    marker.choose_hot_kernels = true;
+    marker.choose_kernels = kernels;
+    marker.choose_launches = launches_each;
+    queue_.push_back(marker);
   }
   queue_cv_.notify_one();
 }
@@ -302,11 +311,12 @@ void TracePipeline::WriterLoop() {
     if (!have_buffer) {
       WriteChunk(false);  // GPU counter samples alone, so they reach the file while the program is quiet
     } else if (b.choose_hot_kernels) {
-      ChooseHotKernels();
+      ChooseHotKernels(b.choose_kernels, b.choose_launches);
     } else if (b.take_snapshot) {
       TakeSnapshot();
     } else if (b.begin_capture) {
       capturing_ = true;
+      builder_.ResetKernelTotals();  // a top-down capture chooses among this window's kernels
     } else {
       ProcessBuffer(b);
     }
@@ -369,10 +379,22 @@ void TracePipeline::TranslateBuffer(const QueuedBuffer& b, core::ActivitySink& s
 }
 
 // Made once every buffer of the top-down's timeline window has been translated.
-void TracePipeline::ChooseHotKernels() {
-  auto chosen = core::SelectHotKernels(builder_.KernelTotals(), config_.top_down_kernels);
+void TracePipeline::ChooseHotKernels(uint32_t kernels, uint64_t launches_each) {
+  auto chosen = core::SelectHotKernels(builder_.KernelTotals(), kernels);
   builder_.AddTopDownSelection(cupti_.Timestamp(), builder_.total_kernel_ns(), chosen);
-  if (hooks_.hot_kernels_chosen) hooks_.hot_kernels_chosen(std::move(chosen));
+  {
+    // Before the targets are set, so no profiled launch is counted against an older choice.
+    std::lock_guard<std::mutex> lock(snapshot_mu_);
+    if (capture_top_down_) {
+      capture_top_down_ = false;
+      capture_choice_made_ = true;
+      capture_kernels_chosen_ = chosen.size();
+      capture_launches_expected_ = chosen.size() * launches_each;
+      profiled_since_choice_ = 0;
+    }
+  }
+  snapshot_cv_.notify_all();
+  if (hooks_.hot_kernels_chosen) hooks_.hot_kernels_chosen(std::move(chosen), launches_each);
   WriteChunk(false);
 }
 
@@ -534,6 +556,7 @@ absl::Status TracePipeline::RequestSnapshot(const std::string& path, double afte
 }
 
 absl::Status TracePipeline::RequestCapture(const std::string& path, double seconds, bool force_overwrite,
+                                           CaptureTopDown top_down,
                                            std::function<void(const absl::Status&, const std::string&)> done) {
   if (monitor_ == nullptr && !flight_recording()) {
     return absl::FailedPreconditionError(absl::StrCat(
@@ -541,6 +564,19 @@ absl::Status TracePipeline::RequestCapture(const std::string& path, double secon
         "flight mode"));
   }
   if (!(seconds > 0)) return absl::InvalidArgumentError("a capture needs its seconds");
+  if (top_down.kernels > 0) {
+    if (monitor_ == nullptr) {
+      return absl::FailedPreconditionError(
+          "a top-down capture needs monitor mode (CUSCOPE_MODE=monitor): flight mode's recorder holds the seconds "
+          "before the request, and its kernel metrics would come after them");
+    }
+    if (!hooks_.kernel_metrics_phase) {
+      return absl::FailedPreconditionError("this session cannot collect kernel metrics");
+    }
+    if (top_down.launches_each == 0 || !(top_down.wait_seconds >= 0)) {
+      return absl::InvalidArgumentError("a top-down capture needs launches to profile and a wait of 0 s or more");
+    }
+  }
   SnapshotRequest request;
   request.path = path;
   request.after_seconds = seconds;
@@ -559,6 +595,7 @@ absl::Status TracePipeline::RequestCapture(const std::string& path, double secon
   // Monitor mode: the writer keeps chunks from its turn in the queue on, and a window makes the
   // records of the next seconds into chunks.
   request.monitor_window = true;
+  request.top_down = top_down;
   return StartSnapshot(std::move(request), std::move(done));
 }
 
@@ -629,6 +666,8 @@ void TracePipeline::SnapshotLoop(std::unique_ptr<core::TraceWriter> writer, Snap
     capture_window_.store(false);
     (void)CloseWindow("capture");
   }
+  std::string top_down_said;
+  if (request.top_down.kernels > 0) top_down_said = RunCaptureTopDown(request.top_down);
   // The records CUPTI holds in completed buffers, then the ring's contents at their turn.
   (void)cupti_.FlushAll(false);
   {
@@ -651,7 +690,8 @@ void TracePipeline::SnapshotLoop(std::unique_ptr<core::TraceWriter> writer, Snap
     const auto& s = taken.second;
     uint64_t bytes = writer->bytes_written();
     line = absl::StrCat(request.what, " written to ", path, " (", s.chunks.size(), " chunks, ",
-                        absl::StrFormat("%.1f", (s.last_time_ns - s.first_time_ns) / 1e9), " s, ", bytes, " bytes)");
+                        absl::StrFormat("%.1f", (s.last_time_ns - s.first_time_ns) / 1e9), " s, ", bytes, " bytes",
+                        top_down_said, ")");
   } else {
     writer.reset();
     ::unlink(path.c_str());  // a partial snapshot would read as a cut trace: none at all
@@ -659,6 +699,46 @@ void TracePipeline::SnapshotLoop(std::unique_ptr<core::TraceWriter> writer, Snap
   }
   if (done) done(st, line);
   snapshot_busy_.store(false);
+}
+
+std::string TracePipeline::RunCaptureTopDown(const CaptureTopDown& top_down) {
+  using Clock = std::chrono::steady_clock;
+  // The counters over time give the GPU's counters back first: the Range Profiler needs them.
+  const bool metrics_on = hooks_.kernel_metrics_phase(true);
+  {
+    std::lock_guard<std::mutex> lock(snapshot_mu_);
+    capture_top_down_ = true;
+    capture_choice_made_ = false;
+  }
+  // The window's records, partly filled buffers too: in monitor mode the kinds stay on, so the
+  // program's kernels after the window keep CUPTI's buffers open, and a default flush would hand
+  // over nothing of the window. What a forced flush hands over without timestamps started after
+  // the window, which the capture leaves out anyway.
+  (void)cupti_.FlushAll(true);
+  QueueHotKernelChoice(top_down.kernels, metrics_on ? top_down.launches_each : 0);
+  const auto deadline = Clock::now() + std::chrono::duration_cast<Clock::duration>(
+                                           std::chrono::duration<double>(std::max(top_down.wait_seconds, 0.0)));
+  size_t chosen = 0;
+  uint64_t expected = 0, profiled = 0;
+  bool chose = false;
+  {
+    std::unique_lock<std::mutex> lock(snapshot_mu_);
+    // The writer makes the choice at its turn, behind the window's records: never long.
+    snapshot_cv_.wait(lock, [this] { return capture_choice_made_ || snapshot_hurry_; });
+    chose = capture_choice_made_;
+    snapshot_cv_.wait_until(lock, deadline, [this] {
+      return snapshot_hurry_ || profiled_since_choice_ >= capture_launches_expected_;
+    });
+    capture_top_down_ = false;
+    chosen = capture_kernels_chosen_;
+    expected = capture_launches_expected_;
+    profiled = std::min(profiled_since_choice_, expected);
+  }
+  if (metrics_on) (void)hooks_.kernel_metrics_phase(false);
+  if (!chose) return "; top-down: the session ended before its choice";
+  if (chosen == 0) return "; top-down: no kernel ran in the window";
+  if (!metrics_on) return absl::StrCat("; top-down: ", chosen, " hot kernels named, no kernel metrics");
+  return absl::StrCat("; top-down: ", profiled, " of ", expected, " launches of ", chosen, " hot kernels profiled");
 }
 
 // On the writer thread, at the snapshot's turn: what is pending becomes a chunk first.

@@ -56,6 +56,14 @@ struct TraceSpan {
   uint64_t end = 0;
 };
 
+// A monitor-mode capture's one-run top-down: after its window, kernel metrics on the next
+// `launches_each` launches of its `kernels` hottest kernels, waited for at most `wait_seconds`.
+struct CaptureTopDown {
+  uint32_t kernels = 0;  // 0: a timeline window only
+  uint64_t launches_each = 3;
+  double wait_seconds = 10;
+};
+
 class TracePipeline {
  public:
   enum class State {
@@ -68,8 +76,13 @@ class TracePipeline {
   // Called on the writer thread. All optional.
   struct Hooks {
     std::function<void()> write_failed;  // once, when writing stops for good
-    // The top-down's hottest kernels of its window (empty when no kernel ran).
-    std::function<void(std::vector<core::HotKernelChoice>)> hot_kernels_chosen;
+    // The top-down's hottest kernels of its window (empty when no kernel ran), to profile on
+    // their next `launches_each` launches.
+    std::function<void(std::vector<core::HotKernelChoice>, uint64_t launches_each)> hot_kernels_chosen;
+    // A capture's top-down: its kernel metrics begin (true: the GPU counters are given back and the
+    // launch callbacks go on; false when that failed, with the line already said) and end
+    // (`begin` false: the reverse). Called on the snapshot thread.
+    std::function<bool(bool begin)> kernel_metrics_phase;
     std::function<CounterTotals()> counter_totals;
     // Monitor mode: intervals of figures as they close, oldest first.
     std::function<void(const std::vector<monitor::IntervalFigures>&)> intervals_closed;
@@ -117,8 +130,9 @@ class TracePipeline {
   void QueueWindow(bool open, uint64_t time, const std::string& reason, v1::WindowKind kind);
   void QueueProfiledLaunch(ProfiledLaunch launch);
   void QueueCounterBatches(std::vector<CounterBatch> batches);
-  // The top-down's turn, behind every buffer queued so far.
-  void QueueHotKernelChoice();
+  // The top-down's turn, behind every buffer queued so far: its `kernels` hottest kernels, each
+  // to be profiled on `launches_each` launches.
+  void QueueHotKernelChoice(uint32_t kernels, uint64_t launches_each);
   // Wakes the writer for samples queued through QueueWindow alone.
   void Wake() { queue_cv_.notify_one(); }
 
@@ -136,8 +150,10 @@ class TracePipeline {
   // by the snapshot thread once they are over; `done` as for RequestSnapshot. Monitor mode opens a
   // window for them (refused while another is open); flight mode takes them from its ring
   // (refused when longer than the ring's span). FailedPrecondition in trace mode, or while another
-  // capture or snapshot is being written.
-  absl::Status RequestCapture(const std::string& path, double seconds, bool force_overwrite,
+  // capture or snapshot is being written. With `top_down.kernels`, monitor mode only (and a
+  // kernel_metrics_phase hook): after the window, the window's hottest kernels are chosen and
+  // profiled, and the file waits for their metrics.
+  absl::Status RequestCapture(const std::string& path, double seconds, bool force_overwrite, CaptureTopDown top_down,
                               std::function<void(const absl::Status&, const std::string&)> done);
   bool flight_recording() const { return config_.mode == core::CollectionMode::kFlight; }
   // Closes the window OpenTraceWindow opened (not a capture's).
@@ -163,8 +179,10 @@ class TracePipeline {
   struct QueuedBuffer {
     uint8_t* buffer;
     size_t valid;
-    // Not a buffer: the top-down's turn to choose its hot kernels.
+    // Not a buffer: the top-down's turn to choose its hot kernels (how many, launches of each).
     bool choose_hot_kernels = false;
+    uint32_t choose_kernels = 0;
+    uint64_t choose_launches = 0;
     // Not a buffer: a snapshot's turn to take the flight ring's contents.
     bool take_snapshot = false;
     // Not a buffer: a monitor-mode capture's chunks are kept from here on.
@@ -177,6 +195,7 @@ class TracePipeline {
     const char* what = "snapshot";  // "capture": how its lines name it
     uint64_t since_ns = 0;          // chunks taken before this are left out
     bool monitor_window = false;    // monitor mode: a window opened for it, closed when it ends
+    CaptureTopDown top_down;        // monitor mode: kernel metrics after the window
   };
   struct QueuedWindow {
     bool open;  // true: a window starts, false: the open window ends
@@ -188,7 +207,10 @@ class TracePipeline {
   void WriterLoop();
   void ProcessBuffer(const QueuedBuffer& b);
   void TranslateBuffer(const QueuedBuffer& b, core::ActivitySink& sink);
-  void ChooseHotKernels();
+  void ChooseHotKernels(uint32_t kernels, uint64_t launches_each);
+  // The snapshot thread, after a capture's window: the choice, then the launches' metrics, until
+  // all are in or the wait is over. A line's end that says what was profiled.
+  std::string RunCaptureTopDown(const CaptureTopDown& top_down);
   void TakeProfiled();
   void WriteChunk(bool final_chunk);
   bool WriteHeaderIfPending();
@@ -280,6 +302,13 @@ class TracePipeline {
   std::mutex snapshot_mu_;
   std::condition_variable snapshot_cv_;
   bool snapshot_hurry_ = false;  // snapshot_mu_: the session ends, write now
+  // A capture's top-down (snapshot_mu_): the writer's choice made, how many launches it waits for,
+  // and how many profiled launches were queued since the choice.
+  bool capture_choice_made_ = false;
+  uint64_t capture_launches_expected_ = 0;
+  size_t capture_kernels_chosen_ = 0;
+  bool capture_top_down_ = false;  // a capture's choice is the next one
+  uint64_t profiled_since_choice_ = 0;
   std::optional<std::pair<v1::Header, core::FlightRing::Snapshot>> snapshot_taken_;  // snapshot_mu_
 };
 

@@ -100,6 +100,30 @@ TEST(ControlProtocolTest, CapturesNeedAKindAnAbsolutePathAndSecondsInRange) {
   EXPECT_THAT(Refusal(Capture(v1::CaptureRequest::KIND_WINDOW, std::string("/a\0b", 4), 1)), HasSubstr("NUL"));
 }
 
+TEST(ControlProtocolTest, ATopDownCaptureIsAWindowWithKernelsLaunchesAndAWaitInRange) {
+  const auto top_down = [](v1::CaptureRequest::Kind kind, uint32_t kernels, uint64_t launches, double wait) {
+    v1::ControlRequest r = Capture(kind, "/a", 1);
+    r.mutable_capture()->set_top_down_kernels(kernels);
+    r.mutable_capture()->set_top_down_launches(launches);
+    r.mutable_capture()->set_top_down_wait_seconds(wait);
+    return r;
+  };
+  EXPECT_EQ(Refusal(top_down(v1::CaptureRequest::KIND_WINDOW, 3, 0, 0)), "");  // the defaults
+  EXPECT_EQ(Refusal(top_down(v1::CaptureRequest::KIND_WINDOW, kMaxTopDownKernels, kMaxTopDownLaunches,
+                             kMaxCaptureSeconds)),
+            "");
+  EXPECT_THAT(Refusal(top_down(v1::CaptureRequest::KIND_WINDOW, kMaxTopDownKernels + 1, 0, 0)),
+              HasSubstr("1 to 100 kernels"));
+  EXPECT_THAT(Refusal(top_down(v1::CaptureRequest::KIND_WINDOW, 1, kMaxTopDownLaunches + 1, 0)),
+              HasSubstr("1 to 1000 launches"));
+  EXPECT_THAT(Refusal(top_down(v1::CaptureRequest::KIND_WINDOW, 1, 1, -1)), HasSubstr("wait"));
+  EXPECT_THAT(Refusal(top_down(v1::CaptureRequest::KIND_WINDOW, 1, 1, std::nan(""))), HasSubstr("wait"));
+  EXPECT_THAT(Refusal(top_down(v1::CaptureRequest::KIND_WINDOW, 1, 1, kMaxCaptureSeconds + 1)), HasSubstr("wait"));
+  EXPECT_THAT(Refusal(top_down(v1::CaptureRequest::KIND_SNAPSHOT, 1, 0, 0)), HasSubstr("needs a capture window"));
+  EXPECT_THAT(Refusal(top_down(v1::CaptureRequest::KIND_WINDOW, 0, 5, 0)), HasSubstr("need its kernels"));
+  EXPECT_THAT(Refusal(top_down(v1::CaptureRequest::KIND_WINDOW, 0, 0, 2)), HasSubstr("need its kernels"));
+}
+
 TEST(ControlProtocolTest, RepliesReadBackAndErrorRepliesCarryTheirSentence) {
   v1::ControlReply reply = ErrorReply("no cuscope session is active");
   auto parsed = ParseReply(Frame(reply));

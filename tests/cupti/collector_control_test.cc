@@ -16,6 +16,7 @@
 #include "lib/core/config.h"
 #include "lib/core/trace.h"
 #include "lib/cupti/activity_collector.h"
+#include "lib/cupti/kernel_metrics_collector.h"
 #include "tests/cupti/collector_test_support.h"
 #include "tests/cupti/fake_cupti.h"
 
@@ -134,6 +135,98 @@ TEST_F(CollectorControlTest, AMonitorCaptureHoldsTheWindowsRecordsInAFileOfItsOw
   core::Trace t2 = LoadWhenComplete(second);
   EXPECT_EQ(t2.kernels.size(), 2u);
   for (const auto& k : t2.kernels) EXPECT_FALSE(t2.dict.kernel_name(k.signature).empty());
+  ASSERT_TRUE(StopCollector(nullptr).ok());
+}
+
+// `cuscope capture --top-down`: the window, then the one-run top-down on its hottest kernels, in
+// the same file. The fake has no Range Profiler, so no launch is profiled: the file says which
+// kernels were chosen and is written once the wait is over.
+TEST_F(CollectorControlTest, AMonitorCaptureWithTopDownChoosesAmongItsWindowsKernels) {
+  config_.mode = core::CollectionMode::kMonitor;
+  config_.output = "";
+  ASSERT_TRUE(StartCollector(config_, "session", cupti_).ok());
+  const auto [domain, cbid] = KernelMetricsCollector::Callbacks().front();
+  const std::string launch_callback = absl::StrCat(static_cast<int>(domain), ":", cbid);
+  EXPECT_EQ(cupti_.Count("EnableCallback:" + launch_callback), 0u) << "always on: no launch callback";
+  ASSERT_TRUE(cupti_.DeliverKernels(9, 500'000'000));  // before the window: not chosen from
+  const std::string path = dir_ + "/top_down.cuscope";
+  v1::ControlRequest r;
+  v1::CaptureRequest* c = r.mutable_capture();
+  c->set_kind(v1::CaptureRequest::KIND_WINDOW);
+  c->set_path(path);
+  c->set_seconds(0.3);
+  c->set_top_down_kernels(2);
+  c->set_top_down_launches(4);
+  c->set_top_down_wait_seconds(0.3);
+  ::testing::internal::CaptureStderr();
+  auto reply = Ask(r);
+  ASSERT_TRUE(reply.ok()) << reply.status();
+  ASSERT_EQ(reply->error(), "");
+  EXPECT_DOUBLE_EQ(reply->ready_in_seconds(), 0.6) << "the window, then at most the wait";
+  cupti_.AdvanceClock(10'000'000'000ull);
+  // The window's kernels sit in a buffer the program's later work keeps open: only a forced
+  // flush hands them over.
+  ASSERT_TRUE(cupti_.HoldKernelsUntilForcedFlush(5, 5'000'000'000ull));
+  // The metrics phase: the launch callbacks go on after the window, and off again at its end.
+  EXPECT_TRUE(Eventually([&] { return cupti_.Count("EnableCallback:" + launch_callback) == 1; }));
+  core::Trace t = LoadWhenComplete(path);
+  EXPECT_TRUE(Eventually([&] { return !Status().status().capture_busy(); }));
+  const std::string err = ::testing::internal::GetCapturedStderr();
+  EXPECT_EQ(t.kernels.size(), 5u);
+  ASSERT_EQ(t.top_down.size(), 1u);
+  ASSERT_EQ(t.top_down[0].kernels_size(), 1) << "one name and shape ran in the window";
+  EXPECT_EQ(t.top_down[0].kernels(0).launches(), 5u) << "the 9 before the window are not counted";
+  EXPECT_TRUE(t.metrics.empty());
+  EXPECT_EQ(cupti_.Count("DisableCallback:" + launch_callback), 1u);
+  EXPECT_THAT(err, HasSubstr("top-down: collecting sol,occupancy,stalls on the next 4 launches of"));
+  EXPECT_THAT(err, HasSubstr("top-down: 0 of 4 launches of 1 hot kernels profiled"));
+  // A plain window afterwards turns nothing on.
+  const std::string plain = dir_ + "/plain.cuscope";
+  ASSERT_EQ(Capture(plain, 0.2, false).error(), "");
+  cupti_.AdvanceClock(10'000'000'000ull);
+  ASSERT_TRUE(cupti_.DeliverKernels(2, 25'000'000'000ull));
+  core::Trace t2 = LoadWhenComplete(plain);
+  EXPECT_EQ(t2.kernels.size(), 2u);
+  EXPECT_TRUE(t2.top_down.empty());
+  EXPECT_EQ(cupti_.Count("EnableCallback:" + launch_callback), 1u);
+  ASSERT_TRUE(StopCollector(nullptr).ok());
+}
+
+// A window in which nothing ran chooses nothing and writes at once, without waiting.
+TEST_F(CollectorControlTest, AMonitorTopDownCaptureOfAnIdleWindowSaysSo) {
+  config_.mode = core::CollectionMode::kMonitor;
+  config_.output = "";
+  ASSERT_TRUE(StartCollector(config_, "session", cupti_).ok());
+  const std::string path = dir_ + "/idle.cuscope";
+  v1::ControlRequest r;
+  r.mutable_capture()->set_kind(v1::CaptureRequest::KIND_WINDOW);
+  r.mutable_capture()->set_path(path);
+  r.mutable_capture()->set_seconds(0.2);
+  r.mutable_capture()->set_top_down_kernels(3);
+  r.mutable_capture()->set_top_down_wait_seconds(600);  // never waited for: nothing to profile
+  ::testing::internal::CaptureStderr();
+  ASSERT_EQ(Ask(r)->error(), "");
+  core::Trace t = LoadWhenComplete(path);
+  EXPECT_TRUE(Eventually([&] { return !Status().status().capture_busy(); }));
+  const std::string err = ::testing::internal::GetCapturedStderr();
+  ASSERT_EQ(t.top_down.size(), 1u);
+  EXPECT_EQ(t.top_down[0].kernels_size(), 0);
+  EXPECT_THAT(err, HasSubstr("top-down: no kernel ran in the window"));
+  ASSERT_TRUE(StopCollector(nullptr).ok());
+}
+
+// Flight mode's recorder holds the past, and its top-down's metrics would come after it.
+TEST_F(CollectorControlTest, ATopDownCaptureNeedsMonitorMode) {
+  config_.mode = core::CollectionMode::kFlight;
+  config_.flight_span_ms = 5000;
+  ASSERT_TRUE(StartCollector(config_, "session", cupti_).ok());
+  v1::ControlRequest r;
+  r.mutable_capture()->set_kind(v1::CaptureRequest::KIND_WINDOW);
+  r.mutable_capture()->set_path(dir_ + "/td.cuscope");
+  r.mutable_capture()->set_seconds(1);
+  r.mutable_capture()->set_top_down_kernels(1);
+  EXPECT_THAT(Ask(r)->error(), HasSubstr("a top-down capture needs monitor mode"));
+  EXPECT_FALSE(Exists(dir_ + "/td.cuscope"));
   ASSERT_TRUE(StopCollector(nullptr).ok());
 }
 

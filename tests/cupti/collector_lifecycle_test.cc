@@ -694,6 +694,52 @@ TEST_F(CollectorLifecycleTest, WindowsWithAProfilerHoldTheKindsFromTheStartAndKe
   EXPECT_EQ(trace.windows[0].reason(), "cudaProfilerStart");
 }
 
+// With the kinds held, the program's work after the window keeps CUPTI's buffers incomplete, so
+// the window's kernels reach the top-down's choice only through a forced flush (on the H200 a
+// default one left the choice with no kernel).
+TEST_F(CollectorLifecycleTest, AHeldTopDownChoosesAmongTheWindowsKernelsStillInAnOpenBuffer) {
+  cupti_.set_driver_has_context(false);
+  config_.capture_range = "cudaProfilerApi";
+  config_.top_down_kernels = 1;
+  config_.top_down_launches = 2;
+  config_.metrics = {"sm__throughput.avg.pct_of_peak_sustained_elapsed"};
+  config_.metrics_request = "sm__throughput.avg.pct_of_peak_sustained_elapsed";
+  ASSERT_TRUE(StartCollector(config_, "session", cupti_).ok());
+  cupti_.AdvanceClock(1'000'000'000);
+  cupti_.CallProfilerStart();
+  ASSERT_TRUE(cupti_.HoldKernelsUntilForcedFlush(4, 2'500'000'000));
+  cupti_.AdvanceClock(2'000'000'000);
+  cupti_.CallProfilerStop();
+  // The choice comes a moment after the window closed, while the program still runs.
+  EXPECT_TRUE(Eventually([&] { return cupti_.Count("FlushAll:forced") >= 1; }));
+  const size_t forced_before_stop = cupti_.Count("FlushAll:forced");
+  ASSERT_TRUE(StopCollector(nullptr).ok());
+  EXPECT_GE(forced_before_stop, 1u);
+  core::Trace trace = Load();
+  EXPECT_EQ(trace.kernels.size(), 4u);
+  ASSERT_EQ(trace.top_down.size(), 1u);
+  EXPECT_EQ(trace.top_down[0].kernels_size(), 1) << "the window's kernels were there to choose from";
+}
+
+// Negative control: without held kinds (the window opens with the session) the choice's flush is a
+// default one: a forced flush would hand over the program's running kernels without timestamps.
+TEST_F(CollectorLifecycleTest, ATopDownWithoutHeldKindsChoosesAfterADefaultFlush) {
+  config_.duration_seconds = 0.05;
+  config_.top_down_kernels = 1;
+  config_.top_down_launches = 2;
+  config_.metrics = {"sm__throughput.avg.pct_of_peak_sustained_elapsed"};
+  config_.metrics_request = "sm__throughput.avg.pct_of_peak_sustained_elapsed";
+  config_.flush_period_ms = 60'000;  // no periodic flush: the choice's is the only one before the stop
+  ASSERT_TRUE(StartCollector(config_, "session", cupti_).ok());
+  ASSERT_TRUE(cupti_.DeliverKernels(3, 1'000'000'000));
+  EXPECT_TRUE(Eventually([&] { return cupti_.Count("FlushAll") >= 1; })) << "the choice flushed";
+  EXPECT_EQ(cupti_.Count("FlushAll:forced"), 0u);
+  ASSERT_TRUE(StopCollector(nullptr).ok());
+  core::Trace trace = Load();
+  ASSERT_EQ(trace.top_down.size(), 1u);
+  EXPECT_EQ(trace.top_down[0].kernels_size(), 1);
+}
+
 TEST_F(CollectorLifecycleTest, ADelayedWindowWithGpuCountersHoldsTheKindsToo) {
   cupti_.set_driver_has_context(false);
   config_.delay_seconds = 0.05;

@@ -151,6 +151,32 @@ TEST_F(ControlCliTest, PsStatusAndACaptureWindowFromAMonitoredProcess) {
   EXPECT_THAT(gone.text, HasSubstr("no process"));
 }
 
+TEST_F(ControlCliTest, ATopDownCaptureFromAMonitoredProcess) {
+  Workload w({"CUSCOPE_MODE=monitor", "CUSCOPE_OUTPUT=", "CUSCOPE_FLUSH_PERIOD_MS=100", "CUSCOPE_QUIET=1"});
+  ASSERT_TRUE(w.ready());
+  Output capture =
+      Cuscope(absl::StrCat("capture --pid ", w.pid(), " --duration 0.3 --top-down=2 --top-down-wait 0.2 -o td"));
+  EXPECT_EQ(capture.exit_code, 0) << capture.text;
+  EXPECT_THAT(capture.text, HasSubstr("then kernel metrics for at most 0.2 s"));
+  EXPECT_THAT(capture.text, HasSubstr("launches profiled"));
+  auto trace = core::LoadTrace(dir_ + "/td.cuscope");
+  ASSERT_TRUE(trace.ok()) << trace.status();
+  ASSERT_EQ(trace->top_down.size(), 1u);
+  EXPECT_GE(trace->top_down[0].kernels_size(), 1);
+  EXPECT_LE(trace->top_down[0].kernels_size(), 2);
+  // Mistakes are named before anything is asked.
+  Output snapshot = Cuscope(absl::StrCat("capture --pid ", w.pid(), " --snapshot --top-down"));
+  EXPECT_EQ(snapshot.exit_code, 2);
+  EXPECT_THAT(snapshot.text, HasSubstr("--top-down needs a window"));
+  Output launches = Cuscope(absl::StrCat("capture --pid ", w.pid(), " --top-down-launches 2"));
+  EXPECT_EQ(launches.exit_code, 2);
+  EXPECT_THAT(launches.text, HasSubstr("need --top-down"));
+  Output zero = Cuscope(absl::StrCat("capture --pid ", w.pid(), " --top-down=0"));
+  EXPECT_EQ(zero.exit_code, 2);
+  EXPECT_THAT(zero.text, HasSubstr("from 1 to 100"));
+  EXPECT_EQ(w.Stop(), 0);
+}
+
 TEST_F(ControlCliTest, ASnapshotFromAFlightRecorderAndRefusalsInTraceMode) {
   Workload flight({"CUSCOPE_MODE=flight", "CUSCOPE_FLIGHT_SPAN=2", "CUSCOPE_FLUSH_PERIOD_MS=100", "CUSCOPE_QUIET=1"});
   ASSERT_TRUE(flight.ready());
