@@ -45,6 +45,15 @@ for ex in launch_overhead sync_every_step pageable_copies legacy_default_stream 
   if [ "$ex" = launch_overhead ]; then run_example "$ex" --fixed=fused; run_example "$ex" --fixed=graph
   else run_example "$ex" --fixed; fi
 done
+# PyTorch: a .item() read-back after every step, and its twin that reads back once per 100 steps.
+if python3 -c "import torch; assert torch.cuda.is_available()" 2>/dev/null; then
+  for variant in "" --fixed; do
+    trace="$tmp/torch_item_sync$(echo "$variant" | tr -c 'a-z0-9\n' '_')"
+    "$cli" profile -q -f -o "$trace" -- python3 examples/torch_item_sync.py $variant | tail -1
+    "$cli" analyze "$trace.cuscope" > "$trace.txt" 2>&1
+    echo "-- torch_item_sync $variant :"; grep -m4 -E "^\s*\[?(error|warning|info)|^ *[0-9]+\.|Nothing wrong" "$trace.txt" || head -8 "$trace.txt"
+  done
+fi
 # The traces travel too, so the analyses can be redone off the GPU machine.
 tar -C "$tmp" -czf "$out/example_analyses.tgz" $(cd "$tmp" && ls *.txt *.cuscope)
 
@@ -78,6 +87,9 @@ done
 
 echo "== windows that open while the program runs: lean calls, NVTX capture, own calls, late profilers (scripts/gpu_window_check.sh)"
 bash scripts/gpu_window_check.sh "$out" 2>&1 | grep -E "^(PASS|FAIL|window check|==)"
+
+echo "== cuscope capture --top-down from outside (scripts/gpu_capture_top_down_check.sh)"
+bash scripts/gpu_capture_top_down_check.sh "$out" 2>&1 | grep -E "^(PASS|FAIL|capture top-down check|==)"
 
 if [ "$quick" = quick ]; then
   echo "== quick: long run, ncu comparison and top-down suite left out"

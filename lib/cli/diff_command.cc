@@ -25,10 +25,7 @@ constexpr const char kDiffUsage[] =
     "  --format text|json   text for people (default) or one JSON object\n"
     "  --top N              kernels to list (default 10; 0 = all)\n"
     "  --min-change PCT     one run per side: smallest change that counts (default 2)\n"
-    "  --span steady|all    the time compared: steady state, start-up left out (default; the start-up is the\n"
-    "                       first 1% of each GPU's operations, as analyze separates it), or all of it, first\n"
-    "                       to last recorded activity\n"
-    "  --nvtx RANGE         compare the mean length of the NVTX ranges named RANGE (a step, a request)\n"
+    CUSCOPE_SPAN_USAGE
     "  --fail-on-regression exit 1 when NEW is slower (a verdict of 'worse'), for CI gates\n" CUSCOPE_KERNEL_NAMES_USAGE;
 
 }  // namespace
@@ -39,7 +36,7 @@ int RunDiff(const Args& args) {
   size_t top = 10;
   core::KernelNameStyle names = core::KernelNameStyle::kBase;
   report::DiffOptions options;
-  bool span_given = false, fail_on_regression = false;
+  bool fail_on_regression = false;
   ArgumentParser parser;
   AddRunSetArguments(&parser, &sets, UnknownOptionOf("diff"));
   parser.Option({"--format"}, "--format takes text or json", [&](const std::string& v) {
@@ -61,20 +58,7 @@ int RunDiff(const Args& args) {
     options.min_change = pct / 100.0;
     return absl::OkStatus();
   });
-  parser.Option({"--span"}, "--span takes steady or all", [&](const std::string& v) {
-    if (v != "steady" && v != "all") return absl::InvalidArgumentError("--span takes steady or all");
-    if (options.span == report::DiffSpan::kNvtx) return absl::InvalidArgumentError("--span and --nvtx do not go together");
-    options.span = v == "all" ? report::DiffSpan::kAll : report::DiffSpan::kSteady;
-    span_given = true;
-    return absl::OkStatus();
-  });
-  parser.Option({"--nvtx"}, "--nvtx takes the name of an NVTX range", [&](const std::string& v) {
-    if (v.empty()) return absl::InvalidArgumentError("--nvtx takes the name of an NVTX range");
-    if (span_given) return absl::InvalidArgumentError("--span and --nvtx do not go together");
-    options.span = report::DiffSpan::kNvtx;
-    options.nvtx_range = v;
-    return absl::OkStatus();
-  });
+  AddSpanArguments(&parser, &options);
   parser.Flag({"--fail-on-regression"}, [&] {
     fail_on_regression = true;
     return absl::OkStatus();

@@ -24,11 +24,12 @@ constexpr const char kLogUsage[] =
     "       cuscope log show [--file F]\n"
     "\n"
     "A tuning log in your project: 'add' compares the runs as cuscope diff does and appends one entry (date, the\n"
-    "change, end-to-end time, GPU busy share, kernel time and top finding before and after, the verdict);\n"
+    "change, the time compared, GPU busy share, kernel time and top finding before and after, the verdict);\n"
     "'show' prints the log as a table.\n"
     "  --file F        the log (default ./cuscope_tuning_log.jsonl); a name ending in .md is kept as a Markdown\n"
     "                  table instead of JSON Lines\n"
-    "  --change TEXT   what changed between BASE and NEW (required for add)\n";
+    "  --change TEXT   what changed between BASE and NEW (required for add)\n"
+    "add, as cuscope diff:\n" CUSCOPE_SPAN_USAGE;
 
 int LogShow(const std::string& file) {
   if (report::IsMarkdownLog(file)) {
@@ -63,8 +64,10 @@ int RunLog(const Args& args) {
   std::string file = report::kDefaultLogFile, change;
   bool change_given = false;
   RunSetArgs sets;
+  report::DiffOptions options;
   ArgumentParser parser;
   AddRunSetArguments(&parser, &sets, UnknownOptionOf("log"));
+  AddSpanArguments(&parser, &options);
   parser.Option({"--file", "-f"}, "--file takes a path", [&](const std::string& v) {
     file = v;
     return absl::OkStatus();
@@ -76,7 +79,9 @@ int RunLog(const Args& args) {
   });
   if (std::optional<int> exit = HelpOrMistake(parser.Parse(args, 1), kLogUsage)) return *exit;
   if (action == "show") {
-    if (!sets.before_separator.empty() || sets.separator || change_given) return PrintError("log show takes only --file");
+    if (!sets.before_separator.empty() || sets.separator || change_given || options.span != report::DiffSpan::kSteady) {
+      return PrintError("log show takes only --file");
+    }
     return LogShow(file);
   }
   if (!change_given || change.empty()) return PrintError("log add: say what changed with --change \"...\"");
@@ -84,9 +89,7 @@ int RunLog(const Args& args) {
   if (!resolved.ok()) return PrintError(absl::StrCat("log add: ", resolved.status().message()));
   std::vector<report::RunFigures> base, next;
   if (absl::Status s = LoadRunSets(*resolved, &base, &next); !s.ok()) return PrintError(std::string(s.message()));
-  // The log keeps end-to-end times (its stored field says so), and the verdict is taken on them.
-  report::DiffOptions options;
-  options.span = report::DiffSpan::kAll;
+  // The verdict is on the time cuscope diff compares (steady state by default); the entry says which.
   const report::DiffResult diff = report::DiffRuns(base, next, options);
   const report::LogEntry entry = report::MakeLogEntry(diff, base, next, change, absl::Now());
   if (absl::Status s = report::AppendLogEntry(file, entry); !s.ok()) return PrintError(std::string(s.message()));

@@ -1,6 +1,7 @@
 #include "lib/cli/run_sets.h"
 
 #include <cstdio>
+#include <memory>
 #include <string>
 #include <utility>
 
@@ -21,6 +22,27 @@ void AddRunSetArguments(ArgumentParser* parser, RunSetArgs* args, ArgumentParser
     return absl::OkStatus();
   });
   parser->UnknownOptionMessage(std::move(unknown_option));
+}
+
+void AddSpanArguments(ArgumentParser* parser, report::DiffOptions* options) {
+  // Whether --span was given: --nvtx after it is a mistake, as is --span after --nvtx.
+  auto span_given = std::make_shared<bool>(false);
+  parser->Option({"--span"}, "--span takes steady or all", [options, span_given](const std::string& v) {
+    if (v != "steady" && v != "all") return absl::InvalidArgumentError("--span takes steady or all");
+    if (options->span == report::DiffSpan::kNvtx) {
+      return absl::InvalidArgumentError("--span and --nvtx do not go together");
+    }
+    options->span = v == "all" ? report::DiffSpan::kAll : report::DiffSpan::kSteady;
+    *span_given = true;
+    return absl::OkStatus();
+  });
+  parser->Option({"--nvtx"}, "--nvtx takes the name of an NVTX range", [options, span_given](const std::string& v) {
+    if (v.empty()) return absl::InvalidArgumentError("--nvtx takes the name of an NVTX range");
+    if (*span_given) return absl::InvalidArgumentError("--span and --nvtx do not go together");
+    options->span = report::DiffSpan::kNvtx;
+    options->nvtx_range = v;
+    return absl::OkStatus();
+  });
 }
 
 absl::StatusOr<RunSets> ResolveRunSets(const RunSetArgs& args) {

@@ -10,6 +10,7 @@
 
 #include "absl/status/statusor.h"
 #include "lib/cli/arguments.h"
+#include "lib/report/diff.h"
 #include "lib/report/run_figures.h"
 
 namespace cuscope::cli {
@@ -29,6 +30,16 @@ struct RunSets {
 // the sets (a second one is an unknown option, named by `unknown_option` like every other), and
 // --base/--new lists.
 void AddRunSetArguments(ArgumentParser* parser, RunSetArgs* args, ArgumentParser::Message unknown_option);
+
+// Teaches `parser` --span steady|all and --nvtx RANGE (one or the other), which set the span of
+// *options: the time compared.
+void AddSpanArguments(ArgumentParser* parser, report::DiffOptions* options);
+// Their usage lines.
+#define CUSCOPE_SPAN_USAGE                                                                                      \
+  "  --span steady|all    the time compared: steady state, start-up left out (default; the start-up is the\n" \
+  "                       first 1% of each GPU's operations, as analyze separates it), or all of it, first\n"  \
+  "                       to last recorded activity\n"                                                         \
+  "  --nvtx RANGE         compare the mean length of the NVTX ranges named RANGE (a step, a request)\n"
 
 absl::StatusOr<RunSets> ResolveRunSets(const RunSetArgs& args);
 // Loads and analyzes every trace of both sets (a truncated trace is a warning on stderr).

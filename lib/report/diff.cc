@@ -187,9 +187,15 @@ DiffResult DiffRuns(const std::vector<RunFigures>& base, const std::vector<RunFi
                               : options.span == DiffSpan::kNvtx ? "nvtx_range"
                                                                 : "steady_state";
   d.span = SpanPhrase(options);
-  const auto busy = [](const RunFigures& r) { return r.gpu_busy_share; };
+  // The busy share over the same span as the compared time (an NVTX range's mean length has no
+  // span of its own: the whole run's share then).
+  const auto busy = [&options](const RunFigures& r) {
+    return options.span == DiffSpan::kSteady ? r.steady_gpu_busy_share : r.gpu_busy_share;
+  };
   const auto ktime = [](const RunFigures& r) { return static_cast<double>(r.kernel_time_ns); };
-  const auto active = [](const RunFigures& r) { return static_cast<double>(r.gpu_active_ns); };
+  const auto active = [&options](const RunFigures& r) {
+    return static_cast<double>(options.span == DiffSpan::kSteady ? r.steady_gpu_active_ns : r.gpu_active_ns);
+  };
   d.end_to_end = Compare(compared_name, "ns", values(base, e2e), values(next, e2e), options);
   d.gpu_busy = Compare("gpu_busy", "ratio", values(base, busy), values(next, busy), options);
   d.kernel_time = Compare("kernel_time", "ns", values(base, ktime), values(next, ktime), options);

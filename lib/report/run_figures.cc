@@ -37,6 +37,7 @@ RunFigures FiguresOf(const analysis::Timeline& timeline, const analysis::Analysi
   // each device's operations.
   const double startup_share = std::max(0.0, analysis::Thresholds().idle_startup_ops_share);
   uint64_t steady_begin = UINT64_MAX, steady_end = 0;
+  uint64_t steady_busy = 0, steady_counted = 0;
   for (const analysis::DeviceTimeline& d : timeline.devices()) {
     if (d.ops.empty()) continue;
     const size_t startup_ops = static_cast<size_t>(static_cast<double>(d.ops.size()) * startup_share);
@@ -44,8 +45,18 @@ RunFigures FiguresOf(const analysis::Timeline& timeline, const analysis::Analysi
                                                                          : d.active.begin;
     steady_begin = std::min(steady_begin, begin);
     steady_end = std::max(steady_end, d.active.end);
+    // The device's own steady state, judged like its whole active span: metric collection and
+    // unobserved time are neither busy nor idle.
+    const analysis::Interval steady{begin, d.active.end};
+    const uint64_t length = steady.length();
+    const uint64_t skipped = analysis::CoveredLength(d.NotCounted(), steady);
+    steady_busy += analysis::CoveredLength(d.busy, steady);
+    steady_counted += length - std::min(length, skipped);
   }
   r.steady_ns = steady_end > steady_begin ? steady_end - steady_begin : 0;
+  r.steady_gpu_active_ns = steady_counted;
+  r.steady_gpu_busy_share =
+      steady_counted ? std::min(1.0, static_cast<double>(steady_busy) / static_cast<double>(steady_counted)) : 0;
   for (const analysis::ThreadTimeline& thread : timeline.threads()) {
     for (const analysis::NvtxRange& range : thread.ranges) {
       NvtxFigure& f = r.nvtx[range.name != 0 && range.name <= trace.dict.string_count() ? trace.dict.str(range.name)

@@ -48,6 +48,10 @@ struct RunFigures {
   uint64_t gpu_busy_ns = 0;
   uint64_t gpu_active_ns = 0;
   double gpu_busy_share = 0;
+  // The same share over each device's steady state (from its start-up's end to its last
+  // operation): what `cuscope diff` compares with the steady-state time.
+  double steady_gpu_busy_share = 0;
+  uint64_t steady_gpu_active_ns = 0;  // the devices' steady states, summed, as gpu_active_ns
   uint64_t kernel_count = 0;
   uint64_t kernel_time_ns = 0;          // sum of kernel durations on the timeline
   std::vector<KernelFigure> kernels;    // most time first

@@ -20,11 +20,14 @@
 namespace cuscope::report {
 namespace {
 
-LogSide SideOf(const std::vector<RunFigures>& runs, const SideStats& e2e, const SideStats& busy,
+LogSide SideOf(const std::vector<RunFigures>& runs, const SideStats& compared, const SideStats& busy,
                const SideStats& kernel) {
   LogSide s;
-  for (const RunFigures& r : runs) s.traces.push_back(r.label);
-  s.end_to_end_ns = e2e.mean;
+  for (const RunFigures& r : runs) {
+    s.traces.push_back(r.label);
+    s.end_to_end_ns += static_cast<double>(r.end_to_end_ns) / static_cast<double>(runs.size());
+  }
+  s.time_ns = compared.mean;
   s.gpu_busy_share = busy.mean;
   s.kernel_time_ns = kernel.mean;
   const FindingFigure* top = runs.empty() ? nullptr : runs.front().top_finding();
@@ -35,7 +38,8 @@ LogSide SideOf(const std::vector<RunFigures>& runs, const SideStats& e2e, const 
 void WriteSide(JsonWriter& w, const LogSide& s) {
   w.BeginObject().Key("traces").BeginArray();
   for (const std::string& t : s.traces) w.String(t);
-  w.EndArray().Field("end_to_end_ns", s.end_to_end_ns).Field("gpu_busy_share", s.gpu_busy_share);
+  w.EndArray().Field("time_ns", s.time_ns).Field("end_to_end_ns", s.end_to_end_ns);
+  w.Field("gpu_busy_share", s.gpu_busy_share);
   w.Field("kernel_time_ns", s.kernel_time_ns).Field("top_finding", s.top_finding).EndObject();
 }
 
@@ -65,6 +69,8 @@ LogSide SideFrom(const Struct& s) {
     }
   }
   side.end_to_end_ns = NumberMember(s, "end_to_end_ns");
+  // Entries written before the log named its span compared end to end.
+  side.time_ns = Member(s, "time_ns") != nullptr ? NumberMember(s, "time_ns") : side.end_to_end_ns;
   side.gpu_busy_share = NumberMember(s, "gpu_busy_share");
   side.kernel_time_ns = NumberMember(s, "kernel_time_ns");
   side.top_finding = StringMember(s, "top_finding");
@@ -79,6 +85,13 @@ std::string MdCell(std::string_view s) {
 
 std::string Duration(double ns) { return analysis::FormatDuration(analysis::ClampToU64(ns)); }
 
+// How a table names the compared time.
+std::string ComparedWord(std::string_view compared) {
+  if (compared == "steady_state") return "steady";
+  if (compared == "nvtx_range") return "NVTX range";
+  return "end to end";
+}
+
 std::string BeforeAfter(double before, double after, bool share) {
   if (share) return absl::StrCat(analysis::FormatPercent(before), " -> ", analysis::FormatPercent(after));
   return absl::StrCat(Duration(before), " -> ", Duration(after));
@@ -91,6 +104,7 @@ LogEntry MakeLogEntry(const DiffResult& diff, const std::vector<RunFigures>& bas
   LogEntry e;
   e.date = absl::FormatTime("%Y-%m-%dT%H:%M:%SZ", now, absl::UTCTimeZone());
   e.change = std::move(change);
+  e.compared = diff.end_to_end.name;
   e.before = SideOf(base, diff.end_to_end.base, diff.gpu_busy.base, diff.kernel_time.base);
   e.after = SideOf(next, diff.end_to_end.next, diff.gpu_busy.next, diff.kernel_time.next);
   e.verdict = std::string(VerdictName(diff.verdict));
@@ -104,7 +118,7 @@ bool IsMarkdownLog(std::string_view path) {
 
 std::string EntryToJsonLine(const LogEntry& e) {
   JsonWriter w;
-  w.BeginObject().Field("date", e.date).Field("change", e.change).Key("before");
+  w.BeginObject().Field("date", e.date).Field("change", e.change).Field("compared", e.compared).Key("before");
   WriteSide(w, e.before);
   w.Key("after");
   WriteSide(w, e.after);
@@ -119,6 +133,8 @@ absl::StatusOr<LogEntry> EntryFromJsonLine(std::string_view line) {
   LogEntry e;
   e.date = StringMember(root, "date");
   e.change = StringMember(root, "change");
+  e.compared = StringMember(root, "compared");
+  if (e.compared.empty()) e.compared = "end_to_end";
   if (const Value* v = Member(root, "before"); v && v->kind_case() == Value::kStructValue)
     e.before = SideFrom(v->struct_value());
   if (const Value* v = Member(root, "after"); v && v->kind_case() == Value::kStructValue)
@@ -130,14 +146,14 @@ absl::StatusOr<LogEntry> EntryFromJsonLine(std::string_view line) {
 }
 
 std::string MarkdownLogHeader() {
-  return "| date | change | end to end | GPU busy | kernel time | verdict | top finding before | top finding after | "
+  return "| date | change | time compared | GPU busy | kernel time | verdict | top finding before | top finding after | "
          "conclusion | traces |\n"
          "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |\n";
 }
 
 std::string EntryToMarkdownRow(const LogEntry& e) {
   return absl::StrCat("| ", MdCell(e.date), " | ", MdCell(e.change), " | ",
-                      BeforeAfter(e.before.end_to_end_ns, e.after.end_to_end_ns, false), " | ",
+                      BeforeAfter(e.before.time_ns, e.after.time_ns, false), " (", ComparedWord(e.compared), ") | ",
                       BeforeAfter(e.before.gpu_busy_share, e.after.gpu_busy_share, true), " | ",
                       BeforeAfter(e.before.kernel_time_ns, e.after.kernel_time_ns, false), " | ", MdCell(e.verdict),
                       " | ", MdCell(e.before.top_finding), " | ", MdCell(e.after.top_finding), " | ",
@@ -180,7 +196,7 @@ std::string RenderLogTable(const std::vector<LogEntry>& entries) {
   struct Row {
     std::vector<std::string> cells;
   };
-  const std::vector<std::string> header = {"#",        "date",        "change",  "end to end",
+  const std::vector<std::string> header = {"#",        "date",        "change",  "time compared",
                                            "GPU busy", "kernel time", "verdict", "top finding after"};
   std::vector<Row> rows;
   for (size_t i = 0; i < entries.size(); ++i) {
@@ -191,7 +207,8 @@ std::string RenderLogTable(const std::vector<LogEntry>& entries) {
     if (const size_t colon = top.find(':'); colon != std::string::npos) top = top.substr(0, colon);
     // The table is for a terminal, and the log's text may hold anything (a finding names a kernel).
     rows.push_back(Row{{absl::StrCat(i + 1), core::EscapeForTerminal(e.date), core::EscapeForTerminal(change),
-                        BeforeAfter(e.before.end_to_end_ns, e.after.end_to_end_ns, false),
+                        absl::StrCat(BeforeAfter(e.before.time_ns, e.after.time_ns, false), " (",
+                                     ComparedWord(e.compared), ")"),
                         BeforeAfter(e.before.gpu_busy_share, e.after.gpu_busy_share, true),
                         BeforeAfter(e.before.kernel_time_ns, e.after.kernel_time_ns, false),
                         core::EscapeForTerminal(e.verdict), core::EscapeForTerminal(top)}});

@@ -24,7 +24,8 @@ inline constexpr char kDefaultLogFile[] = "cuscope_tuning_log.jsonl";
 
 struct LogSide {
   std::vector<std::string> traces;
-  double end_to_end_ns = 0;  // mean over the runs
+  double time_ns = 0;        // the compared time (LogEntry::compared), mean over the runs
+  double end_to_end_ns = 0;  // first to last recorded activity, mean over the runs
   double gpu_busy_share = 0;
   double kernel_time_ns = 0;
   std::string top_finding;  // "rule.id: headline" of the first run's top finding, or "none"
@@ -33,6 +34,10 @@ struct LogSide {
 struct LogEntry {
   std::string date;  // UTC, ISO 8601: "2024-12-03T07:40:00Z"
   std::string change;
+  // The time the verdict is on, as `cuscope diff` names it: "steady_state" (its default),
+  // "end_to_end" (--span all, and every entry written before the log said which), "nvtx_range"
+  // (--nvtx RANGE: the range's mean length).
+  std::string compared;
   LogSide before, after;
   std::string verdict;     // VerdictName
   std::string conclusion;  // the diff's sentence

@@ -37,6 +37,7 @@ RunFigures Figures(double end_to_end_ns, double busy = 0.5, std::vector<FindingF
   r.end_to_end_ns = static_cast<uint64_t>(end_to_end_ns);
   r.steady_ns = r.end_to_end_ns;
   r.gpu_busy_share = busy;
+  r.steady_gpu_busy_share = busy;
   r.kernel_time_ns = r.end_to_end_ns / 2;
   r.findings = std::move(findings);
   return r;
@@ -220,6 +221,28 @@ TEST(DiffTest, StartUpTimeIsLeftOutByDefault) {
   const DiffResult whole = DiffRuns({a}, {b}, all);
   EXPECT_EQ(whole.verdict, Verdict::kWorse) << whole.conclusion;
   EXPECT_TRUE(absl::StrContains(whole.conclusion, "slower end to end")) << whole.conclusion;
+}
+
+// A one-off set-up (a graph's instantiation, a model load) before a busy loop: compared in steady
+// state, the GPU busy share is the loop's, not the whole run's (a CUDA-graph twin once read
+// "GPU busy 15.6% -> 6.2%" beside a 4x faster steady state).
+TEST(DiffTest, TheBusyShareIsOfTheSpanCompared) {
+  SyntheticTrace t;
+  t.Kernel("init", 0, 10);
+  for (int i = 0; i < 300; ++i) t.Kernel("step", 5000 + 20.0 * i, 15);  // 5 ms idle set-up first
+  const RunFigures f = Load(t.Write());
+  // Start-up: the first 1% of the operations (3 of 301: init and two steps), so the steady state
+  // starts at the third step.
+  EXPECT_NEAR(f.steady_gpu_busy_share, (298 * 15.0) / (297 * 20.0 + 15), 1e-9);
+  EXPECT_NEAR(f.gpu_busy_share, (10 + 300 * 15.0) / (5000 + 299 * 20.0 + 15), 1e-5);
+  const DiffResult steady = DiffRuns({f}, {f});
+  EXPECT_DOUBLE_EQ(steady.gpu_busy.base.mean, f.steady_gpu_busy_share);
+  EXPECT_NEAR(steady.base_gpu_active.mean, 297 * 20'000.0 + 15'000, 100) << "the steady state's active span";
+  EXPECT_TRUE(absl::StrContains(steady.conclusion, "GPU busy 75.1% -> 75.1%")) << steady.conclusion;
+  DiffOptions all;
+  all.span = DiffSpan::kAll;
+  EXPECT_DOUBLE_EQ(DiffRuns({f}, {f}, all).gpu_busy.base.mean, f.gpu_busy_share);
+  EXPECT_DOUBLE_EQ(DiffRuns({f}, {f}, all).base_gpu_active.mean, static_cast<double>(f.gpu_active_ns));
 }
 
 // A chosen NVTX range: its mean length per instance, whatever the number of instances.

@@ -18,7 +18,7 @@
 namespace cuscope::report {
 namespace {
 
-// As `cuscope log add` compares: end to end, the time its entries keep.
+// As `cuscope log add --span all` compares: end to end.
 DiffOptions EndToEnd() {
   DiffOptions options;
   options.span = DiffSpan::kAll;
@@ -105,9 +105,42 @@ TEST(TuningLogTest, JsonLinesRoundTrip) {
   EXPECT_TRUE(absl::StrContains(table, first.conclusion)) << table;
 }
 
+// By default the log compares what `cuscope diff` does, steady state, and says so; the end-to-end
+// time is kept beside it.
+TEST(TuningLogTest, TheEntrySaysWhichTimeItCompared) {
+  const std::vector<RunFigures> base = {*LoadRunFigures(testing::LaunchBoundRun())};
+  const std::vector<RunFigures> next = {*LoadRunFigures(testing::FusedRun())};
+  const DiffResult steady = DiffRuns(base, next);
+  const LogEntry e = MakeLogEntry(steady, base, next, "fuse", kWhen);
+  EXPECT_EQ(e.compared, "steady_state");
+  EXPECT_DOUBLE_EQ(e.before.time_ns, static_cast<double>(base[0].steady_ns));
+  EXPECT_DOUBLE_EQ(e.before.end_to_end_ns, 8'005'000);
+  EXPECT_NE(e.before.time_ns, e.before.end_to_end_ns) << "the start-up is left out";
+  absl::StatusOr<LogEntry> back = EntryFromJsonLine(EntryToJsonLine(e));
+  ASSERT_TRUE(back.ok()) << back.status();
+  EXPECT_EQ(back->compared, "steady_state");
+  EXPECT_DOUBLE_EQ(back->before.time_ns, e.before.time_ns);
+  EXPECT_TRUE(absl::StrContains(RenderLogTable({*back}), "(steady)")) << RenderLogTable({*back});
+  // An entry written before the log said which time it compared: end to end.
+  absl::StatusOr<LogEntry> old = EntryFromJsonLine(
+      R"({"date":"2026-12-03T08:20:23Z","change":"c","before":{"traces":["a"],"end_to_end_ns":437151953,)"
+      R"("gpu_busy_share":0.3,"kernel_time_ns":1,"top_finding":"none"},"after":{"traces":["b"],)"
+      R"("end_to_end_ns":231618105,"gpu_busy_share":0.8,"kernel_time_ns":1,"top_finding":"none"},)"
+      R"("verdict":"helped","conclusion":"x"})");
+  ASSERT_TRUE(old.ok()) << old.status();
+  EXPECT_EQ(old->compared, "end_to_end");
+  EXPECT_DOUBLE_EQ(old->before.time_ns, 437151953);
+  EXPECT_TRUE(absl::StrContains(RenderLogTable({*old}), "437.152 ms -> 231.618 ms (end to end)"));
+}
+
 TEST(TuningLogTest, BadLineIsNamed) {
   const std::string path = TempLog(".jsonl");
-  std::ofstream(path) << EntryToJsonLine(LogEntry{"2024-12-03T07:30:00Z", "x", {}, {}, "helped", "c"}) << "\n\n"
+  LogEntry entry;
+  entry.date = "2024-12-03T07:30:00Z";
+  entry.change = "x";
+  entry.verdict = "helped";
+  entry.conclusion = "c";
+  std::ofstream(path) << EntryToJsonLine(entry) << "\n\n"
                       << "{not json\n";
   absl::StatusOr<std::vector<LogEntry>> read = ReadJsonLog(path);
   ASSERT_FALSE(read.ok());
@@ -126,7 +159,8 @@ TEST(TuningLogTest, MarkdownTableWithOneHeader) {
   ASSERT_EQ(lines.size(), 4u);
   EXPECT_TRUE(absl::StartsWith(lines[0], "| date | change |"));
   EXPECT_TRUE(absl::StartsWith(lines[1], "| --- |"));
-  EXPECT_TRUE(absl::StartsWith(lines[2], "| 2024-12-03T07:30:00Z | a \\| b | 8.005 ms -> 1.621 ms | 20.0% -> 100.0% |"))
+  EXPECT_TRUE(absl::StartsWith(lines[2],
+                               "| 2024-12-03T07:30:00Z | a \\| b | 8.005 ms -> 1.621 ms (end to end) | 20.0% -> 100.0% |"))
       << lines[2];
   EXPECT_TRUE(absl::StrContains(lines[3], "| second line |")) << lines[3];
 }
