@@ -155,6 +155,9 @@ KernelInternalsSummary SummarizeVerdicts(const std::vector<KernelVerdict>& verdi
 // The evidence lines under a verdict in the text report ("why:", "throughput:", "occupancy:",
 // "stalls:", "roofline:", "not decided:", "advice:"), each starting with `indent`.
 std::string RenderVerdictDetails(const KernelVerdict& v, const std::string& indent);
+// Where DRAM or L2 throughput came from a multi-pass replay: the bias measured against ncu, and
+// how to collect the closer value. Empty for a one-pass collection or without those values.
+std::string ReplayBiasNote(const KernelVerdict& v);
 
 // The unit of a metric by its name: "%", "ns", "bytes", "Hz", "cycles", "warps", "count",
 // "cycles/inst", or "" when the name says nothing.

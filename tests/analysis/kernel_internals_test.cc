@@ -581,5 +581,27 @@ TEST(KernelInternalsRule, FindingCarriesEveryMetricWithItsUnit) {
   EXPECT_EQ(*f[0].number("occupancy_limit_registers"), 8);
 }
 
+// DRAM from a multi-pass replay reads a few points above ncu's: said where the value is shown,
+// not for a one-pass collection, and not without a DRAM or L2 value.
+TEST(KernelVerdictTest, DramFromAMultiPassReplayCarriesItsBias) {
+  const KernelVerdict multi = One(Sol(30, 40, 11.4, 20));
+  EXPECT_EQ(multi.pass_count, 8u);
+  const std::string shown = RenderVerdictDetails(multi, "");
+  EXPECT_TRUE(Contains(shown, "DRAM 11.4%")) << shown;
+  EXPECT_TRUE(Contains(shown, "note: DRAM and L2 from 8 replay passes read a few points above ncu's")) << shown;
+
+  SyntheticTrace one_pass;
+  one_pass.set_metric_passes(1);
+  ProgramWith(one_pass, Sol(30, 40, 11.4, 20), Config("kern", 264, 256));
+  const std::vector<KernelVerdict> v = JudgeTrace(one_pass);
+  ASSERT_EQ(v.size(), 1u);
+  EXPECT_EQ(v[0].pass_count, 1u);
+  EXPECT_EQ(ReplayBiasNote(v[0]), "");
+  EXPECT_FALSE(Contains(RenderVerdictDetails(v[0], ""), "note: "));
+
+  EXPECT_EQ(ReplayBiasNote(One(Sol(80, 40, -1, -1))), "") << "no DRAM or L2 value";
+  EXPECT_NE(ReplayBiasNote(One(Sol(80, 40, -1, 20))), "") << "L2 alone";
+}
+
 }  // namespace
 }  // namespace cuscope::analysis

@@ -125,7 +125,8 @@ uint64_t SyntheticTrace::ProfiledLaunch(const core::KernelConfig& config, double
 
 void SyntheticTrace::Metrics(uint64_t correlation, const std::string& kernel, uint32_t device,
                              double window_start_us, double window_us, const MetricValues& values) {
-  builder_->AddKernelMetrics(correlation, device, kernel, /*pass_count=*/8, v1::REPLAY_MODE_KERNEL, values);
+  builder_->AddKernelMetrics(correlation, device, kernel, metric_passes_ ? metric_passes_ : 8, v1::REPLAY_MODE_KERNEL,
+                             values);
   builder_->AddWindow(v1::WINDOW_KIND_METRICS, Us(window_start_us), Us(window_start_us + window_us), "kernel replay");
 }
 
@@ -137,8 +138,8 @@ void SyntheticTrace::MetricsAfterWindow(const core::KernelConfig& config, double
   shape.block = {static_cast<uint32_t>(config.block_x), static_cast<uint32_t>(config.block_y),
                  static_cast<uint32_t>(config.block_z)};
   // The collector's correlation ids keep counting while the timeline is off: one no row has.
-  builder_->AddKernelMetrics(next_correlation_++, config.device, config.name, /*pass_count=*/9, v1::REPLAY_MODE_KERNEL,
-                             values, &shape);
+  builder_->AddKernelMetrics(next_correlation_++, config.device, config.name, metric_passes_ ? metric_passes_ : 9,
+                             v1::REPLAY_MODE_KERNEL, values, &shape);
   builder_->AddWindow(v1::WINDOW_KIND_METRICS, Us(window_start_us), Us(window_start_us + window_us), "kernel replay");
 }
 

@@ -58,6 +58,8 @@ class SyntheticTrace {
   // correlation id.
   uint64_t ProfiledLaunch(const core::KernelConfig& config, double start_us, double window_us,
                           const MetricValues& values, uint32_t flags = 0);
+  // The replay passes the metric rows below say they took (default 8; 9 after the window).
+  void set_metric_passes(uint32_t passes) { metric_passes_ = passes; }
   // A metric row and its METRICS window alone.
   void Metrics(uint64_t correlation, const std::string& kernel, uint32_t device, double window_start_us,
                double window_us, const MetricValues& values);
@@ -106,6 +108,7 @@ class SyntheticTrace {
   std::unique_ptr<core::ChunkBuilder> builder_;
   v1::Header header_;
   uint64_t next_correlation_ = 1000;
+  uint32_t metric_passes_ = 0;  // 0: the defaults above
   uint64_t next_nvtx_ = 1;
   std::string path_;
 };
