@@ -16,6 +16,7 @@ struct ReportEntry {
 constexpr ReportEntry kReports[] = {
     {"cuda_gpu_kern_sum", KernelSummary},
     {"cuda_gpu_kern_gb_sum", KernelGridBlockSummary},
+    {"cuda_kern_stack_sum", KernelStackSummary},
     {"cuda_api_sum", ApiSummary},
     {"nvtx_sum", NvtxSummary},
     {"nvtx_gpu_proj_sum", NvtxGpuProjectionSummary},

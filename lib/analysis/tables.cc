@@ -1,5 +1,7 @@
 #include "lib/analysis/tables.h"
 
+#include "lib/analysis/launch_sites.h"
+
 #include <algorithm>
 #include <cmath>
 #include <cstddef>
@@ -13,6 +15,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "lib/analysis/kernel_internals.h"
+#include "lib/analysis/launch_sites.h"
 #include "lib/core/terminal_text.h"
 
 namespace cuscope::analysis {
@@ -272,6 +275,53 @@ Table KernelTable(const Timeline& timeline, bool by_grid_block) {
 }  // namespace
 
 Table KernelSummary(const Timeline& timeline) { return KernelTable(timeline, false); }
+
+Table KernelStackSummary(const Timeline& timeline) {
+  const core::Trace& trace = timeline.trace();
+  const core::Dictionary& dict = trace.dict;
+  Table table;
+  table.name = "cuda_kern_stack_sum";
+  table.title =
+      "CUDA kernels by launch site: the launches whose call stack was taken (--stacks), grouped by the innermost "
+      "frame outside the CUDA libraries";
+  table.columns = kTimeColumns;
+  table.columns.push_back({"Launched From", ColumnType::kText});
+  table.columns.push_back({"Name", ColumnType::kText});
+  const absl::flat_hash_map<uint64_t, uint32_t> stack_of = StacksByCorrelation(trace);
+  // (launch site frame, kernel name string id) -> group; names carry the site until the rows are sorted.
+  absl::flat_hash_map<std::pair<uint32_t, uint32_t>, uint32_t> group_of;
+  std::vector<std::string> names(1, "\t(unknown kernel)");
+  std::vector<uint32_t> kernel_group(trace.kernels.size(), 0);
+  for (size_t i = 0; i < trace.kernels.size(); ++i) {
+    const core::KernelRow& k = trace.kernels[i];
+    if (k.correlation_id == 0 || !dict.has_signature(k.signature)) continue;
+    const auto it = stack_of.find(k.correlation_id);
+    if (it == stack_of.end()) continue;
+    const uint32_t site = LaunchSiteFrame(dict, it->second);
+    const uint32_t name = dict.signature(k.signature).name();
+    auto [g, inserted] = group_of.try_emplace(std::make_pair(site, name), static_cast<uint32_t>(names.size()));
+    if (inserted) names.push_back(absl::StrCat(FrameText(dict, site), "\t", dict.str(name)));
+    kernel_group[i] = g->second;
+  }
+  GroupStats stats;
+  stats.Resize(names.size());
+  const std::vector<Summary> summaries = SummarizeGroups(stats, [&](auto&& emit) {
+    for (size_t i = 0; i < trace.kernels.size(); ++i) {
+      const core::KernelRow& k = trace.kernels[i];
+      if (kernel_group[i] == 0 || !timeline.OnTimeline(k)) continue;
+      emit(kernel_group[i], Duration(k.start, k.end));
+    }
+  });
+  AddTimeRows(std::move(names), summaries, table);
+  for (auto& row : table.rows) {
+    std::string packed = std::move(row.back());
+    row.pop_back();
+    const size_t tab = packed.find('\t');
+    row.push_back(packed.substr(0, tab));
+    row.push_back(packed.substr(tab + 1));
+  }
+  return table;
+}
 Table KernelGridBlockSummary(const Timeline& timeline) { return KernelTable(timeline, true); }
 
 Table ApiSummary(const Timeline& timeline) {

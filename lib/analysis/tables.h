@@ -12,6 +12,8 @@ namespace cuscope::analysis {
 
 // Per kernel name: Time (%), Total Time (ns), Instances, Avg, Med, Min, Max, StdDev, Name.
 Table KernelSummary(const Timeline& timeline);
+// Kernels by launch site (cuda_kern_stack_sum): only launches whose call stack was taken.
+Table KernelStackSummary(const Timeline& timeline);
 // The same, grouped by kernel name, grid and block dimensions.
 Table KernelGridBlockSummary(const Timeline& timeline);
 // Per API function.

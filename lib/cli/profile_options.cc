@@ -28,6 +28,9 @@ const char kProfileUsage[] =
     "                            during the first NVTX range named by --nvtx-capture\n"
     "      --nvtx-capture NAME   with -c nvtx: the NVTX range (push/pop or start/end, any domain)\n"
     "                            whose start opens the window and whose end closes it\n"
+    "      --stacks none|all|every:N|first:K  the call stack of each kernel launch, of one in N, or of\n"
+    "                            the first K launches of each kernel (default none): analyze and\n"
+    "                            stats name where each kernel was launched from\n"
     "      --buffer-size SIZE    one CUPTI buffer (default 4M)\n"
     "      --buffer-pool-cap SIZE  memory cap for all buffers (default 128M)\n"
     "      --flush-period-ms MS  how often partly filled buffers are written (default 500)\n"
@@ -103,6 +106,7 @@ constexpr ValueOption kValueOptions[] = {
     {"--per-kernel-count", nullptr, "CUSCOPE_PER_KERNEL_COUNT"},
     {"--replay-mode", nullptr, "CUSCOPE_REPLAY_MODE"},
     {"--top-down-launches", nullptr, "CUSCOPE_TOP_DOWN_LAUNCHES"},
+    {"--stacks", nullptr, "CUSCOPE_STACKS"},
     {"--gpu-metrics-devices", nullptr, "CUSCOPE_GPU_METRICS_DEVICES"},
     {"--gpu-metrics-frequency", nullptr, "CUSCOPE_GPU_METRICS_FREQUENCY"},
     {"--mode", nullptr, "CUSCOPE_MODE"},

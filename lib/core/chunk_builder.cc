@@ -16,6 +16,39 @@ namespace cuscope::core {
 
 ChunkBuilder::ChunkBuilder(ApiNameResolver api_names) : api_names_(std::move(api_names)) {}
 
+uint32_t ChunkBuilder::InternFrame(std::string_view module, uint64_t module_offset, std::string_view function,
+                                   uint64_t function_offset) {
+  const uint32_t module_id = InternString(module.empty() ? std::string_view("?") : module);
+  const auto key = std::make_pair(module_id, module_offset);
+  if (auto it = frames_.find(key); it != frames_.end()) return it->second;
+  const uint32_t id = static_cast<uint32_t>(frames_.size() + 1);
+  frames_.emplace(key, id);
+  v1::StackFrame* f = chunk_.add_stack_frames();
+  f->set_id(id);
+  f->set_module(module_id);
+  f->set_module_offset(module_offset);
+  f->set_function(InternString(function));
+  f->set_function_offset(function.empty() ? 0 : function_offset);
+  return id;
+}
+
+uint32_t ChunkBuilder::InternStack(const std::vector<uint32_t>& frames) {
+  if (auto it = stacks_.find(frames); it != stacks_.end()) return it->second;
+  const uint32_t id = static_cast<uint32_t>(stacks_.size() + 1);
+  stacks_.emplace(frames, id);
+  v1::CallStack* c = chunk_.add_call_stacks();
+  c->set_id(id);
+  c->mutable_frames()->Add(frames.begin(), frames.end());
+  return id;
+}
+
+void ChunkBuilder::AddLaunchStack(uint64_t correlation_id, uint32_t stack) {
+  v1::LaunchStack* l = chunk_.add_launch_stacks();
+  l->set_correlation_id(correlation_id);
+  l->set_stack(stack);
+  ++pending_;
+}
+
 uint32_t ChunkBuilder::InternString(std::string_view s) {
   if (s.empty()) return 0;
   if (auto p = strings_by_pointer_.find(s.data()); p != strings_by_pointer_.end() && string_texts_[p->second - 1] == s) {

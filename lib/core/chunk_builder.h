@@ -12,6 +12,7 @@
 #include <string>
 #include <string_view>
 #include <tuple>
+#include <vector>
 
 #include "absl/container/flat_hash_map.h"
 #include "cuscope/v1/trace.pb.h"
@@ -88,6 +89,13 @@ class ChunkBuilder final : public ActivitySink {
   // Interns a string, returning its file-wide id (>= 1; the empty string is 0).
   uint32_t InternString(std::string_view s);
 
+  // Call stacks of sampled launches. A frame: a return address's module (path), its offset there,
+  // and the symbol around it (empty when none was found); a stack: frame ids, innermost first.
+  uint32_t InternFrame(std::string_view module, uint64_t module_offset, std::string_view function,
+                       uint64_t function_offset);
+  uint32_t InternStack(const std::vector<uint32_t>& frames);  // frames from InternFrame, not empty
+  void AddLaunchStack(uint64_t correlation_id, uint32_t stack);
+
  private:
   uint32_t InternSignature(const KernelConfig& c);
   uint32_t InternFunction(v1::ApiDomain domain, uint32_t callback_id);
@@ -104,6 +112,8 @@ class ChunkBuilder final : public ActivitySink {
   absl::flat_hash_map<KernelSignatureKey, uint32_t> signatures_;
   absl::flat_hash_map<uint64_t, uint32_t> functions_;  // domain << 32 | callback id
   absl::flat_hash_map<std::pair<uint32_t, uint64_t>, uint32_t> threads_;
+  absl::flat_hash_map<std::pair<uint32_t, uint64_t>, uint32_t> frames_;  // (module id, offset)
+  absl::flat_hash_map<std::vector<uint32_t>, uint32_t> stacks_;
 
   v1::Chunk chunk_;
   bool have_base_ = false;

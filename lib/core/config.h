@@ -13,6 +13,7 @@
 
 #include "absl/status/statusor.h"
 #include "lib/core/kernel_selection.h"
+#include "lib/core/stack_sampling.h"
 
 namespace cuscope::core {
 
@@ -89,6 +90,8 @@ struct Config {
   // `top_down_kernels` hottest kernels (name + grid + block). 0 = off.
   uint32_t top_down_kernels = 0;
   uint64_t top_down_launches = 3;
+  // Call stacks of kernel launches (CUSCOPE_STACKS): none by default; trace mode only.
+  StackSampling stacks;
   // GPU counters over time (PM sampling and NVML) during the timeline window: off, every device,
   // or the listed device ids. On by default with the top-down, where sampling stops when the
   // window closes, before the Range Profiler takes the counters. 1 kHz, not nsys's 10 kHz: on the

@@ -23,7 +23,7 @@ const T& Lookup(const std::vector<T>& table, uint32_t id) {
 
 }  // namespace
 
-Dictionary::Dictionary() : strings_(1), signatures_(1), functions_(1), threads_(1) {}
+Dictionary::Dictionary() : strings_(1), signatures_(1), functions_(1), threads_(1), frames_(1), stacks_(1) {}
 
 absl::Status Dictionary::Absorb(const v1::Chunk& chunk) {
   for (const auto& s : chunk.strings()) {
@@ -38,6 +38,22 @@ absl::Status Dictionary::Absorb(const v1::Chunk& chunk) {
   for (const auto& t : chunk.threads()) {
     if (auto st = Define(threads_, t.id(), t, "thread"); !st.ok()) return st;
   }
+  // A frame names strings, a stack frames: each defined before (a reader then never checks again).
+  for (const auto& f : chunk.stack_frames()) {
+    if (f.module() == 0 || f.module() >= strings_.size() || f.function() >= strings_.size()) {
+      return absl::DataLossError(absl::StrCat("corrupt trace: stack frame ", f.id(), " names an undefined string"));
+    }
+    if (auto st = Define(frames_, f.id(), f, "stack frame"); !st.ok()) return st;
+  }
+  for (const auto& c : chunk.call_stacks()) {
+    if (c.frames().empty()) return absl::DataLossError(absl::StrCat("corrupt trace: call stack ", c.id(), " is empty"));
+    for (uint32_t f : c.frames()) {
+      if (f == 0 || f >= frames_.size()) {
+        return absl::DataLossError(absl::StrCat("corrupt trace: call stack ", c.id(), " names undefined frame ", f));
+      }
+    }
+    if (auto st = Define(stacks_, c.id(), c, "call stack"); !st.ok()) return st;
+  }
   return absl::OkStatus();
 }
 
@@ -45,5 +61,7 @@ const std::string& Dictionary::str(uint32_t id) const { return Lookup(strings_, 
 const v1::KernelSignature& Dictionary::signature(uint32_t id) const { return Lookup(signatures_, id); }
 const v1::ApiFunction& Dictionary::function(uint32_t id) const { return Lookup(functions_, id); }
 const v1::HostThread& Dictionary::thread(uint32_t id) const { return Lookup(threads_, id); }
+const v1::StackFrame& Dictionary::frame(uint32_t id) const { return Lookup(frames_, id); }
+const v1::CallStack& Dictionary::stack(uint32_t id) const { return Lookup(stacks_, id); }
 
 }  // namespace cuscope::core

@@ -26,6 +26,10 @@ class Dictionary {
   const v1::KernelSignature& signature(uint32_t id) const;
   const v1::ApiFunction& function(uint32_t id) const;
   const v1::HostThread& thread(uint32_t id) const;
+  bool has_frame(uint32_t id) const { return id > 0 && id < frames_.size(); }
+  bool has_stack(uint32_t id) const { return id > 0 && id < stacks_.size(); }
+  const v1::StackFrame& frame(uint32_t id) const;
+  const v1::CallStack& stack(uint32_t id) const;
   // The kernel name of a signature, as a string.
   const std::string& kernel_name(uint32_t signature_id) const { return str(signature(signature_id).name()); }
   const std::string& function_name(uint32_t function_id) const { return str(function(function_id).name()); }
@@ -34,12 +38,16 @@ class Dictionary {
   size_t signature_count() const { return signatures_.size() - 1; }
   size_t function_count() const { return functions_.size() - 1; }
   size_t thread_count() const { return threads_.size() - 1; }
+  size_t frame_count() const { return frames_.size() - 1; }
+  size_t stack_count() const { return stacks_.size() - 1; }
 
  private:
   std::vector<std::string> strings_;
   std::vector<v1::KernelSignature> signatures_;
   std::vector<v1::ApiFunction> functions_;
   std::vector<v1::HostThread> threads_;
+  std::vector<v1::StackFrame> frames_;
+  std::vector<v1::CallStack> stacks_;
 };
 
 }  // namespace cuscope::core

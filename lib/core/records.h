@@ -229,6 +229,12 @@ struct CounterSample {
   double value = 0;
 };
 
+// A sampled launch's call stack (CUSCOPE_STACKS): the kernel row with the same correlation id.
+struct LaunchStackRow {
+  uint64_t correlation_id = 0;
+  uint32_t stack = 0;  // a call stack id of the dictionary, checked on read
+};
+
 // The rows of every record kind, as a chunk or a whole trace holds them.
 struct RecordRows {
   std::vector<KernelRow> kernels;
@@ -241,6 +247,8 @@ struct RecordRows {
   std::vector<OverheadRow> overheads;
   std::vector<MetricRow> metrics;
   std::vector<CounterSample> counter_samples;
+  // Annotations of launches, not activity: not counted as records.
+  std::vector<LaunchStackRow> launch_stacks;
 
   size_t record_count() const {
     return kernels.size() + api_calls.size() + memcpys.size() + memsets.size() + syncs.size() + nvtx.size() +

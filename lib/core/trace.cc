@@ -55,6 +55,7 @@ void RecordRows::ClearRows() {
   overheads.clear();
   metrics.clear();
   counter_samples.clear();
+  launch_stacks.clear();
 }
 
 void RecordRows::AppendRows(RecordRows& other) {
@@ -68,6 +69,7 @@ void RecordRows::AppendRows(RecordRows& other) {
   MoveAppend(other.overheads, overheads);
   MoveAppend(other.metrics, metrics);
   MoveAppend(other.counter_samples, counter_samples);
+  MoveAppend(other.launch_stacks, launch_stacks);
 }
 
 absl::StatusOr<Trace> LoadTrace(const std::string& path) {

@@ -92,6 +92,13 @@ absl::Status DecodeChunk(const v1::Chunk& chunk, const Dictionary& dict, Decoded
     if (auto st = CheckMonitorInterval(interval, context); !st.ok()) return st;
   }
   out->monitor_intervals.assign(chunk.monitor_intervals().begin(), chunk.monitor_intervals().end());
+  out->launch_stacks.reserve(chunk.launch_stacks_size());
+  for (const v1::LaunchStack& l : chunk.launch_stacks()) {
+    if (!dict.has_stack(l.stack())) {
+      return absl::DataLossError(absl::StrCat("corrupt trace: a launch names undefined call stack ", l.stack()));
+    }
+    out->launch_stacks.push_back({l.correlation_id(), l.stack()});
+  }
   out->windows.assign(chunk.windows().begin(), chunk.windows().end());
   if (chunk.has_stats()) out->stats = chunk.stats();
   return absl::OkStatus();

@@ -20,6 +20,7 @@
 #include "lib/cupti/capture_controller.h"
 #include "lib/cupti/cupti_api.h"
 #include "lib/cupti/kernel_metrics_collector.h"
+#include "lib/cupti/launch_stacks.h"
 #include "lib/cupti/nvtx_capture.h"
 #include "lib/cupti/sampling_controller.h"
 #include "lib/cupti/trace_header.h"
@@ -66,6 +67,7 @@ struct Session {
   std::atomic<bool> metrics_callbacks_on{false};
   std::string metrics_request;  // what the top-down's line names: "sol,occupancy,stalls"
   std::unique_ptr<monitor::PrometheusExporter> exporter;  // monitor mode with an endpoint
+  std::unique_ptr<LaunchStackCollector> stacks;           // with CUSCOPE_STACKS
   std::atomic<State> state{State::kActive};
   const SteadyClock::time_point started = SteadyClock::now();
   // Monitor mode: every closed interval, summed, for `cuscope status`.
@@ -162,6 +164,10 @@ void CUPTIAPI OnApiCallback(void* /*userdata*/, CUpti_CallbackDomain domain, CUp
   }
   const ProfilerGate* gate = FindProfilerGate(domain, cbid);
   if (gate == nullptr) {
+    // The stack first: a launch the metrics profile is then replayed, which the stack need not see.
+    if (s->stacks != nullptr && (domain == CUPTI_CB_DOMAIN_RUNTIME_API || domain == CUPTI_CB_DOMAIN_DRIVER_API)) {
+      s->stacks->OnCallback(domain, cbid, *static_cast<const CUpti_CallbackData*>(data), s->capture->recording());
+    }
     if (s->metrics != nullptr) s->metrics->OnCallback(domain, cbid, data, s->capture->recording());
     return;
   }
@@ -277,9 +283,23 @@ bool KernelMetricsPhase(Session& s, bool begin) {
   return true;
 }
 
-// Whether the session's own callbacks use this driver call: kernel metrics' launches, the
-// cuProfilerStart/Stop gates.
+// Call stacks of launches: their callbacks on the session's subscriber. A failure turns the
+// stacks off with one line; the timeline does not depend on them.
+void StartLaunchStacks(Session& s) {
+  s.stacks = std::make_unique<LaunchStackCollector>(s.config.stacks, *s.pipeline);
+  for (const auto& [domain, cbid] : LaunchStackCollector::Callbacks()) {
+    if (auto st = s.cupti.EnableCallback(s.subscriber, domain, cbid); !st.ok()) {
+      s.Warn(absl::StrCat("call stacks are off: ", st.message(), "; the timeline goes on"));
+      s.stacks->TurnOff();  // kept: another thread's callback may be using it
+      return;
+    }
+  }
+}
+
+// Whether the session's own callbacks use this driver call: kernel metrics' launches, launch
+// stacks, the cuProfilerStart/Stop gates.
 bool SessionUsesDriverCallback(const Session& s, CUpti_CallbackId cbid) {
+  if (s.stacks != nullptr && LaunchStackCollector::IsDriverLaunch(cbid)) return true;
   if (s.config.capture_range == "cudaProfilerApi" && FindProfilerGate(CUPTI_CB_DOMAIN_DRIVER_API, cbid) != nullptr) {
     return true;
   }
@@ -474,6 +494,7 @@ absl::Status StartCollector(const core::Config& config, const std::string& entry
       if (s.metrics != nullptr) s.metrics->Shutdown();
     });
   }
+  if (config.stacks.on()) StartLaunchStacks(s);
   if (config.gpu_metrics) WatchForContext(s);
   if (!config.prometheus.empty()) StartPrometheus(s);
   // A process at its thread limit: an error like any other, never an exception.

@@ -10,6 +10,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "lib/core/call_stack.h"
 #include "lib/monitor/figures_codec.h"
 
 namespace cuscope::cupti {
@@ -263,6 +264,51 @@ void TracePipeline::QueueProfiledLaunch(ProfiledLaunch launch) {
   snapshot_cv_.notify_all();  // a capture's top-down may be waiting for this launch
 }
 
+void TracePipeline::QueueLaunchStack(uint64_t correlation_id, const uintptr_t* return_addresses, size_t n) {
+  QueuedStack stack{correlation_id, std::vector<uintptr_t>(return_addresses, return_addresses + n)};
+  std::lock_guard<std::mutex> lock(queue_mu_);
+  stacks_.push_back(std::move(stack));
+}
+
+namespace {
+
+// The collector's own frames and CUPTI's, innermost in every stack taken in a callback.
+bool IsProfilerModule(std::string_view module) {
+  const size_t slash = module.rfind('/');
+  const std::string_view file = slash == std::string_view::npos ? module : module.substr(slash + 1);
+  return file.starts_with("libcuscope.so") || file.starts_with("libcupti.so");
+}
+
+}  // namespace
+
+// Writer thread: each queued stack's addresses to frames (resolved once per address), interned.
+void TracePipeline::AddQueuedStacks() {
+  std::vector<QueuedStack> stacks;
+  {
+    std::lock_guard<std::mutex> lock(queue_mu_);
+    stacks.swap(stacks_);
+  }
+  // A program that keeps loading new code (JIT) must not grow the cache without bound; the
+  // builder's interning keeps the ids stable when an address is resolved again.
+  if (frame_of_address_.size() > (1u << 20)) frame_of_address_.clear();
+  std::vector<uint32_t> frames;
+  for (const QueuedStack& q : stacks) {
+    frames.clear();
+    for (uintptr_t address : q.return_addresses) {
+      auto [it, inserted] = frame_of_address_.try_emplace(address, 0);
+      if (inserted) {
+        const core::ResolvedFrame r = core::ResolveReturnAddress(address);
+        it->second = IsProfilerModule(r.module)
+                         ? 0
+                         : builder_.InternFrame(r.module, r.module_offset, r.function, r.function_offset);
+      }
+      if (it->second != 0) frames.push_back(it->second);
+    }
+    if (frames.empty()) continue;
+    builder_.AddLaunchStack(q.correlation_id, builder_.InternStack(frames));
+  }
+}
+
 void TracePipeline::QueueCounterBatches(std::vector<CounterBatch> batches) {
   {
     std::lock_guard<std::mutex> lock(queue_mu_);
@@ -462,6 +508,7 @@ void TracePipeline::AddQueuedExtras(bool* had_windows) {
     }
     builder_.AddCounterSeries(b.device, b.source, b.name, b.points);
   }
+  AddQueuedStacks();
   TakeProfiled();
   std::vector<ProfiledLaunch> profiled;
   profiled.swap(profiled_pending_);

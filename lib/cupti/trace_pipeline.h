@@ -26,6 +26,7 @@
 #include <utility>
 #include <vector>
 
+#include "absl/container/flat_hash_map.h"
 #include "absl/status/status.h"
 #include "lib/core/buffer_pool.h"
 #include "lib/core/chunk_builder.h"
@@ -129,6 +130,9 @@ class TracePipeline {
   void CloseTimelineSpan(uint64_t end_ns);
   void QueueWindow(bool open, uint64_t time, const std::string& reason, v1::WindowKind kind);
   void QueueProfiledLaunch(ProfiledLaunch launch);
+  // A sampled launch's call stack: `n` return addresses, innermost first (LaunchStackCollector).
+  // Resolved and interned on the writer thread; cuscope's and CUPTI's own frames are left out.
+  void QueueLaunchStack(uint64_t correlation_id, const uintptr_t* return_addresses, size_t n);
   void QueueCounterBatches(std::vector<CounterBatch> batches);
   // The top-down's turn, behind every buffer queued so far: its `kernels` hottest kernels, each
   // to be profiled on `launches_each` launches.
@@ -253,6 +257,11 @@ class TracePipeline {
   bool exit_requested_ = false;               // queue_mu_
   std::vector<QueuedWindow> windows_;         // queue_mu_
   std::vector<ProfiledLaunch> profiled_;      // queue_mu_
+  struct QueuedStack {
+    uint64_t correlation_id;
+    std::vector<uintptr_t> return_addresses;
+  };
+  std::vector<QueuedStack> stacks_;           // queue_mu_
   std::vector<CounterBatch> counter_batches_; // queue_mu_
   std::vector<TraceSpan> trace_spans_;         // queue_mu_: monitor mode's latest trace windows
   // queue_mu_: trace mode with the kinds held on, the timeline windows so far (a program that
@@ -266,6 +275,10 @@ class TracePipeline {
   std::thread thread_;
   core::ChunkBuilder builder_;
   std::vector<ProfiledLaunch> profiled_pending_;  // taken from profiled_, not yet in a chunk
+  // Launch stacks: each return address resolved once, to its frame id (0: one of our own frames
+  // or CUPTI's, left out).
+  absl::flat_hash_map<uintptr_t, uint32_t> frame_of_address_;
+  void AddQueuedStacks();
   ReplayedLaunches replayed_;                     // every profiled launch of the session
   uint64_t records_written_ = 0;
   uint64_t kernels_written_ = 0;

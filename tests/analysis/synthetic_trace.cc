@@ -143,6 +143,14 @@ void SyntheticTrace::MetricsAfterWindow(const core::KernelConfig& config, double
   builder_->AddWindow(v1::WINDOW_KIND_METRICS, Us(window_start_us), Us(window_start_us + window_us), "kernel replay");
 }
 
+void SyntheticTrace::LaunchStack(uint64_t correlation,
+                                 const std::vector<std::pair<std::string, std::string>>& frames) {
+  std::vector<uint32_t> ids;
+  uint64_t offset = 0x100;
+  for (const auto& [module, function] : frames) ids.push_back(builder_->InternFrame(module, offset += 0x10, function, 4));
+  builder_->AddLaunchStack(correlation, builder_->InternStack(ids));
+}
+
 void SyntheticTrace::TimelineWindow(double start_us, double end_us, const std::string& reason) {
   builder_->AddWindow(v1::WINDOW_KIND_TIMELINE, Us(start_us), Us(end_us), reason);
 }

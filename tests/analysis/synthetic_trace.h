@@ -58,6 +58,8 @@ class SyntheticTrace {
   // correlation id.
   uint64_t ProfiledLaunch(const core::KernelConfig& config, double start_us, double window_us,
                           const MetricValues& values, uint32_t flags = 0);
+  // A launch's call stack: frames (module path, mangled function or "" for none), innermost first.
+  void LaunchStack(uint64_t correlation, const std::vector<std::pair<std::string, std::string>>& frames);
   // The replay passes the metric rows below say they took (default 8; 9 after the window).
   void set_metric_passes(uint32_t passes) { metric_passes_ = passes; }
   // A metric row and its METRICS window alone.

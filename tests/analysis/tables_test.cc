@@ -159,5 +159,60 @@ TEST_F(TablesTest, CsvAndJsonRenderings) {
   EXPECT_EQ(JsonQuote("a\"b\\\n"), "\"a\\\"b\\\\\\n\"");
 }
 
+// Kernels by launch site: launches from two places in the program, through the CUDA runtime (its
+// frames are how, not where from), and a launch without a stack, which the table leaves out.
+TEST(KernelStackSummaryTest, GroupsLaunchesByTheirFirstFrameOutsideTheCudaLibraries) {
+  SyntheticTrace s;
+  const std::pair<std::string, std::string> runtime = {"/usr/local/cuda/lib64/libcudart.so.13", "cudaLaunchKernel"};
+  const std::pair<std::string, std::string> driver = {"/usr/lib/x86_64-linux-gnu/libcuda.so.1", ""};
+  const std::pair<std::string, std::string> train = {"/opt/app/bin/trainer", "_ZN5model5trainEv"};
+  const std::pair<std::string, std::string> eval = {"/opt/app/bin/trainer", "_ZN5model8evaluateEv"};
+  const std::pair<std::string, std::string> main_frame = {"/opt/app/bin/trainer", "main"};
+  for (int i = 0; i < 3; ++i) {
+    const uint64_t corr = s.Api("cudaLaunchKernel_v7000", 100.0 * i, 5);
+    s.Kernel("gemm", 100.0 * i + 10, 50, 7, corr);
+    s.LaunchStack(corr, {driver, runtime, train, main_frame});
+  }
+  const uint64_t from_eval = s.Api("cudaLaunchKernel_v7000", 400, 5);
+  s.Kernel("gemm", 410, 20, 7, from_eval);
+  s.LaunchStack(from_eval, {runtime, eval, main_frame});
+  s.Launch("relu", 500, 5, 510, 10);  // no stack taken
+  const core::Trace trace = s.Load();
+  const Timeline t = Timeline::Build(trace);
+  const Table table = KernelStackSummary(t);
+  ASSERT_EQ(table.rows.size(), 2u);
+  EXPECT_EQ(table.columns[table.columns.size() - 2].name, "Launched From");
+  EXPECT_EQ(table.rows[0][2], "3");
+  EXPECT_EQ(table.rows[0][8], "model::train (trainer)");
+  EXPECT_EQ(table.rows[0][9], "gemm");
+  EXPECT_EQ(table.rows[1][8], "model::evaluate (trainer)");
+  EXPECT_EQ(table.rows[1][1], "20000");
+  // The analysis shows it only when stacks were taken.
+  const auto has_table = [](const core::Trace& tr) {
+    const Timeline tl = Timeline::Build(tr);
+    for (const Table& x : Analyze(tl, AnalyzeOptions()).tables) {
+      if (x.name == "cuda_kern_stack_sum") return true;
+    }
+    return false;
+  };
+  EXPECT_TRUE(has_table(trace));
+  SyntheticTrace plain;
+  plain.Launch("relu", 500, 5, 510, 10);
+  EXPECT_FALSE(has_table(plain.Load()));
+}
+
+// A stack all inside the CUDA libraries (a launch from a library's own thread) names its innermost
+// frame; a frame without a symbol reads as module+offset.
+TEST(KernelStackSummaryTest, AStackAllInsideTheLibrariesAndAFrameWithoutASymbol) {
+  SyntheticTrace s;
+  const uint64_t corr = s.Api("cudaLaunchKernel_v7000", 0, 5);
+  s.Kernel("k", 10, 5, 7, corr);
+  s.LaunchStack(corr, {{"/lib/libcublasLt.so.13", ""}, {"/lib/libcudart.so.13", "cudaLaunchKernel"}});
+  const core::Trace trace = s.Load();
+  const Table table = KernelStackSummary(Timeline::Build(trace));
+  ASSERT_EQ(table.rows.size(), 1u);
+  EXPECT_EQ(table.rows[0][8], "libcublasLt.so.13+0x110");
+}
+
 }  // namespace
 }  // namespace cuscope::analysis

@@ -57,6 +57,24 @@ TEST(ConfigTest, MonitorModeRefusesWhatNeedsATraceWindowOrReplay) {
   }
 }
 
+TEST(ConfigTest, LaunchStacksAreOffByDefaultAndTakeASampling) {
+  EXPECT_FALSE(ParseConfigFromEnvironment({})->stacks.on());
+  auto c = ParseConfigFromEnvironment({{"CUSCOPE_STACKS", "every:10"}});
+  ASSERT_TRUE(c.ok()) << c.status();
+  EXPECT_EQ(c->stacks.mode, StackSampling::Mode::kEvery);
+  EXPECT_EQ(c->stacks.n, 10u);
+  auto bad = ParseConfigFromEnvironment({{"CUSCOPE_STACKS", "often"}});
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.status().message().find("CUSCOPE_STACKS: 'often' is not a stack sampling"), std::string::npos)
+      << bad.status();
+  // Trace mode only: monitor and flight modes keep no per-launch record to attach a stack to.
+  for (const char* mode : {"monitor", "flight"}) {
+    auto refused = ParseConfigFromEnvironment({{"CUSCOPE_MODE", mode}, {"CUSCOPE_STACKS", "all"}});
+    ASSERT_FALSE(refused.ok()) << mode;
+    EXPECT_NE(refused.status().message().find("CUSCOPE_STACKS does not apply"), std::string::npos) << refused.status();
+  }
+}
+
 TEST(ConfigTest, AnNvtxCaptureRangeNeedsItsRangeName) {
   auto c = ParseConfigFromEnvironment({{"CUSCOPE_CAPTURE_RANGE", "nvtx"}, {"CUSCOPE_NVTX_CAPTURE", "train step"}});
   ASSERT_TRUE(c.ok()) << c.status();

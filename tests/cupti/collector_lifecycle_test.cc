@@ -10,6 +10,8 @@
 
 #include <chrono>
 #include <fstream>
+#include <map>
+#include <set>
 #include <string>
 #include <thread>
 
@@ -719,6 +721,68 @@ TEST_F(CollectorLifecycleTest, AHeldTopDownChoosesAmongTheWindowsKernelsStillInA
   EXPECT_EQ(trace.kernels.size(), 4u);
   ASSERT_EQ(trace.top_down.size(), 1u);
   EXPECT_EQ(trace.top_down[0].kernels_size(), 1) << "the window's kernels were there to choose from";
+}
+
+// --stacks all: each launch's call stack reaches the trace, joined to its kernel by the launch's
+// correlation id; launches from one call site share one stack; cuscope's own frames are left out.
+TEST_F(CollectorLifecycleTest, LaunchStacksReachTheTraceJoinedToTheirKernels) {
+  config_.stacks = *core::ParseStackSampling("all");
+  ASSERT_TRUE(StartCollector(config_, "session", cupti_).ok());
+  EXPECT_EQ(cupti_.Count(absl::StrCat("EnableCallback:", static_cast<int>(CUPTI_CB_DOMAIN_RUNTIME_API), ":",
+                                      CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000)),
+            1u);
+  for (uint32_t corr = 1; corr <= 3; ++corr) cupti_.CallLaunch(corr, "fakeKernel");  // one call site
+  cupti_.CallLaunch(4, "fakeKernel", /*driver_only=*/true);                            // another
+  ASSERT_TRUE(cupti_.DeliverKernels(4, 2'000'000'000));
+  ASSERT_TRUE(StopCollector(nullptr).ok());
+  core::Trace trace = Load();
+  ASSERT_EQ(trace.launch_stacks.size(), 4u) << "a runtime launch's driver call adds no second stack";
+  std::map<uint64_t, uint32_t> stack_of;
+  for (const core::LaunchStackRow& l : trace.launch_stacks) stack_of[l.correlation_id] = l.stack;
+  ASSERT_EQ(stack_of.size(), 4u);
+  EXPECT_EQ(stack_of[1], stack_of[2]);
+  EXPECT_EQ(stack_of[1], stack_of[3]);
+  EXPECT_NE(stack_of[1], stack_of[4]);
+  const v1::CallStack& stack = trace.dict.stack(stack_of[1]);
+  ASSERT_GT(stack.frames_size(), 2);
+  bool this_program = false;
+  for (uint32_t f : stack.frames()) {
+    const std::string& module = trace.dict.str(trace.dict.frame(f).module());
+    EXPECT_EQ(module.find("libcuscope"), std::string::npos) << module;
+    this_program |= module.find("collector_lifecycle_test") != std::string::npos || module == "?";
+  }
+  EXPECT_TRUE(this_program) << "the test's own frames, where the launches were made";
+}
+
+// first:K takes the first K launches of each kernel; none (the default) turns nothing on; a launch
+// outside the timeline window leaves no kernel to attach a stack to, so none is taken.
+TEST_F(CollectorLifecycleTest, LaunchStacksFollowTheirSamplingAndTheWindow) {
+  config_.stacks = *core::ParseStackSampling("first:2");
+  config_.capture_range = "cudaProfilerApi";
+  ASSERT_TRUE(StartCollector(config_, "session", cupti_).ok());
+  cupti_.CallLaunch(1, "fakeKernel");  // before the window
+  cupti_.CallProfilerStart();
+  static const char* const kOther = "otherKernel";
+  for (uint32_t corr = 2; corr <= 6; ++corr) cupti_.CallLaunch(corr, "fakeKernel");
+  cupti_.CallLaunch(7, kOther);
+  ASSERT_TRUE(cupti_.DeliverKernels(7, 2'000'000'000));
+  cupti_.AdvanceClock(2'000'000'000);
+  cupti_.CallProfilerStop();
+  ASSERT_TRUE(StopCollector(nullptr).ok());
+  std::set<uint64_t> taken;
+  for (const core::LaunchStackRow& l : Load().launch_stacks) taken.insert(l.correlation_id);
+  EXPECT_EQ(taken, (std::set<uint64_t>{2, 3, 7}));
+}
+
+TEST_F(CollectorLifecycleTest, NoLaunchStacksByDefault) {
+  ASSERT_TRUE(StartCollector(config_, "session", cupti_).ok());
+  EXPECT_EQ(cupti_.Count(absl::StrCat("EnableCallback:", static_cast<int>(CUPTI_CB_DOMAIN_RUNTIME_API), ":",
+                                      CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000)),
+            0u);
+  cupti_.CallLaunch(1, "fakeKernel");  // even if a launch came through
+  ASSERT_TRUE(cupti_.DeliverKernels(1, 2'000'000'000));
+  ASSERT_TRUE(StopCollector(nullptr).ok());
+  EXPECT_TRUE(Load().launch_stacks.empty());
 }
 
 // Negative control: without held kinds (the window opens with the session) the choice's flush is a

@@ -242,6 +242,23 @@ void FakeCupti::CallNvtx(CUpti_CallbackId cbid, const void* params, const void* 
   callback(userdata, CUPTI_CB_DOMAIN_NVTX, cbid, &data);
 }
 
+void FakeCupti::CallLaunch(uint32_t correlation, const char* symbol, bool driver_only) {
+  const auto [callback, userdata] = ApiCallback();
+  if (callback == nullptr) return;
+  CUpti_CallbackData data;
+  std::memset(&data, 0, sizeof(data));
+  data.correlationId = correlation;
+  data.symbolName = symbol;
+  const auto call = [&](CUpti_CallbackDomain domain, CUpti_CallbackId cbid, CUpti_ApiCallbackSite site) {
+    data.callbackSite = site;
+    callback(userdata, domain, cbid, &data);
+  };
+  if (!driver_only) call(CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000, CUPTI_API_ENTER);
+  call(CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel, CUPTI_API_ENTER);
+  call(CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel, CUPTI_API_EXIT);
+  if (!driver_only) call(CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000, CUPTI_API_EXIT);
+}
+
 void FakeCupti::CallProfilerStart() { CallGate(CUPTI_RUNTIME_TRACE_CBID_cudaProfilerStart_v4000, CUPTI_API_EXIT); }
 void FakeCupti::CallProfilerStop() { CallGate(CUPTI_RUNTIME_TRACE_CBID_cudaProfilerStop_v4000, CUPTI_API_ENTER); }
 

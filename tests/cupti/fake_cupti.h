@@ -47,6 +47,9 @@ class FakeCupti final : public CuptiApi {
   // An NVTX call through CUPTI's NVTX callback: `params` is the call's generated_nvtx_meta.h
   // parameters, `returned` its return value (or null).
   void CallNvtx(CUpti_CallbackId cbid, const void* params, const void* returned = nullptr);
+  // A kernel launch's entry and exit: through the runtime (cudaLaunchKernel, around the driver's
+  // cuLaunchKernel as the real runtime does) or, with `driver_only`, the driver alone.
+  void CallLaunch(uint32_t correlation, const char* symbol, bool driver_only = false);
   void CallProfilerStart();
   void CallProfilerStop();
 

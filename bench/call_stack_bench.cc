@@ -1,0 +1,42 @@
+// What taking a launch's call stack costs the launching thread (--stacks): the unwind at a given
+// depth, and the writer's one-time resolution of a new return address.
+#include <benchmark/benchmark.h>
+
+#include <cstdint>
+
+#include "lib/core/call_stack.h"
+
+namespace {
+
+// Recurses `depth` frames, then unwinds: a launch made that deep in the program.
+__attribute__((noinline)) size_t UnwindAt(int depth) {
+  if (depth > 0) {
+    const size_t n = UnwindAt(depth - 1);
+    benchmark::ClobberMemory();  // keeps the recursion a real call chain
+    return n;
+  }
+  uintptr_t pcs[cuscope::core::kMaxCallStackFrames];
+  return cuscope::core::CaptureCallStack(pcs, cuscope::core::kMaxCallStackFrames, 0);
+}
+
+void BM_CaptureCallStack(benchmark::State& state) {
+  size_t frames = 0;
+  for (auto _ : state) {
+    frames = UnwindAt(static_cast<int>(state.range(0)));
+    benchmark::DoNotOptimize(frames);
+  }
+  state.counters["frames"] = static_cast<double>(frames);
+}
+BENCHMARK(BM_CaptureCallStack)->Arg(8)->Arg(24)->Arg(60);
+
+void BM_ResolveReturnAddress(benchmark::State& state) {
+  uintptr_t pcs[4];
+  const size_t n = cuscope::core::CaptureCallStack(pcs, 4, 0);
+  for (auto _ : state) {
+    for (size_t i = 0; i < n; ++i) benchmark::DoNotOptimize(cuscope::core::ResolveReturnAddress(pcs[i]));
+  }
+  state.SetItemsProcessed(static_cast<int64_t>(state.iterations() * n));
+}
+BENCHMARK(BM_ResolveReturnAddress);
+
+}  // namespace

@@ -1,0 +1,58 @@
+#include "lib/core/call_stack.h"
+
+#include <dlfcn.h>
+#include <unwind.h>
+
+namespace cuscope::core {
+namespace {
+
+struct Walk {
+  uintptr_t* out;
+  size_t max;
+  size_t skip;
+  size_t count = 0;
+};
+
+_Unwind_Reason_Code OnFrame(struct _Unwind_Context* context, void* arg) {
+  Walk& w = *static_cast<Walk*>(arg);
+  const uintptr_t ip = _Unwind_GetIP(context);
+  if (ip == 0) return _URC_END_OF_STACK;
+  if (w.skip > 0) {
+    --w.skip;
+    return _URC_NO_REASON;
+  }
+  if (w.count >= w.max) return _URC_END_OF_STACK;
+  w.out[w.count++] = ip;
+  return _URC_NO_REASON;
+}
+
+}  // namespace
+
+size_t CaptureCallStack(uintptr_t* out, size_t max, size_t skip) {
+  if (out == nullptr || max == 0) return 0;
+  Walk w{out, max, skip + 1};  // and this function's own frame
+  _Unwind_Backtrace(OnFrame, &w);
+  return w.count;
+}
+
+ResolvedFrame ResolveReturnAddress(uintptr_t return_address) {
+  ResolvedFrame f;
+  // The call instruction ends at the return address: one byte before it lies inside the call,
+  // which matters when the call is a function's last instruction (a noreturn callee).
+  const uintptr_t call = return_address > 0 ? return_address - 1 : 0;
+  Dl_info info{};
+  if (call == 0 || ::dladdr(reinterpret_cast<void*>(call), &info) == 0) {
+    f.module_offset = call;
+    return f;
+  }
+  const auto base = reinterpret_cast<uintptr_t>(info.dli_fbase);
+  if (info.dli_fname != nullptr) f.module = info.dli_fname;
+  f.module_offset = call - base;
+  if (info.dli_sname != nullptr && info.dli_saddr != nullptr) {
+    f.function = info.dli_sname;
+    f.function_offset = call - reinterpret_cast<uintptr_t>(info.dli_saddr);
+  }
+  return f;
+}
+
+}  // namespace cuscope::core

@@ -1,0 +1,62 @@
+#include "lib/cupti/launch_stacks.h"
+
+#include <algorithm>
+#include <iterator>
+
+#include "lib/core/call_stack.h"
+
+namespace cuscope::cupti {
+namespace {
+
+constexpr CUpti_CallbackId kRuntimeLaunches[] = {
+    CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000,            CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_ptsz_v7000,
+    CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernelExC_v11060,        CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernelExC_ptsz_v11060,
+    CUPTI_RUNTIME_TRACE_CBID_cudaLaunchCooperativeKernel_v9000, CUPTI_RUNTIME_TRACE_CBID_cudaLaunchCooperativeKernel_ptsz_v9000,
+    CUPTI_RUNTIME_TRACE_CBID___cudaLaunchKernel_v13000,         CUPTI_RUNTIME_TRACE_CBID___cudaLaunchKernel_ptsz_v13000};
+constexpr CUpti_CallbackId kDriverLaunches[] = {
+    CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel,           CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel_ptsz,
+    CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx,         CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx_ptsz,
+    CUPTI_DRIVER_TRACE_CBID_cuLaunchCooperativeKernel, CUPTI_DRIVER_TRACE_CBID_cuLaunchCooperativeKernel_ptsz};
+
+// Set between a runtime launch's entry and exit on this thread: the driver launch inside it is the
+// same launch, its stack already taken (or not picked).
+thread_local bool t_in_runtime_launch = false;
+
+}  // namespace
+
+LaunchStackCollector::LaunchStackCollector(core::StackSampling sampling, TracePipeline& pipeline)
+    : sampler_(sampling), pipeline_(pipeline) {}
+
+std::vector<std::pair<CUpti_CallbackDomain, CUpti_CallbackId>> LaunchStackCollector::Callbacks() {
+  std::vector<std::pair<CUpti_CallbackDomain, CUpti_CallbackId>> out;
+  for (CUpti_CallbackId id : kRuntimeLaunches) out.emplace_back(CUPTI_CB_DOMAIN_RUNTIME_API, id);
+  for (CUpti_CallbackId id : kDriverLaunches) out.emplace_back(CUPTI_CB_DOMAIN_DRIVER_API, id);
+  return out;
+}
+
+bool LaunchStackCollector::IsDriverLaunch(CUpti_CallbackId cbid) {
+  return std::find(std::begin(kDriverLaunches), std::end(kDriverLaunches), cbid) != std::end(kDriverLaunches);
+}
+
+void LaunchStackCollector::OnCallback(CUpti_CallbackDomain domain, CUpti_CallbackId cbid,
+                                      const CUpti_CallbackData& info, bool recording) {
+  const bool runtime = domain == CUPTI_CB_DOMAIN_RUNTIME_API &&
+                       std::find(std::begin(kRuntimeLaunches), std::end(kRuntimeLaunches), cbid) !=
+                           std::end(kRuntimeLaunches);
+  if (runtime) {
+    t_in_runtime_launch = info.callbackSite == CUPTI_API_ENTER;
+    if (!t_in_runtime_launch) return;
+  } else if (domain != CUPTI_CB_DOMAIN_DRIVER_API || !IsDriverLaunch(cbid) ||
+             info.callbackSite != CUPTI_API_ENTER || t_in_runtime_launch) {
+    return;
+  }
+  if (!recording || off_.load(std::memory_order_relaxed) || !sampler_.Take(info.symbolName)) return;
+  uintptr_t pcs[core::kMaxCallStackFrames];
+  // This function's and the subscriber's frames are dropped by the writer with CUPTI's own.
+  const size_t n = core::CaptureCallStack(pcs, core::kMaxCallStackFrames, 0);
+  if (n == 0) return;
+  pipeline_.QueueLaunchStack(info.correlationId, pcs, n);
+  taken_.fetch_add(1, std::memory_order_relaxed);
+}
+
+}  // namespace cuscope::cupti

@@ -1,0 +1,207 @@
+// Call stacks taken with the C runtime's unwinder and resolved through the dynamic linker; the
+// stack sampling's choices; stacks in a trace, round trip and damage.
+#include "lib/core/call_stack.h"
+
+#include <unistd.h>
+
+#include <cstdlib>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "absl/strings/match.h"
+#include "gtest/gtest.h"
+#include "lib/core/chunk_builder.h"
+#include "lib/core/stack_sampling.h"
+#include "lib/core/trace.h"
+#include "lib/core/trace_format.h"
+
+namespace cuscope::core {
+namespace {
+
+std::vector<uintptr_t> g_taken;
+
+// Compared by qsort: the stack is taken inside libc's qsort, called from this test.
+int CompareAndTakeStack(const void* a, const void* b) {
+  if (g_taken.empty()) {
+    uintptr_t pcs[kMaxCallStackFrames];
+    const size_t n = CaptureCallStack(pcs, kMaxCallStackFrames, 0);
+    g_taken.assign(pcs, pcs + n);
+  }
+  return *static_cast<const int*>(a) - *static_cast<const int*>(b);
+}
+
+TEST(CallStackTest, TheStackRunsThroughTheLibraryThatCalledBack) {
+  int values[] = {3, 1, 2};
+  g_taken.clear();
+  std::qsort(values, 3, sizeof(int), CompareAndTakeStack);
+  ASSERT_GE(g_taken.size(), 3u);
+  bool in_libc = false, in_this_program = false;
+  for (uintptr_t pc : g_taken) {
+    const ResolvedFrame f = ResolveReturnAddress(pc);
+    in_libc |= absl::StrContains(f.module, "libc.so");
+    in_this_program |= absl::StrContains(f.module, "core_test") || f.module.empty();
+  }
+  EXPECT_TRUE(in_libc) << "qsort's frame";
+  EXPECT_TRUE(in_this_program);
+}
+
+TEST(CallStackTest, BoundedAndSkipping) {
+  uintptr_t pcs[kMaxCallStackFrames];
+  const size_t all = CaptureCallStack(pcs, kMaxCallStackFrames, 0);
+  ASSERT_GE(all, 2u);
+  uintptr_t two[2];
+  EXPECT_EQ(CaptureCallStack(two, 2, 0), 2u);
+  uintptr_t skipped[kMaxCallStackFrames];
+  const size_t fewer = CaptureCallStack(skipped, kMaxCallStackFrames, 1);
+  EXPECT_EQ(fewer, all - 1);
+  EXPECT_EQ(skipped[0], pcs[1]) << "the caller's frame went first";
+  EXPECT_EQ(CaptureCallStack(nullptr, 4, 0), 0u);
+  EXPECT_EQ(CaptureCallStack(two, 0, 0), 0u);
+}
+
+TEST(CallStackTest, AnExportedFunctionResolvesToItsNameAndModule) {
+  // A return address just past the function's first byte: its call instruction lies at its start.
+  const ResolvedFrame f = ResolveReturnAddress(reinterpret_cast<uintptr_t>(&::getpid) + 1);
+  EXPECT_TRUE(absl::StrContains(f.module, "libc.so")) << f.module;
+  EXPECT_TRUE(absl::StrContains(f.function, "getpid")) << f.function;
+  EXPECT_EQ(f.function_offset, 0u);
+  const ResolvedFrame none = ResolveReturnAddress(0);
+  EXPECT_TRUE(none.module.empty());
+  EXPECT_TRUE(none.function.empty());
+}
+
+TEST(StackSamplingTest, ParsesWhatTheSettingTakes) {
+  EXPECT_EQ(ParseStackSampling("none")->mode, StackSampling::Mode::kNone);
+  EXPECT_EQ(ParseStackSampling("all")->mode, StackSampling::Mode::kAll);
+  EXPECT_EQ(ParseStackSampling("every:1")->mode, StackSampling::Mode::kAll);
+  const auto every = ParseStackSampling("every:100");
+  ASSERT_TRUE(every.ok());
+  EXPECT_EQ(every->mode, StackSampling::Mode::kEvery);
+  EXPECT_EQ(every->n, 100u);
+  EXPECT_EQ(every->ToString(), "every:100");
+  EXPECT_EQ(ParseStackSampling("first:5")->ToString(), "first:5");
+  for (const char* bad : {"some", "every:", "every:0", "first:-1", "first:x", "ALL", "every:3x"}) {
+    EXPECT_FALSE(ParseStackSampling(bad).ok()) << bad;
+  }
+  EXPECT_TRUE(absl::StrContains(ParseStackSampling("some").status().message(), "every:N"));
+}
+
+TEST(StackSamplingTest, EachModeTakesItsLaunches) {
+  LaunchSampler none(StackSampling{});
+  EXPECT_FALSE(none.Take("k"));
+  LaunchSampler all(*ParseStackSampling("all"));
+  EXPECT_TRUE(all.Take("k"));
+  LaunchSampler every(*ParseStackSampling("every:3"));
+  std::vector<bool> taken;
+  for (int i = 0; i < 7; ++i) taken.push_back(every.Take("k"));
+  EXPECT_EQ(taken, (std::vector<bool>{true, false, false, true, false, false, true}));
+  static const char kA[] = "a";
+  static const char kB[] = "b";
+  LaunchSampler first(*ParseStackSampling("first:2"));
+  EXPECT_TRUE(first.Take(kA));
+  EXPECT_TRUE(first.Take(kA));
+  EXPECT_FALSE(first.Take(kA));
+  EXPECT_TRUE(first.Take(kB));
+}
+
+TEST(StackSamplingTest, FirstKeepsItsCountsBoundedAndThreadSafe) {
+  LaunchSampler first(*ParseStackSampling("first:1"));
+  std::vector<int> kernels(LaunchSampler::kMaxKernels + 1);
+  size_t taken = 0;
+  for (const int& k : kernels) taken += first.Take(&k);
+  EXPECT_EQ(taken, LaunchSampler::kMaxKernels) << "kernels past the bound are not sampled";
+  LaunchSampler shared(*ParseStackSampling("first:1000"));
+  std::atomic<int> count{0};
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 8; ++t) {
+    threads.emplace_back([&] {
+      for (int i = 0; i < 500; ++i) count += shared.Take("k");
+    });
+  }
+  for (auto& t : threads) t.join();
+  EXPECT_EQ(count.load(), 1000);
+}
+
+// Frames and stacks are interned once and read back; a launch names its stack.
+TEST(LaunchStackTraceTest, RoundTrip) {
+  ChunkBuilder b([](v1::ApiDomain, uint32_t) { return std::string("f"); });
+  const uint32_t main_frame = b.InternFrame("/usr/bin/app", 0x1234, "_Z4stepv", 8);
+  const uint32_t lib_frame = b.InternFrame("/usr/lib/libcudart.so.13", 0x99, "", 0);
+  EXPECT_EQ(b.InternFrame("/usr/bin/app", 0x1234, "_Z4stepv", 8), main_frame);
+  const uint32_t stack = b.InternStack({lib_frame, main_frame});
+  EXPECT_EQ(b.InternStack({lib_frame, main_frame}), stack);
+  EXPECT_NE(b.InternStack({main_frame}), stack);
+  b.AddLaunchStack(42, stack);
+  std::string bytes(kTraceMagic);
+  v1::Block header;
+  header.mutable_header()->set_format_version(kFormatVersion);
+  AppendFramedBlock(header, &bytes);
+  v1::Block chunk;
+  b.TakeChunk(chunk.mutable_chunk());
+  AppendFramedBlock(chunk, &bytes);
+  auto t = LoadTraceFromBytes(bytes);
+  ASSERT_TRUE(t.ok()) << t.status();
+  ASSERT_FALSE(t->truncated());
+  ASSERT_EQ(t->launch_stacks.size(), 1u);
+  EXPECT_EQ(t->launch_stacks[0].correlation_id, 42u);
+  const v1::CallStack& s = t->dict.stack(t->launch_stacks[0].stack);
+  ASSERT_EQ(s.frames_size(), 2);
+  const v1::StackFrame& f = t->dict.frame(s.frames(1));
+  EXPECT_EQ(t->dict.str(f.module()), "/usr/bin/app");
+  EXPECT_EQ(f.module_offset(), 0x1234u);
+  EXPECT_EQ(t->dict.str(f.function()), "_Z4stepv");
+  EXPECT_EQ(f.function_offset(), 8u);
+  EXPECT_EQ(t->dict.frame(s.frames(0)).function(), 0u);
+  EXPECT_EQ(t->dict.stack_count(), 2u);
+}
+
+// Damage: a stack naming a frame never defined, a frame naming an undefined string, an empty
+// stack, a launch naming an undefined stack.
+TEST(LaunchStackTraceTest, UndefinedIdsAreDamage) {
+  const auto load = [](const std::function<void(v1::Chunk*)>& fill) {
+    std::string bytes(kTraceMagic);
+    v1::Block header;
+    header.mutable_header()->set_format_version(kFormatVersion);
+    AppendFramedBlock(header, &bytes);
+    v1::Block chunk;
+    auto* s = chunk.mutable_chunk()->add_strings();
+    s->set_id(1);
+    s->set_value("/bin/app");
+    fill(chunk.mutable_chunk());
+    AppendFramedBlock(chunk, &bytes);
+    return *LoadTraceFromBytes(bytes);
+  };
+  const auto frame = [](v1::Chunk* c, uint32_t id, uint32_t module, uint32_t function) {
+    auto* f = c->add_stack_frames();
+    f->set_id(id);
+    f->set_module(module);
+    f->set_function(function);
+  };
+  Trace t = load([&](v1::Chunk* c) {
+    frame(c, 1, 1, 0);
+    auto* s = c->add_call_stacks();
+    s->set_id(1);
+    s->add_frames(2);
+  });
+  ASSERT_TRUE(t.corruption.has_value());
+  EXPECT_TRUE(absl::StrContains(t.corruption->message(), "undefined frame 2")) << t.corruption->message();
+  t = load([&](v1::Chunk* c) { frame(c, 1, 7, 0); });
+  ASSERT_TRUE(t.corruption.has_value());
+  EXPECT_TRUE(absl::StrContains(t.corruption->message(), "undefined string")) << t.corruption->message();
+  t = load([&](v1::Chunk* c) { frame(c, 1, 0, 0); });
+  ASSERT_TRUE(t.corruption.has_value()) << "a frame without a module";
+  t = load([&](v1::Chunk* c) { c->add_call_stacks()->set_id(1); });
+  ASSERT_TRUE(t.corruption.has_value());
+  EXPECT_TRUE(absl::StrContains(t.corruption->message(), "empty")) << t.corruption->message();
+  t = load([&](v1::Chunk* c) {
+    auto* l = c->add_launch_stacks();
+    l->set_correlation_id(1);
+    l->set_stack(3);
+  });
+  ASSERT_TRUE(t.corruption.has_value());
+  EXPECT_TRUE(absl::StrContains(t.corruption->message(), "undefined call stack 3")) << t.corruption->message();
+}
+
+}  // namespace
+}  // namespace cuscope::core
