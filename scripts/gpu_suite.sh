@@ -88,6 +88,9 @@ done
 echo "== windows that open while the program runs: lean calls, NVTX capture, own calls, late profilers (scripts/gpu_window_check.sh)"
 bash scripts/gpu_window_check.sh "$out" 2>&1 | grep -E "^(PASS|FAIL|window check|==)"
 
+echo "== call stacks at launch (scripts/gpu_stacks_check.sh)"
+bash scripts/gpu_stacks_check.sh "$out" 2>&1 | grep -E "^(PASS|FAIL|stacks check|==|stacks=|mode=)"
+
 echo "== cuscope capture --top-down from outside (scripts/gpu_capture_top_down_check.sh)"
 bash scripts/gpu_capture_top_down_check.sh "$out" 2>&1 | grep -E "^(PASS|FAIL|capture top-down check|==)"
 
