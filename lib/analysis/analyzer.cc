@@ -57,7 +57,7 @@ std::vector<Table> SupportingTables(const core::Trace& trace, const Timeline& ti
   }
   tables.push_back(KernelSummary(timeline));
   // Launches with call stacks (--stacks): where each kernel was launched from.
-  if (!trace.launch_stacks.empty()) tables.push_back(KernelStackSummary(timeline));
+  if (!trace.launch_stacks.empty() || !trace.graph_nodes.empty()) tables.push_back(KernelStackSummary(timeline));
   // A program that marks its steps (or requests) with NVTX ranges gets their GPU time per instance.
   if (!trace.nvtx.empty()) {
     Table steps = NvtxGpuProjectionSummary(timeline);

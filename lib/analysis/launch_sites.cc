@@ -42,11 +42,33 @@ uint32_t LaunchSiteFrame(const core::Dictionary& dict, uint32_t stack) {
   return s.frames(0);
 }
 
-absl::flat_hash_map<uint64_t, uint32_t> StacksByCorrelation(const core::Trace& trace) {
-  absl::flat_hash_map<uint64_t, uint32_t> out;
-  out.reserve(trace.launch_stacks.size());
-  for (const core::LaunchStackRow& l : trace.launch_stacks) out[l.correlation_id] = l.stack;
-  return out;
+LaunchStackIndex::LaunchStackIndex(const core::Trace& trace) {
+  by_correlation_.reserve(trace.launch_stacks.size());
+  for (const core::LaunchStackRow& l : trace.launch_stacks) by_correlation_[l.correlation_id] = l.stack;
+  for (const core::GraphNodeRow& g : trace.graph_nodes) {
+    if (g.stack != 0) {
+      by_node_[g.node_id] = g.stack;
+    } else {
+      original_of_[g.node_id] = g.original_node_id;
+    }
+  }
+}
+
+uint32_t LaunchStackIndex::StackOf(const core::KernelRow& kernel) const {
+  // A graph's kernels share their graph launch's correlation id: the node says more.
+  if (kernel.graph_node_id != 0) {
+    uint64_t node = kernel.graph_node_id;
+    for (int hop = 0; hop <= kMaxCloneHops; ++hop) {
+      if (auto it = by_node_.find(node); it != by_node_.end()) return it->second;
+      auto original = original_of_.find(node);
+      if (original == original_of_.end()) break;
+      node = original->second;
+    }
+  }
+  if (kernel.correlation_id != 0) {
+    if (auto it = by_correlation_.find(kernel.correlation_id); it != by_correlation_.end()) return it->second;
+  }
+  return 0;
 }
 
 }  // namespace cuscope::analysis

@@ -26,8 +26,23 @@ std::string FrameText(const core::Dictionary& dict, uint32_t frame);
 // frame when all are inside them). 0 for an unknown stack.
 uint32_t LaunchSiteFrame(const core::Dictionary& dict, uint32_t stack);
 
-// Correlation id -> call stack id, for every launch whose stack was taken.
-absl::flat_hash_map<uint64_t, uint32_t> StacksByCorrelation(const core::Trace& trace);
+// Each kernel's call stack: its launch's (by correlation id), or for a kernel a CUDA graph ran, the
+// stack that created its node (following the clones instantiation made).
+class LaunchStackIndex {
+ public:
+  explicit LaunchStackIndex(const core::Trace& trace);
+  // 0 when none was taken.
+  uint32_t StackOf(const core::KernelRow& kernel) const;
+  bool empty() const { return by_correlation_.empty() && by_node_.empty(); }
+
+  // Clone chains longer than this are not followed (a damaged trace could make a cycle).
+  static constexpr int kMaxCloneHops = 16;
+
+ private:
+  absl::flat_hash_map<uint64_t, uint32_t> by_correlation_;
+  absl::flat_hash_map<uint64_t, uint32_t> by_node_;
+  absl::flat_hash_map<uint64_t, uint64_t> original_of_;
+};
 
 }  // namespace cuscope::analysis
 

@@ -282,22 +282,22 @@ Table KernelStackSummary(const Timeline& timeline) {
   Table table;
   table.name = "cuda_kern_stack_sum";
   table.title =
-      "CUDA kernels by launch site: the launches whose call stack was taken (--stacks), grouped by the innermost "
-      "frame outside the CUDA libraries";
+      "CUDA kernels by launch site: the launches whose call stack was taken (--stacks), and the kernels of CUDA "
+      "graphs by the stack that created their node, grouped by the innermost frame outside the CUDA libraries";
   table.columns = kTimeColumns;
   table.columns.push_back({"Launched From", ColumnType::kText});
   table.columns.push_back({"Name", ColumnType::kText});
-  const absl::flat_hash_map<uint64_t, uint32_t> stack_of = StacksByCorrelation(trace);
+  const LaunchStackIndex stacks(trace);
   // (launch site frame, kernel name string id) -> group; names carry the site until the rows are sorted.
   absl::flat_hash_map<std::pair<uint32_t, uint32_t>, uint32_t> group_of;
   std::vector<std::string> names(1, "\t(unknown kernel)");
   std::vector<uint32_t> kernel_group(trace.kernels.size(), 0);
   for (size_t i = 0; i < trace.kernels.size(); ++i) {
     const core::KernelRow& k = trace.kernels[i];
-    if (k.correlation_id == 0 || !dict.has_signature(k.signature)) continue;
-    const auto it = stack_of.find(k.correlation_id);
-    if (it == stack_of.end()) continue;
-    const uint32_t site = LaunchSiteFrame(dict, it->second);
+    if (!dict.has_signature(k.signature)) continue;
+    const uint32_t stack = stacks.StackOf(k);
+    if (stack == 0) continue;
+    const uint32_t site = LaunchSiteFrame(dict, stack);
     const uint32_t name = dict.signature(k.signature).name();
     auto [g, inserted] = group_of.try_emplace(std::make_pair(site, name), static_cast<uint32_t>(names.size()));
     if (inserted) names.push_back(absl::StrCat(FrameText(dict, site), "\t", dict.str(name)));

@@ -42,6 +42,14 @@ uint32_t ChunkBuilder::InternStack(const std::vector<uint32_t>& frames) {
   return id;
 }
 
+void ChunkBuilder::AddGraphNode(uint64_t node_id, uint32_t stack, uint64_t original_node_id) {
+  v1::GraphNodeStack* g = chunk_.add_graph_node_stacks();
+  g->set_node_id(node_id);
+  g->set_stack(stack);
+  g->set_original_node_id(original_node_id);
+  ++pending_;
+}
+
 void ChunkBuilder::AddLaunchStack(uint64_t correlation_id, uint32_t stack) {
   v1::LaunchStack* l = chunk_.add_launch_stacks();
   l->set_correlation_id(correlation_id);

@@ -235,6 +235,14 @@ struct LaunchStackRow {
   uint32_t stack = 0;  // a call stack id of the dictionary, checked on read
 };
 
+// A CUDA graph node's origin (GraphNodeStack in the trace): its creating stack, or the node it was
+// cloned from.
+struct GraphNodeRow {
+  uint64_t node_id = 0;
+  uint32_t stack = 0;  // 0: a clone
+  uint64_t original_node_id = 0;
+};
+
 // The rows of every record kind, as a chunk or a whole trace holds them.
 struct RecordRows {
   std::vector<KernelRow> kernels;
@@ -249,6 +257,7 @@ struct RecordRows {
   std::vector<CounterSample> counter_samples;
   // Annotations of launches, not activity: not counted as records.
   std::vector<LaunchStackRow> launch_stacks;
+  std::vector<GraphNodeRow> graph_nodes;
 
   size_t record_count() const {
     return kernels.size() + api_calls.size() + memcpys.size() + memsets.size() + syncs.size() + nvtx.size() +

@@ -56,6 +56,7 @@ void RecordRows::ClearRows() {
   metrics.clear();
   counter_samples.clear();
   launch_stacks.clear();
+  graph_nodes.clear();
 }
 
 void RecordRows::AppendRows(RecordRows& other) {
@@ -70,6 +71,7 @@ void RecordRows::AppendRows(RecordRows& other) {
   MoveAppend(other.metrics, metrics);
   MoveAppend(other.counter_samples, counter_samples);
   MoveAppend(other.launch_stacks, launch_stacks);
+  MoveAppend(other.graph_nodes, graph_nodes);
 }
 
 absl::StatusOr<Trace> LoadTrace(const std::string& path) {

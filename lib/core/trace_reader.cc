@@ -99,6 +99,14 @@ absl::Status DecodeChunk(const v1::Chunk& chunk, const Dictionary& dict, Decoded
     }
     out->launch_stacks.push_back({l.correlation_id(), l.stack()});
   }
+  out->graph_nodes.reserve(chunk.graph_node_stacks_size());
+  for (const v1::GraphNodeStack& g : chunk.graph_node_stacks()) {
+    if ((g.stack() == 0) == (g.original_node_id() == 0) || (g.stack() != 0 && !dict.has_stack(g.stack()))) {
+      return absl::DataLossError(absl::StrCat("corrupt trace: graph node ", g.node_id(),
+                                              " needs exactly one of a defined call stack and an original node"));
+    }
+    out->graph_nodes.push_back({g.node_id(), g.stack(), g.original_node_id()});
+  }
   out->windows.assign(chunk.windows().begin(), chunk.windows().end());
   if (chunk.has_stats()) out->stats = chunk.stats();
   return absl::OkStatus();

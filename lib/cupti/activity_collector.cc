@@ -167,6 +167,8 @@ void CUPTIAPI OnApiCallback(void* /*userdata*/, CUpti_CallbackDomain domain, CUp
     // The stack first: a launch the metrics profile is then replayed, which the stack need not see.
     if (s->stacks != nullptr && (domain == CUPTI_CB_DOMAIN_RUNTIME_API || domain == CUPTI_CB_DOMAIN_DRIVER_API)) {
       s->stacks->OnCallback(domain, cbid, *static_cast<const CUpti_CallbackData*>(data), s->capture->recording());
+    } else if (s->stacks != nullptr && domain == CUPTI_CB_DOMAIN_RESOURCE) {
+      s->stacks->OnResource(cbid, *static_cast<const CUpti_ResourceData*>(data));
     }
     if (s->metrics != nullptr) s->metrics->OnCallback(domain, cbid, data, s->capture->recording());
     return;
@@ -286,7 +288,7 @@ bool KernelMetricsPhase(Session& s, bool begin) {
 // Call stacks of launches: their callbacks on the session's subscriber. A failure turns the
 // stacks off with one line; the timeline does not depend on them.
 void StartLaunchStacks(Session& s) {
-  s.stacks = std::make_unique<LaunchStackCollector>(s.config.stacks, *s.pipeline);
+  s.stacks = std::make_unique<LaunchStackCollector>(s.config.stacks, *s.pipeline, s.cupti);
   for (const auto& [domain, cbid] : LaunchStackCollector::Callbacks()) {
     if (auto st = s.cupti.EnableCallback(s.subscriber, domain, cbid); !st.ok()) {
       s.Warn(absl::StrCat("call stacks are off: ", st.message(), "; the timeline goes on"));

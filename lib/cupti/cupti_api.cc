@@ -74,6 +74,10 @@ class RealCupti final : public CuptiApi {
   }
   bool DriverLoadable() override { return cupti::DriverLoadable(); }
   bool DriverHasContext() override { return cupti::DriverHasContext(); }
+  uint64_t GraphNodeId(CUgraphNode node) override {
+    uint64_t id = 0;
+    return cuptiGetGraphNodeId(node, &id) == CUPTI_SUCCESS ? id : 0;
+  }
   absl::StatusOr<SystemInfo> QuerySystem() override { return cupti::QuerySystem(); }
 
  private:

@@ -57,6 +57,9 @@ class CuptiApi {
   // A runtime or driver call's name ("cudaLaunchKernel"), or a stable placeholder naming the id.
   virtual std::string CallbackName(v1::ApiDomain domain, uint32_t cbid) = 0;
 
+  // A CUDA graph node's id, as kernel records name the node that ran them (0 when CUPTI has none).
+  virtual uint64_t GraphNodeId(CUgraphNode node) = 0;
+
   virtual bool DriverLoadable() = 0;
   virtual bool DriverHasContext() = 0;
   virtual absl::StatusOr<SystemInfo> QuerySystem() = 0;

@@ -24,13 +24,15 @@ thread_local bool t_in_runtime_launch = false;
 
 }  // namespace
 
-LaunchStackCollector::LaunchStackCollector(core::StackSampling sampling, TracePipeline& pipeline)
-    : sampler_(sampling), pipeline_(pipeline) {}
+LaunchStackCollector::LaunchStackCollector(core::StackSampling sampling, TracePipeline& pipeline, CuptiApi& cupti)
+    : sampler_(sampling), pipeline_(pipeline), cupti_(cupti) {}
 
 std::vector<std::pair<CUpti_CallbackDomain, CUpti_CallbackId>> LaunchStackCollector::Callbacks() {
   std::vector<std::pair<CUpti_CallbackDomain, CUpti_CallbackId>> out;
   for (CUpti_CallbackId id : kRuntimeLaunches) out.emplace_back(CUPTI_CB_DOMAIN_RUNTIME_API, id);
   for (CUpti_CallbackId id : kDriverLaunches) out.emplace_back(CUPTI_CB_DOMAIN_DRIVER_API, id);
+  out.emplace_back(CUPTI_CB_DOMAIN_RESOURCE, CUPTI_CBID_RESOURCE_GRAPHNODE_CREATED);
+  out.emplace_back(CUPTI_CB_DOMAIN_RESOURCE, CUPTI_CBID_RESOURCE_GRAPHNODE_CLONED);
   return out;
 }
 
@@ -57,6 +59,23 @@ void LaunchStackCollector::OnCallback(CUpti_CallbackDomain domain, CUpti_Callbac
   if (n == 0) return;
   pipeline_.QueueLaunchStack(info.correlationId, pcs, n);
   taken_.fetch_add(1, std::memory_order_relaxed);
+}
+
+void LaunchStackCollector::OnResource(CUpti_CallbackId cbid, const CUpti_ResourceData& data) {
+  if (off_.load(std::memory_order_relaxed) || data.resourceDescriptor == nullptr) return;
+  const auto& graph = *static_cast<const CUpti_GraphData*>(data.resourceDescriptor);
+  if (graph.nodeType != CU_GRAPH_NODE_TYPE_KERNEL) return;
+  if (cbid == CUPTI_CBID_RESOURCE_GRAPHNODE_CREATED) {
+    const uint64_t node = cupti_.GraphNodeId(graph.node);
+    if (node == 0) return;
+    uintptr_t pcs[core::kMaxCallStackFrames];
+    const size_t n = core::CaptureCallStack(pcs, core::kMaxCallStackFrames, 0);
+    if (n > 0) pipeline_.QueueGraphNodeStack(node, pcs, n);
+  } else if (cbid == CUPTI_CBID_RESOURCE_GRAPHNODE_CLONED) {
+    const uint64_t node = cupti_.GraphNodeId(graph.node);
+    const uint64_t original = cupti_.GraphNodeId(graph.originalNode);
+    if (node != 0 && original != 0 && node != original) pipeline_.QueueGraphNodeClone(node, original);
+  }
 }
 
 }  // namespace cuscope::cupti

@@ -15,13 +15,14 @@
 #include <vector>
 
 #include "lib/core/stack_sampling.h"
+#include "lib/cupti/cupti_api.h"
 #include "lib/cupti/trace_pipeline.h"
 
 namespace cuscope::cupti {
 
 class LaunchStackCollector {
  public:
-  LaunchStackCollector(core::StackSampling sampling, TracePipeline& pipeline);
+  LaunchStackCollector(core::StackSampling sampling, TracePipeline& pipeline, CuptiApi& cupti);
 
   // The callbacks to enable on the session's subscriber: the runtime's and the driver's launches.
   static std::vector<std::pair<CUpti_CallbackDomain, CUpti_CallbackId>> Callbacks();
@@ -31,6 +32,9 @@ class LaunchStackCollector {
   // One callback of the session's subscriber; `recording` says whether a timeline window is open
   // (launches outside every window leave no kernel record to attach a stack to).
   void OnCallback(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const CUpti_CallbackData& info, bool recording);
+  // A graph kernel node created (its stack is taken whatever the sampling: once per node, and
+  // every replay of the graph is attributed through it) or cloned into an executable graph.
+  void OnResource(CUpti_CallbackId cbid, const CUpti_ResourceData& data);
 
   // No more stacks (their callbacks could not all be enabled).
   void TurnOff() { off_.store(true); }
@@ -40,6 +44,7 @@ class LaunchStackCollector {
  private:
   core::LaunchSampler sampler_;
   TracePipeline& pipeline_;
+  CuptiApi& cupti_;
   std::atomic<uint64_t> taken_{0};
   std::atomic<bool> off_{false};
 };

@@ -265,9 +265,27 @@ void TracePipeline::QueueProfiledLaunch(ProfiledLaunch launch) {
 }
 
 void TracePipeline::QueueLaunchStack(uint64_t correlation_id, const uintptr_t* return_addresses, size_t n) {
-  QueuedStack stack{correlation_id, std::vector<uintptr_t>(return_addresses, return_addresses + n)};
+  QueuedStack stack;
+  stack.correlation_id = correlation_id;
+  stack.return_addresses.assign(return_addresses, return_addresses + n);
   std::lock_guard<std::mutex> lock(queue_mu_);
   stacks_.push_back(std::move(stack));
+}
+
+void TracePipeline::QueueGraphNodeStack(uint64_t node_id, const uintptr_t* return_addresses, size_t n) {
+  QueuedStack stack;
+  stack.graph_node_id = node_id;
+  stack.return_addresses.assign(return_addresses, return_addresses + n);
+  std::lock_guard<std::mutex> lock(queue_mu_);
+  stacks_.push_back(std::move(stack));
+}
+
+void TracePipeline::QueueGraphNodeClone(uint64_t node_id, uint64_t original_node_id) {
+  QueuedStack clone;
+  clone.graph_node_id = node_id;
+  clone.original_node_id = original_node_id;
+  std::lock_guard<std::mutex> lock(queue_mu_);
+  stacks_.push_back(std::move(clone));
 }
 
 namespace {
@@ -293,6 +311,10 @@ void TracePipeline::AddQueuedStacks() {
   if (frame_of_address_.size() > (1u << 20)) frame_of_address_.clear();
   std::vector<uint32_t> frames;
   for (const QueuedStack& q : stacks) {
+    if (q.original_node_id != 0) {
+      builder_.AddGraphNode(q.graph_node_id, 0, q.original_node_id);
+      continue;
+    }
     frames.clear();
     for (uintptr_t address : q.return_addresses) {
       auto [it, inserted] = frame_of_address_.try_emplace(address, 0);
@@ -305,7 +327,12 @@ void TracePipeline::AddQueuedStacks() {
       if (it->second != 0) frames.push_back(it->second);
     }
     if (frames.empty()) continue;
-    builder_.AddLaunchStack(q.correlation_id, builder_.InternStack(frames));
+    const uint32_t stack = builder_.InternStack(frames);
+    if (q.graph_node_id != 0) {
+      builder_.AddGraphNode(q.graph_node_id, stack, 0);
+    } else {
+      builder_.AddLaunchStack(q.correlation_id, stack);
+    }
   }
 }
 

@@ -133,6 +133,9 @@ class TracePipeline {
   // A sampled launch's call stack: `n` return addresses, innermost first (LaunchStackCollector).
   // Resolved and interned on the writer thread; cuscope's and CUPTI's own frames are left out.
   void QueueLaunchStack(uint64_t correlation_id, const uintptr_t* return_addresses, size_t n);
+  // A CUDA graph node's creating stack, and a node cloned from another (instantiation).
+  void QueueGraphNodeStack(uint64_t node_id, const uintptr_t* return_addresses, size_t n);
+  void QueueGraphNodeClone(uint64_t node_id, uint64_t original_node_id);
   void QueueCounterBatches(std::vector<CounterBatch> batches);
   // The top-down's turn, behind every buffer queued so far: its `kernels` hottest kernels, each
   // to be profiled on `launches_each` launches.
@@ -258,7 +261,9 @@ class TracePipeline {
   std::vector<QueuedWindow> windows_;         // queue_mu_
   std::vector<ProfiledLaunch> profiled_;      // queue_mu_
   struct QueuedStack {
-    uint64_t correlation_id;
+    uint64_t correlation_id = 0;    // a launch's
+    uint64_t graph_node_id = 0;     // or a graph node's
+    uint64_t original_node_id = 0;  // a clone's: no addresses
     std::vector<uintptr_t> return_addresses;
   };
   std::vector<QueuedStack> stacks_;           // queue_mu_

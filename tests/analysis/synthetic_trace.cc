@@ -147,9 +147,43 @@ void SyntheticTrace::LaunchStack(uint64_t correlation,
                                  const std::vector<std::pair<std::string, std::string>>& frames) {
   std::vector<uint32_t> ids;
   uint64_t offset = 0x100;
-  for (const auto& [module, function] : frames) ids.push_back(builder_->InternFrame(module, offset += 0x10, function, 4));
+  for (const auto& [module, function] : frames) {
+    ids.push_back(builder_->InternFrame(module, FrameOffset(module, function, offset += 0x10), function, 4));
+  }
   builder_->AddLaunchStack(correlation, builder_->InternStack(ids));
 }
+
+void SyntheticTrace::GraphKernel(const std::string& name, double start_us, double duration_us, uint32_t graph_id,
+                                 uint64_t node, uint64_t correlation) {
+  core::KernelActivity k;
+  k.start = Us(start_us);
+  k.end = Us(start_us + duration_us);
+  k.correlation_id = correlation;
+  k.stream = 7;
+  k.graph_id = graph_id;
+  k.graph_node_id = node;
+  k.config.name = name;
+  k.config.grid_x = 1;
+  k.config.block_x = 128;
+  builder_->Add(k);
+}
+
+void SyntheticTrace::GraphNode(uint64_t node, const std::vector<std::pair<std::string, std::string>>& frames) {
+  std::vector<uint32_t> ids;
+  uint64_t offset = 0x800;
+  for (const auto& [module, function] : frames) {
+    ids.push_back(builder_->InternFrame(module, FrameOffset(module, function, offset += 0x10), function, 4));
+  }
+  builder_->AddGraphNode(node, builder_->InternStack(ids), 0);
+}
+
+uint64_t SyntheticTrace::FrameOffset(const std::string& module, const std::string& function, uint64_t positional) {
+  if (function.empty()) return positional;
+  auto [it, inserted] = frame_offsets_.try_emplace({module, function}, 0x10000 + 0x100 * frame_offsets_.size());
+  return it->second;
+}
+
+void SyntheticTrace::GraphNodeClone(uint64_t node, uint64_t original) { builder_->AddGraphNode(node, 0, original); }
 
 void SyntheticTrace::TimelineWindow(double start_us, double end_us, const std::string& reason) {
   builder_->AddWindow(v1::WINDOW_KIND_TIMELINE, Us(start_us), Us(end_us), reason);

@@ -60,6 +60,12 @@ class SyntheticTrace {
                           const MetricValues& values, uint32_t flags = 0);
   // A launch's call stack: frames (module path, mangled function or "" for none), innermost first.
   void LaunchStack(uint64_t correlation, const std::vector<std::pair<std::string, std::string>>& frames);
+  // A CUDA graph's kernel run by node `node` of graph `graph_id`, under its graph launch `correlation`.
+  void GraphKernel(const std::string& name, double start_us, double duration_us, uint32_t graph_id, uint64_t node,
+                   uint64_t correlation);
+  // A graph node created with these frames, and one cloned from another.
+  void GraphNode(uint64_t node, const std::vector<std::pair<std::string, std::string>>& frames);
+  void GraphNodeClone(uint64_t node, uint64_t original);
   // The replay passes the metric rows below say they took (default 8; 9 after the window).
   void set_metric_passes(uint32_t passes) { metric_passes_ = passes; }
   // A metric row and its METRICS window alone.
@@ -111,6 +117,9 @@ class SyntheticTrace {
   v1::Header header_;
   uint64_t next_correlation_ = 1000;
   uint32_t metric_passes_ = 0;  // 0: the defaults above
+  // A named frame's offset in its module: one per (module, function), as in a real module.
+  uint64_t FrameOffset(const std::string& module, const std::string& function, uint64_t positional);
+  std::map<std::pair<std::string, std::string>, uint64_t> frame_offsets_;
   uint64_t next_nvtx_ = 1;
   std::string path_;
 };

@@ -4,6 +4,7 @@
 
 #include "gtest/gtest.h"
 #include "lib/analysis/analyzer.h"
+#include "lib/analysis/launch_sites.h"
 #include "tests/analysis/synthetic_trace.h"
 
 namespace cuscope::analysis {
@@ -199,6 +200,43 @@ TEST(KernelStackSummaryTest, GroupsLaunchesByTheirFirstFrameOutsideTheCudaLibrar
   SyntheticTrace plain;
   plain.Launch("relu", 500, 5, 510, 10);
   EXPECT_FALSE(has_table(plain.Load()));
+}
+
+// Under CUDA graphs every kernel of one replay shares the graph launch's correlation id: each is
+// attributed by its node, created by stream capture from a stack, cloned at instantiation.
+TEST(KernelStackSummaryTest, GraphKernelsAreAttributedByTheirNodesCreatingStack) {
+  SyntheticTrace s;
+  const std::pair<std::string, std::string> forward = {"/opt/app/bin/trainer", "_ZN5model7forwardEv"};
+  const std::pair<std::string, std::string> backward = {"/opt/app/bin/trainer", "_ZN5model8backwardEv"};
+  s.GraphNode(101, {{"/lib/libcudart.so.13", "cudaLaunchKernel"}, forward});
+  s.GraphNode(102, {{"/lib/libcudart.so.13", "cudaLaunchKernel"}, backward});
+  s.GraphNodeClone(201, 101);  // the executable graph's nodes
+  s.GraphNodeClone(202, 102);
+  for (int replay = 0; replay < 4; ++replay) {
+    const uint64_t corr = s.Api("cudaGraphLaunch_v10000", 100.0 * replay, 5);
+    s.GraphKernel("fwd", 100.0 * replay + 10, 30, 1, 201, corr);
+    s.GraphKernel("bwd", 100.0 * replay + 45, 40, 1, 202, corr);
+  }
+  s.GraphKernel("lost", 500, 10, 1, 999, 0);  // a node without a creating stack: left out
+  const core::Trace trace = s.Load();
+  const Table table = KernelStackSummary(Timeline::Build(trace));
+  ASSERT_EQ(table.rows.size(), 2u) << RenderText(table);
+  EXPECT_EQ(table.rows[0][8], "model::backward (trainer)") << RenderText(table);
+  EXPECT_EQ(table.rows[0][9], "bwd");
+  EXPECT_EQ(table.rows[0][2], "4");
+  EXPECT_EQ(table.rows[1][8], "model::forward (trainer)");
+  EXPECT_EQ(table.rows[1][9], "fwd");
+}
+
+// A clone chain that loops (only a damaged trace has one) ends without an answer.
+TEST(KernelStackSummaryTest, ACloneLoopEnds) {
+  SyntheticTrace s;
+  s.GraphNodeClone(1, 2);
+  s.GraphNodeClone(2, 1);
+  s.GraphKernel("k", 0, 10, 1, 1, 0);
+  const core::Trace trace = s.Load();
+  EXPECT_EQ(LaunchStackIndex(trace).StackOf(trace.kernels[0]), 0u);
+  EXPECT_TRUE(KernelStackSummary(Timeline::Build(trace)).rows.empty());
 }
 
 // A stack all inside the CUDA libraries (a launch from a library's own thread) names its innermost

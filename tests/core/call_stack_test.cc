@@ -194,6 +194,20 @@ TEST(LaunchStackTraceTest, UndefinedIdsAreDamage) {
   t = load([&](v1::Chunk* c) { c->add_call_stacks()->set_id(1); });
   ASSERT_TRUE(t.corruption.has_value());
   EXPECT_TRUE(absl::StrContains(t.corruption->message(), "empty")) << t.corruption->message();
+  for (const auto& [stack, original] : std::vector<std::pair<uint32_t, uint64_t>>{{0, 0}, {1, 5}, {9, 0}}) {
+    t = load([&](v1::Chunk* c) {
+      frame(c, 1, 1, 0);
+      auto* s = c->add_call_stacks();
+      s->set_id(1);
+      s->add_frames(1);
+      auto* g = c->add_graph_node_stacks();
+      g->set_node_id(7);
+      g->set_stack(stack);
+      g->set_original_node_id(original);
+    });
+    ASSERT_TRUE(t.corruption.has_value()) << stack << " " << original;
+    EXPECT_TRUE(absl::StrContains(t.corruption->message(), "graph node 7")) << t.corruption->message();
+  }
   t = load([&](v1::Chunk* c) {
     auto* l = c->add_launch_stacks();
     l->set_correlation_id(1);

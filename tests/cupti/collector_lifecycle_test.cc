@@ -774,6 +774,31 @@ TEST_F(CollectorLifecycleTest, LaunchStacksFollowTheirSamplingAndTheWindow) {
   EXPECT_EQ(taken, (std::set<uint64_t>{2, 3, 7}));
 }
 
+// CUDA graphs: each kernel node's creating stack (stream capture makes one per captured launch),
+// and the clones instantiation makes, whose ids replayed kernels carry.
+TEST_F(CollectorLifecycleTest, GraphNodesKeepTheStackThatCreatedThem) {
+  config_.stacks = *core::ParseStackSampling("first:1");  // nodes are taken whatever the sampling
+  ASSERT_TRUE(StartCollector(config_, "session", cupti_).ok());
+  EXPECT_EQ(cupti_.Count(absl::StrCat("EnableCallback:", static_cast<int>(CUPTI_CB_DOMAIN_RESOURCE), ":",
+                                      CUPTI_CBID_RESOURCE_GRAPHNODE_CLONED)),
+            1u);
+  cupti_.CallGraphNodeCreated(0x1000);
+  cupti_.CallGraphNodeCreated(0x1010);
+  cupti_.CallGraphNodeCloned(0x2000, 0x1000);
+  cupti_.CallGraphNodeCloned(0x2010, 0x1010);
+  ASSERT_TRUE(cupti_.DeliverKernels(1, 2'000'000'000));
+  ASSERT_TRUE(StopCollector(nullptr).ok());
+  const core::Trace trace = Load();
+  std::map<uint64_t, core::GraphNodeRow> nodes;
+  for (const core::GraphNodeRow& g : trace.graph_nodes) nodes[g.node_id] = g;
+  ASSERT_EQ(nodes.size(), 4u);
+  EXPECT_NE(nodes[0x1000].stack, 0u);
+  EXPECT_NE(nodes[0x1010].stack, 0u);
+  EXPECT_EQ(nodes[0x2000].original_node_id, 0x1000u);
+  EXPECT_EQ(nodes[0x2000].stack, 0u);
+  EXPECT_EQ(nodes[0x2010].original_node_id, 0x1010u);
+}
+
 TEST_F(CollectorLifecycleTest, NoLaunchStacksByDefault) {
   ASSERT_TRUE(StartCollector(config_, "session", cupti_).ok());
   EXPECT_EQ(cupti_.Count(absl::StrCat("EnableCallback:", static_cast<int>(CUPTI_CB_DOMAIN_RUNTIME_API), ":",

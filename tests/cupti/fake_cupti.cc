@@ -259,6 +259,29 @@ void FakeCupti::CallLaunch(uint32_t correlation, const char* symbol, bool driver
   if (!driver_only) call(CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000, CUPTI_API_EXIT);
 }
 
+void FakeCupti::CallGraphNodeCreated(uint64_t node) {
+  const auto [callback, userdata] = ApiCallback();
+  if (callback == nullptr) return;
+  CUpti_GraphData graph{};
+  graph.node = reinterpret_cast<CUgraphNode>(node);
+  graph.nodeType = CU_GRAPH_NODE_TYPE_KERNEL;
+  CUpti_ResourceData data{};
+  data.resourceDescriptor = &graph;
+  callback(userdata, CUPTI_CB_DOMAIN_RESOURCE, CUPTI_CBID_RESOURCE_GRAPHNODE_CREATED, &data);
+}
+
+void FakeCupti::CallGraphNodeCloned(uint64_t node, uint64_t original) {
+  const auto [callback, userdata] = ApiCallback();
+  if (callback == nullptr) return;
+  CUpti_GraphData graph{};
+  graph.node = reinterpret_cast<CUgraphNode>(node);
+  graph.originalNode = reinterpret_cast<CUgraphNode>(original);
+  graph.nodeType = CU_GRAPH_NODE_TYPE_KERNEL;
+  CUpti_ResourceData data{};
+  data.resourceDescriptor = &graph;
+  callback(userdata, CUPTI_CB_DOMAIN_RESOURCE, CUPTI_CBID_RESOURCE_GRAPHNODE_CLONED, &data);
+}
+
 void FakeCupti::CallProfilerStart() { CallGate(CUPTI_RUNTIME_TRACE_CBID_cudaProfilerStart_v4000, CUPTI_API_EXIT); }
 void FakeCupti::CallProfilerStop() { CallGate(CUPTI_RUNTIME_TRACE_CBID_cudaProfilerStop_v4000, CUPTI_API_ENTER); }
 

@@ -50,6 +50,10 @@ class FakeCupti final : public CuptiApi {
   // A kernel launch's entry and exit: through the runtime (cudaLaunchKernel, around the driver's
   // cuLaunchKernel as the real runtime does) or, with `driver_only`, the driver alone.
   void CallLaunch(uint32_t correlation, const char* symbol, bool driver_only = false);
+  // A CUDA graph's kernel node created (as stream capture creates one per captured launch), and a
+  // node cloned into an executable graph (instantiation), through the resource callbacks.
+  void CallGraphNodeCreated(uint64_t node);
+  void CallGraphNodeCloned(uint64_t node, uint64_t original);
   void CallProfilerStart();
   void CallProfilerStop();
 
@@ -76,6 +80,8 @@ class FakeCupti final : public CuptiApi {
   void AdvanceClock(uint64_t ns) { clock_.fetch_add(ns); }
   uint32_t Version() override { return 130001; }
   std::string CallbackName(v1::ApiDomain domain, uint32_t cbid) override;
+  // The node's address stands for its id.
+  uint64_t GraphNodeId(CUgraphNode node) override { return reinterpret_cast<uint64_t>(node); }
   bool DriverLoadable() override { return driver_loadable_; }
   // Whether the program has made its first CUDA call (a context exists) when asked.
   bool DriverHasContext() override { return driver_has_context_; }
