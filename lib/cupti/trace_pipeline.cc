@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdlib>
+#include <iterator>
 #include <system_error>
 #include <utility>
 
@@ -73,11 +74,15 @@ class FlightTee final : public core::ActivitySink {
   monitor::IntervalAggregator* figures_;
 };
 
+// Whether time `t` lies in one of the spans. Spans open one after another on CUPTI's clock, each
+// after the last one closed, so they are in start order and apart: only the last span starting at
+// or before `t` can hold it (a binary search: a program may open thousands of windows).
 bool InSpans(uint64_t t, const std::vector<TraceSpan>& spans) {
-  for (const TraceSpan& w : spans) {
-    if (t >= w.start && t <= w.end) return true;
-  }
-  return false;
+  auto after = std::upper_bound(spans.begin(), spans.end(), t,
+                                [](uint64_t time, const TraceSpan& w) { return time < w.start; });
+  if (after == spans.begin()) return false;
+  const TraceSpan& w = *std::prev(after);
+  return t <= w.end;
 }
 
 // Trace mode with the kinds held on from the start: records outside the timeline windows are
@@ -105,10 +110,11 @@ class SpanFilterTee final : public core::ActivitySink {
   const std::vector<TraceSpan>& spans_;
 };
 
+// Monitor mode: every record folds into the figures; the trace side, when a window was open, goes
+// through a SpanFilterTee (the same span test as held kinds).
 class MonitorTee final : public core::ActivitySink {
  public:
-  MonitorTee(monitor::IntervalAggregator& figures, core::ActivitySink* trace, const std::vector<TraceSpan>* windows)
-      : figures_(figures), trace_(trace), windows_(windows) {}
+  MonitorTee(monitor::IntervalAggregator& figures, SpanFilterTee* trace) : figures_(figures), trace_(trace) {}
   void Add(const core::KernelActivity& a) override { Both(a); }
   void Add(const core::ApiActivity& a) override { Both(a); }
   void Add(const core::MemcpyRecord& r) override { Both(r); }
@@ -128,11 +134,10 @@ class MonitorTee final : public core::ActivitySink {
   template <typename R>
   void Both(const R& r) {
     figures_.Add(r);
-    if (trace_ != nullptr && InSpans(StartOf(r), *windows_)) trace_->Add(r);
+    if (trace_ != nullptr) trace_->Add(r);
   }
   monitor::IntervalAggregator& figures_;
-  core::ActivitySink* trace_;
-  const std::vector<TraceSpan>* windows_;
+  SpanFilterTee* trace_;
 };
 
 // Records of an interval keep arriving for a while after it ends: CUPTI hands buffers over at
@@ -415,7 +420,8 @@ void TracePipeline::ProcessBuffer(const QueuedBuffer& b) {
       std::lock_guard<std::mutex> lock(queue_mu_);
       windows = trace_spans_;
     }
-    MonitorTee tee(*monitor_, !windows.empty() && !failed() ? &builder_ : nullptr, &windows);
+    SpanFilterTee trace(builder_, windows);
+    MonitorTee tee(*monitor_, !windows.empty() && !failed() ? &trace : nullptr);
     TranslateBuffer(b, tee);
   } else if (!failed()) {
     TakeProfiled();

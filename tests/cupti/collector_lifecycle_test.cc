@@ -829,6 +829,31 @@ TEST_F(CollectorLifecycleTest, ATopDownWithoutHeldKindsChoosesAfterADefaultFlush
   EXPECT_EQ(trace.top_down[0].kernels_size(), 1);
 }
 
+// Many windows with the kinds held: each record is kept only when it starts inside one of them,
+// the first, a middle or the last, and dropped in every gap.
+TEST_F(CollectorLifecycleTest, HeldKindsKeepTheRecordsOfEveryWindowAndNoneBetween) {
+  cupti_.set_driver_has_context(false);
+  config_.capture_range = "cudaProfilerApi";
+  config_.metrics = {"sm__throughput.avg.pct_of_peak_sustained_elapsed"};
+  ASSERT_TRUE(StartCollector(config_, "session", cupti_).ok());
+  // Windows of 1 s every 3 s on the fake clock; one kernel inside each, one in each gap.
+  for (int w = 0; w < 5; ++w) {
+    const uint64_t open = 1'000'000'000ull * (3 * w + 2);
+    cupti_.AdvanceClock(open - cupti_.Timestamp());
+    cupti_.CallProfilerStart();
+    ASSERT_TRUE(cupti_.DeliverKernels(1, open + 500'000'000));     // inside
+    cupti_.AdvanceClock(1'000'000'000);
+    cupti_.CallProfilerStop();
+    ASSERT_TRUE(cupti_.DeliverKernels(1, open + 1'500'000'000));   // after it
+  }
+  ASSERT_TRUE(StopCollector(nullptr).ok());
+  const core::Trace trace = Load();
+  ASSERT_EQ(trace.kernels.size(), 5u);
+  for (int w = 0; w < 5; ++w) {
+    EXPECT_EQ(trace.kernels[w].start, 1'000'000'000ull * (3 * w + 2) + 500'000'000) << w;
+  }
+}
+
 TEST_F(CollectorLifecycleTest, ADelayedWindowWithGpuCountersHoldsTheKindsToo) {
   cupti_.set_driver_has_context(false);
   config_.delay_seconds = 0.05;
