@@ -37,11 +37,27 @@ int RunStats(const Args& args) {
     return absl::OkStatus();
   });
   parser.Option({"--kernel-names"}, "--kernel-names takes base, demangled or mangled", KeepKernelNameStyle(&names));
+  // GPU time grouped one way or another: a shorthand for the report that groups it so.
+  parser.Option({"--by"}, "--by takes kernel, stack or nvtx", [&](const std::string& v) {
+    if (v == "kernel") {
+      reports.emplace_back("cuda_gpu_kern_sum");
+    } else if (v == "stack") {
+      reports.emplace_back("cuda_kern_stack_sum");
+    } else if (v == "nvtx") {
+      reports.emplace_back("nvtx_gpu_proj_sum");
+    } else {
+      return absl::InvalidArgumentError(absl::StrCat("--by takes kernel, stack or nvtx, not '", v, "'"));
+    }
+    return absl::OkStatus();
+  });
   parser.UnknownOptionMessage([](const std::string& arg) { return absl::StrCat("stats: unknown option '", arg, "'"); });
   parser.Positional(KeepOne(&path, "stats takes one trace file"));
   const std::string usage = absl::StrCat(
-      "usage: cuscope stats --report NAME[,NAME...] [--format text|csv|json] [--kernel-names STYLE] TRACE\n"
+      "usage: cuscope stats --report NAME[,NAME...] [--by kernel|stack|nvtx] [--format text|csv|json]\n"
+      "                     [--kernel-names STYLE] TRACE\n"
       "reports: ", KnownReports(), "\n"
+      "--by: GPU time by kernel (cuda_gpu_kern_sum), by launch site (cuda_kern_stack_sum, with --stacks) or by\n"
+      "NVTX range (nvtx_gpu_proj_sum)\n"
       "kern_metrics: the profiled kernels (CUSCOPE_METRICS): throughput, occupancy, top stall, roofline, "
       "verdict\n"
       "gpu_metrics: the GPU counters sampled over time (PM sampling, NVML): samples, min, average "
@@ -68,6 +84,10 @@ int RunStats(const Args& args) {
   if (all_reports && trace->metrics.empty()) {
     // Asked for everything: the kernel-metrics table only when some kernel was profiled.
     reports.erase(std::remove(reports.begin(), reports.end(), "kern_metrics"), reports.end());
+  }
+  if (all_reports && trace->launch_stacks.empty() && trace->graph_nodes.empty()) {
+    // ... the launch-site table only when stacks were taken ...
+    reports.erase(std::remove(reports.begin(), reports.end(), "cuda_kern_stack_sum"), reports.end());
   }
   if (all_reports && trace->counter_samples.empty()) {
     // ... and the GPU-counters table only when counters were sampled.

@@ -242,6 +242,24 @@ TEST(StatsCommand, ReportsInTextCsvAndJson) {
   EXPECT_EQ(json.out.rfind("[{\"report\":\"cuda_kern_exec_sum\"", 0), 0u) << json.out;
 }
 
+// --by names the grouping of GPU time; without stacks, all reports leave the launch-site table out.
+TEST(StatsCommand, ByKernelStackOrNvtx) {
+  const std::string trace = HealthyTrace();
+  const Outcome kernel = Capture(RunStats, {"--by", "kernel", trace});
+  EXPECT_EQ(kernel.code, 0);
+  EXPECT_NE(kernel.out.find("(cuda_gpu_kern_sum)"), std::string::npos) << kernel.out;
+  EXPECT_EQ(kernel.out.find("(cuda_api_sum)"), std::string::npos) << "only the one asked for";
+  const Outcome stack = Capture(RunStats, {"--by", "stack", trace});
+  EXPECT_EQ(stack.code, 0);
+  EXPECT_NE(stack.out.find("(cuda_kern_stack_sum)"), std::string::npos) << stack.out;
+  EXPECT_NE(Capture(RunStats, {"--by", "nvtx", trace}).out.find("(nvtx_gpu_proj_sum)"), std::string::npos);
+  const Outcome bad = Capture(RunStats, {"--by", "thread", trace});
+  EXPECT_EQ(bad.code, 2);
+  EXPECT_NE(bad.err.find("--by takes kernel, stack or nvtx, not 'thread'"), std::string::npos) << bad.err;
+  const Outcome all = Capture(RunStats, {trace});
+  EXPECT_EQ(all.out.find("(cuda_kern_stack_sum)"), std::string::npos) << "no stacks in this trace";
+}
+
 TEST(StatsCommand, UnknownReportIsAClearErrorExitTwo) {
   const Outcome r = Capture(RunStats, {"--report", "cuda_gpu_kern_sum,gpu_magic", HealthyTrace()});
   EXPECT_EQ(r.code, 2);
