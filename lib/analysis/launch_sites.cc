@@ -42,10 +42,11 @@ uint32_t LaunchSiteFrame(const core::Dictionary& dict, uint32_t stack) {
   return s.frames(0);
 }
 
-LaunchStackIndex::LaunchStackIndex(const core::Trace& trace) {
-  by_correlation_.reserve(trace.launch_stacks.size());
-  for (const core::LaunchStackRow& l : trace.launch_stacks) by_correlation_[l.correlation_id] = l.stack;
-  for (const core::GraphNodeRow& g : trace.graph_nodes) {
+LaunchStackIndex::LaunchStackIndex(const std::vector<core::LaunchStackRow>& launch_stacks,
+                                   const std::vector<core::GraphNodeRow>& graph_nodes) {
+  by_correlation_.reserve(launch_stacks.size());
+  for (const core::LaunchStackRow& l : launch_stacks) by_correlation_[l.correlation_id] = l.stack;
+  for (const core::GraphNodeRow& g : graph_nodes) {
     if (g.stack != 0) {
       by_node_[g.node_id] = g.stack;
     } else {

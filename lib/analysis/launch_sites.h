@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "absl/container/flat_hash_map.h"
 #include "lib/core/dictionary.h"
@@ -30,7 +31,9 @@ uint32_t LaunchSiteFrame(const core::Dictionary& dict, uint32_t stack);
 // stack that created its node (following the clones instantiation made).
 class LaunchStackIndex {
  public:
-  explicit LaunchStackIndex(const core::Trace& trace);
+  explicit LaunchStackIndex(const core::Trace& trace) : LaunchStackIndex(trace.launch_stacks, trace.graph_nodes) {}
+  LaunchStackIndex(const std::vector<core::LaunchStackRow>& launch_stacks,
+                   const std::vector<core::GraphNodeRow>& graph_nodes);
   // 0 when none was taken.
   uint32_t StackOf(const core::KernelRow& kernel) const;
   bool empty() const { return by_correlation_.empty() && by_node_.empty(); }

@@ -50,6 +50,7 @@ constexpr std::array<std::string_view, static_cast<size_t>(Fixed::kCount)> kFixe
     "recommendation",
     "recoverable ns",
     "rank",
+    "launched from",
     "Memset",
     "(unnamed range)",
     "timeline capture",

@@ -22,6 +22,7 @@ enum class NameKind : uint64_t {
   kDims,            // a launch dimension text "(x, y, z)", by dims_ id
   kCopy,            // "Memcpy HtoD", by copy kind
   kMemoryKind,      // "pinned", by memory kind
+  kLaunchSite,      // a call stack's launch site, by call stack id
 };
 
 // absl::StrCat takes absl::string_view, which is not std::string_view in this abseil.
@@ -74,6 +75,7 @@ enum class Fixed : uint32_t {
   kArgRecommendation,
   kArgRecoverable,
   kArgRank,
+  kArgLaunchedFrom,
   kNameMemset,
   kNameUnnamedRange,
   kNameTimelineWindow,

@@ -494,6 +494,13 @@ absl::Status ExportPass::ExportKernel(const core::KernelRow& k, uint64_t track, 
   }
   if (replayed) args_.push_back(Arg::Bool(F(Fixed::kArgReplayed), true));
   args_.push_back(Arg::String(F(Fixed::kArgMangled), Keyed(NameKind::kString, sig.name(), dict.str(sig.name()))));
+  if (scan_.stacks) {
+    if (const uint32_t stack = scan_.stacks->StackOf(k); stack != 0) {
+      if (auto it = scan_.launch_site_text.find(stack); it != scan_.launch_site_text.end()) {
+        args_.push_back(Arg::String(F(Fixed::kArgLaunchedFrom), Keyed(NameKind::kLaunchSite, stack, it->second)));
+      }
+    }
+  }
   Slice s;
   s.track = track;
   std::tie(s.start, s.end) = KernelSpan(k);

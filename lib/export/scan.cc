@@ -43,6 +43,8 @@ ScanResult Scan(core::TraceReader& reader) {
 
   core::StuckCorrelationVote vote;
   core::DecodedChunk chunk;
+  std::vector<core::LaunchStackRow> launch_stacks;
+  std::vector<core::GraphNodeRow> graph_nodes;
   while (true) {
     absl::StatusOr<bool> more = reader.Next(&chunk);
     if (!more.ok()) {
@@ -89,6 +91,8 @@ ScanResult Scan(core::TraceReader& reader) {
       if (w.end_ns() != 0) widen(w.end_ns(), w.end_ns());
       scan.windows.push_back(w);
     }
+    launch_stacks.insert(launch_stacks.end(), chunk.launch_stacks.begin(), chunk.launch_stacks.end());
+    graph_nodes.insert(graph_nodes.end(), chunk.graph_nodes.begin(), chunk.graph_nodes.end());
     scan.kernels += chunk.kernels.size();
     scan.api_calls += chunk.api_calls.size();
     scan.memcpys += chunk.memcpys.size();
@@ -112,6 +116,14 @@ ScanResult Scan(core::TraceReader& reader) {
   }
   std::sort(scan.metric_spans.begin(), scan.metric_spans.end());
   scan.stuck_vote = vote;
+  if (!launch_stacks.empty() || !graph_nodes.empty()) {
+    scan.stacks.emplace(launch_stacks, graph_nodes);
+    // Every stack is defined by now: the dictionary is the whole file's.
+    const core::Dictionary& dict = reader.dictionary();
+    for (uint32_t stack = 1; stack <= dict.stack_count(); ++stack) {
+      scan.launch_site_text[stack] = analysis::FrameText(dict, analysis::LaunchSiteFrame(dict, stack));
+    }
+  }
   return scan;
 }
 

@@ -19,6 +19,8 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "cuscope/v1/trace.pb.h"
+#include "absl/container/flat_hash_map.h"
+#include "lib/analysis/launch_sites.h"
 #include "lib/core/stuck_correlation.h"
 #include "lib/core/trace_reader.h"
 #include "lib/export/correlation_set.h"
@@ -53,6 +55,9 @@ struct ScanResult {
   // votes; ConfirmStuckCorrelation counts the candidate in a second read.
   core::StuckCorrelationVote stuck_vote;
   std::optional<core::StuckCorrelation> stuck_correlation;
+  // Call stacks (--stacks): each kernel's, and each stack's launch site as a slice argument says it.
+  std::optional<analysis::LaunchStackIndex> stacks;
+  absl::flat_hash_map<uint32_t, std::string> launch_site_text;  // by call stack id
 
   uint64_t chunks = 0;
   uint64_t kernels = 0, api_calls = 0, memcpys = 0, memsets = 0, nvtx_markers = 0, overheads = 0;

@@ -266,5 +266,32 @@ TEST(ChromeJsonWriterTest, BytesThatAreNotUtf8BecomeReplacementCharacters) {
   EXPECT_EQ(names, want);
 }
 
+// A kernel whose launch's stack was taken carries its launch site; one without, no such argument.
+TEST(ChromeJsonLaunchSiteTest, AKernelCarriesWhereItWasLaunchedFrom) {
+  TestTrace t;
+  t.Window(v1::WINDOW_KIND_TIMELINE, 0, 100'000, "session");
+  t.Api("cudaLaunchKernel", 1000, 2000, 1);
+  t.Kernel("_Z4stepv", 5000, 6000, 7, 1);
+  t.LaunchStack(1, {{"/usr/lib/libcudart.so.13", "cudaLaunchKernel"}, {"/opt/app/trainer", "_ZN5model5trainEv"}});
+  t.Api("cudaLaunchKernel", 7000, 8000, 2);
+  t.Kernel("_Z4stepv", 9000, 9500, 7, 2);
+  const std::string output = TempPath(".json");
+  ExportOptions options;
+  options.format = ExportFormat::kChromeJson;
+  ASSERT_TRUE(ExportToFile(t.Write(), output, options).ok());
+  Struct root;
+  ASSERT_TRUE(google::protobuf::util::JsonStringToMessage(ReadFile(output), &root).ok());
+  std::vector<std::string> sites;
+  for (const Value& e : root.fields().at("traceEvents").list_value().values()) {
+    const Struct& event = e.struct_value();
+    auto cat = event.fields().find("cat");
+    if (cat == event.fields().end() || cat->second.string_value() != "kernel") continue;
+    const Struct& args = event.fields().at("args").struct_value();
+    auto site = args.fields().find("launched from");
+    sites.push_back(site == args.fields().end() ? "" : site->second.string_value());
+  }
+  EXPECT_EQ(sites, (std::vector<std::string>{"model::train (trainer)", ""}));
+}
+
 }  // namespace
 }  // namespace cuscope::exporter::testing

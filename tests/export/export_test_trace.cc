@@ -168,6 +168,13 @@ void BuildScenario(TestTrace* t) {
   t->EndChunk();
 }
 
+void TestTrace::LaunchStack(uint64_t correlation, const std::vector<std::pair<std::string, std::string>>& frames) {
+  std::vector<uint32_t> ids;
+  uint64_t offset = 0;
+  for (const auto& [module, function] : frames) ids.push_back(builder_->InternFrame(module, offset += 0x40, function, 0));
+  builder_->AddLaunchStack(correlation, builder_->InternStack(ids));
+}
+
 void TestTrace::EndChunk() {
   v1::Chunk& c = chunks_.emplace_back();
   builder_->TakeChunk(&c);

@@ -34,6 +34,8 @@ class TestTrace {
   void Nvtx(v1::NvtxKind kind, uint64_t id, uint64_t time, const char* name, uint64_t tid = 100);
   void Overhead(const char* kind, uint64_t start, uint64_t end, uint64_t tid = 100);
   void Metrics(uint64_t correlation, const char* kernel);
+  // A launch's call stack, innermost frame first: (module, mangled function).
+  void LaunchStack(uint64_t correlation, const std::vector<std::pair<std::string, std::string>>& frames);
   // A capture window; an unset start or end writes the half the collector writes when a window
   // opens (or closes) in a chunk of its own.
   void Window(v1::WindowKind kind, std::optional<uint64_t> start, std::optional<uint64_t> end, const char* reason);
