@@ -2,6 +2,8 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "lib/analysis/timeline.h"
+#include "lib/core/kernel_names.h"
 #include "lib/core/kernel_selection.h"
 
 namespace cuscope::analysis {
@@ -70,6 +72,76 @@ uint32_t LaunchStackIndex::StackOf(const core::KernelRow& kernel) const {
     if (auto it = by_correlation_.find(kernel.correlation_id); it != by_correlation_.end()) return it->second;
   }
   return 0;
+}
+
+namespace {
+
+// Children by name while the tree grows (the node's own children vector holds them).
+struct Building {
+  CallPathNode node;
+  absl::flat_hash_map<std::string, size_t> child_of;
+  std::vector<Building> kids;
+};
+
+void Finish(Building& b, CallPathNode* out) {
+  *out = std::move(b.node);
+  out->children.reserve(b.kids.size());
+  for (Building& k : b.kids) {
+    out->children.emplace_back();
+    Finish(k, &out->children.back());
+  }
+  std::sort(out->children.begin(), out->children.end(), [](const CallPathNode& a, const CallPathNode& c) {
+    return a.time_ns != c.time_ns ? a.time_ns > c.time_ns : a.name < c.name;
+  });
+}
+
+}  // namespace
+
+CallPathNode BuildCallPathTree(const Timeline& timeline, size_t max_nodes) {
+  const core::Trace& trace = timeline.trace();
+  const core::Dictionary& dict = trace.dict;
+  const LaunchStackIndex stacks(trace);
+  Building root;
+  root.node.name = "all kernels with a stack";
+  size_t nodes = 1;
+  // A stack's path (outermost first, to the launch site), built once per stack.
+  absl::flat_hash_map<uint32_t, std::vector<std::string>> path_of;
+  for (const core::KernelRow& k : trace.kernels) {
+    if (!timeline.OnTimeline(k) || !dict.has_signature(k.signature)) continue;
+    const uint32_t stack = stacks.StackOf(k);
+    if (stack == 0 || !dict.has_stack(stack)) continue;
+    auto [path, inserted] = path_of.try_emplace(stack);
+    if (inserted) {
+      const v1::CallStack& s = dict.stack(stack);
+      const uint32_t site = LaunchSiteFrame(dict, stack);
+      int site_index = 0;
+      while (site_index < s.frames_size() && s.frames(site_index) != site) ++site_index;
+      for (int i = s.frames_size() - 1; i >= site_index; --i) path->second.push_back(FrameText(dict, s.frames(i)));
+    }
+    const uint64_t time = k.end > k.start ? k.end - k.start : 0;
+    Building* at = &root;
+    at->node.time_ns += time;
+    ++at->node.launches;
+    std::vector<std::string_view> names(path->second.begin(), path->second.end());
+    const std::string kernel = core::ShortKernelName(dict.kernel_name(k.signature));
+    names.push_back(kernel);
+    for (std::string_view name : names) {
+      auto it = at->child_of.find(absl::string_view(name.data(), name.size()));
+      if (it == at->child_of.end()) {
+        if (nodes >= max_nodes) break;  // folds into the deepest node there is
+        ++nodes;
+        it = at->child_of.emplace(std::string(name), at->kids.size()).first;
+        at->kids.emplace_back();
+        at->kids.back().node.name = std::string(name);
+      }
+      at = &at->kids[it->second];
+      at->node.time_ns += time;
+      ++at->node.launches;
+    }
+  }
+  CallPathNode out;
+  Finish(root, &out);
+  return out;
 }
 
 }  // namespace cuscope::analysis

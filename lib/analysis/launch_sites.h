@@ -47,6 +47,21 @@ class LaunchStackIndex {
   absl::flat_hash_map<uint64_t, uint64_t> original_of_;
 };
 
+// GPU time by call path, for a flame graph: from the outermost frame of each kernel's stack down to
+// its launch site, then the kernel (its short name) as the leaf. Children are ordered by time,
+// most first. CUDA-library frames below the launch site are left out (they are how, not where).
+struct CallPathNode {
+  std::string name;
+  uint64_t time_ns = 0;
+  uint64_t launches = 0;
+  std::vector<CallPathNode> children;
+};
+
+// The root holds the GPU time of every kernel with a stack on the timeline. At most `max_nodes`
+// nodes: paths past that fold into their deepest existing node.
+class Timeline;
+CallPathNode BuildCallPathTree(const Timeline& timeline, size_t max_nodes = 4000);
+
 }  // namespace cuscope::analysis
 
 #endif  // CUSCOPE_LIB_ANALYSIS_LAUNCH_SITES_H_

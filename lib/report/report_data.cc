@@ -7,6 +7,7 @@
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "lib/analysis/launch_sites.h"
 #include "lib/analysis/tables.h"
 #include "lib/core/kernel_names.h"
 #include "lib/core/kernel_selection.h"
@@ -143,6 +144,23 @@ std::vector<UnprofiledKernel> UnprofiledKernels(const core::Trace& trace, const 
   std::sort(ranked.begin(), ranked.end(),
             [](const UnprofiledKernel& a, const UnprofiledKernel& b) { return a.time_ns > b.time_ns; });
   return ranked;
+}
+
+void WriteCallPathNode(const analysis::CallPathNode& n, JsonWriter* w) {
+  w->BeginObject().Field("name", n.name).Field("time_ns", n.time_ns).Field("launches", n.launches);
+  w->Key("children").BeginArray();
+  for (const analysis::CallPathNode& c : n.children) WriteCallPathNode(c, w);
+  w->EndArray().EndObject();
+}
+
+// "call_paths": GPU time by call path (--stacks), the flame graph's tree; null without stacks.
+void WriteCallPaths(const core::Trace& trace, const Timeline& timeline, JsonWriter* w) {
+  w->Key("call_paths");
+  if (trace.launch_stacks.empty() && trace.graph_nodes.empty()) {
+    w->Null();
+    return;
+  }
+  WriteCallPathNode(analysis::BuildCallPathTree(timeline), w);
 }
 
 // "roofline": a point per profiled kernel with FLOP counts, DRAM bytes and a duration; the others
@@ -318,6 +336,7 @@ std::string BuildReportData(const Timeline& timeline, const analysis::Analysis& 
   std::vector<Lane> lanes = CollectLanes(trace, timeline, &names);
   WriteTimeline(std::move(lanes), names, axis, options, &w);
   WriteUtilization(timeline, axis, options.utilization_buckets, &w);
+  WriteCallPaths(trace, timeline, &w);
   w.EndObject();
   return w.Take();
 }

@@ -47,7 +47,8 @@ struct ReportDataOptions {
 //   tables [{name, title, columns [{name, type}], total_rows, rows [[cell, ..]]}],
 //   timeline {span_ns, bucket_ns, lanes [{group, label, kind, recorded, merged, slices [start,
 //   duration, name, category, count, busy_ns, ...]}], recorded_slices, drawn_slices, merged_lanes,
-//   names [..]}, utilization {bucket_ns, devices [{device, busy [share per bucket]}]}.
+//   names [..]}, utilization {bucket_ns, devices [{device, busy [share per bucket]}]},
+//   call_paths (null without --stacks) {name, time_ns, launches, children [..]}: GPU time by call path.
 // `analysis` is Analyze's result over `timeline` (analyzer.h): the page shows what the analysis
 // found and draws the timeline it ran on.
 std::string BuildReportData(const analysis::Timeline& timeline, const analysis::Analysis& analysis,

@@ -252,5 +252,44 @@ TEST(KernelStackSummaryTest, AStackAllInsideTheLibrariesAndAFrameWithoutASymbol)
   EXPECT_EQ(table.rows[0][8], "libcublasLt.so.13+0x110");
 }
 
+// The flame graph's tree: outermost frame first, down to the launch site, then the kernel; times
+// add up at every level; children most time first.
+TEST(CallPathTreeTest, OutermostFrameFirstDownToTheKernel) {
+  SyntheticTrace s;
+  const std::pair<std::string, std::string> runtime = {"/lib/libcudart.so.13", "cudaLaunchKernel"};
+  const std::pair<std::string, std::string> main_frame = {"/opt/app/trainer", "main"};
+  const std::pair<std::string, std::string> train = {"/opt/app/trainer", "_ZN5model5trainEv"};
+  const std::pair<std::string, std::string> eval = {"/opt/app/trainer", "_ZN5model8evaluateEv"};
+  for (int i = 0; i < 3; ++i) {
+    const uint64_t corr = s.Api("cudaLaunchKernel_v7000", 100.0 * i, 5);
+    s.Kernel("gemm", 100.0 * i + 10, 50, 7, corr);
+    s.LaunchStack(corr, {runtime, train, main_frame});
+  }
+  const uint64_t corr = s.Api("cudaLaunchKernel_v7000", 400, 5);
+  s.Kernel("relu", 410, 20, 7, corr);
+  s.LaunchStack(corr, {runtime, eval, main_frame});
+  s.Launch("untracked", 500, 5, 510, 10);
+  const core::Trace trace = s.Load();
+  const CallPathNode root = BuildCallPathTree(Timeline::Build(trace));
+  EXPECT_EQ(root.time_ns, 170'000u);
+  EXPECT_EQ(root.launches, 4u);
+  ASSERT_EQ(root.children.size(), 1u);
+  const CallPathNode& m = root.children[0];
+  EXPECT_EQ(m.name, "main (trainer)");
+  ASSERT_EQ(m.children.size(), 2u);
+  EXPECT_EQ(m.children[0].name, "model::train (trainer)");
+  EXPECT_EQ(m.children[0].time_ns, 150'000u);
+  ASSERT_EQ(m.children[0].children.size(), 1u);
+  EXPECT_EQ(m.children[0].children[0].name, "gemm");
+  EXPECT_TRUE(m.children[0].children[0].children.empty()) << "the runtime's frame is not on the path";
+  EXPECT_EQ(m.children[1].name, "model::evaluate (trainer)");
+  // A node budget: paths fold into the deepest node there is.
+  const CallPathNode small = BuildCallPathTree(Timeline::Build(trace), 3);
+  EXPECT_EQ(small.time_ns, 170'000u);
+  ASSERT_EQ(small.children.size(), 1u);
+  ASSERT_EQ(small.children[0].children.size(), 1u);
+  EXPECT_TRUE(small.children[0].children[0].children.empty());
+}
+
 }  // namespace
 }  // namespace cuscope::analysis

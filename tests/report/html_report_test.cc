@@ -222,6 +222,27 @@ TEST(ReportDataTest, TopDownRunShowsBothHalves) {
   EXPECT_TRUE(absl::StrContains(row, "compute-bound")) << row;
 }
 
+// GPU time by call path: null without stacks, the tree with them.
+TEST(ReportDataTest, CallPathsWithStacksOnly) {
+  SyntheticTrace t;
+  const uint64_t corr = t.Api("cudaLaunchKernel_v7000", 0, 5);
+  t.Kernel("gemm", 10, 50, 7, corr);
+  t.LaunchStack(corr, {{"/lib/libcudart.so.13", "cudaLaunchKernel"}, {"/opt/app/trainer", "main"}});
+  const core::Trace trace = t.Load();
+  const analysis::Timeline timeline = analysis::Timeline::Build(trace);
+  const Struct data = EmbeddedData(RenderHtmlReport(timeline, analysis::Analyze(timeline, {}), "stacks"));
+  const Struct& root = At(data, "call_paths").struct_value();
+  EXPECT_EQ(At(root, "time_ns").number_value(), 50'000);
+  const Struct& main_node = At(root, "children").list_value().values(0).struct_value();
+  EXPECT_EQ(At(main_node, "name").string_value(), "main (trainer)");
+  SyntheticTrace plain;
+  plain.Launch("gemm", 0, 5, 10, 50);
+  const core::Trace plain_trace = plain.Load();
+  const analysis::Timeline plain_timeline = analysis::Timeline::Build(plain_trace);
+  const Struct none = EmbeddedData(RenderHtmlReport(plain_timeline, analysis::Analyze(plain_timeline, {}), "plain"));
+  EXPECT_EQ(At(none, "call_paths").kind_case(), Value::kNullValue);
+}
+
 TEST(ReportDataTest, EmptyTrace) {
   SyntheticTrace t;
   const core::Trace trace = t.Load();

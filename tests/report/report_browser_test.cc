@@ -133,6 +133,28 @@ TEST(ReportBrowserTest, LaunchOverheadReportFromTheCommand) {
   EXPECT_NE(dom.find("slices drawn for"), std::string::npos);
 }
 
+// A trace with call stacks draws the flame graph of GPU time by call path.
+TEST(ReportBrowserTest, CallStacksDrawTheFlameGraph) {
+  testing::SyntheticTrace t;
+  for (int i = 0; i < 4; ++i) {
+    const uint64_t corr = t.Api("cudaLaunchKernel_v7000", 100.0 * i, 5);
+    t.Kernel(i % 2 ? "gemm" : "relu", 100.0 * i + 10, 50, 7, corr);
+    t.LaunchStack(corr, {{"/lib/libcudart.so.13", "cudaLaunchKernel"},
+                         {"/opt/app/trainer", i % 2 ? "_ZN5model5trainEv" : "_ZN5model8evaluateEv"},
+                         {"/opt/app/trainer", "main"}});
+  }
+  const core::Trace trace = t.Load();
+  const analysis::Timeline timeline = analysis::Timeline::Build(trace);
+  const analysis::Analysis analysis = analysis::Analyze(timeline, analysis::AnalyzeOptions());
+  const std::string html = absl::StrCat(TempDir(), "/stacks.html");
+  std::ofstream(html) << RenderHtmlReport(timeline, analysis, "stacks");
+  const std::string dom = RenderedDom(html);
+  ExpectRenderedCleanly(dom, html);
+  EXPECT_NE(dom.find("class=\"flame-node\""), std::string::npos);
+  EXPECT_NE(dom.find(">model::train (trainer)</div>"), std::string::npos) << dom.substr(dom.find("id=\"flame\""), 800);
+  EXPECT_EQ(dom.find("id=\"flame-section\" hidden"), std::string::npos) << "shown";
+}
+
 // Zoom, pan, hover, the buttons, the findings' timeline links and the tables' "show all": a script
 // appended to the page drives them with synthetic events after it rendered, and records the text of
 // the tooltip over the kernels of the busy stretch.

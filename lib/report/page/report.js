@@ -649,8 +649,40 @@ function renderTables() {
   }
 }
 
+// An icicle chart: the root on top, each call path's frames below it, widths by GPU time. Nodes
+// narrower than a pixel's worth are left out (their time stays in their parent's width).
+function renderFlame() {
+  const root = D.call_paths;
+  if (!root || !root.time_ns) return;
+  $('flame-section').hidden = false;
+  const box = $('flame');
+  const rowHeight = 18;
+  let depth = 0;
+  const place = (node, left, width, level) => {
+    if (width < 0.1) return;
+    depth = Math.max(depth, level + 1);
+    const share = node.time_ns / root.time_ns;
+    box.appendChild(el('div', {
+      class: 'flame-node',
+      style: 'left:' + left + '%;width:' + width + '%;top:' + (level * rowHeight) + 'px;background:hsl(' +
+        hashHue(node.name) + ',60%,72%)',
+      title: node.name + '\n' + fmtDur(node.time_ns) + ' of GPU time (' + (100 * share).toFixed(1) + '%), ' +
+        fmtNumber(node.launches) + ' launches',
+      text: node.name,
+    }));
+    let at = left;
+    for (const child of node.children || []) {
+      const w = width * child.time_ns / node.time_ns;
+      place(child, at, w, level + 1);
+      at += w;
+    }
+  };
+  place(root, 0, 100, 0);
+  box.style.height = (depth * rowHeight) + 'px';
+}
+
 for (const [name, fn] of [['overview', renderOverview], ['findings', renderFindings], ['timeline', renderTimeline],
-  ['roofline', renderRoofline], ['tables', renderTables]]) {
+  ['roofline', renderRoofline], ['flame', renderFlame], ['tables', renderTables]]) {
   try {
     fn();
   } catch (e) {
