@@ -1,5 +1,7 @@
 #include "lib/analysis/launch_sites.h"
 
+#include <algorithm>
+
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "lib/analysis/timeline.h"
@@ -50,14 +52,14 @@ LaunchStackIndex::LaunchStackIndex(const std::vector<core::LaunchStackRow>& laun
   for (const core::LaunchStackRow& l : launch_stacks) by_correlation_[l.correlation_id] = l.stack;
   for (const core::GraphNodeRow& g : graph_nodes) {
     if (g.stack != 0) {
-      by_node_[g.node_id] = g.stack;
+      by_node_[g.node_id] = Origin{g.stack, g.thread, g.created_ns};
     } else {
       original_of_[g.node_id] = g.original_node_id;
     }
   }
 }
 
-uint32_t LaunchStackIndex::StackOf(const core::KernelRow& kernel) const {
+LaunchStackIndex::Origin LaunchStackIndex::OriginOf(const core::KernelRow& kernel) const {
   // A graph's kernels share their graph launch's correlation id: the node says more.
   if (kernel.graph_node_id != 0) {
     uint64_t node = kernel.graph_node_id;
@@ -69,7 +71,32 @@ uint32_t LaunchStackIndex::StackOf(const core::KernelRow& kernel) const {
     }
   }
   if (kernel.correlation_id != 0) {
-    if (auto it = by_correlation_.find(kernel.correlation_id); it != by_correlation_.end()) return it->second;
+    if (auto it = by_correlation_.find(kernel.correlation_id); it != by_correlation_.end()) {
+      return Origin{it->second, 0, 0};
+    }
+  }
+  return Origin{};
+}
+
+NvtxRangeLocator::NvtxRangeLocator(const Timeline& timeline) {
+  for (const ThreadTimeline& t : timeline.threads()) {
+    if (!t.ranges.empty()) ranges_by_thread_[t.thread] = &t.ranges;
+  }
+}
+
+uint32_t NvtxRangeLocator::RangeAt(uint32_t thread, uint64_t time) const {
+  auto it = ranges_by_thread_.find(thread);
+  if (it == ranges_by_thread_.end()) return 0;
+  const std::vector<NvtxRange>& ranges = *it->second;
+  // Ranges by start: among those open at `time`, the latest to start is the innermost. The scan
+  // back stops after a bounded number of ranges that ended before `time`.
+  auto after = std::upper_bound(ranges.begin(), ranges.end(), time,
+                                [](uint64_t t, const NvtxRange& r) { return t < r.begin; });
+  constexpr int kMaxScan = 4096;
+  int scanned = 0;
+  while (after != ranges.begin() && scanned++ < kMaxScan) {
+    --after;
+    if (after->end >= time) return after->name;
   }
   return 0;
 }

@@ -27,6 +27,9 @@ std::string FrameText(const core::Dictionary& dict, uint32_t frame);
 // frame when all are inside them). 0 for an unknown stack.
 uint32_t LaunchSiteFrame(const core::Dictionary& dict, uint32_t stack);
 
+class Timeline;
+struct NvtxRange;
+
 // Each kernel's call stack: its launch's (by correlation id), or for a kernel a CUDA graph ran, the
 // stack that created its node (following the clones instantiation made).
 class LaunchStackIndex {
@@ -34,8 +37,16 @@ class LaunchStackIndex {
   explicit LaunchStackIndex(const core::Trace& trace) : LaunchStackIndex(trace.launch_stacks, trace.graph_nodes) {}
   LaunchStackIndex(const std::vector<core::LaunchStackRow>& launch_stacks,
                    const std::vector<core::GraphNodeRow>& graph_nodes);
-  // 0 when none was taken.
-  uint32_t StackOf(const core::KernelRow& kernel) const;
+  // Where a kernel's launch came from: its stack (0 when none was taken) and, for a kernel a CUDA
+  // graph ran, the host thread and time its node was created (0 for a direct launch: its launch
+  // call says).
+  struct Origin {
+    uint32_t stack = 0;
+    uint32_t thread = 0;  // dictionary thread id
+    uint64_t time = 0;
+  };
+  Origin OriginOf(const core::KernelRow& kernel) const;
+  uint32_t StackOf(const core::KernelRow& kernel) const { return OriginOf(kernel).stack; }
   bool empty() const { return by_correlation_.empty() && by_node_.empty(); }
 
   // Clone chains longer than this are not followed (a damaged trace could make a cycle).
@@ -43,8 +54,18 @@ class LaunchStackIndex {
 
  private:
   absl::flat_hash_map<uint64_t, uint32_t> by_correlation_;
-  absl::flat_hash_map<uint64_t, uint32_t> by_node_;
+  absl::flat_hash_map<uint64_t, Origin> by_node_;
   absl::flat_hash_map<uint64_t, uint64_t> original_of_;
+};
+
+// The innermost NVTX range open on a host thread at a time (its name's string id; 0: none).
+class NvtxRangeLocator {
+ public:
+  explicit NvtxRangeLocator(const Timeline& timeline);
+  uint32_t RangeAt(uint32_t thread, uint64_t time) const;
+
+ private:
+  absl::flat_hash_map<uint32_t, const std::vector<NvtxRange>*> ranges_by_thread_;
 };
 
 // GPU time by call path, for a flame graph: from the outermost frame of each kernel's stack down to
@@ -59,7 +80,6 @@ struct CallPathNode {
 
 // The root holds the GPU time of every kernel with a stack on the timeline. At most `max_nodes`
 // nodes: paths past that fold into their deepest existing node.
-class Timeline;
 CallPathNode BuildCallPathTree(const Timeline& timeline, size_t max_nodes = 4000);
 
 }  // namespace cuscope::analysis

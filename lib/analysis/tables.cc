@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -286,21 +287,42 @@ Table KernelStackSummary(const Timeline& timeline) {
       "graphs by the stack that created their node, grouped by the innermost frame outside the CUDA libraries";
   table.columns = kTimeColumns;
   table.columns.push_back({"Launched From", ColumnType::kText});
+  table.columns.push_back({"NVTX Range", ColumnType::kText});
   table.columns.push_back({"Name", ColumnType::kText});
   const LaunchStackIndex stacks(trace);
-  // (launch site frame, kernel name string id) -> group; names carry the site until the rows are sorted.
-  absl::flat_hash_map<std::pair<uint32_t, uint32_t>, uint32_t> group_of;
-  std::vector<std::string> names(1, "\t(unknown kernel)");
+  const NvtxRangeLocator nvtx(timeline);
+  // Where and when a direct launch was made: its launch call, by correlation id.
+  absl::flat_hash_map<uint64_t, std::pair<uint32_t, uint64_t>> call_of;  // correlation -> (thread, start)
+  if (!trace.nvtx.empty()) {
+    absl::flat_hash_map<uint64_t, bool> stacked;
+    for (const core::LaunchStackRow& l : trace.launch_stacks) stacked[l.correlation_id] = true;
+    for (const core::ApiCallRow& a : trace.api_calls) {
+      if (a.correlation_id != 0 && stacked.contains(a.correlation_id)) call_of.try_emplace(a.correlation_id, a.thread, a.start);
+    }
+  }
+  // (launch site frame, NVTX range name, kernel name) -> group; names carry the site and the range
+  // until the rows are sorted.
+  absl::flat_hash_map<std::tuple<uint32_t, uint32_t, uint32_t>, uint32_t> group_of;
+  std::vector<std::string> names(1, "\t\t(unknown kernel)");
   std::vector<uint32_t> kernel_group(trace.kernels.size(), 0);
   for (size_t i = 0; i < trace.kernels.size(); ++i) {
     const core::KernelRow& k = trace.kernels[i];
     if (!dict.has_signature(k.signature)) continue;
-    const uint32_t stack = stacks.StackOf(k);
-    if (stack == 0) continue;
-    const uint32_t site = LaunchSiteFrame(dict, stack);
+    const LaunchStackIndex::Origin origin = stacks.OriginOf(k);
+    if (origin.stack == 0) continue;
+    const uint32_t site = LaunchSiteFrame(dict, origin.stack);
+    uint32_t range = 0;
+    if (origin.thread != 0) {
+      range = nvtx.RangeAt(origin.thread, origin.time);  // the graph node's capture
+    } else if (auto call = call_of.find(k.correlation_id); call != call_of.end()) {
+      range = nvtx.RangeAt(call->second.first, call->second.second);
+    }
     const uint32_t name = dict.signature(k.signature).name();
-    auto [g, inserted] = group_of.try_emplace(std::make_pair(site, name), static_cast<uint32_t>(names.size()));
-    if (inserted) names.push_back(absl::StrCat(FrameText(dict, site), "\t", dict.str(name)));
+    auto [g, inserted] = group_of.try_emplace(std::make_tuple(site, range, name), static_cast<uint32_t>(names.size()));
+    if (inserted) {
+      names.push_back(absl::StrCat(FrameText(dict, site), "\t", range != 0 ? RangeName(trace, range) : std::string(),
+                                   "\t", dict.str(name)));
+    }
     kernel_group[i] = g->second;
   }
   GroupStats stats;
@@ -316,9 +338,11 @@ Table KernelStackSummary(const Timeline& timeline) {
   for (auto& row : table.rows) {
     std::string packed = std::move(row.back());
     row.pop_back();
-    const size_t tab = packed.find('\t');
-    row.push_back(packed.substr(0, tab));
-    row.push_back(packed.substr(tab + 1));
+    const size_t a = packed.find('\t');
+    const size_t b = packed.find('\t', a + 1);
+    row.push_back(packed.substr(0, a));
+    row.push_back(packed.substr(a + 1, b - a - 1));
+    row.push_back(packed.substr(b + 1));
   }
   return table;
 }

@@ -42,11 +42,15 @@ uint32_t ChunkBuilder::InternStack(const std::vector<uint32_t>& frames) {
   return id;
 }
 
-void ChunkBuilder::AddGraphNode(uint64_t node_id, uint32_t stack, uint64_t original_node_id) {
+void ChunkBuilder::AddGraphNode(uint64_t node_id, uint32_t stack, uint64_t original_node_id, uint64_t created_ns,
+                                uint32_t pid, uint64_t tid) {
+  const uint32_t thread = tid != 0 ? InternThread(pid, tid) : 0;
   v1::GraphNodeStack* g = chunk_.add_graph_node_stacks();
   g->set_node_id(node_id);
   g->set_stack(stack);
   g->set_original_node_id(original_node_id);
+  g->set_created_ns(created_ns);
+  g->set_thread(thread);
   ++pending_;
 }
 

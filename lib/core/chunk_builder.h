@@ -95,8 +95,10 @@ class ChunkBuilder final : public ActivitySink {
                        uint64_t function_offset);
   uint32_t InternStack(const std::vector<uint32_t>& frames);  // frames from InternFrame, not empty
   void AddLaunchStack(uint64_t correlation_id, uint32_t stack);
-  // A graph node created with a stack, or cloned from `original_node_id` (stack 0).
-  void AddGraphNode(uint64_t node_id, uint32_t stack, uint64_t original_node_id);
+  // A graph node created with a stack (at `created_ns` on host thread `tid` of `pid`, when known),
+  // or cloned from `original_node_id` (stack 0).
+  void AddGraphNode(uint64_t node_id, uint32_t stack, uint64_t original_node_id, uint64_t created_ns = 0,
+                    uint32_t pid = 0, uint64_t tid = 0);
 
  private:
   uint32_t InternSignature(const KernelConfig& c);

@@ -241,6 +241,8 @@ struct GraphNodeRow {
   uint64_t node_id = 0;
   uint32_t stack = 0;  // 0: a clone
   uint64_t original_node_id = 0;
+  uint64_t created_ns = 0;  // a created node's, on CUPTI's clock (0: unknown)
+  uint32_t thread = 0;      // the creating host thread's dictionary id (0: unknown)
 };
 
 // The rows of every record kind, as a chunk or a whole trace holds them.

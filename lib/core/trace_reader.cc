@@ -105,7 +105,11 @@ absl::Status DecodeChunk(const v1::Chunk& chunk, const Dictionary& dict, Decoded
       return absl::DataLossError(absl::StrCat("corrupt trace: graph node ", g.node_id(),
                                               " needs exactly one of a defined call stack and an original node"));
     }
-    out->graph_nodes.push_back({g.node_id(), g.stack(), g.original_node_id()});
+    if (g.thread() > dict.thread_count()) {
+      return absl::DataLossError(absl::StrCat("corrupt trace: graph node ", g.node_id(), " names undefined thread ",
+                                              g.thread()));
+    }
+    out->graph_nodes.push_back({g.node_id(), g.stack(), g.original_node_id(), g.created_ns(), g.thread()});
   }
   out->windows.assign(chunk.windows().begin(), chunk.windows().end());
   if (chunk.has_stats()) out->stats = chunk.stats();

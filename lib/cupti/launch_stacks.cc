@@ -1,5 +1,8 @@
 #include "lib/cupti/launch_stacks.h"
 
+#include <sys/syscall.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <iterator>
 
@@ -70,7 +73,9 @@ void LaunchStackCollector::OnResource(CUpti_CallbackId cbid, const CUpti_Resourc
     if (node == 0) return;
     uintptr_t pcs[core::kMaxCallStackFrames];
     const size_t n = core::CaptureCallStack(pcs, core::kMaxCallStackFrames, 0);
-    if (n > 0) pipeline_.QueueGraphNodeStack(node, pcs, n);
+    if (n > 0) {
+      pipeline_.QueueGraphNodeStack(node, pcs, n, cupti_.Timestamp(), static_cast<uint64_t>(::syscall(SYS_gettid)));
+    }
   } else if (cbid == CUPTI_CBID_RESOURCE_GRAPHNODE_CLONED) {
     const uint64_t node = cupti_.GraphNodeId(graph.node);
     const uint64_t original = cupti_.GraphNodeId(graph.originalNode);

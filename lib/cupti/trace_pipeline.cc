@@ -277,9 +277,12 @@ void TracePipeline::QueueLaunchStack(uint64_t correlation_id, const uintptr_t* r
   stacks_.push_back(std::move(stack));
 }
 
-void TracePipeline::QueueGraphNodeStack(uint64_t node_id, const uintptr_t* return_addresses, size_t n) {
+void TracePipeline::QueueGraphNodeStack(uint64_t node_id, const uintptr_t* return_addresses, size_t n,
+                                        uint64_t created_ns, uint64_t tid) {
   QueuedStack stack;
   stack.graph_node_id = node_id;
+  stack.created_ns = created_ns;
+  stack.tid = tid;
   stack.return_addresses.assign(return_addresses, return_addresses + n);
   std::lock_guard<std::mutex> lock(queue_mu_);
   stacks_.push_back(std::move(stack));
@@ -334,7 +337,7 @@ void TracePipeline::AddQueuedStacks() {
     if (frames.empty()) continue;
     const uint32_t stack = builder_.InternStack(frames);
     if (q.graph_node_id != 0) {
-      builder_.AddGraphNode(q.graph_node_id, stack, 0);
+      builder_.AddGraphNode(q.graph_node_id, stack, 0, q.created_ns, static_cast<uint32_t>(::getpid()), q.tid);
     } else {
       builder_.AddLaunchStack(q.correlation_id, stack);
     }

@@ -134,7 +134,8 @@ class TracePipeline {
   // Resolved and interned on the writer thread; cuscope's and CUPTI's own frames are left out.
   void QueueLaunchStack(uint64_t correlation_id, const uintptr_t* return_addresses, size_t n);
   // A CUDA graph node's creating stack, and a node cloned from another (instantiation).
-  void QueueGraphNodeStack(uint64_t node_id, const uintptr_t* return_addresses, size_t n);
+  void QueueGraphNodeStack(uint64_t node_id, const uintptr_t* return_addresses, size_t n, uint64_t created_ns,
+                           uint64_t tid);
   void QueueGraphNodeClone(uint64_t node_id, uint64_t original_node_id);
   void QueueCounterBatches(std::vector<CounterBatch> batches);
   // The top-down's turn, behind every buffer queued so far: its `kernels` hottest kernels, each
@@ -264,6 +265,8 @@ class TracePipeline {
     uint64_t correlation_id = 0;    // a launch's
     uint64_t graph_node_id = 0;     // or a graph node's
     uint64_t original_node_id = 0;  // a clone's: no addresses
+    uint64_t created_ns = 0;        // a created node's, and its thread
+    uint64_t tid = 0;
     std::vector<uintptr_t> return_addresses;
   };
   std::vector<QueuedStack> stacks_;           // queue_mu_

@@ -185,6 +185,16 @@ uint64_t SyntheticTrace::FrameOffset(const std::string& module, const std::strin
 
 void SyntheticTrace::GraphNodeClone(uint64_t node, uint64_t original) { builder_->AddGraphNode(node, 0, original); }
 
+void SyntheticTrace::GraphNodeAt(uint64_t node, const std::vector<std::pair<std::string, std::string>>& frames,
+                                 double created_us, uint64_t tid) {
+  std::vector<uint32_t> ids;
+  uint64_t offset = 0x800;
+  for (const auto& [module, function] : frames) {
+    ids.push_back(builder_->InternFrame(module, FrameOffset(module, function, offset += 0x10), function, 4));
+  }
+  builder_->AddGraphNode(node, builder_->InternStack(ids), 0, Us(created_us), 42, tid);
+}
+
 void SyntheticTrace::TimelineWindow(double start_us, double end_us, const std::string& reason) {
   builder_->AddWindow(v1::WINDOW_KIND_TIMELINE, Us(start_us), Us(end_us), reason);
 }

@@ -66,6 +66,9 @@ class SyntheticTrace {
   // A graph node created with these frames, and one cloned from another.
   void GraphNode(uint64_t node, const std::vector<std::pair<std::string, std::string>>& frames);
   void GraphNodeClone(uint64_t node, uint64_t original);
+  // The same as GraphNode, created at `created_us` on host thread `tid` (of pid 42, as Api and NvtxRange).
+  void GraphNodeAt(uint64_t node, const std::vector<std::pair<std::string, std::string>>& frames, double created_us,
+                   uint64_t tid);
   // The replay passes the metric rows below say they took (default 8; 9 after the window).
   void set_metric_passes(uint32_t passes) { metric_passes_ = passes; }
   // A metric row and its METRICS window alone.

@@ -182,10 +182,10 @@ TEST(KernelStackSummaryTest, GroupsLaunchesByTheirFirstFrameOutsideTheCudaLibrar
   const Timeline t = Timeline::Build(trace);
   const Table table = KernelStackSummary(t);
   ASSERT_EQ(table.rows.size(), 2u);
-  EXPECT_EQ(table.columns[table.columns.size() - 2].name, "Launched From");
+  EXPECT_EQ(table.columns[table.columns.size() - 3].name, "Launched From");
   EXPECT_EQ(table.rows[0][2], "3");
   EXPECT_EQ(table.rows[0][8], "model::train (trainer)");
-  EXPECT_EQ(table.rows[0][9], "gemm");
+  EXPECT_EQ(table.rows[0][10], "gemm");
   EXPECT_EQ(table.rows[1][8], "model::evaluate (trainer)");
   EXPECT_EQ(table.rows[1][1], "20000");
   // The analysis shows it only when stacks were taken.
@@ -222,10 +222,34 @@ TEST(KernelStackSummaryTest, GraphKernelsAreAttributedByTheirNodesCreatingStack)
   const Table table = KernelStackSummary(Timeline::Build(trace));
   ASSERT_EQ(table.rows.size(), 2u) << RenderText(table);
   EXPECT_EQ(table.rows[0][8], "model::backward (trainer)") << RenderText(table);
-  EXPECT_EQ(table.rows[0][9], "bwd");
+  EXPECT_EQ(table.rows[0][10], "bwd");
   EXPECT_EQ(table.rows[0][2], "4");
   EXPECT_EQ(table.rows[1][8], "model::forward (trainer)");
-  EXPECT_EQ(table.rows[1][9], "fwd");
+  EXPECT_EQ(table.rows[1][10], "fwd");
+}
+
+// The NVTX range of a kernel: for a direct launch the range open around its launch call, for a
+// graph's kernel the range open where its node was captured (its replay may run under any range).
+TEST(KernelStackSummaryTest, EachKernelCarriesTheNvtxRangeOfItsLaunchOrItsNodesCapture) {
+  SyntheticTrace s;
+  const std::pair<std::string, std::string> train = {"/opt/app/trainer", "_ZN5model5trainEv"};
+  s.NvtxRange("step", 0, 100);  // thread 1
+  const uint64_t direct = s.Api("cudaLaunchKernel_v7000", 10, 5);
+  s.Kernel("direct_kernel", 20, 10, 7, direct);
+  s.LaunchStack(direct, {train});
+  s.NvtxRange("capture_forward", 200, 300);
+  s.GraphNodeAt(501, {train}, /*created_us=*/250, /*tid=*/1);
+  s.GraphNodeClone(601, 501);
+  s.NvtxRange("replay", 1000, 2000);
+  const uint64_t replay = s.Api("cudaGraphLaunch_v10000", 1000, 5);
+  s.GraphKernel("graph_kernel", 1010, 40, 1, 601, replay);
+  const core::Trace trace = s.Load();
+  const Table table = KernelStackSummary(Timeline::Build(trace));
+  ASSERT_EQ(table.rows.size(), 2u) << RenderText(table);
+  EXPECT_EQ(table.rows[0][10], "graph_kernel");
+  EXPECT_EQ(table.rows[0][9], "capture_forward") << "where the node was captured, not where it replayed";
+  EXPECT_EQ(table.rows[1][10], "direct_kernel");
+  EXPECT_EQ(table.rows[1][9], "step");
 }
 
 // A clone chain that loops (only a damaged trace has one) ends without an answer.

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -794,6 +795,10 @@ TEST_F(CollectorLifecycleTest, GraphNodesKeepTheStackThatCreatedThem) {
   ASSERT_EQ(nodes.size(), 4u);
   EXPECT_NE(nodes[0x1000].stack, 0u);
   EXPECT_NE(nodes[0x1010].stack, 0u);
+  EXPECT_GT(nodes[0x1000].created_ns, 0u) << "when, for the NVTX range open at the capture";
+  ASSERT_NE(nodes[0x1000].thread, 0u);
+  EXPECT_EQ(trace.dict.thread(nodes[0x1000].thread).tid(), static_cast<uint64_t>(::syscall(SYS_gettid)));
+  EXPECT_EQ(nodes[0x2000].thread, 0u);
   EXPECT_EQ(nodes[0x2000].original_node_id, 0x1000u);
   EXPECT_EQ(nodes[0x2000].stack, 0u);
   EXPECT_EQ(nodes[0x2010].original_node_id, 0x1010u);
