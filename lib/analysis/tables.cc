@@ -300,8 +300,10 @@ Table KernelStackSummary(const Timeline& timeline) {
       if (a.correlation_id != 0 && stacked.contains(a.correlation_id)) call_of.try_emplace(a.correlation_id, a.thread, a.start);
     }
   }
-  // (launch site frame, NVTX range name, kernel name) -> group; names carry the site and the range
-  // until the rows are sorted.
+  // (launch site, NVTX range name, kernel name) -> group; names carry the site and the range until
+  // the rows are sorted. Sites group by their text: two call sites in one function are one place.
+  absl::flat_hash_map<uint32_t, uint32_t> site_group;  // frame id -> first frame id with its text
+  absl::flat_hash_map<std::string, uint32_t> frame_of_text;
   absl::flat_hash_map<std::tuple<uint32_t, uint32_t, uint32_t>, uint32_t> group_of;
   std::vector<std::string> names(1, "\t\t(unknown kernel)");
   std::vector<uint32_t> kernel_group(trace.kernels.size(), 0);
@@ -310,7 +312,10 @@ Table KernelStackSummary(const Timeline& timeline) {
     if (!dict.has_signature(k.signature)) continue;
     const LaunchStackIndex::Origin origin = stacks.OriginOf(k);
     if (origin.stack == 0) continue;
-    const uint32_t site = LaunchSiteFrame(dict, origin.stack);
+    const uint32_t frame = LaunchSiteFrame(dict, origin.stack);
+    auto [known, new_frame] = site_group.try_emplace(frame, frame);
+    if (new_frame) known->second = frame_of_text.try_emplace(FrameText(dict, frame), frame).first->second;
+    const uint32_t site = known->second;
     uint32_t range = 0;
     if (origin.thread != 0) {
       range = nvtx.RangeAt(origin.thread, origin.time);  // the graph node's capture

@@ -252,6 +252,21 @@ TEST(KernelStackSummaryTest, EachKernelCarriesTheNvtxRangeOfItsLaunchOrItsNodesC
   EXPECT_EQ(table.rows[1][9], "step");
 }
 
+// Two call sites in one function (two offsets, one symbol) are one launch site.
+TEST(KernelStackSummaryTest, CallSitesInOneFunctionAreOneLaunchSite) {
+  SyntheticTrace s;
+  for (int i = 0; i < 2; ++i) {
+    const uint64_t corr = s.Api("cudaLaunchKernel_v7000", 100.0 * i, 5);
+    s.Kernel("gemm", 100.0 * i + 10, 50, 7, corr);
+    const uint32_t frame = s.builder().InternFrame("/opt/app/trainer", 0x1000 + 0x40 * i, "_ZN5model5trainEv", 0x10);
+    s.builder().AddLaunchStack(corr, s.builder().InternStack({frame}));
+  }
+  const core::Trace trace = s.Load();
+  const Table table = KernelStackSummary(Timeline::Build(trace));
+  ASSERT_EQ(table.rows.size(), 1u) << RenderText(table);
+  EXPECT_EQ(table.rows[0][2], "2");
+}
+
 // A clone chain that loops (only a damaged trace has one) ends without an answer.
 TEST(KernelStackSummaryTest, ACloneLoopEnds) {
   SyntheticTrace s;

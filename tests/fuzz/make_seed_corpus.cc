@@ -123,6 +123,19 @@ std::string AllKinds(int chunks) {
     b.Add(o);
     b.AddKernelMetrics(corr - 4, 0, "_Z4gemmPKfS0_Pf", 2, v1::REPLAY_MODE_KERNEL,
                        {{"sm__throughput.avg.pct_of_peak_sustained_elapsed", 71.5}});
+    // Call stacks (--stacks): frames and a stack interned, two launches naming it, a graph node
+    // created with it, its clone, and a kernel the clone ran.
+    const uint32_t runtime_frame = b.InternFrame("/usr/local/cuda/lib64/libcudart.so.13", 0x4a10, "cudaLaunchKernel", 16);
+    const uint32_t app_frame = b.InternFrame("/opt/app/trainer", 0x1234 + c, "_ZN5model5trainEv", 0x34);
+    const uint32_t stack = b.InternStack({runtime_frame, app_frame});
+    b.AddLaunchStack(corr - 1, stack);
+    b.AddLaunchStack(corr - 2, stack);
+    b.AddGraphNode(9000 + c, stack, 0, t + 1'000, 4242, 211);
+    b.AddGraphNode(9100 + c, 0, 9000 + c);
+    core::KernelActivity graph_kernel = Kernel(t + 33'000, 1'000, 0, "_Z6stencilPfi", 7);
+    graph_kernel.graph_id = 1;
+    graph_kernel.graph_node_id = 9100 + c;
+    b.Add(graph_kernel);
     t += 40'000;
     v1::Block cb;
     b.TakeChunk(cb.mutable_chunk());

@@ -50,19 +50,23 @@ std::vector<Finding> HotKernelsRule(const Timeline& timeline, const Thresholds& 
   if (!stacks.empty()) {
     absl::flat_hash_map<std::string_view, size_t> top_index;
     for (size_t i = 0; i < top.size(); ++i) top_index.emplace(top[i].name, i);
-    // (top kernel index, launch site frame) -> (time, launches)
-    absl::flat_hash_map<std::pair<size_t, uint32_t>, std::pair<uint64_t, uint64_t>> sites;
+    // (top kernel index, launch site as read: call sites in one function are one) -> (time, launches)
+    absl::flat_hash_map<uint32_t, std::string> site_text;  // by stack id
+    absl::flat_hash_map<std::pair<size_t, std::string>, std::pair<uint64_t, uint64_t>> sites;
     for (const core::KernelRow& k : trace.kernels) {
       if (!timeline.OnTimeline(k) || !trace.dict.has_signature(k.signature)) continue;
       const auto it = top_index.find(trace.dict.kernel_name(k.signature));
       if (it == top_index.end()) continue;
       const uint32_t stack = stacks.StackOf(k);
       if (stack == 0) continue;
-      auto& [time, launches] = sites[{it->second, LaunchSiteFrame(trace.dict, stack)}];
+      auto [text, inserted] = site_text.try_emplace(stack);
+      if (inserted) text->second = FrameText(trace.dict, LaunchSiteFrame(trace.dict, stack));
+      auto& [time, launches] = sites[{it->second, text->second}];
       time += k.end > k.start ? k.end - k.start : 0;
       ++launches;
     }
-    std::vector<std::pair<std::pair<size_t, uint32_t>, std::pair<uint64_t, uint64_t>>> ordered(sites.begin(), sites.end());
+    std::vector<std::pair<std::pair<size_t, std::string>, std::pair<uint64_t, uint64_t>>> ordered(sites.begin(),
+                                                                                                  sites.end());
     std::sort(ordered.begin(), ordered.end(), [](const auto& a, const auto& b) {
       return a.first.first != b.first.first ? a.first.first < b.first.first
              : a.second.first != b.second.first ? a.second.first > b.second.first
@@ -73,15 +77,13 @@ std::vector<Finding> HotKernelsRule(const Timeline& timeline, const Thresholds& 
       if (key.first == 0) first_total += figures.first;
     }
     if (!ordered.empty() && ordered.front().first.first == 0 && first_total > 0) {
-      absl::StrAppend(&f.headline, "; ", top.front().name, " launched mostly from ",
-                      FrameText(trace.dict, ordered.front().first.second), " (",
+      absl::StrAppend(&f.headline, "; ", top.front().name, " launched mostly from ", ordered.front().first.second, " (",
                       FormatPercent(static_cast<double>(ordered.front().second.first) / static_cast<double>(first_total)),
                       " of its launches' time with a stack)");
     }
     for (const auto& [key, figures] : ordered) {
-      top.push_back(Offender{"launch site",
-                             absl::StrCat(FrameText(trace.dict, key.second), " launches ", top[key.first].name),
-                             figures.second, figures.first});
+      top.push_back(Offender{"launch site", absl::StrCat(key.second, " launches ", top[key.first].name), figures.second,
+                             figures.first});
       if (top.size() >= 2 * top_n + 8) break;
     }
   }
