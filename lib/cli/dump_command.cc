@@ -9,6 +9,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "lib/analysis/launch_sites.h"
 #include "lib/cli/arguments.h"
 #include "lib/cli/commands.h"
 #include "lib/core/terminal_text.h"
@@ -163,6 +164,26 @@ int RunDump(const Args& args) {
                   m.grid[0], m.grid[1], m.grid[2], m.block[0], m.block[1], m.block[2], E(d.str(m.kernel_name)).c_str());
       for (const auto& [name, value] : m.values) std::printf(" %s=%g", E(d.str(name)).c_str(), value);
       std::printf("\n");
+    }
+    // A call stack: its frames, innermost first, as the analysis names them.
+    const auto frames = [&d](uint32_t stack) {
+      std::string out;
+      if (!d.has_stack(stack)) return out;
+      for (uint32_t f : d.stack(stack).frames()) absl::StrAppend(&out, out.empty() ? "" : " <- ", analysis::FrameText(d, f));
+      return E(out);
+    };
+    for (const auto& l : c.launch_stacks) {
+      if (printed++ >= limit) break;
+      std::printf("stack    corr=%" PRIu64 " id=%u %s\n", l.correlation_id, l.stack, frames(l.stack).c_str());
+    }
+    for (const auto& g : c.graph_nodes) {
+      if (printed++ >= limit) break;
+      if (g.stack != 0) {
+        std::printf("graphnode node=%" PRIu64 " created %s thread=%u stack=%u %s\n", g.node_id,
+                    Rel(g.created_ns, origin).c_str(), g.thread, g.stack, frames(g.stack).c_str());
+      } else {
+        std::printf("graphnode node=%" PRIu64 " cloned from node=%" PRIu64 "\n", g.node_id, g.original_node_id);
+      }
     }
     for (const auto& cs : c.counter_samples) {
       if (printed++ >= limit) break;

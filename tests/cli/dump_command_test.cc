@@ -30,6 +30,11 @@ std::string WriteSmallTrace() {
   k.config.grid_x = 1024;
   k.config.block_x = 256;
   b.Add(k);
+  const uint32_t frame = b.InternFrame("/opt/app/vecadd", 0x40, "main", 0x10);
+  const uint32_t stack = b.InternStack({frame});
+  b.AddLaunchStack(5, stack);
+  b.AddGraphNode(77, stack, 0, 3500, 1, 9);
+  b.AddGraphNode(78, 0, 77);
   v1::Chunk c;
   b.TakeChunk(&c);
   EXPECT_TRUE((*w)->WriteChunk(c).ok());
@@ -52,6 +57,9 @@ TEST(DumpCommandTest, PrintsKernelWithRelativeTimeAndConfiguration) {
   EXPECT_NE(out.find("kernel   +2.000us dur=1500ns"), std::string::npos) << out;
   EXPECT_NE(out.find("grid=(1024,1,1) block=(256,1,1)"), std::string::npos) << out;
   EXPECT_NE(out.find("_Z6vecaddPfS_S_i"), std::string::npos) << out;
+  EXPECT_NE(out.find("stack    corr=5 id=1 main (vecadd)"), std::string::npos) << out;
+  EXPECT_NE(out.find("graphnode node=77 created +2.500us thread=1 stack=1 main (vecadd)"), std::string::npos) << out;
+  EXPECT_NE(out.find("graphnode node=78 cloned from node=77"), std::string::npos) << out;
   ::unlink(path.c_str());
 }
 
