@@ -210,6 +210,30 @@ std::pair<std::vector<std::string>, std::vector<Summary>> MemoryGroups(const Tim
   return {std::move(names), std::move(summaries)};
 }
 
+// Tables that group by more than a name carry the other cells before the name, tab-separated,
+// until AddTimeRows has sorted the rows: this splits the last cell back into `parts` cells (the
+// name, last, may hold tabs of its own; the cells before it must not).
+void SplitPackedLastCell(Table& table, size_t parts) {
+  for (auto& row : table.rows) {
+    std::string packed = std::move(row.back());
+    row.pop_back();
+    size_t begin = 0;
+    for (size_t cell = 1; cell < parts; ++cell) {
+      const size_t tab = packed.find('\t', begin);
+      if (tab == std::string::npos) break;
+      row.push_back(packed.substr(begin, tab - begin));
+      begin = tab + 1;
+    }
+    row.push_back(packed.substr(begin));
+  }
+}
+
+// A cell packed before the name: tabs become spaces (a trace's strings may hold anything).
+std::string PackableCell(std::string text) {
+  std::replace(text.begin(), text.end(), '\t', ' ');
+  return text;
+}
+
 Table KernelTable(const Timeline& timeline, bool by_grid_block) {
   const core::Trace& trace = timeline.trace();
   Table table;
@@ -259,17 +283,7 @@ Table KernelTable(const Timeline& timeline, bool by_grid_block) {
     }
   }
   AddTimeRows(std::move(names), summaries, table);
-  if (by_grid_block) {
-    for (auto& row : table.rows) {
-      std::string packed = std::move(row.back());
-      row.pop_back();
-      const size_t a = packed.find('\t');
-      const size_t b = packed.find('\t', a + 1);
-      row.push_back(packed.substr(0, a));
-      row.push_back(packed.substr(a + 1, b - a - 1));
-      row.push_back(packed.substr(b + 1));
-    }
-  }
+  if (by_grid_block) SplitPackedLastCell(table, 3);
   return table;
 }
 
@@ -325,8 +339,9 @@ Table KernelStackSummary(const Timeline& timeline) {
     const uint32_t name = dict.signature(k.signature).name();
     auto [g, inserted] = group_of.try_emplace(std::make_tuple(site, range, name), static_cast<uint32_t>(names.size()));
     if (inserted) {
-      names.push_back(absl::StrCat(FrameText(dict, site), "\t", range != 0 ? RangeName(trace, range) : std::string(),
-                                   "\t", dict.str(name)));
+      names.push_back(absl::StrCat(PackableCell(FrameText(dict, site)), "\t",
+                                   PackableCell(range != 0 ? RangeName(trace, range) : std::string()), "\t",
+                                   dict.str(name)));
     }
     kernel_group[i] = g->second;
   }
@@ -340,15 +355,7 @@ Table KernelStackSummary(const Timeline& timeline) {
     }
   });
   AddTimeRows(std::move(names), summaries, table);
-  for (auto& row : table.rows) {
-    std::string packed = std::move(row.back());
-    row.pop_back();
-    const size_t a = packed.find('\t');
-    const size_t b = packed.find('\t', a + 1);
-    row.push_back(packed.substr(0, a));
-    row.push_back(packed.substr(a + 1, b - a - 1));
-    row.push_back(packed.substr(b + 1));
-  }
+  SplitPackedLastCell(table, 3);
   return table;
 }
 Table KernelGridBlockSummary(const Timeline& timeline) { return KernelTable(timeline, true); }

@@ -267,6 +267,21 @@ TEST(KernelStackSummaryTest, CallSitesInOneFunctionAreOneLaunchSite) {
   EXPECT_EQ(table.rows[0][2], "2");
 }
 
+// A trace's strings may hold tabs: the table keeps its cells where they belong.
+TEST(KernelStackSummaryTest, TabsInNamesStayInTheirCells) {
+  SyntheticTrace s;
+  s.NvtxRange("a\trange", 0, 100);
+  const uint64_t corr = s.Api("cudaLaunchKernel_v7000", 10, 5);
+  s.Kernel("kernel\twith tab", 20, 10, 7, corr);
+  s.LaunchStack(corr, {{"/opt/app\tdir/trainer", ""}});
+  const core::Trace trace = s.Load();
+  const Table table = KernelStackSummary(Timeline::Build(trace));
+  ASSERT_EQ(table.rows.size(), 1u);
+  ASSERT_EQ(table.rows[0].size(), table.columns.size());
+  EXPECT_EQ(table.rows[0][9], "a range");
+  EXPECT_EQ(table.rows[0][10], "kernel\twith tab");
+}
+
 // A clone chain that loops (only a damaged trace has one) ends without an answer.
 TEST(KernelStackSummaryTest, ACloneLoopEnds) {
   SyntheticTrace s;
