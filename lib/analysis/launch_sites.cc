@@ -5,6 +5,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "lib/analysis/timeline.h"
+#include "lib/core/call_stack.h"
 #include "lib/core/kernel_names.h"
 #include "lib/core/kernel_selection.h"
 
@@ -143,7 +144,10 @@ CallPathNode BuildCallPathTree(const Timeline& timeline, size_t max_nodes) {
       const uint32_t site = LaunchSiteFrame(dict, stack);
       int site_index = 0;
       while (site_index < s.frames_size() && s.frames(site_index) != site) ++site_index;
-      for (int i = s.frames_size() - 1; i >= site_index; --i) path->second.push_back(FrameText(dict, s.frames(i)));
+      // At most the collector's own bound of frames, the ones nearest the launch site: a damaged
+      // trace's stack of any length must not make the tree (and its writers' recursion) as deep.
+      const int outermost = std::min(s.frames_size() - 1, site_index + static_cast<int>(core::kMaxCallStackFrames) - 1);
+      for (int i = outermost; i >= site_index; --i) path->second.push_back(FrameText(dict, s.frames(i)));
     }
     const uint64_t time = k.end > k.start ? k.end - k.start : 0;
     Building* at = &root;

@@ -282,6 +282,25 @@ TEST(KernelStackSummaryTest, TabsInNamesStayInTheirCells) {
   EXPECT_EQ(table.rows[0][10], "kernel\twith tab");
 }
 
+// A damaged trace's stack of ten thousand frames makes a tree no deeper than the collector's bound.
+TEST(CallPathTreeTest, AnEndlessStackIsCutToTheBound) {
+  SyntheticTrace s;
+  const uint64_t corr = s.Api("cudaLaunchKernel_v7000", 0, 5);
+  s.Kernel("k", 10, 5, 7, corr);
+  std::vector<uint32_t> frames;
+  for (int i = 0; i < 10000; ++i) frames.push_back(s.builder().InternFrame("/opt/app/deep", 0x10 * i, "", 0));
+  s.builder().AddLaunchStack(corr, s.builder().InternStack(frames));
+  const core::Trace trace = s.Load();
+  CallPathNode node = BuildCallPathTree(Timeline::Build(trace));
+  size_t depth = 0;
+  while (!node.children.empty()) {
+    CallPathNode next = node.children[0];
+    node = std::move(next);
+    ++depth;
+  }
+  EXPECT_EQ(depth, 65u) << "64 frames and the kernel";
+}
+
 // A clone chain that loops (only a damaged trace has one) ends without an answer.
 TEST(KernelStackSummaryTest, ACloneLoopEnds) {
   SyntheticTrace s;
