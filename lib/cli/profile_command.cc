@@ -20,7 +20,9 @@ namespace cuscope::cli {
 int RunProfile(const Args& args) {
   auto plan = ParseProfileArgs(args);
   if (!plan.ok()) {
-    std::fprintf(stderr, "cuscope: %s\n%s", std::string(plan.status().message()).c_str(), kProfileUsage);
+    // One line, as every other command says a mistake: 80 lines of usage would bury it.
+    std::fprintf(stderr, "cuscope: %s\n(cuscope profile --help lists the options)\n",
+                 std::string(plan.status().message()).c_str());
     return 2;
   }
   if (plan->help) {

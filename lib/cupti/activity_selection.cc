@@ -1,5 +1,7 @@
 #include "lib/cupti/activity_selection.h"
 
+#include <algorithm>
+
 #include <cupti_driver_cbid.h>
 #include <cupti_runtime_cbid.h>
 
@@ -45,8 +47,14 @@ ActivitySelection ActivitySelection::FromConfig(const core::Config& config, Cupt
     if (!config.kind_enabled("driver")) s.AddLeanApi(v1::API_DOMAIN_DRIVER, cupti);
   }
   if (!config.metrics.empty() && (config.kind_enabled("api") || config.kind_enabled("driver"))) {
-    s.own_calls_ = {{v1::API_DOMAIN_DRIVER, CUPTI_DRIVER_TRACE_CBID_cuStreamIsCapturing},
-                    {v1::API_DOMAIN_DRIVER, CUPTI_DRIVER_TRACE_CBID_cuStreamIsCapturing_ptsz}};
+    // Only those the lean choice does not turn off already (one CUPTI call each, per window).
+    for (uint32_t cbid : {CUPTI_DRIVER_TRACE_CBID_cuStreamIsCapturing, CUPTI_DRIVER_TRACE_CBID_cuStreamIsCapturing_ptsz}) {
+      const ApiCallId own{v1::API_DOMAIN_DRIVER, cbid};
+      const bool off_already = std::any_of(s.calls_off_.begin(), s.calls_off_.end(), [&own](const ApiCallId& c) {
+        return c.domain == own.domain && c.cbid == own.cbid;
+      });
+      if (!off_already) s.own_calls_.push_back(own);
+    }
   }
   return s;
 }

@@ -64,7 +64,8 @@ struct GpuOp {
   uint64_t end;
   uint64_t track;
   uint32_t index;
-  uint8_t kind;  // 0 kernel, 1 memcpy, 2 memset
+  uint8_t kind;           // 0 kernel, 1 memcpy, 2 memset
+  bool replayed = false;  // a kernel replayed for metrics: tested once per kernel
 };
 
 struct OpenRange {
@@ -130,7 +131,8 @@ class ExportPass {
   absl::Status ExportFindings();
   absl::Status ExportChunk(const core::DecodedChunk& chunk, const core::Dictionary& dict);
   absl::Status ExportGpu(const core::DecodedChunk& chunk, const core::Dictionary& dict);
-  absl::Status ExportKernel(const core::KernelRow& k, uint64_t track, const core::Dictionary& dict);
+  // `op` is the kernel's entry in ops_: its track, span and whether it was replayed.
+  absl::Status ExportKernel(const core::KernelRow& k, const GpuOp& op, const core::Dictionary& dict);
   absl::Status ExportApi(const core::DecodedChunk& chunk, const core::Dictionary& dict);
   absl::Status ExportNvtx(const core::DecodedChunk& chunk, const core::Dictionary& dict);
   absl::Status ExportRange(const ClosedRange& range, const core::Dictionary& dict, bool unterminated);
@@ -142,7 +144,7 @@ class ExportPass {
   bool Replayed(const core::KernelRow& k) const { return scan_.Replayed(k); }
   // Where a kernel ran: its record's span; for a replayed launch whose record has no duration (CUPTI
   // gives the passes none), the METRICS window it starts, during which its passes ran serialized.
-  std::pair<uint64_t, uint64_t> KernelSpan(const core::KernelRow& k) const;
+  std::pair<uint64_t, uint64_t> KernelSpan(const core::KernelRow& k, bool replayed) const;
   // The flow id that ends at a GPU operation: its correlation id when the call that issued it is in
   // the trace. The nodes of one graph launch share the launch's id; a flow has one end, so only the
   // first node written gets it.
@@ -462,9 +464,9 @@ absl::Status ExportPass::ExportFindings() {
   return absl::OkStatus();
 }
 
-std::pair<uint64_t, uint64_t> ExportPass::KernelSpan(const core::KernelRow& k) const {
+std::pair<uint64_t, uint64_t> ExportPass::KernelSpan(const core::KernelRow& k, bool replayed) const {
   const uint64_t end = std::max(k.start, k.end);
-  if (end > k.start || !Replayed(k)) return {k.start, end};
+  if (end > k.start || !replayed) return {k.start, end};
   // The last METRICS window that starts at or before the kernel, if the kernel is inside it.
   auto after = std::upper_bound(scan_.metric_spans.begin(), scan_.metric_spans.end(), k.start,
                                 [](uint64_t t, const std::pair<uint64_t, uint64_t>& w) { return t < w.first; });
@@ -473,10 +475,10 @@ std::pair<uint64_t, uint64_t> ExportPass::KernelSpan(const core::KernelRow& k) c
   return {k.start, std::max(end, w.second)};
 }
 
-absl::Status ExportPass::ExportKernel(const core::KernelRow& k, uint64_t track, const core::Dictionary& dict) {
+absl::Status ExportPass::ExportKernel(const core::KernelRow& k, const GpuOp& op, const core::Dictionary& dict) {
   const v1::KernelSignature& sig = dict.signature(k.signature);
   const SignatureText& text = Signature(k.signature, dict);
-  const bool replayed = Replayed(k);
+  const bool replayed = op.replayed;
   args_.clear();
   args_.push_back(Arg::String(F(Fixed::kArgGrid), Keyed(NameKind::kDims, text.grid_id, text.grid)));
   args_.push_back(Arg::String(F(Fixed::kArgBlock), Keyed(NameKind::kDims, text.block_id, text.block)));
@@ -502,8 +504,9 @@ absl::Status ExportPass::ExportKernel(const core::KernelRow& k, uint64_t track, 
     }
   }
   Slice s;
-  s.track = track;
-  std::tie(s.start, s.end) = KernelSpan(k);
+  s.track = op.track;
+  s.start = op.start;
+  s.end = op.end;
   s.name = replayed ? Keyed(NameKind::kReplayedKernel, sig.name(), text.replayed_name)
                     : Keyed(NameKind::kKernel, sig.name(), text.name);
   s.category = F(replayed ? Fixed::kCatReplayedKernel : Fixed::kCatKernel);
@@ -517,8 +520,9 @@ absl::Status ExportPass::ExportGpu(const core::DecodedChunk& chunk, const core::
   ops_.clear();
   for (uint32_t i = 0; i < chunk.kernels.size(); ++i) {
     const core::KernelRow& k = chunk.kernels[i];
-    const auto [start, end] = KernelSpan(k);
-    ops_.push_back({start, end, StreamTrackId(dict.signature(k.signature).device(), k.stream), i, 0});
+    const bool replayed = Replayed(k);
+    const auto [start, end] = KernelSpan(k, replayed);
+    ops_.push_back({start, end, StreamTrackId(dict.signature(k.signature).device(), k.stream), i, 0, replayed});
   }
   for (uint32_t i = 0; i < chunk.memcpys.size(); ++i) {
     const core::MemcpyRecord& m = chunk.memcpys[i];
@@ -546,8 +550,8 @@ absl::Status ExportPass::ExportGpu(const core::DecodedChunk& chunk, const core::
     if (op.kind == 0) {
       const core::KernelRow& k = chunk.kernels[op.index];
       // Replayed launches are the profiler's time, not the program's (as in the analyzer).
-      if (!Replayed(k)) add_busy(dict.signature(k.signature).device(), op.start, op.end);
-      if (auto st = ExportKernel(k, op.track, dict); !st.ok()) return st;
+      if (!op.replayed) add_busy(dict.signature(k.signature).device(), op.start, op.end);
+      if (auto st = ExportKernel(k, op, dict); !st.ok()) return st;
       continue;
     }
     args_.clear();

@@ -30,5 +30,19 @@ TEST(ProfileCommandTest, MissingProgramIsExit127LikeAShell) {
   EXPECT_NE(err.find("cuscope: cannot run /nonexistent/program"), std::string::npos) << err;
 }
 
+// A mistake is one line and a pointer to the options, not the whole usage.
+TEST(ProfileCommandTest, AMistakeIsOneLineAndAPointerToTheHelp) {
+  ::testing::internal::CaptureStderr();
+  ::testing::internal::CaptureStdout();
+  const int rc = RunProfile({"--stacks", "often", "--", "/bin/true"});
+  const std::string err = ::testing::internal::GetCapturedStderr();
+  const std::string out = ::testing::internal::GetCapturedStdout();
+  EXPECT_EQ(rc, 2);
+  EXPECT_EQ(err,
+            "cuscope: CUSCOPE_STACKS: 'often' is not a stack sampling: expected none, all, every:N (one launch in N) or "
+            "first:K (the first K launches of each kernel)\n(cuscope profile --help lists the options)\n");
+  EXPECT_EQ(out, "");
+}
+
 }  // namespace
 }  // namespace cuscope::cli

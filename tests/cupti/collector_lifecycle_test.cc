@@ -942,6 +942,15 @@ TEST_F(CollectorLifecycleTest, KernelMetricsKeepTheirOwnDriverCallOutOfTheTrace)
   ASSERT_TRUE(StopCollector(nullptr).ok());
 }
 
+// Lean (the default), the call is off already as one the analyzer does not read: once, not twice.
+TEST_F(CollectorLifecycleTest, LeanKernelMetricsTurnTheirOwnCallOffOnce) {
+  cupti_.set_driver_has_context(false);
+  config_.metrics = {"sm__throughput.avg.pct_of_peak_sustained_elapsed"};
+  ASSERT_TRUE(StartCollector(config_, "session", cupti_).ok());
+  EXPECT_EQ(cupti_.Count(kOwnStreamIsCapturing), 1u);
+  ASSERT_TRUE(StopCollector(nullptr).ok());
+}
+
 TEST_F(CollectorLifecycleTest, WithoutKernelMetricsTheProgramsStreamIsCapturingIsRecorded) {
   config_.activity_kinds = {"kernel", "runtime", "driver"};
   ASSERT_TRUE(StartCollector(config_, "session", cupti_).ok());
