@@ -58,6 +58,8 @@ _SCHEMAS = {
     "counters": f"device source:s name:s {_SPAN} value:f",
     "windows": "kind:s start_ns end_ns reason:s end_reason:s",
     "top_down": f"time_ns rank name:s device {_SHAPE} total_ns launches window_kernel_ns",
+    "launch_stacks": "correlation_id stack frames:s",
+    "graph_nodes": "node_id stack original_node_id created_ns pid tid frames:s",
 }
 _DTYPES = {"s": "object", "b": "bool", "f": "float64", "": "int64"}
 # Kernel columns that come from the launch's interned KernelSignature (besides name, launch_type).
@@ -126,6 +128,11 @@ class Trace:
     counters: pd.DataFrame = field(default_factory=pd.DataFrame)
     windows: pd.DataFrame = field(default_factory=pd.DataFrame)
     top_down: pd.DataFrame = field(default_factory=pd.DataFrame)
+    # Call stacks (--stacks): each sampled launch's (join kernels on correlation_id), and each CUDA
+    # graph node's creating stack or the node it was cloned from (kernels' graph_node_id). `frames`
+    # is the stack innermost first, "function (module)" (mangled) or "module+0xOFFSET", " <- " apart.
+    launch_stacks: pd.DataFrame = field(default_factory=pd.DataFrame)
+    graph_nodes: pd.DataFrame = field(default_factory=pd.DataFrame)
     # Monitor mode's figures per interval, as the protobuf messages (cuscope.v1.MonitorInterval).
     monitor_intervals: list[Any] = field(default_factory=list)
     # The last chunk's CaptureStats (the session's running totals), field name -> value.
@@ -223,6 +230,8 @@ class _Rows:
         self.signatures: list[Any] = [trace_pb2.KernelSignature()]
         self.functions: list[Any] = [trace_pb2.ApiFunction()]
         self.threads: list[Any] = [trace_pb2.HostThread()]
+        self.stack_frames: list[Any] = [trace_pb2.StackFrame()]
+        self.call_stacks: list[Any] = [trace_pb2.CallStack()]
         self.columns: dict[str, defaultdict[str, list[Any]]] = {t: defaultdict(list) for t in _SCHEMAS}
         self.nvtx_markers: list[Any] = []
         self.windows: list[Any] = []
@@ -240,6 +249,14 @@ class _Rows:
             _define(self.functions, f.id, f, "API function")
         for t in chunk.threads:
             _define(self.threads, t.id, t, "thread")
+        for f in chunk.stack_frames:
+            if not 0 < f.module < len(self.strings) or f.function >= len(self.strings):
+                raise CorruptTrace(f"stack frame {f.id} names an undefined string")
+            _define(self.stack_frames, f.id, f, "stack frame")
+        for s in chunk.call_stacks:
+            if not s.frames or any(not 0 < f < len(self.stack_frames) for f in s.frames):
+                raise CorruptTrace(f"call stack {s.id} is empty or names an undefined frame")
+            _define(self.call_stacks, s.id, s, "call stack")
         base = chunk.base_time_ns
         cols = self.columns
 
@@ -297,6 +314,19 @@ class _Rows:
                 out["time_ns"].append(td.time_ns)
                 out["rank"].append(rank)
                 out["window_kernel_ns"].append(td.window_kernel_ns)
+        out = cols["launch_stacks"]
+        for ls in chunk.launch_stacks:
+            if not 0 < ls.stack < len(self.call_stacks):
+                raise CorruptTrace(f"a launch names undefined call stack {ls.stack}")
+            out["correlation_id"].append(ls.correlation_id)
+            out["stack"].append(ls.stack)
+        out = cols["graph_nodes"]
+        for g in chunk.graph_node_stacks:
+            if (g.stack == 0) == (g.original_node_id == 0) or g.stack >= len(self.call_stacks) or \
+                    g.thread >= len(self.threads):
+                raise CorruptTrace(f"graph node {g.node_id} is damaged")
+            for name in ("node_id", "stack", "original_node_id", "created_ns", "thread"):
+                out[name].append(getattr(g, name))
         self.monitor_intervals += chunk.monitor_intervals
         if chunk.HasField("stats"):
             self.stats = {f.name: getattr(chunk.stats, f.name) for f in chunk.stats.DESCRIPTOR.fields}
@@ -378,8 +408,22 @@ class _Rows:
         cols["top_down"]["name"] = text(cols["top_down"]["name"])
         cols["nvtx"] = self._nvtx()
         cols["windows"] = self._windows()
+        cols["launch_stacks"]["frames"] = [self._stack_text(s) for s in cols["launch_stacks"]["stack"]]
+        g = cols["graph_nodes"]
+        g["frames"] = [self._stack_text(s) for s in g["stack"]]
+        g.update(_lookup(g.pop("thread", []), self.threads, _THREAD))
 
         return {table: _frame(table, data) for table, data in cols.items()}
+
+    def _frame_text(self, id_: int) -> str:
+        """One frame as cuscope's tables name it (the function left mangled)."""
+        f = self.stack_frames[id_]
+        module = self._string(f.module).rsplit("/", 1)[-1]
+        return f"{self._string(f.function)} ({module})" if f.function else f"{module}+0x{f.module_offset:x}"
+
+    def _stack_text(self, id_: int) -> str:
+        """A call stack's frames, innermost first ("" for none)."""
+        return " <- ".join(self._frame_text(f) for f in self.call_stacks[id_].frames) if id_ else ""
 
     def _string(self, id_: int) -> str:
         """An interned string by id ("" for 0, which means none, or for an undefined id)."""

@@ -393,3 +393,37 @@ def test_column_encoding(cuscope: ModuleType, pb: ModuleType, tmp_path: Path) ->
     w = t.windows.iloc[0]
     assert (w["kind"], w["start_ns"], w["end_ns"]) == ("timeline", 999_000, 0), "still open"
     assert t.stats["records_written"] == 11 and t.chunks == 2
+
+
+def test_launch_stacks_and_graph_nodes(cuscope: ModuleType) -> None:
+    """Call stacks (--stacks), from the fuzzers' synthetic seed: launches and graph nodes."""
+    t = cuscope.read_trace(SOURCE_DIR / "tests/fuzz/corpus/synthetic_one_chunk")
+    assert t.corruption is None
+    stacks = t.launch_stacks
+    assert len(stacks) == 2
+    assert set(stacks["frames"]) == {"cudaLaunchKernel (libcudart.so.13) <- _ZN5model5trainEv (trainer)"}
+    nodes = t.graph_nodes.set_index("node_id")
+    assert list(nodes.index) == [9000, 9100]
+    assert nodes.loc[9000, "stack"] == stacks["stack"].iloc[0]
+    assert nodes.loc[9000, "tid"] == 211 and nodes.loc[9000, "pid"] == 4242
+    assert nodes.loc[9100, "original_node_id"] == 9000 and nodes.loc[9100, "frames"] == ""
+    # The kernel the clone ran, joined through its node.
+    graph_kernels = t.kernels[t.kernels["graph_node_id"] == 9100]
+    assert len(graph_kernels) == 1
+    # Without stacks, the tables are empty but typed.
+    plain = cuscope.read_trace(SOURCE_DIR / "traces/h200_known_work.cuscope")
+    assert list(plain.launch_stacks.columns) == ["correlation_id", "stack", "frames"]
+    assert plain.launch_stacks.empty and plain.graph_nodes.empty
+
+
+def test_a_stack_naming_an_undefined_frame_is_damage(cuscope: ModuleType, pb: ModuleType, tmp_path: Path) -> None:
+    block = pb.Block()
+    c = block.chunk
+    c.strings.add(id=1, value="/opt/app")
+    c.stack_frames.add(id=1, module=1)
+    c.call_stacks.add(id=1, frames=[2])
+    path = tmp_path / "bad_stack.cuscope"
+    path.write_bytes(b"CUSCOPE\n" + header_block(pb) + framed(block))
+    t = cuscope.read_trace(path)
+    assert t.corruption is not None and "call stack 1" in t.corruption
+    assert t.launch_stacks.empty
