@@ -14,6 +14,7 @@
 #include "lib/core/metric_sets.h"
 #include "lib/cupti/cupti_params.h"
 #include "lib/cupti/cupti_status.h"
+#include "lib/cupti/launch_callbacks.h"
 #include "lib/cupti/metric_config.h"
 
 namespace cuscope::cupti {
@@ -22,18 +23,6 @@ namespace {
 // Ranges one counter-data image holds. A profiled launch is one range; the spare room takes the
 // launches of other threads that slip into the same window (they are replayed too, and dropped).
 constexpr size_t kMaxRanges = 4;
-
-constexpr CUpti_CallbackId kDriverLaunches[] = {
-    CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel,           CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel_ptsz,
-    CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx,         CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx_ptsz,
-    CUPTI_DRIVER_TRACE_CBID_cuLaunchCooperativeKernel, CUPTI_DRIVER_TRACE_CBID_cuLaunchCooperativeKernel_ptsz};
-// The runtime calls that launch through the driver calls above: their correlation id is the one
-// the kernel record carries.
-constexpr CUpti_CallbackId kRuntimeLaunches[] = {
-    CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000,            CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_ptsz_v7000,
-    CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernelExC_v11060,        CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernelExC_ptsz_v11060,
-    CUPTI_RUNTIME_TRACE_CBID_cudaLaunchCooperativeKernel_v9000, CUPTI_RUNTIME_TRACE_CBID_cudaLaunchCooperativeKernel_ptsz_v9000,
-    CUPTI_RUNTIME_TRACE_CBID___cudaLaunchKernel_v13000,         CUPTI_RUNTIME_TRACE_CBID___cudaLaunchKernel_ptsz_v13000};
 
 thread_local uint64_t t_runtime_correlation = 0;
 

@@ -3,23 +3,11 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include <algorithm>
-#include <iterator>
-
 #include "lib/core/call_stack.h"
+#include "lib/cupti/launch_callbacks.h"
 
 namespace cuscope::cupti {
 namespace {
-
-constexpr CUpti_CallbackId kRuntimeLaunches[] = {
-    CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000,            CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_ptsz_v7000,
-    CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernelExC_v11060,        CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernelExC_ptsz_v11060,
-    CUPTI_RUNTIME_TRACE_CBID_cudaLaunchCooperativeKernel_v9000, CUPTI_RUNTIME_TRACE_CBID_cudaLaunchCooperativeKernel_ptsz_v9000,
-    CUPTI_RUNTIME_TRACE_CBID___cudaLaunchKernel_v13000,         CUPTI_RUNTIME_TRACE_CBID___cudaLaunchKernel_ptsz_v13000};
-constexpr CUpti_CallbackId kDriverLaunches[] = {
-    CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel,           CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel_ptsz,
-    CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx,         CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx_ptsz,
-    CUPTI_DRIVER_TRACE_CBID_cuLaunchCooperativeKernel, CUPTI_DRIVER_TRACE_CBID_cuLaunchCooperativeKernel_ptsz};
 
 // Set between a runtime launch's entry and exit on this thread: the driver launch inside it is the
 // same launch, its stack already taken (or not picked).
@@ -39,15 +27,11 @@ std::vector<std::pair<CUpti_CallbackDomain, CUpti_CallbackId>> LaunchStackCollec
   return out;
 }
 
-bool LaunchStackCollector::IsDriverLaunch(CUpti_CallbackId cbid) {
-  return std::find(std::begin(kDriverLaunches), std::end(kDriverLaunches), cbid) != std::end(kDriverLaunches);
-}
+bool LaunchStackCollector::IsDriverLaunch(CUpti_CallbackId cbid) { return IsDriverLaunchCallback(cbid); }
 
 void LaunchStackCollector::OnCallback(CUpti_CallbackDomain domain, CUpti_CallbackId cbid,
                                       const CUpti_CallbackData& info, bool recording) {
-  const bool runtime = domain == CUPTI_CB_DOMAIN_RUNTIME_API &&
-                       std::find(std::begin(kRuntimeLaunches), std::end(kRuntimeLaunches), cbid) !=
-                           std::end(kRuntimeLaunches);
+  const bool runtime = domain == CUPTI_CB_DOMAIN_RUNTIME_API && IsRuntimeLaunchCallback(cbid);
   if (runtime) {
     t_in_runtime_launch = info.callbackSite == CUPTI_API_ENTER;
     if (!t_in_runtime_launch) return;

@@ -145,12 +145,7 @@ void SyntheticTrace::MetricsAfterWindow(const core::KernelConfig& config, double
 
 void SyntheticTrace::LaunchStack(uint64_t correlation,
                                  const std::vector<std::pair<std::string, std::string>>& frames) {
-  std::vector<uint32_t> ids;
-  uint64_t offset = 0x100;
-  for (const auto& [module, function] : frames) {
-    ids.push_back(builder_->InternFrame(module, FrameOffset(module, function, offset += 0x10), function, 4));
-  }
-  builder_->AddLaunchStack(correlation, builder_->InternStack(ids));
+  builder_->AddLaunchStack(correlation, InternStack(frames, 0x100));
 }
 
 void SyntheticTrace::GraphKernel(const std::string& name, double start_us, double duration_us, uint32_t graph_id,
@@ -169,12 +164,17 @@ void SyntheticTrace::GraphKernel(const std::string& name, double start_us, doubl
 }
 
 void SyntheticTrace::GraphNode(uint64_t node, const std::vector<std::pair<std::string, std::string>>& frames) {
+  builder_->AddGraphNode(node, InternStack(frames, 0x800), 0);
+}
+
+uint32_t SyntheticTrace::InternStack(const std::vector<std::pair<std::string, std::string>>& frames,
+                                     uint64_t first_offset) {
   std::vector<uint32_t> ids;
-  uint64_t offset = 0x800;
+  uint64_t offset = first_offset;
   for (const auto& [module, function] : frames) {
     ids.push_back(builder_->InternFrame(module, FrameOffset(module, function, offset += 0x10), function, 4));
   }
-  builder_->AddGraphNode(node, builder_->InternStack(ids), 0);
+  return builder_->InternStack(ids);
 }
 
 uint64_t SyntheticTrace::FrameOffset(const std::string& module, const std::string& function, uint64_t positional) {
@@ -187,12 +187,7 @@ void SyntheticTrace::GraphNodeClone(uint64_t node, uint64_t original) { builder_
 
 void SyntheticTrace::GraphNodeAt(uint64_t node, const std::vector<std::pair<std::string, std::string>>& frames,
                                  double created_us, uint64_t tid) {
-  std::vector<uint32_t> ids;
-  uint64_t offset = 0x800;
-  for (const auto& [module, function] : frames) {
-    ids.push_back(builder_->InternFrame(module, FrameOffset(module, function, offset += 0x10), function, 4));
-  }
-  builder_->AddGraphNode(node, builder_->InternStack(ids), 0, Us(created_us), 42, tid);
+  builder_->AddGraphNode(node, InternStack(frames, 0x800), 0, Us(created_us), 42, tid);
 }
 
 void SyntheticTrace::TimelineWindow(double start_us, double end_us, const std::string& reason) {

@@ -122,6 +122,8 @@ class SyntheticTrace {
   uint32_t metric_passes_ = 0;  // 0: the defaults above
   // A named frame's offset in its module: one per (module, function), as in a real module.
   uint64_t FrameOffset(const std::string& module, const std::string& function, uint64_t positional);
+  // The frames interned, innermost first (unnamed ones at `first_offset` + 0x10 per position).
+  uint32_t InternStack(const std::vector<std::pair<std::string, std::string>>& frames, uint64_t first_offset);
   std::map<std::pair<std::string, std::string>, uint64_t> frame_offsets_;
   uint64_t next_nvtx_ = 1;
   std::string path_;
