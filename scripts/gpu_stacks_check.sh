@@ -34,6 +34,43 @@ if python3 -c "import torch; assert torch.cuda.is_available()" 2>/dev/null; then
   echo "$table" | head -8 | cut -c1-200
   check "PyTorch ran to its end with stacks" $(( rc == 0 ))
   check "PyTorch's sampled launches are grouped by launch site" $(( $(wc -l <<<"$table") > 4 ))
+
+  # Python frames: each kernel attributed to the Python function that launched it.
+  echo "== Python launch sites (examples/torch_launch_sites.py --stacks first:20)"
+  timeout 120 $cli profile -q -f --stacks first:20 -o "$OUT/sites" -- python3 examples/torch_launch_sites.py --steps 200 \
+    > "$OUT/sites.txt" 2>&1
+  rc=$?
+  table=$($cli stats --report cuda_kern_stack_sum "$OUT/sites.cuscope" 2>&1)
+  echo "$table" | head -12 | cut -c1-220
+  check "the launch-sites program ran to its end" $(( rc == 0 ))
+  site_of() { grep "$1 (torch_launch_sites.py:" <<<"$table" | grep -ci "$2"; }
+  check "the multiply kernel is attributed to scale()" $(( $(site_of scale mul) > 0 ))
+  check "the add kernel is attributed to shift()" $(( $(site_of shift add) > 0 ))
+  check "the reduction is attributed to total()" $(( $(site_of total reduce) > 0 ))
+  check "no kernel of scale() is attributed elsewhere" $(( $(grep -ci "mul" <<<"$table") == $(site_of scale mul) ))
+
+  echo "== 16 Python threads launching, --stacks all"
+  timeout 180 $cli profile -q -f --stacks all -o "$OUT/sites16" -- python3 examples/torch_launch_sites.py --steps 100 \
+    --threads 16 > "$OUT/sites16.txt" 2>&1
+  rc=$?
+  tail -1 "$OUT/sites16.txt"
+  table=$($cli stats --report cuda_kern_stack_sum "$OUT/sites16.cuscope" 2>&1)
+  echo "$table" | head -3 | cut -c1-260
+  check "16 launching threads: no hang, exit 0" $(( rc == 0 ))
+  check "16 launching threads: every function attributed" $(( $(site_of scale mul) > 0 && $(site_of shift add) > 0 && $(site_of total reduce) > 0 ))
+
+  echo "== a CUDA graph captured in Python and replayed (--graph --steps 2000)"
+  timeout 120 $cli profile -q -f --stacks first:1 -o "$OUT/graph" -- python3 examples/torch_launch_sites.py --graph \
+    --steps 2000 > "$OUT/graph.txt" 2>&1
+  rc=$?
+  table=$($cli stats --report cuda_kern_stack_sum "$OUT/graph.cuscope" 2>&1)
+  echo "$table" | head -10 | cut -c1-260
+  attributed=$(grep -o '[0-9.]*% of the GPU kernel time has a launch site' <<<"$table" | cut -d% -f1)
+  in_range=$(grep -o '[0-9.]*% also an NVTX range' <<<"$table" | cut -d% -f1)
+  echo "graph replays: ${attributed:-?}% of kernel time attributed to a source line, ${in_range:-?}% also to an NVTX range"
+  check "graph replays: the program ran to its end" $(( rc == 0 ))
+  check "graph replays: > 95% of GPU time attributed to a line and an NVTX range" \
+    $(python3 -c "print(int(${in_range:-0} > 95 and ${attributed:-0} > 95))")
 fi
 
 echo "== what a stack costs per launch (launch_overhead_bench, 100000 launches, 3 rounds)"

@@ -4,6 +4,7 @@ set -euo pipefail
 packages=(cmake g++ make libprotobuf-dev protobuf-compiler libabsl-dev libre2-dev libgtest-dev libbenchmark-dev
           dpkg-dev unicode-data python3 perl
           python3-protobuf python3-pandas python3-pytest  # the Python package (python/) and its tests
+          libpython3-dev  # an embedded CPython, for the test of the Python frame reader
           prometheus)  # the Prometheus server, for the test that scrapes the metrics endpoint
 missing=()
 for p in "${packages[@]}"; do

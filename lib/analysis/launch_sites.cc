@@ -8,6 +8,7 @@
 #include "lib/core/call_stack.h"
 #include "lib/core/kernel_names.h"
 #include "lib/core/kernel_selection.h"
+#include "lib/core/python_stack.h"
 
 namespace cuscope::analysis {
 namespace {
@@ -29,9 +30,31 @@ bool IsCudaLibrary(std::string_view module) {
   return false;
 }
 
+bool IsPythonLibraryFile(std::string_view file) {
+  return file.find("/site-packages/") != std::string_view::npos || file.find("/dist-packages/") != std::string_view::npos ||
+         file.find("/lib/python3") != std::string_view::npos || file.starts_with("<frozen ");
+}
+
+bool IsPythonInterpreter(std::string_view module) {
+  const std::string_view file = FileName(module);
+  return file.starts_with("python3") || file.starts_with("libpython3");
+}
+
+bool IsPythonFrame(const core::Dictionary& dict, uint32_t frame) {
+  return dict.has_frame(frame) && dict.frame(frame).source_file() != 0;
+}
+
 std::string FrameText(const core::Dictionary& dict, uint32_t frame) {
   if (!dict.has_frame(frame)) return "(unknown frame)";
   const v1::StackFrame& f = dict.frame(frame);
+  if (f.source_file() != 0) {
+    const std::string_view file = FileName(dict.str(f.source_file()));
+    const std::string_view function = dict.str(f.function());
+    std::string text = absl::StrCat(absl::string_view(function.data(), function.size()), " (",
+                                     absl::string_view(file.data(), file.size()));
+    if (f.line() != 0) absl::StrAppend(&text, ":", f.line());
+    return absl::StrCat(text, ")");
+  }
   const std::string_view module = FileName(dict.str(f.module()));
   if (f.function() == 0) return absl::StrFormat("%s+0x%x", std::string(module), f.module_offset());
   const std::string name = core::FunctionBaseName(core::DemangleName(dict.str(f.function())));
@@ -41,6 +64,15 @@ std::string FrameText(const core::Dictionary& dict, uint32_t frame) {
 uint32_t LaunchSiteFrame(const core::Dictionary& dict, uint32_t stack) {
   if (!dict.has_stack(stack)) return 0;
   const v1::CallStack& s = dict.stack(stack);
+  // A launch from Python: the program's own line that asked for it (the innermost Python frame
+  // outside installed packages and the standard library), else the innermost Python frame.
+  uint32_t innermost_python = 0;
+  for (uint32_t frame : s.frames()) {
+    if (!IsPythonFrame(dict, frame)) continue;
+    if (!IsPythonLibraryFile(dict.str(dict.frame(frame).source_file()))) return frame;
+    if (innermost_python == 0) innermost_python = frame;
+  }
+  if (innermost_python != 0) return innermost_python;
   for (uint32_t frame : s.frames()) {
     if (!IsCudaLibrary(dict.str(dict.frame(frame).module()))) return frame;
   }
@@ -146,8 +178,16 @@ CallPathNode BuildCallPathTree(const Timeline& timeline, size_t max_nodes) {
       while (site_index < s.frames_size() && s.frames(site_index) != site) ++site_index;
       // At most the collector's own bound of frames, the ones nearest the launch site: a damaged
       // trace's stack of any length must not make the tree (and its writers' recursion) as deep.
-      const int outermost = std::min(s.frames_size() - 1, site_index + static_cast<int>(core::kMaxCallStackFrames) - 1);
-      for (int i = outermost; i >= site_index; --i) path->second.push_back(FrameText(dict, s.frames(i)));
+      const int bound = static_cast<int>(core::kMaxCallStackFrames + core::kMaxPythonFrames);
+      const int outermost = std::min(s.frames_size() - 1, site_index + bound - 1);
+      // With Python frames, the interpreter's own C frames between them are how Python ran, not
+      // where: the path reads as the program's Python.
+      const bool python = IsPythonFrame(dict, site);
+      for (int i = outermost; i >= site_index; --i) {
+        const uint32_t frame = s.frames(i);
+        if (python && !IsPythonFrame(dict, frame) && IsPythonInterpreter(dict.str(dict.frame(frame).module()))) continue;
+        path->second.push_back(FrameText(dict, frame));
+      }
     }
     const uint64_t time = k.end > k.start ? k.end - k.start : 0;
     Building* at = &root;

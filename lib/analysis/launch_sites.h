@@ -19,12 +19,20 @@ namespace cuscope::analysis {
 // frames are how a kernel was launched, not where from.
 bool IsCudaLibrary(std::string_view module);
 
+// Whether a Python source file is installed code (site-packages, dist-packages, the standard
+// library, frozen modules) rather than the program's own.
+bool IsPythonLibraryFile(std::string_view file);
+
+// Whether a frame is a Python one (it names a source file).
+bool IsPythonFrame(const core::Dictionary& dict, uint32_t frame);
+
 // One frame as a person reads it: "function (module)", the function's short demangled name, or
-// "module+0xOFFSET" when no symbol was found.
+// "module+0xOFFSET" when no symbol was found; a Python frame "qualified.name (file.py:LINE)".
 std::string FrameText(const core::Dictionary& dict, uint32_t frame);
 
-// The launch site of a call stack: its innermost frame outside the CUDA libraries (the innermost
-// frame when all are inside them). 0 for an unknown stack.
+// The launch site of a call stack: with Python frames, the innermost one in the program's own files
+// (the innermost Python frame when all are installed code); else its innermost frame outside the
+// CUDA libraries (the innermost frame when all are inside them). 0 for an unknown stack.
 uint32_t LaunchSiteFrame(const core::Dictionary& dict, uint32_t stack);
 
 class Timeline;

@@ -296,9 +296,10 @@ Table KernelStackSummary(const Timeline& timeline) {
   const core::Dictionary& dict = trace.dict;
   Table table;
   table.name = "cuda_kern_stack_sum";
-  table.title =
+  const std::string_view what =
       "CUDA kernels by launch site: the launches whose call stack was taken (--stacks), and the kernels of CUDA "
-      "graphs by the stack that created their node, grouped by the innermost frame outside the CUDA libraries";
+      "graphs by the stack that created their node, grouped by the program's innermost Python line, else the "
+      "innermost frame outside the CUDA libraries";
   table.columns = kTimeColumns;
   table.columns.push_back({"Launched From", ColumnType::kText});
   table.columns.push_back({"NVTX Range", ColumnType::kText});
@@ -321,11 +322,17 @@ Table KernelStackSummary(const Timeline& timeline) {
   absl::flat_hash_map<std::tuple<uint32_t, uint32_t, uint32_t>, uint32_t> group_of;
   std::vector<std::string> names(1, "\t\t(unknown kernel)");
   std::vector<uint32_t> kernel_group(trace.kernels.size(), 0);
+  // Of the GPU kernel time on the timeline: all of it, the part with a launch site, and the part
+  // with an NVTX range too (what "attributed" means in the title).
+  uint64_t kernel_ns = 0, attributed_ns = 0, in_range_ns = 0;
   for (size_t i = 0; i < trace.kernels.size(); ++i) {
     const core::KernelRow& k = trace.kernels[i];
     if (!dict.has_signature(k.signature)) continue;
+    const uint64_t time = timeline.OnTimeline(k) ? Duration(k.start, k.end) : 0;
+    kernel_ns += time;
     const LaunchStackIndex::Origin origin = stacks.OriginOf(k);
     if (origin.stack == 0) continue;
+    attributed_ns += time;
     const uint32_t frame = LaunchSiteFrame(dict, origin.stack);
     auto [known, new_frame] = site_group.try_emplace(frame, frame);
     if (new_frame) known->second = frame_of_text.try_emplace(FrameText(dict, frame), frame).first->second;
@@ -336,6 +343,7 @@ Table KernelStackSummary(const Timeline& timeline) {
     } else if (auto call = call_of.find(k.correlation_id); call != call_of.end()) {
       range = nvtx.RangeAt(call->second.first, call->second.second);
     }
+    if (range != 0) in_range_ns += time;
     const uint32_t name = dict.signature(k.signature).name();
     auto [g, inserted] = group_of.try_emplace(std::make_tuple(site, range, name), static_cast<uint32_t>(names.size()));
     if (inserted) {
@@ -356,6 +364,9 @@ Table KernelStackSummary(const Timeline& timeline) {
   });
   AddTimeRows(std::move(names), summaries, table);
   SplitPackedLastCell(table, 3);
+  const auto share = [&](uint64_t part) { return kernel_ns == 0 ? 0.0 : 100.0 * static_cast<double>(part) / kernel_ns; };
+  table.title = absl::StrFormat("%s. %.1f%% of the GPU kernel time has a launch site, %.1f%% also an NVTX range",
+                                absl::string_view(what.data(), what.size()), share(attributed_ns), share(in_range_ns));
   return table;
 }
 Table KernelGridBlockSummary(const Timeline& timeline) { return KernelTable(timeline, true); }

@@ -21,7 +21,7 @@ uint32_t ChunkBuilder::InternFrame(std::string_view module, uint64_t module_offs
   const uint32_t module_id = InternString(module.empty() ? std::string_view("?") : module);
   const auto key = std::make_pair(module_id, module_offset);
   if (auto it = frames_.find(key); it != frames_.end()) return it->second;
-  const uint32_t id = static_cast<uint32_t>(frames_.size() + 1);
+  const uint32_t id = ++frame_count_;
   frames_.emplace(key, id);
   v1::StackFrame* f = chunk_.add_stack_frames();
   f->set_id(id);
@@ -29,6 +29,21 @@ uint32_t ChunkBuilder::InternFrame(std::string_view module, uint64_t module_offs
   f->set_module_offset(module_offset);
   f->set_function(InternString(function));
   f->set_function_offset(function.empty() ? 0 : function_offset);
+  return id;
+}
+
+uint32_t ChunkBuilder::InternPythonFrame(std::string_view file, std::string_view function, uint32_t line) {
+  const uint32_t file_id = InternString(file.empty() ? std::string_view("?") : file);
+  const uint32_t function_id = InternString(function);
+  const auto key = std::make_tuple(file_id, function_id, line);
+  if (auto it = python_frames_.find(key); it != python_frames_.end()) return it->second;
+  const uint32_t id = ++frame_count_;
+  python_frames_.emplace(key, id);
+  v1::StackFrame* f = chunk_.add_stack_frames();
+  f->set_id(id);
+  f->set_function(function_id);
+  f->set_source_file(file_id);
+  f->set_line(line);
   return id;
 }
 

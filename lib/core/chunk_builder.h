@@ -93,6 +93,8 @@ class ChunkBuilder final : public ActivitySink {
   // and the symbol around it (empty when none was found); a stack: frame ids, innermost first.
   uint32_t InternFrame(std::string_view module, uint64_t module_offset, std::string_view function,
                        uint64_t function_offset);
+  // A Python frame: its source file, qualified name and line.
+  uint32_t InternPythonFrame(std::string_view file, std::string_view function, uint32_t line);
   uint32_t InternStack(const std::vector<uint32_t>& frames);  // frames from InternFrame, not empty
   void AddLaunchStack(uint64_t correlation_id, uint32_t stack);
   // A graph node created with a stack (at `created_ns` on host thread `tid` of `pid`, when known),
@@ -117,6 +119,8 @@ class ChunkBuilder final : public ActivitySink {
   absl::flat_hash_map<uint64_t, uint32_t> functions_;  // domain << 32 | callback id
   absl::flat_hash_map<std::pair<uint32_t, uint64_t>, uint32_t> threads_;
   absl::flat_hash_map<std::pair<uint32_t, uint64_t>, uint32_t> frames_;  // (module id, offset)
+  absl::flat_hash_map<std::tuple<uint32_t, uint32_t, uint32_t>, uint32_t> python_frames_;  // (file, function, line)
+  uint32_t frame_count_ = 0;
   absl::flat_hash_map<std::vector<uint32_t>, uint32_t> stacks_;
 
   v1::Chunk chunk_;

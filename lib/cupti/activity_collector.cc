@@ -16,6 +16,7 @@
 #include "absl/strings/str_format.h"
 #include "lib/core/metric_sets.h"
 #include "lib/core/output_name.h"
+#include "lib/core/python_stack.h"
 #include "lib/core/trace_writer.h"
 #include "lib/cupti/capture_controller.h"
 #include "lib/cupti/cupti_api.h"
@@ -289,6 +290,12 @@ bool KernelMetricsPhase(Session& s, bool begin) {
 // stacks off with one line; the timeline does not depend on them.
 void StartLaunchStacks(Session& s) {
   s.stacks = std::make_unique<LaunchStackCollector>(s.config.stacks, *s.pipeline, s.cupti);
+  // In a Python program, its frames too; a CPython whose layout is unknown keeps native frames.
+  if (auto python = core::PythonStackReader::ForThisProcess(); python.ok()) {
+    s.stacks->ReadPythonFrames(*python);
+  } else if (!absl::IsNotFound(python.status())) {
+    s.Warn(absl::StrCat(python.status().message(), ": call stacks keep their native frames only"));
+  }
   for (const auto& [domain, cbid] : LaunchStackCollector::Callbacks()) {
     if (auto st = s.cupti.EnableCallback(s.subscriber, domain, cbid); !st.ok()) {
       s.Warn(absl::StrCat("call stacks are off: ", st.message(), "; the timeline goes on"));

@@ -44,8 +44,14 @@ void LaunchStackCollector::OnCallback(CUpti_CallbackDomain domain, CUpti_Callbac
   // This function's and the subscriber's frames are dropped by the writer with CUPTI's own.
   const size_t n = core::CaptureCallStack(pcs, core::kMaxCallStackFrames, 0);
   if (n == 0) return;
-  pipeline_.QueueLaunchStack(info.correlationId, pcs, n);
+  std::vector<core::PythonFrame> python;
+  TakePythonFrames(python);
+  pipeline_.QueueLaunchStack(info.correlationId, pcs, n, std::move(python));
   taken_.fetch_add(1, std::memory_order_relaxed);
+}
+
+void LaunchStackCollector::TakePythonFrames(std::vector<core::PythonFrame>& frames) const {
+  if (python_.has_value()) python_->Capture(frames);
 }
 
 void LaunchStackCollector::OnResource(CUpti_CallbackId cbid, const CUpti_ResourceData& data) {
@@ -58,7 +64,10 @@ void LaunchStackCollector::OnResource(CUpti_CallbackId cbid, const CUpti_Resourc
     uintptr_t pcs[core::kMaxCallStackFrames];
     const size_t n = core::CaptureCallStack(pcs, core::kMaxCallStackFrames, 0);
     if (n > 0) {
-      pipeline_.QueueGraphNodeStack(node, pcs, n, cupti_.Timestamp(), static_cast<uint64_t>(::syscall(SYS_gettid)));
+      std::vector<core::PythonFrame> python;
+      TakePythonFrames(python);
+      pipeline_.QueueGraphNodeStack(node, pcs, n, std::move(python), cupti_.Timestamp(),
+                                    static_cast<uint64_t>(::syscall(SYS_gettid)));
     }
   } else if (cbid == CUPTI_CBID_RESOURCE_GRAPHNODE_CLONED) {
     const uint64_t node = cupti_.GraphNodeId(graph.node);

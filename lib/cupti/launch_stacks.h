@@ -3,7 +3,8 @@
 // resolves each return address once and interns frames and stacks into the trace
 // (TracePipeline::QueueLaunchStack). A kernel launched through the runtime gets the runtime call's
 // stack and correlation id (the one its kernel record carries); one launched through the driver
-// directly (CuPy, JAX, Triton) the driver call's.
+// directly (CuPy, JAX, Triton) the driver call's. In a Python program the launching thread's Python
+// frames are read too (lib/core/python_stack.h), at the same moment, on the same thread.
 #ifndef CUSCOPE_LIB_CUPTI_LAUNCH_STACKS_H_
 #define CUSCOPE_LIB_CUPTI_LAUNCH_STACKS_H_
 
@@ -11,9 +12,11 @@
 
 #include <atomic>
 #include <cstdint>
+#include <optional>
 #include <utility>
 #include <vector>
 
+#include "lib/core/python_stack.h"
 #include "lib/core/stack_sampling.h"
 #include "lib/cupti/cupti_api.h"
 #include "lib/cupti/trace_pipeline.h"
@@ -36,13 +39,21 @@ class LaunchStackCollector {
   // every replay of the graph is attributed through it) or cloned into an executable graph.
   void OnResource(CUpti_CallbackId cbid, const CUpti_ResourceData& data);
 
+  // In a Python process: each stack also takes the launching thread's Python frames, merged into
+  // the native frames by the writer (where the interpreter's eval loop ran them).
+  void ReadPythonFrames(const core::PythonStackReader& reader) { python_ = reader; }
+
   // No more stacks (their callbacks could not all be enabled).
   void TurnOff() { off_.store(true); }
 
   uint64_t taken() const { return taken_.load(std::memory_order_relaxed); }
 
  private:
+  // The launching thread's Python frames, appended to `frames` (none outside Python).
+  void TakePythonFrames(std::vector<core::PythonFrame>& frames) const;
+
   core::LaunchSampler sampler_;
+  std::optional<core::PythonStackReader> python_;
   TracePipeline& pipeline_;
   CuptiApi& cupti_;
   std::atomic<uint64_t> taken_{0};

@@ -269,21 +269,24 @@ void TracePipeline::QueueProfiledLaunch(ProfiledLaunch launch) {
   snapshot_cv_.notify_all();  // a capture's top-down may be waiting for this launch
 }
 
-void TracePipeline::QueueLaunchStack(uint64_t correlation_id, const uintptr_t* return_addresses, size_t n) {
+void TracePipeline::QueueLaunchStack(uint64_t correlation_id, const uintptr_t* return_addresses, size_t n,
+                                     std::vector<core::PythonFrame> python) {
   QueuedStack stack;
   stack.correlation_id = correlation_id;
   stack.return_addresses.assign(return_addresses, return_addresses + n);
+  stack.python = std::move(python);
   std::lock_guard<std::mutex> lock(queue_mu_);
   stacks_.push_back(std::move(stack));
 }
 
 void TracePipeline::QueueGraphNodeStack(uint64_t node_id, const uintptr_t* return_addresses, size_t n,
-                                        uint64_t created_ns, uint64_t tid) {
+                                        std::vector<core::PythonFrame> python, uint64_t created_ns, uint64_t tid) {
   QueuedStack stack;
   stack.graph_node_id = node_id;
   stack.created_ns = created_ns;
   stack.tid = tid;
   stack.return_addresses.assign(return_addresses, return_addresses + n);
+  stack.python = std::move(python);
   std::lock_guard<std::mutex> lock(queue_mu_);
   stacks_.push_back(std::move(stack));
 }
@@ -317,23 +320,29 @@ void TracePipeline::AddQueuedStacks() {
   // A program that keeps loading new code (JIT) must not grow the cache without bound; the
   // builder's interning keeps the ids stable when an address is resolved again.
   if (frame_of_address_.size() > (1u << 20)) frame_of_address_.clear();
-  std::vector<uint32_t> frames;
+  std::vector<core::MergedFrame> native, python;
   for (const QueuedStack& q : stacks) {
     if (q.original_node_id != 0) {
       builder_.AddGraphNode(q.graph_node_id, 0, q.original_node_id);
       continue;
     }
-    frames.clear();
+    native.clear();
     for (uintptr_t address : q.return_addresses) {
-      auto [it, inserted] = frame_of_address_.try_emplace(address, 0);
+      auto [it, inserted] = frame_of_address_.try_emplace(address, core::MergedFrame{});
       if (inserted) {
         const core::ResolvedFrame r = core::ResolveReturnAddress(address);
-        it->second = IsProfilerModule(r.module)
-                         ? 0
-                         : builder_.InternFrame(r.module, r.module_offset, r.function, r.function_offset);
+        if (!IsProfilerModule(r.module)) {
+          it->second.id = builder_.InternFrame(r.module, r.module_offset, r.function, r.function_offset);
+          it->second.eval = r.function == core::kEvalLoopSymbol;
+        }
       }
-      if (it->second != 0) frames.push_back(it->second);
+      if (it->second.id != 0) native.push_back(it->second);
     }
+    python.clear();
+    for (const core::PythonFrame& f : q.python) {
+      python.push_back({builder_.InternPythonFrame(f.file, f.function, f.line), f.eval_entry});
+    }
+    const std::vector<uint32_t> frames = core::MergeStacks(native, python);
     if (frames.empty()) continue;
     const uint32_t stack = builder_.InternStack(frames);
     if (q.graph_node_id != 0) {

@@ -33,6 +33,7 @@
 #include "lib/core/config.h"
 #include "lib/core/flight_ring.h"
 #include "lib/core/hot_kernels.h"
+#include "lib/core/python_stack.h"
 #include "lib/core/step_range_watch.h"
 #include "lib/core/trace_writer.h"
 #include "lib/cupti/cupti_api.h"
@@ -131,11 +132,13 @@ class TracePipeline {
   void QueueWindow(bool open, uint64_t time, const std::string& reason, v1::WindowKind kind);
   void QueueProfiledLaunch(ProfiledLaunch launch);
   // A sampled launch's call stack: `n` return addresses, innermost first (LaunchStackCollector).
-  // Resolved and interned on the writer thread; cuscope's and CUPTI's own frames are left out.
-  void QueueLaunchStack(uint64_t correlation_id, const uintptr_t* return_addresses, size_t n);
+  // Resolved and interned on the writer thread; cuscope's and CUPTI's own frames are left out. In a
+  // Python program, `python` holds the launching thread's Python frames, innermost first.
+  void QueueLaunchStack(uint64_t correlation_id, const uintptr_t* return_addresses, size_t n,
+                        std::vector<core::PythonFrame> python = {});
   // A CUDA graph node's creating stack, and a node cloned from another (instantiation).
-  void QueueGraphNodeStack(uint64_t node_id, const uintptr_t* return_addresses, size_t n, uint64_t created_ns,
-                           uint64_t tid);
+  void QueueGraphNodeStack(uint64_t node_id, const uintptr_t* return_addresses, size_t n,
+                           std::vector<core::PythonFrame> python, uint64_t created_ns, uint64_t tid);
   void QueueGraphNodeClone(uint64_t node_id, uint64_t original_node_id);
   void QueueCounterBatches(std::vector<CounterBatch> batches);
   // The top-down's turn, behind every buffer queued so far: its `kernels` hottest kernels, each
@@ -268,6 +271,7 @@ class TracePipeline {
     uint64_t created_ns = 0;        // a created node's, and its thread
     uint64_t tid = 0;
     std::vector<uintptr_t> return_addresses;
+    std::vector<core::PythonFrame> python;  // innermost first; empty outside Python
   };
   std::vector<QueuedStack> stacks_;           // queue_mu_
   std::vector<CounterBatch> counter_batches_; // queue_mu_
@@ -284,8 +288,8 @@ class TracePipeline {
   core::ChunkBuilder builder_;
   std::vector<ProfiledLaunch> profiled_pending_;  // taken from profiled_, not yet in a chunk
   // Launch stacks: each return address resolved once, to its frame id (0: one of our own frames
-  // or CUPTI's, left out).
-  absl::flat_hash_map<uintptr_t, uint32_t> frame_of_address_;
+  // or CUPTI's, left out) and whether it is CPython's eval loop (its Python frames go there).
+  absl::flat_hash_map<uintptr_t, core::MergedFrame> frame_of_address_;
   void AddQueuedStacks();
   ReplayedLaunches replayed_;                     // every profiled launch of the session
   uint64_t records_written_ = 0;

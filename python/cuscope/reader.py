@@ -250,7 +250,10 @@ class _Rows:
         for t in chunk.threads:
             _define(self.threads, t.id, t, "thread")
         for f in chunk.stack_frames:
-            if not 0 < f.module < len(self.strings) or f.function >= len(self.strings):
+            # A native frame names its module, a Python frame its source file: one of the two.
+            if (f.module == 0) == (f.source_file == 0):
+                raise CorruptTrace(f"stack frame {f.id} names both or neither of a module and a source file")
+            if max(f.module, f.function, f.source_file) >= len(self.strings):
                 raise CorruptTrace(f"stack frame {f.id} names an undefined string")
             _define(self.stack_frames, f.id, f, "stack frame")
         for s in chunk.call_stacks:
@@ -416,8 +419,12 @@ class _Rows:
         return {table: _frame(table, data) for table, data in cols.items()}
 
     def _frame_text(self, id_: int) -> str:
-        """One frame as cuscope's tables name it (the function left mangled)."""
+        """One frame as cuscope's tables name it (the function left mangled); a Python frame as
+        "qualified.name (file.py:LINE)"."""
         f = self.stack_frames[id_]
+        if f.source_file:
+            file = self._string(f.source_file).rsplit("/", 1)[-1]
+            return f"{self._string(f.function)} ({file}:{f.line})" if f.line else f"{self._string(f.function)} ({file})"
         module = self._string(f.module).rsplit("/", 1)[-1]
         return f"{self._string(f.function)} ({module})" if f.function else f"{module}+0x{f.module_offset:x}"
 

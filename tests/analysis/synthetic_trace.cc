@@ -172,6 +172,12 @@ uint32_t SyntheticTrace::InternStack(const std::vector<std::pair<std::string, st
   std::vector<uint32_t> ids;
   uint64_t offset = first_offset;
   for (const auto& [module, function] : frames) {
+    if (module.starts_with("py:")) {  // "py:FILE:LINE"
+      const size_t colon = module.rfind(':');
+      ids.push_back(builder_->InternPythonFrame(module.substr(3, colon - 3), function,
+                                                static_cast<uint32_t>(std::stoul(module.substr(colon + 1)))));
+      continue;
+    }
     ids.push_back(builder_->InternFrame(module, FrameOffset(module, function, offset += 0x10), function, 4));
   }
   return builder_->InternStack(ids);

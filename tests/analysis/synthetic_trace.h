@@ -58,7 +58,8 @@ class SyntheticTrace {
   // correlation id.
   uint64_t ProfiledLaunch(const core::KernelConfig& config, double start_us, double window_us,
                           const MetricValues& values, uint32_t flags = 0);
-  // A launch's call stack: frames (module path, mangled function or "" for none), innermost first.
+  // A launch's call stack: frames (module path, mangled function or "" for none), innermost first;
+  // a Python frame is ("py:FILE:LINE", qualified name).
   void LaunchStack(uint64_t correlation, const std::vector<std::pair<std::string, std::string>>& frames);
   // A CUDA graph's kernel run by node `node` of graph `graph_id`, under its graph launch `correlation`.
   void GraphKernel(const std::string& name, double start_us, double duration_us, uint32_t graph_id, uint64_t node,

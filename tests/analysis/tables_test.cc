@@ -5,6 +5,8 @@
 #include "gtest/gtest.h"
 #include "lib/analysis/analyzer.h"
 #include "lib/analysis/launch_sites.h"
+#include "lib/core/call_stack.h"
+#include "lib/core/python_stack.h"
 #include "tests/analysis/synthetic_trace.h"
 
 namespace cuscope::analysis {
@@ -226,6 +228,9 @@ TEST(KernelStackSummaryTest, GraphKernelsAreAttributedByTheirNodesCreatingStack)
   EXPECT_EQ(table.rows[0][2], "4");
   EXPECT_EQ(table.rows[1][8], "model::forward (trainer)");
   EXPECT_EQ(table.rows[1][10], "fwd");
+  // 280 of the 290 us of kernel time are attributed; no NVTX range in this trace.
+  EXPECT_NE(table.title.find("96.6% of the GPU kernel time has a launch site, 0.0% also an NVTX range"),
+            std::string::npos) << table.title;
 }
 
 // The NVTX range of a kernel: for a direct launch the range open around its launch call, for a
@@ -250,6 +255,8 @@ TEST(KernelStackSummaryTest, EachKernelCarriesTheNvtxRangeOfItsLaunchOrItsNodesC
   EXPECT_EQ(table.rows[0][9], "capture_forward") << "where the node was captured, not where it replayed";
   EXPECT_EQ(table.rows[1][10], "direct_kernel");
   EXPECT_EQ(table.rows[1][9], "step");
+  EXPECT_NE(table.title.find("100.0% of the GPU kernel time has a launch site, 100.0% also an NVTX range"),
+            std::string::npos) << table.title;
 }
 
 // Two call sites in one function (two offsets, one symbol) are one launch site.
@@ -298,7 +305,7 @@ TEST(CallPathTreeTest, AnEndlessStackIsCutToTheBound) {
     node = std::move(next);
     ++depth;
   }
-  EXPECT_EQ(depth, 65u) << "64 frames and the kernel";
+  EXPECT_EQ(depth, core::kMaxCallStackFrames + core::kMaxPythonFrames + 1) << "the bound's frames and the kernel";
 }
 
 // A clone chain that loops (only a damaged trace has one) ends without an answer.
@@ -323,6 +330,63 @@ TEST(KernelStackSummaryTest, AStackAllInsideTheLibrariesAndAFrameWithoutASymbol)
   const Table table = KernelStackSummary(Timeline::Build(trace));
   ASSERT_EQ(table.rows.size(), 1u);
   EXPECT_EQ(table.rows[0][8], "libcublasLt.so.13+0x110");
+}
+
+// A launch from Python: its stack has the interpreter's C frames, the installed packages' Python
+// (torch.nn) and the program's own; the launch site is the program's innermost line, and the flame
+// graph's path is the program's Python, without the interpreter's C frames.
+TEST(KernelStackSummaryTest, ALaunchFromPythonIsAttributedToTheProgramsOwnLine) {
+  SyntheticTrace s;
+  const std::pair<std::string, std::string> runtime = {"/usr/local/cuda/lib64/libcudart.so.13", "cudaLaunchKernel"};
+  const std::pair<std::string, std::string> aten = {"/usr/lib/python3/dist-packages/torch/lib/libtorch_cuda.so", ""};
+  const std::pair<std::string, std::string> vectorcall = {"/usr/bin/python3.12", "PyObject_Vectorcall"};
+  const std::pair<std::string, std::string> linear = {"py:/usr/lib/python3/dist-packages/torch/nn/modules/linear.py:125",
+                                                      "Linear.forward"};
+  const std::pair<std::string, std::string> forward = {"py:/home/u/train.py:12", "Model.forward"};
+  const std::pair<std::string, std::string> loss = {"py:/home/u/train.py:20", "loss_of"};
+  const std::pair<std::string, std::string> module = {"py:/home/u/train.py:30", "<module>"};
+  const std::pair<std::string, std::string> run_main = {"/usr/bin/python3.12", "Py_RunMain"};
+  for (int i = 0; i < 2; ++i) {
+    const uint64_t corr = s.Api("cudaLaunchKernel_v7000", 100.0 * i, 5);
+    s.Kernel("gemm", 100.0 * i + 10, 50, 7, corr);
+    s.LaunchStack(corr, {runtime, aten, vectorcall, linear, vectorcall, forward, module, run_main});
+  }
+  const uint64_t corr = s.Api("cudaLaunchKernel_v7000", 300, 5);
+  s.Kernel("reduce", 310, 20, 7, corr);
+  s.LaunchStack(corr, {runtime, aten, vectorcall, loss, module, run_main});
+  const core::Trace trace = s.Load();
+  const Timeline t = Timeline::Build(trace);
+  const Table table = KernelStackSummary(t);
+  ASSERT_EQ(table.rows.size(), 2u);
+  EXPECT_EQ(table.rows[0][8], "Model.forward (train.py:12)");
+  EXPECT_EQ(table.rows[1][8], "loss_of (train.py:20)");
+  const CallPathNode root = BuildCallPathTree(t);
+  ASSERT_EQ(root.children.size(), 1u);
+  const CallPathNode& top = root.children[0];
+  EXPECT_EQ(top.name, "<module> (train.py:30)") << "Py_RunMain is the interpreter's, not the program's";
+  ASSERT_EQ(top.children.size(), 2u);
+  EXPECT_EQ(top.children[0].name, "Model.forward (train.py:12)");
+  ASSERT_EQ(top.children[0].children.size(), 1u);
+  EXPECT_EQ(top.children[0].children[0].name, "gemm");
+  EXPECT_EQ(top.children[1].name, "loss_of (train.py:20)");
+}
+
+// A launch whose Python frames are all installed code (a library's own thread, torch's hooks) is
+// attributed to the innermost of them; a native program's stack is untouched by the Python rule.
+TEST(KernelStackSummaryTest, ALaunchFromInstalledPythonOnlyNamesItsInnermostPythonFrame) {
+  SyntheticTrace s;
+  const uint64_t corr = s.Api("cudaLaunchKernel_v7000", 0, 5);
+  s.Kernel("k", 10, 5, 7, corr);
+  s.LaunchStack(corr, {{"/lib/libcudart.so.13", "cudaLaunchKernel"},
+                       {"py:/usr/lib/python3.12/threading.py:1010", "Thread.run"},
+                       {"py:/opt/venv/lib/python3.12/site-packages/torch/utils/data/loader.py:50", "pin"}});
+  const core::Trace trace = s.Load();
+  const Table table = KernelStackSummary(Timeline::Build(trace));
+  ASSERT_EQ(table.rows.size(), 1u);
+  EXPECT_EQ(table.rows[0][8], "Thread.run (threading.py:1010)");
+  EXPECT_TRUE(IsPythonLibraryFile("/usr/lib/python3.12/threading.py"));
+  EXPECT_TRUE(IsPythonLibraryFile("<frozen importlib._bootstrap>"));
+  EXPECT_FALSE(IsPythonLibraryFile("/home/u/python3_tools/train.py"));
 }
 
 // The flame graph's tree: outermost frame first, down to the launch site, then the kernel; times

@@ -156,6 +156,37 @@ TEST(LaunchStackTraceTest, RoundTrip) {
   EXPECT_EQ(t->dict.stack_count(), 2u);
 }
 
+// Python frames: file, qualified name and line, interned by all three, numbered with the native
+// frames in one sequence, read back as Python frames (no module).
+TEST(LaunchStackTraceTest, PythonFramesRoundTrip) {
+  ChunkBuilder b([](v1::ApiDomain, uint32_t) { return std::string("f"); });
+  const uint32_t native = b.InternFrame("/usr/bin/python3.12", 0x77, "_PyEval_EvalFrameDefault", 3);
+  const uint32_t forward = b.InternPythonFrame("/home/u/train.py", "Model.forward", 12);
+  EXPECT_EQ(b.InternPythonFrame("/home/u/train.py", "Model.forward", 12), forward);
+  const uint32_t other_line = b.InternPythonFrame("/home/u/train.py", "Model.forward", 13);
+  EXPECT_NE(other_line, forward);
+  EXPECT_NE(forward, native);
+  b.AddLaunchStack(1, b.InternStack({forward, other_line, native}));
+  std::string bytes(kTraceMagic);
+  v1::Block header;
+  header.mutable_header()->set_format_version(kFormatVersion);
+  AppendFramedBlock(header, &bytes);
+  v1::Block chunk;
+  b.TakeChunk(chunk.mutable_chunk());
+  AppendFramedBlock(chunk, &bytes);
+  auto t = LoadTraceFromBytes(bytes);
+  ASSERT_TRUE(t.ok()) << t.status();
+  ASSERT_FALSE(t->corruption.has_value()) << t->corruption->message();
+  const v1::CallStack& s = t->dict.stack(t->launch_stacks[0].stack);
+  ASSERT_EQ(s.frames_size(), 3);
+  const v1::StackFrame& f = t->dict.frame(s.frames(0));
+  EXPECT_EQ(f.module(), 0u);
+  EXPECT_EQ(t->dict.str(f.source_file()), "/home/u/train.py");
+  EXPECT_EQ(t->dict.str(f.function()), "Model.forward");
+  EXPECT_EQ(f.line(), 12u);
+  EXPECT_EQ(t->dict.frame(s.frames(2)).source_file(), 0u);
+}
+
 // Damage: a stack naming a frame never defined, a frame naming an undefined string, an empty
 // stack, a launch naming an undefined stack.
 TEST(LaunchStackTraceTest, UndefinedIdsAreDamage) {
@@ -191,6 +222,25 @@ TEST(LaunchStackTraceTest, UndefinedIdsAreDamage) {
   EXPECT_TRUE(absl::StrContains(t.corruption->message(), "undefined string")) << t.corruption->message();
   t = load([&](v1::Chunk* c) { frame(c, 1, 0, 0); });
   ASSERT_TRUE(t.corruption.has_value()) << "a frame without a module";
+  // A Python frame names its file and no module; a file that is not defined, or a frame that names
+  // both, is damage.
+  t = load([&](v1::Chunk* c) {
+    frame(c, 1, 0, 1);
+    c->mutable_stack_frames(0)->set_source_file(1);
+  });
+  EXPECT_FALSE(t.corruption.has_value()) << t.corruption->message();
+  t = load([&](v1::Chunk* c) {
+    frame(c, 1, 0, 1);
+    c->mutable_stack_frames(0)->set_source_file(9);
+  });
+  ASSERT_TRUE(t.corruption.has_value());
+  EXPECT_TRUE(absl::StrContains(t.corruption->message(), "undefined string")) << t.corruption->message();
+  t = load([&](v1::Chunk* c) {
+    frame(c, 1, 1, 0);
+    c->mutable_stack_frames(0)->set_source_file(1);
+  });
+  ASSERT_TRUE(t.corruption.has_value()) << "a frame with a module and a file";
+  EXPECT_TRUE(absl::StrContains(t.corruption->message(), "both or neither")) << t.corruption->message();
   t = load([&](v1::Chunk* c) { c->add_call_stacks()->set_id(1); });
   ASSERT_TRUE(t.corruption.has_value());
   EXPECT_TRUE(absl::StrContains(t.corruption->message(), "empty")) << t.corruption->message();

@@ -70,7 +70,7 @@ std::string AllKinds(int chunks) {
     b.AddWindow(v1::WINDOW_KIND_TIMELINE, t, t + 100'000, c == 0 ? "start" : "");
     for (int i = 0; i < 6; ++i, ++corr) {
       b.Add(Api(t, 3'000, corr, 211 + (i % 3), 7 + (i % 2)));
-      b.Add(Kernel(t + 4'000, 2'000 + 500 * i, corr, i % 2 ? "_Z6stencilPfi" : "_Z4gemmPKfS0_Pf", 7 + (i % 2)));
+      b.Add(Kernel(t + 4'000, 2'000 + 500 * i, corr, i % 2 ? "_Z7stencilPfi" : "_Z4gemmPKfS0_Pf", 7 + (i % 2)));
       t += 10'000;
     }
     core::MemcpyRecord m;
@@ -124,15 +124,19 @@ std::string AllKinds(int chunks) {
     b.AddKernelMetrics(corr - 4, 0, "_Z4gemmPKfS0_Pf", 2, v1::REPLAY_MODE_KERNEL,
                        {{"sm__throughput.avg.pct_of_peak_sustained_elapsed", 71.5}});
     // Call stacks (--stacks): frames and a stack interned, two launches naming it, a graph node
-    // created with it, its clone, and a kernel the clone ran.
+    // created with it, its clone, and a kernel the clone ran; a launch with Python frames.
     const uint32_t runtime_frame = b.InternFrame("/usr/local/cuda/lib64/libcudart.so.13", 0x4a10, "cudaLaunchKernel", 16);
     const uint32_t app_frame = b.InternFrame("/opt/app/trainer", 0x1234 + c, "_ZN5model5trainEv", 0x34);
     const uint32_t stack = b.InternStack({runtime_frame, app_frame});
     b.AddLaunchStack(corr - 1, stack);
     b.AddLaunchStack(corr - 2, stack);
+    // A launch from Python: the runtime's frame, then the program's Python frames.
+    const uint32_t forward = b.InternPythonFrame("/home/u/train.py", "Model.forward", 12);
+    const uint32_t module = b.InternPythonFrame("/home/u/train.py", "<module>", 30);
+    b.AddLaunchStack(corr - 3, b.InternStack({runtime_frame, forward, module}));
     b.AddGraphNode(9000 + c, stack, 0, t + 1'000, 4242, 211);
     b.AddGraphNode(9100 + c, 0, 9000 + c);
-    core::KernelActivity graph_kernel = Kernel(t + 33'000, 1'000, 0, "_Z6stencilPfi", 7);
+    core::KernelActivity graph_kernel = Kernel(t + 33'000, 1'000, 0, "_Z7stencilPfi", 7);
     graph_kernel.graph_id = 1;
     graph_kernel.graph_node_id = 9100 + c;
     b.Add(graph_kernel);

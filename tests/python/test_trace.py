@@ -400,8 +400,11 @@ def test_launch_stacks_and_graph_nodes(cuscope: ModuleType) -> None:
     t = cuscope.read_trace(SOURCE_DIR / "tests/fuzz/corpus/synthetic_one_chunk")
     assert t.corruption is None
     stacks = t.launch_stacks
-    assert len(stacks) == 2
-    assert set(stacks["frames"]) == {"cudaLaunchKernel (libcudart.so.13) <- _ZN5model5trainEv (trainer)"}
+    assert len(stacks) == 3
+    assert set(stacks["frames"]) == {
+        "cudaLaunchKernel (libcudart.so.13) <- _ZN5model5trainEv (trainer)",
+        "cudaLaunchKernel (libcudart.so.13) <- Model.forward (train.py:12) <- <module> (train.py:30)",
+    }
     nodes = t.graph_nodes.set_index("node_id")
     assert list(nodes.index) == [9000, 9100]
     assert nodes.loc[9000, "stack"] == stacks["stack"].iloc[0]
@@ -427,3 +430,10 @@ def test_a_stack_naming_an_undefined_frame_is_damage(cuscope: ModuleType, pb: Mo
     t = cuscope.read_trace(path)
     assert t.corruption is not None and "call stack 1" in t.corruption
     assert t.launch_stacks.empty
+    # A frame that names both a module and a Python source file.
+    block = pb.Block()
+    block.chunk.strings.add(id=1, value="/opt/app")
+    block.chunk.stack_frames.add(id=1, module=1, source_file=1)
+    path.write_bytes(b"CUSCOPE\n" + header_block(pb) + framed(block))
+    t = cuscope.read_trace(path)
+    assert t.corruption is not None and "both or neither" in t.corruption
