@@ -3,6 +3,7 @@
 // with the GIL released, from a thread without Python, and every line of real code objects
 // compared with CPython's own line lookup.
 #include <Python.h>
+#include <stdlib.h>
 
 #include <string>
 #include <thread>
@@ -43,6 +44,9 @@ class PythonFramesTest : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
     if (!Py_IsInitialized()) {
+#ifdef CUSCOPE_PYTHON_HOME
+      ::setenv("PYTHONHOME", CUSCOPE_PYTHON_HOME, 1);  // a CPython built elsewhere (pyenv's) finds its library
+#endif
       PyImport_AppendInittab("probe", InitProbe);
       Py_InitializeEx(0);
     }
