@@ -31,13 +31,21 @@ bool IsCudaLibrary(std::string_view module) {
 }
 
 bool IsPythonLibraryFile(std::string_view file) {
-  return file.find("/site-packages/") != std::string_view::npos || file.find("/dist-packages/") != std::string_view::npos ||
-         file.find("/lib/python3") != std::string_view::npos || file.starts_with("<frozen ");
+  const auto has = [&](std::string_view part) { return file.find(part) != std::string_view::npos; };
+  // Code the program did not write but had generated: torch.compile's (Inductor's cache) and FX's
+  // ("<eval_with_key>.N"), frozen modules; of the pseudo-files, only what a person typed is theirs.
+  if (file.starts_with("<")) {
+    return !(file.starts_with("<stdin>") || file.starts_with("<string>") || file.starts_with("<ipython-input"));
+  }
+  return has("/site-packages/") || has("/dist-packages/") || has("/lib/python3") || has("/lib64/python3") ||
+         has("/torchinductor_");
 }
 
+// The interpreter's executable or library (the collector names the executable by its file, so a
+// virtual environment's `python` reads as the python3.X it links to).
 bool IsPythonInterpreter(std::string_view module) {
   const std::string_view file = FileName(module);
-  return file.starts_with("python3") || file.starts_with("libpython3");
+  return file == "python" || file.starts_with("python3") || file.starts_with("libpython3");
 }
 
 bool IsPythonFrame(const core::Dictionary& dict, uint32_t frame) {

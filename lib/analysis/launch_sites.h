@@ -19,8 +19,9 @@ namespace cuscope::analysis {
 // frames are how a kernel was launched, not where from.
 bool IsCudaLibrary(std::string_view module);
 
-// Whether a Python source file is installed code (site-packages, dist-packages, the standard
-// library, frozen modules) rather than the program's own.
+// Whether a Python source file is installed or generated code (site-packages, dist-packages, the
+// standard library, frozen modules, torch.compile's and FX's generated code) rather than the
+// program's own.
 bool IsPythonLibraryFile(std::string_view file);
 
 // Whether a frame is a Python one (it names a source file).

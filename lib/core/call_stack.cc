@@ -1,7 +1,11 @@
 #include "lib/core/call_stack.h"
 
 #include <dlfcn.h>
+#include <errno.h>
+#include <unistd.h>
 #include <unwind.h>
+
+#include <string>
 
 namespace cuscope::core {
 namespace {
@@ -35,6 +39,21 @@ size_t CaptureCallStack(uintptr_t* out, size_t max, size_t skip) {
   return w.count;
 }
 
+namespace {
+
+// The executable's path. The dynamic linker names the executable by the program's argv[0]
+// ("python" from a virtual environment, whatever a process title changer wrote), not its file.
+const std::string& ExecutablePath() {
+  static const std::string path = [] {
+    char buffer[4096];
+    const ssize_t n = ::readlink("/proc/self/exe", buffer, sizeof(buffer) - 1);
+    return n > 0 ? std::string(buffer, static_cast<size_t>(n)) : std::string();
+  }();
+  return path;
+}
+
+}  // namespace
+
 ResolvedFrame ResolveReturnAddress(uintptr_t return_address) {
   ResolvedFrame f;
   // The call instruction ends at the return address: one byte before it lies inside the call,
@@ -47,6 +66,9 @@ ResolvedFrame ResolveReturnAddress(uintptr_t return_address) {
   }
   const auto base = reinterpret_cast<uintptr_t>(info.dli_fbase);
   if (info.dli_fname != nullptr) f.module = info.dli_fname;
+  if (info.dli_fname != nullptr && info.dli_fname == program_invocation_name && !ExecutablePath().empty()) {
+    f.module = ExecutablePath();  // the executable itself, named by its argv[0]
+  }
   f.module_offset = call - base;
   if (info.dli_sname != nullptr && info.dli_saddr != nullptr) {
     f.function = info.dli_sname;

@@ -30,8 +30,9 @@ struct ResolvedFrame {
   uint64_t function_offset = 0;
 };
 
-// Where a return address's call instruction lies. Takes the dynamic linker's lock: call it off
-// the program's hot path (the writer thread does).
+// Where a return address's call instruction lies; the executable's own frames name its file
+// (/proc/self/exe), not the argv[0] the dynamic linker reports. Takes the dynamic linker's lock:
+// call it off the program's hot path (the writer thread does).
 ResolvedFrame ResolveReturnAddress(uintptr_t return_address);
 
 }  // namespace cuscope::core

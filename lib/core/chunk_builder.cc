@@ -41,6 +41,7 @@ uint32_t ChunkBuilder::InternPythonFrame(std::string_view file, std::string_view
   python_frames_.emplace(key, id);
   v1::StackFrame* f = chunk_.add_stack_frames();
   f->set_id(id);
+  f->set_module(file_id);  // readers that know no source_file show "function (file)"
   f->set_function(function_id);
   f->set_source_file(file_id);
   f->set_line(line);

@@ -41,11 +41,8 @@ absl::Status Dictionary::Absorb(const v1::Chunk& chunk) {
   // A frame names strings, a stack frames: each defined before (a reader then never checks again).
   for (const auto& f : chunk.stack_frames()) {
     // A native frame names its module, a Python frame its file (and only that).
-    if ((f.module() == 0) == (f.source_file() == 0)) {
-      return absl::DataLossError(absl::StrCat("corrupt trace: stack frame ", f.id(),
-                                              " names both or neither of a module and a source file"));
-    }
-    if (f.module() >= strings_.size() || f.function() >= strings_.size() || f.source_file() >= strings_.size()) {
+    if (f.module() == 0 || f.module() >= strings_.size() || f.function() >= strings_.size() ||
+        f.source_file() >= strings_.size()) {
       return absl::DataLossError(absl::StrCat("corrupt trace: stack frame ", f.id(), " names an undefined string"));
     }
     if (auto st = Define(frames_, f.id(), f, "stack frame"); !st.ok()) return st;

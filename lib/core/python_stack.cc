@@ -2,8 +2,12 @@
 
 #include <dlfcn.h>
 
+#include <algorithm>
 #include <cstring>
+#include <iterator>
+#include <utility>
 
+#include "absl/container/flat_hash_map.h"
 #include "absl/status/status.h"
 #include "absl/strings/str_format.h"
 
@@ -71,6 +75,48 @@ bool ReadSignedVarint(const uint8_t* t, size_t size, size_t& i, int64_t& value) 
   return true;
 }
 
+// A location table (co_linetable, CPython 3.11 and later) as the first code unit of each entry and
+// its line (0: none), in order, then the unit past the table. A damaged entry ends the ranges there.
+std::vector<std::pair<int64_t, uint32_t>> DecodeRanges(const uint8_t* table, size_t size, int first_line) {
+  std::vector<std::pair<int64_t, uint32_t>> ranges;
+  int64_t line = first_line, start = 0;
+  size_t i = 0;
+  while (i < size) {
+    const uint8_t head = table[i++];
+    if ((head & 0x80) == 0) break;
+    const int code = (head >> 3) & 15;
+    const int64_t length = (head & 7) + 1;
+    int64_t delta = 0;
+    uint32_t skipped = 0;
+    bool ok = true;
+    if (code == 14) {
+      ok = ReadSignedVarint(table, size, i, delta) && ReadVarint(table, size, i, skipped) &&
+           ReadVarint(table, size, i, skipped) && ReadVarint(table, size, i, skipped);
+    } else if (code == 13) {
+      ok = ReadSignedVarint(table, size, i, delta);
+    } else if (code >= 10 && code <= 12) {
+      delta = code - 10;
+      i += 2;
+    } else if (code != 15) {
+      i += 1;
+    }
+    if (!ok || i > size) break;
+    line += delta;
+    const uint32_t shown = code == 15 || line <= 0 || line > UINT32_MAX ? 0 : static_cast<uint32_t>(line);
+    ranges.emplace_back(start, shown);
+    start += length;
+  }
+  ranges.emplace_back(start, 0);  // past the table
+  return ranges;
+}
+
+// The line of `unit`: the last range starting at or before it (the final one, past the table, has none).
+uint32_t LineInRanges(const std::vector<std::pair<int64_t, uint32_t>>& ranges, int64_t unit) {
+  auto after = std::upper_bound(ranges.begin(), ranges.end(), unit,
+                                [](int64_t u, const std::pair<int64_t, uint32_t>& r) { return u < r.first; });
+  return after == ranges.begin() ? 0 : std::prev(after)->second;
+}
+
 }  // namespace
 
 std::optional<CPythonLayout> CPythonLayoutFor(uint32_t version_hex) {
@@ -119,62 +165,28 @@ std::optional<CPythonLayout> CPythonLayoutFor(uint32_t version_hex) {
 
 std::optional<uint32_t> LineOfCodeUnit(const uint8_t* table, size_t size, int first_line, int64_t index) {
   if (table == nullptr || index < 0) return std::nullopt;
-  int64_t line = first_line;
-  int64_t start = 0;  // the entry's first code unit
-  size_t i = 0;
-  while (i < size) {
-    const uint8_t head = table[i++];
-    if ((head & 0x80) == 0) return std::nullopt;  // not an entry's first byte: damaged
-    const int code = (head >> 3) & 15;
-    const int64_t length = (head & 7) + 1;
-    int64_t delta = 0;
-    bool has_line = true;
-    uint32_t skipped = 0;
-    switch (code) {
-      case 15:  // no location
-        has_line = false;
-        break;
-      case 14:  // long form: line delta, end line delta, column + 1, end column + 1
-        if (!ReadSignedVarint(table, size, i, delta) || !ReadVarint(table, size, i, skipped) ||
-            !ReadVarint(table, size, i, skipped) || !ReadVarint(table, size, i, skipped)) {
-          return std::nullopt;
-        }
-        break;
-      case 13:  // no column: line delta
-        if (!ReadSignedVarint(table, size, i, delta)) return std::nullopt;
-        break;
-      case 10:
-      case 11:
-      case 12:  // one line: the delta is the code's, then column and end column
-        delta = code - 10;
-        i += 2;
-        break;
-      default:  // short form, same line: one byte of columns
-        i += 1;
-        break;
-    }
-    if (i > size) return std::nullopt;
-    line += delta;
-    if (index < start + length) {
-      if (!has_line || line <= 0 || line > UINT32_MAX) return std::nullopt;
-      return static_cast<uint32_t>(line);
-    }
-    start += length;
-  }
-  return std::nullopt;
+  const uint32_t line = LineInRanges(DecodeRanges(table, size, first_line), index);
+  if (line == 0) return std::nullopt;
+  return line;
 }
 
 std::vector<uint32_t> MergeStacks(const std::vector<MergedFrame>& native, const std::vector<MergedFrame>& python) {
   std::vector<uint32_t> out;
   out.reserve(native.size() + python.size());
   size_t p = 0;
+  uint16_t empties_taken = 0;  // of python[p].empty_evals_before
   for (const MergedFrame& n : native) {
     if (!n.eval || p == python.size()) {
       out.push_back(n.id);
       continue;
     }
+    if (empties_taken < python[p].empty_evals_before) {
+      ++empties_taken;  // an eval-loop call that ran no Python frame: its native frame stands for nothing
+      continue;
+    }
     while (p < python.size()) {
       out.push_back(python[p].id);
+      empties_taken = 0;
       if (python[p++].eval) break;
     }
   }
@@ -214,6 +226,44 @@ absl::StatusOr<PythonStackReader> PythonStackReader::ForThisProcess() {
   return PythonStackReader(*layout, s);
 }
 
+namespace {
+
+// A thread's decoded location tables, by code object: each table as its ranges of code units
+// (first unit, line; 0: none), in order. Bounded: a thread that runs more code objects than this
+// starts over. A code object freed and another made at its address with its table's address and
+// size could only give a wrong line: the ranges are ours, nothing is read through them.
+struct LineRanges {
+  const void* table = nullptr;
+  int64_t size = 0;
+  std::vector<std::pair<int64_t, uint32_t>> ranges;
+};
+constexpr size_t kMaxCachedTables = 256;
+constexpr size_t kMaxCachedRanges = 1 << 18;  // entries over all tables (16 bytes each)
+thread_local absl::flat_hash_map<const void*, LineRanges> t_lines;
+thread_local size_t t_cached_ranges = 0;
+
+}  // namespace
+
+uint32_t PythonStackReader::LineOf(const void* code, int64_t unit) const {
+  if (unit < 0) return 0;
+  const void* table = Load<const void*>(code, layout_.code_linetable);
+  if (!Aligned(table) || Load<const void*>(table, kObjectType) != symbols_.bytes_type) return 0;
+  const auto size = Load<int64_t>(table, kVarSize);
+  if (size < 0 || size > kMaxLineTable) return 0;
+  auto it = t_lines.find(code);
+  if (it == t_lines.end() || it->second.table != table || it->second.size != size) {
+    if (t_lines.size() >= kMaxCachedTables || t_cached_ranges >= kMaxCachedRanges) {
+      t_lines.clear();
+      t_cached_ranges = 0;
+    }
+    const auto* bytes = reinterpret_cast<const uint8_t*>(static_cast<const char*>(table) + kBytesText);
+    LineRanges decoded{table, size, DecodeRanges(bytes, static_cast<size_t>(size), Load<int32_t>(code, layout_.code_first_line))};
+    t_cached_ranges += decoded.ranges.size();
+    it = t_lines.insert_or_assign(code, std::move(decoded)).first;
+  }
+  return LineInRanges(it->second.ranges, unit);
+}
+
 bool PythonStackReader::ReadText(const void* object, std::string& out) const {
   out.clear();
   if (!Aligned(object) || Load<const void*>(object, kObjectType) != symbols_.str_type) return false;
@@ -242,6 +292,8 @@ bool PythonStackReader::ReadText(const void* object, std::string& out) const {
 }
 
 size_t PythonStackReader::Capture(std::vector<PythonFrame>& out, size_t max) const {
+  // Not while the interpreter starts or ends: finalization frees other threads' states. (A daemon
+  // thread launching with the GIL released in the instant finalization begins is not covered.)
   if (symbols_.is_initialized() == 0) return 0;
   if (symbols_.is_finalizing != nullptr && symbols_.is_finalizing() != 0) return 0;
   const void* thread = symbols_.this_thread_state();
@@ -250,13 +302,25 @@ size_t PythonStackReader::Capture(std::vector<PythonFrame>& out, size_t max) con
   if (!Aligned(cframe)) return 0;
   const void* frame = Load<const void*>(cframe, layout_.cframe_current_frame);
   const size_t first = out.size();
+  // Where one eval-loop call's frames end: a frame marked so (3.11's is_entry), or the frame before a
+  // shim (3.12). A boundary with no frame since the last one is an eval-loop call that runs none.
+  bool group_open = false;
+  uint16_t empty_evals = 0;
+  const auto boundary = [&] {
+    if (group_open) {
+      out.back().eval_entry = true;
+      group_open = false;
+    } else if (empty_evals < UINT16_MAX) {
+      ++empty_evals;
+    }
+  };
   // A walk through more frames than a Python stack can hold (the recursion limit) is a cycle.
   for (int walked = 0; Aligned(frame) && out.size() - first < max && walked < 100000; ++walked) {
     const void* previous = Load<const void*>(frame, layout_.frame_previous);
     const auto owner = static_cast<int>(Load<char>(frame, layout_.frame_owner));
+    const bool entry = layout_.frame_is_entry.has_value() && Load<bool>(frame, *layout_.frame_is_entry);
     if (layout_.owner_c_stack.has_value() && owner == *layout_.owner_c_stack) {
-      // 3.12's entry shim: the frame before it was the outermost of its eval loop's call.
-      if (out.size() > first) out.back().eval_entry = true;
+      boundary();  // 3.12's entry shim, below each eval-loop call's frames
       frame = previous;
       continue;
     }
@@ -266,8 +330,9 @@ size_t PythonStackReader::Capture(std::vector<PythonFrame>& out, size_t max) con
     const auto* prev_instr = Load<const char*>(frame, layout_.frame_prev_instr);
     const int64_t unit = (prev_instr - bytecode) / 2;
     // A frame still being set up (before its first traceable instruction) is not shown, as
-    // CPython's own tracebacks do not show it.
+    // CPython's own tracebacks do not show it; its eval-loop boundary still counts.
     if (owner != layout_.owner_generator && unit < Load<int32_t>(code, layout_.code_first_traceable)) {
+      if (entry) boundary();
       frame = previous;
       continue;
     }
@@ -276,17 +341,12 @@ size_t PythonStackReader::Capture(std::vector<PythonFrame>& out, size_t max) con
         !ReadText(Load<const void*>(code, layout_.code_qualname), f.function)) {
       break;
     }
-    const void* table = Load<const void*>(code, layout_.code_linetable);
-    if (Aligned(table) && Load<const void*>(table, kObjectType) == symbols_.bytes_type) {
-      const auto size = Load<int64_t>(table, kVarSize);
-      if (size >= 0 && size <= kMaxLineTable) {
-        const auto* bytes = reinterpret_cast<const uint8_t*>(static_cast<const char*>(table) + kBytesText);
-        f.line = LineOfCodeUnit(bytes, static_cast<size_t>(size), Load<int32_t>(code, layout_.code_first_line), unit)
-                     .value_or(0);
-      }
-    }
-    if (layout_.frame_is_entry.has_value()) f.eval_entry = Load<bool>(frame, *layout_.frame_is_entry);
+    f.line = LineOf(code, unit);
+    f.empty_evals_before = empty_evals;
+    empty_evals = 0;
     out.push_back(std::move(f));
+    group_open = true;
+    if (entry) boundary();
     frame = previous;
   }
   return out.size() - first;

@@ -32,6 +32,10 @@ struct PythonFrame {
   // The outermost frame one call of the interpreter's eval loop (_PyEval_EvalFrameDefault) runs: a
   // native stack's eval frames each stand for the frames up to the next one of these.
   bool eval_entry = false;
+  // Calls of the eval loop between this frame and the one before it (inner) that run no Python frame
+  // of their own (a __del__ run while a frame returns leaves one): their native eval frames stand
+  // for nothing.
+  uint16_t empty_evals_before = 0;
 };
 
 // Where the fields a frame walk reads lie in one CPython version's structs (x86-64, release build).
@@ -69,17 +73,19 @@ std::optional<uint32_t> LineOfCodeUnit(const uint8_t* table, size_t size, int fi
 inline constexpr std::string_view kEvalLoopSymbol = "_PyEval_EvalFrameDefault";
 
 // A frame of a stack being merged: its interned id, and for a native frame whether it is the eval
-// loop, for a Python frame whether it is its eval loop call's outermost (PythonFrame::eval_entry).
+// loop, for a Python frame whether it is its eval loop call's outermost (PythonFrame::eval_entry)
+// and the empty eval-loop calls before it (PythonFrame::empty_evals_before).
 struct MergedFrame {
   uint32_t id = 0;
   bool eval = false;
+  uint16_t empty_evals_before = 0;
 };
 
 // One stack, innermost first, from a launch's native and Python frames: each native eval-loop frame
 // stands for the Python frames that call of the loop ran (up to and including the next
-// eval-entry frame), so the Python lines sit between the C code that called into Python and the C
-// code Python called. Python frames left over when the native stack ends (it is bounded) follow it;
-// eval-loop frames left over when the Python frames end stay as they are.
+// eval-entry frame; nothing for an empty call), so the Python lines sit between the C code that
+// called into Python and the C code Python called. Python frames left over when the native stack
+// ends (it is bounded) follow it; eval-loop frames left over when the Python frames end stay.
 std::vector<uint32_t> MergeStacks(const std::vector<MergedFrame>& native, const std::vector<MergedFrame>& python);
 
 // Reads the calling thread's Python frames in a process that runs CPython.
@@ -107,6 +113,9 @@ class PythonStackReader {
   };
   PythonStackReader(const CPythonLayout& layout, const Symbols& symbols) : layout_(layout), symbols_(symbols) {}
   bool ReadText(const void* object, std::string& out) const;
+  // The line of `unit` in `code`: a location table is decoded once per thread and code object
+  // (the launches of one function, torch.compile's generated `call` among them, reuse it).
+  uint32_t LineOf(const void* code, int64_t unit) const;
 
   CPythonLayout layout_;
   Symbols symbols_;

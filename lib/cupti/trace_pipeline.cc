@@ -340,7 +340,7 @@ void TracePipeline::AddQueuedStacks() {
     }
     python.clear();
     for (const core::PythonFrame& f : q.python) {
-      python.push_back({builder_.InternPythonFrame(f.file, f.function, f.line), f.eval_entry});
+      python.push_back({builder_.InternPythonFrame(f.file, f.function, f.line), f.eval_entry, f.empty_evals_before});
     }
     const std::vector<uint32_t> frames = core::MergeStacks(native, python);
     if (frames.empty()) continue;

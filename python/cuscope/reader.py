@@ -250,10 +250,8 @@ class _Rows:
         for t in chunk.threads:
             _define(self.threads, t.id, t, "thread")
         for f in chunk.stack_frames:
-            # A native frame names its module, a Python frame its source file: one of the two.
-            if (f.module == 0) == (f.source_file == 0):
-                raise CorruptTrace(f"stack frame {f.id} names both or neither of a module and a source file")
-            if max(f.module, f.function, f.source_file) >= len(self.strings):
+            # Every frame names its module (a Python frame: its file, as source_file does).
+            if f.module == 0 or max(f.module, f.function, f.source_file) >= len(self.strings):
                 raise CorruptTrace(f"stack frame {f.id} names an undefined string")
             _define(self.stack_frames, f.id, f, "stack frame")
         for s in chunk.call_stacks:

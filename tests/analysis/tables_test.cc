@@ -385,7 +385,13 @@ TEST(KernelStackSummaryTest, ALaunchFromInstalledPythonOnlyNamesItsInnermostPyth
   ASSERT_EQ(table.rows.size(), 1u);
   EXPECT_EQ(table.rows[0][8], "Thread.run (threading.py:1010)");
   EXPECT_TRUE(IsPythonLibraryFile("/usr/lib/python3.12/threading.py"));
+  EXPECT_TRUE(IsPythonLibraryFile("/usr/lib64/python3.12/threading.py")) << "Fedora's standard library";
   EXPECT_TRUE(IsPythonLibraryFile("<frozen importlib._bootstrap>"));
+  EXPECT_TRUE(IsPythonLibraryFile("/tmp/torchinductor_u/ab/cabxyz.py")) << "torch.compile's generated code";
+  EXPECT_TRUE(IsPythonLibraryFile("<eval_with_key>.3")) << "FX's generated code";
+  EXPECT_FALSE(IsPythonLibraryFile("<stdin>"));
+  EXPECT_FALSE(IsPythonLibraryFile("<string>")) << "python -c";
+  EXPECT_FALSE(IsPythonLibraryFile("<ipython-input-3-1f2e>"));
   EXPECT_FALSE(IsPythonLibraryFile("/home/u/python3_tools/train.py"));
 }
 

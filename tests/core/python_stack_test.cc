@@ -83,6 +83,19 @@ TEST(MergeStacksTest, PythonFramesLeftWhenTheNativeStackEndsFollowIt) {
       << "no eval loop in the native stack at all";
 }
 
+// A __del__ run while a frame returns: an eval-loop call with no Python frame of its own between
+// two that have some. Its native frame stands for nothing; the frames after it stay in place.
+TEST(MergeStacksTest, AnEmptyEvalLoopCallStandsForNothing) {
+  // launch <- eval(__del__) <- dealloc <- eval(empty) <- map's C code <- eval(outer, <module>) <- main
+  const auto native = Native({{1, false}, {2, true}, {3, false}, {4, true}, {5, false}, {6, true}, {7, false}});
+  std::vector<MergedFrame> python = Native({{100, true}, {101, false}, {102, true}});
+  python[1].empty_evals_before = 1;
+  EXPECT_EQ(MergeStacks(native, python), (std::vector<uint32_t>{1, 100, 3, 5, 101, 102, 7}));
+  python[1].empty_evals_before = 0;
+  EXPECT_EQ(MergeStacks(native, python), (std::vector<uint32_t>{1, 100, 3, 101, 102, 5, 6, 7}))
+      << "without the empty call counted, <module> would sit inside map's C code";
+}
+
 TEST(MergeStacksTest, EvalLoopFramesLeftWhenThePythonFramesEndStay) {
   const auto native = Native({{1, false}, {2, true}, {3, true}});
   EXPECT_EQ(MergeStacks(native, Native({{100, true}})), (std::vector<uint32_t>{1, 100, 3}));

@@ -133,6 +133,36 @@ TEST_F(CollectorPythonTest, LaunchesFromPythonCarryTheirFunctionsAndLines) {
   }
 }
 
+// A launch from a __del__ that runs while another frame returns (map() calling back into Python
+// from C): every eval-loop frame of the native stack is accounted for, the Python frames keep their
+// order, and the finalizer is the launch site.
+TEST_F(CollectorPythonTest, ALaunchFromAFinalizerKeepsEveryFrameInPlace) {
+  const core::Trace trace = ProfilePython(
+      "import probe\n"
+      "class D:\n"
+      "    def __del__(self):\n"
+      "        probe.launch(7)\n"  // 4
+      "def entry(v):\n"
+      "    d = D()\n"
+      "    return v\n"
+      "def outer():\n"
+      "    return list(map(entry, [1]))\n"  // 9
+      "outer()\n");                        // 10
+  ASSERT_FALSE(trace.corruption.has_value()) << trace.corruption->message();
+  ASSERT_EQ(trace.launch_stacks.size(), 1u);
+  const core::Dictionary& dict = trace.dict;
+  const v1::CallStack& stack = dict.stack(trace.launch_stacks[0].stack);
+  std::vector<std::string> python;
+  std::string all;
+  for (uint32_t f : stack.frames()) {
+    absl::StrAppend(&all, all.empty() ? "" : " <- ", analysis::FrameText(dict, f));
+    if (analysis::IsPythonFrame(dict, f)) python.push_back(analysis::FrameText(dict, f));
+    EXPECT_NE(dict.str(dict.frame(f).function()), core::kEvalLoopSymbol) << all;
+  }
+  EXPECT_EQ(python, (std::vector<std::string>{"D.__del__ (train.py:4)", "outer (train.py:9)", "<module> (train.py:10)"}))
+      << all;
+}
+
 // Sixteen Python threads launching at once (the GIL released around each launch, as a C extension
 // may): no hang, every launch's stack taken, each attributed to the thread function's line.
 TEST_F(CollectorPythonTest, SixteenLaunchingThreads) {

@@ -126,6 +126,31 @@ TEST_F(PythonFramesTest, ACallThroughCodeInCBeginsAnotherEvalLoop) {
   EXPECT_TRUE(g_frames[2].eval_entry);
 }
 
+// A __del__ that runs while its frame returns. In 3.12 the returning frame has left the chain while
+// its eval-loop call is still on the native stack (an eval-loop call with no Python frame): three
+// calls are counted, the finalizer's, the one map() made and the module's. In 3.11 the frame is
+// cleared after its eval-loop call returned: two.
+TEST_F(PythonFramesTest, AnEvalLoopCallWithNoFrameLeftIsCounted) {
+  Run("import probe\n"
+      "class D:\n"
+      "    def __del__(self):\n"
+      "        probe.capture()\n"
+      "def entry(v):\n"
+      "    d = D()\n"
+      "    return v\n"
+      "def outer():\n"
+      "    return list(map(entry, [1]))\n"
+      "outer()\n",
+      "dying.py");
+  ASSERT_GE(g_frames.size(), 3u);
+  EXPECT_EQ(g_frames[0].function, "D.__del__");
+  EXPECT_TRUE(g_frames[0].eval_entry);
+  EXPECT_EQ(g_frames.back().function, "<module>");
+  int eval_calls = 0;
+  for (const PythonFrame& f : g_frames) eval_calls += f.eval_entry + f.empty_evals_before;
+  EXPECT_EQ(eval_calls, PY_VERSION_HEX >= 0x030C0000 ? 3 : 2);
+}
+
 TEST_F(PythonFramesTest, NamesAndPathsBeyondAscii) {
   Run("import probe\n"
       "def größe():\n"             // one byte a character, not ASCII
