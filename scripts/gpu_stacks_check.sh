@@ -3,7 +3,10 @@
 # scripts/build_for_device.sh:  scripts/gpu_stacks_check.sh OUT_DIR
 # A C++ example's launches must name its main() as their launch site; a PyTorch program sampled
 # one launch in 100 must run to its end with stacks in its trace; and what a stack costs per
-# launch (the launch loop bench, 100,000 launches, none/first:5/every:100/all, 3 rounds).
+# launch (the launch loop bench, 100,000 launches, none/first:5/every:100/all, 3 rounds); Python
+# frames: each kernel of a three-function PyTorch program attributed to its function, 16 launching
+# threads, a CUDA graph captured in Python (share of GPU time attributed), and what stacks with
+# Python frames cost per PyTorch kernel.
 # Prints each figure and "stacks check: N failed" at the end; traces stay in OUT_DIR/stacks.
 set -u
 cd "$(dirname "$0")/.."
@@ -81,4 +84,15 @@ for round in 1 2 3; do
       "$B/bench/launch_overhead_bench" --mode plain | tail -1 | sed "s/mode=plain/stacks=$s/"
   done
 done
+if python3 -c "import torch; assert torch.cuda.is_available()" 2>/dev/null; then
+  echo "== what a stack with Python frames costs (bench/gpu/torch_overhead.py, 20000 kernels, 3 reps, 2 rounds)"
+  for round in 1 2; do
+    python3 bench/gpu/torch_overhead.py --reps 3 --mode plain | tail -1
+    for s in none every:100 all; do
+      CUSCOPE_QUIET=1 CUSCOPE_FORCE_OVERWRITE=1 CUSCOPE_OUTPUT="$OUT/torch_cost" CUSCOPE_STACKS=$s \
+        CUDA_INJECTION64_PATH="$lib" python3 bench/gpu/torch_overhead.py --reps 3 --mode plain | tail -1 | \
+        sed "s/mode=plain/stacks=$s/"
+    done
+  done
+fi
 echo "stacks check: $failed failed"
