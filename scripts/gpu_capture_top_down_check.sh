@@ -29,8 +29,9 @@ cd "$OUT"
 
 if python3 -c "import torch; assert torch.cuda.is_available()" 2>/dev/null; then
   echo "== injected PyTorch, monitor mode with GPU counters: capture --duration 1 --top-down"
+  # No `timeout` wrapper: `cuscope ps` lists the Python process, whose pid $! must be.
   CUDA_INJECTION64_PATH=$B/lib/libcuscope.so CUSCOPE_MODE=monitor CUSCOPE_OUTPUT= CUSCOPE_GPU_METRICS_DEVICES=all \
-    timeout 120 python3 "$ROOT/examples/torch_top_down.py" --steps 200000 > torch.txt 2>&1 &
+    python3 "$ROOT/examples/torch_top_down.py" --steps 200000 > torch.txt 2>&1 &
   P=$!
   wait_listed $P 60
   sleep 3

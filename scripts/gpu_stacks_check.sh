@@ -43,8 +43,8 @@ if python3 -c "import torch; assert torch.cuda.is_available()" 2>/dev/null; then
   timeout 120 $cli profile -q -f --stacks first:20 -o "$OUT/sites" -- python3 examples/torch_launch_sites.py --steps 200 \
     > "$OUT/sites.txt" 2>&1
   rc=$?
-  table=$($cli stats --report cuda_kern_stack_sum "$OUT/sites.cuscope" 2>&1)
-  echo "$table" | head -12 | cut -c1-220
+  table=$($cli stats --kernel-names demangled --report cuda_kern_stack_sum "$OUT/sites.cuscope" 2>&1)
+  echo "$table" | head -12 | cut -c1-300
   check "the launch-sites program ran to its end" $(( rc == 0 ))
   site_of() { grep "$1 (torch_launch_sites.py:" <<<"$table" | grep -ci "$2"; }
   check "the multiply kernel is attributed to scale()" $(( $(site_of scale mul) > 0 ))
@@ -57,7 +57,7 @@ if python3 -c "import torch; assert torch.cuda.is_available()" 2>/dev/null; then
     --threads 16 > "$OUT/sites16.txt" 2>&1
   rc=$?
   tail -1 "$OUT/sites16.txt"
-  table=$($cli stats --report cuda_kern_stack_sum "$OUT/sites16.cuscope" 2>&1)
+  table=$($cli stats --kernel-names demangled --report cuda_kern_stack_sum "$OUT/sites16.cuscope" 2>&1)
   echo "$table" | head -3 | cut -c1-260
   check "16 launching threads: no hang, exit 0" $(( rc == 0 ))
   check "16 launching threads: every function attributed" $(( $(site_of scale mul) > 0 && $(site_of shift add) > 0 && $(site_of total reduce) > 0 ))

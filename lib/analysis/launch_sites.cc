@@ -1,6 +1,7 @@
 #include "lib/analysis/launch_sites.h"
 
 #include <algorithm>
+#include <optional>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
@@ -92,24 +93,26 @@ LaunchStackIndex::LaunchStackIndex(const std::vector<core::LaunchStackRow>& laun
   by_correlation_.reserve(launch_stacks.size());
   for (const core::LaunchStackRow& l : launch_stacks) by_correlation_[l.correlation_id] = l.stack;
   for (const core::GraphNodeRow& g : graph_nodes) {
-    if (g.stack != 0) {
-      by_node_[g.node_id] = Origin{g.stack, g.thread, g.created_ns};
-    } else {
-      original_of_[g.node_id] = g.original_node_id;
-    }
+    if (g.stack != 0) by_node_[g.node_id] = Origin{g.stack, g.thread, g.created_ns};
+    if (g.original_node_id != 0) original_of_[g.node_id] = g.original_node_id;
   }
 }
 
 LaunchStackIndex::Origin LaunchStackIndex::OriginOf(const core::KernelRow& kernel) const {
-  // A graph's kernels share their graph launch's correlation id: the node says more.
+  // A graph's kernels share their graph launch's correlation id: the node says more. An executable
+  // graph's node is created at instantiation (with that call's stack) and cloned from the node the
+  // capture created: the clone chain is followed to its origin, whose stack says where the kernel
+  // was asked for; a node's own stack serves when the chain has none.
   if (kernel.graph_node_id != 0) {
     uint64_t node = kernel.graph_node_id;
+    std::optional<Origin> found;
     for (int hop = 0; hop <= kMaxCloneHops; ++hop) {
-      if (auto it = by_node_.find(node); it != by_node_.end()) return it->second;
+      if (auto it = by_node_.find(node); it != by_node_.end()) found = it->second;
       auto original = original_of_.find(node);
       if (original == original_of_.end()) break;
       node = original->second;
     }
+    if (found.has_value()) return *found;
   }
   if (kernel.correlation_id != 0) {
     if (auto it = by_correlation_.find(kernel.correlation_id); it != by_correlation_.end()) {

@@ -212,7 +212,12 @@ TEST(KernelStackSummaryTest, GraphKernelsAreAttributedByTheirNodesCreatingStack)
   const std::pair<std::string, std::string> backward = {"/opt/app/bin/trainer", "_ZN5model8backwardEv"};
   s.GraphNode(101, {{"/lib/libcudart.so.13", "cudaLaunchKernel"}, forward});
   s.GraphNode(102, {{"/lib/libcudart.so.13", "cudaLaunchKernel"}, backward});
-  s.GraphNodeClone(201, 101);  // the executable graph's nodes
+  // The executable graph's nodes: CUDA creates them at instantiation (with that call's stack, as the
+  // H200 showed) and reports them cloned from the captured ones: the clone's origin says where.
+  const std::pair<std::string, std::string> instantiate = {"/opt/app/bin/trainer", "_ZN5model11instantiateEv"};
+  s.GraphNode(201, {{"/lib/libcudart.so.13", "cudaGraphInstantiateWithFlags"}, instantiate});
+  s.GraphNode(202, {{"/lib/libcudart.so.13", "cudaGraphInstantiateWithFlags"}, instantiate});
+  s.GraphNodeClone(201, 101);
   s.GraphNodeClone(202, 102);
   for (int replay = 0; replay < 4; ++replay) {
     const uint64_t corr = s.Api("cudaGraphLaunch_v10000", 100.0 * replay, 5);
