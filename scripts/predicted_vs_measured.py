@@ -24,6 +24,7 @@ PAIRS = [
     ("pageable_copies", "pageable_copies_fixed", "copies.pageable_async", ""),
     ("legacy_default_stream", "legacy_default_stream_fixed", "streams.serialized", ""),
     ("event_wait_stall", "event_wait_stall_fixed", "streams.event_wait", ""),
+    ("torch_item_sync", "torch_item_sync_fixed", "sync.points", ""),
 ]
 TOLERANCE = 0.25
 

@@ -7,7 +7,8 @@
 // idle time worth a share of it (the cadence: a read-back every few kernels). Waiting while the GPU
 // is busy costs nothing: what it could recover is the GPU idle time these waits cause: idle while
 // the host waits, and idle from the wait's return until the next GPU operation starts (the GPU
-// drained its queue and the host has to refill it).
+// drained its queue and the host has to refill it), less the gap a host slower than the GPU leaves
+// between operations with or without syncs (a PyTorch loop of tiny kernels keeps it after the fix).
 #include <algorithm>
 
 #include "absl/container/flat_hash_map.h"
@@ -18,16 +19,53 @@
 namespace cuscope::analysis {
 namespace {
 
+bool Waits(const core::ApiTraits& traits) {
+  return traits.category == core::ApiCategory::kSync || traits.synchronous_transfer || traits.implicit_sync;
+}
+
 // GPU idle time caused by a wait that ran over `wait`: idle inside it plus idle from its end to the
-// next operation.
-uint64_t IdleCausedBy(const IntervalSet& busy, Interval wait) {
+// next operation, less the gap the GPU has between operations anyway (`usual_gap`: a host that
+// launches slower than the GPU runs keeps that gap without the sync, so the fix does not recover it).
+uint64_t IdleCausedBy(const IntervalSet& busy, Interval wait, uint64_t usual_gap) {
   if (busy.empty()) return 0;
   uint64_t idle = wait.length() - CoveredLength(busy, wait);
   auto next = std::upper_bound(busy.begin(), busy.end(), wait.end,
                                [](uint64_t t, const Interval& x) { return t < x.end; });
-  if (next != busy.end() && next->begin > wait.end) idle += next->begin - wait.end;
+  if (next != busy.end() && next->begin > wait.end) idle += (next->begin - wait.end) - std::min(next->begin - wait.end, usual_gap);
   return idle;
 }
+
+uint64_t Median(std::vector<uint64_t>& values) {
+  if (values.empty()) return 0;
+  std::nth_element(values.begin(), values.begin() + values.size() / 2, values.end());
+  return values[values.size() / 2];
+}
+
+// The gap the GPU would keep between operations with the syncs gone: a host that takes longer to
+// enqueue an operation (launch or copy call to the next, no wait between) than the GPU takes to run
+// one leaves the difference idle whatever it synchronizes. 0 for a host that keeps ahead.
+uint64_t GapWithoutSyncs(const Timeline& timeline, const ThreadTimeline& th, const IntervalSet& busy) {
+  std::vector<uint64_t> intervals;
+  uint64_t last_enqueue = 0;
+  for (uint32_t index : th.api_calls) {
+    const core::ApiCallRow& call = timeline.trace().api_calls[index];
+    const core::ApiTraits& traits = timeline.Traits(call);
+    if (Waits(traits)) {
+      last_enqueue = 0;  // the interval across a wait is the sync's own
+    } else if (traits.category == core::ApiCategory::kLaunch || traits.category == core::ApiCategory::kCopy) {
+      if (last_enqueue != 0 && call.start > last_enqueue) intervals.push_back(call.start - last_enqueue);
+      last_enqueue = call.start;
+    }
+  }
+  std::vector<uint64_t> runs;
+  for (const Interval& b : busy) {
+    if (b.begin >= th.active.begin && b.end <= th.active.end) runs.push_back(b.length());
+  }
+  const uint64_t enqueue = Median(intervals), run = Median(runs);
+  return enqueue > run ? enqueue - run : 0;
+}
+
+
 
 }  // namespace
 
@@ -58,11 +96,11 @@ std::vector<Finding> SyncPointsRule(const Timeline& timeline, const Thresholds& 
     uint64_t calls = 0, stream_syncs = 0, device_syncs = 0, event_syncs = 0, sync_copies = 0, implicit = 0;
     uint64_t readbacks = 0, pageable = 0, recoverable = 0, idle_in_waits = 0;
     OffenderTally apis("api"), ranges("nvtx");
+    const uint64_t usual_gap = GapWithoutSyncs(timeline, th, busy);
     for (uint32_t index : th.api_calls) {
       const core::ApiCallRow& call = trace.api_calls[index];
       const core::ApiTraits& traits = timeline.Traits(call);
-      const bool waits = traits.category == core::ApiCategory::kSync || traits.synchronous_transfer || traits.implicit_sync;
-      if (!waits) continue;
+      if (!Waits(traits)) continue;
       waiting.Add(call.start, call.end);
       // A runtime call and the driver call inside it are one wait.
       if (call.start < covered_end) continue;
@@ -83,7 +121,7 @@ std::vector<Finding> SyncPointsRule(const Timeline& timeline, const Thresholds& 
         if (m.src_kind == v1::MEMORY_KIND_PAGEABLE || m.dst_kind == v1::MEMORY_KIND_PAGEABLE) ++pageable;
       }
       idle_in_waits += wait.length() - std::min(wait.length(), CoveredLength(busy, wait));
-      const uint64_t caused = IdleCausedBy(busy, wait);
+      const uint64_t caused = IdleCausedBy(busy, wait, usual_gap);
       recoverable += caused;
       apis.Add(timeline.ApiName(call), wait.length());
       const NvtxRange* range = timeline.EnclosingRange(th.thread, call.start);
@@ -147,6 +185,7 @@ std::vector<Finding> SyncPointsRule(const Timeline& timeline, const Thresholds& 
     f.Add("idle_after_sync_mean_ns", idle_after_mean, "ns");
     f.Add("gpu_idle_during_waits_ns", static_cast<double>(idle_in_waits), "ns");
     f.Add("gpu_idle_caused_ns", static_cast<double>(recoverable), "ns");
+    f.Add("gap_without_syncs_ns", static_cast<double>(usual_gap), "ns");
     f.offenders = apis.Top(5);
     for (Offender& o : ranges.Top(3)) f.offenders.push_back(std::move(o));
     f.offenders.push_back(Offender{"thread", timeline.ThreadLabel(th.thread), calls, waiting_ns});
