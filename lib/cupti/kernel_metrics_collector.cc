@@ -202,6 +202,7 @@ struct KernelMetricsCollector::Active {
   std::string kernel_name;
   core::LaunchShape shape;
   uint64_t start_ns = 0;
+  int target = -1;  // the top-down target chosen, or -1
 };
 
 // The launch this thread is profiling, from its API entry to its exit.
@@ -360,7 +361,8 @@ void KernelMetricsCollector::OnLaunchEnter(CUpti_CallbackId cbid, const CUpti_Ca
       CUstreamCaptureStatus capture = CU_STREAM_CAPTURE_STATUS_NONE;
       if (fn(launch.stream, &capture) != CUDA_SUCCESS || capture != CU_STREAM_CAPTURE_STATUS_NONE) break;
     }
-    if (!Choose(info.symbolName, launch.shape)) break;
+    int target = -1;
+    if (!Choose(info.symbolName, launch.shape, &target)) break;
     // The metrics window opens here: setting the profiler up on first use is part of the cost.
     const uint64_t start_ns = Now();
     ContextProfiler* profiler = ProfilerFor(info.context);
@@ -371,6 +373,7 @@ void KernelMetricsCollector::OnLaunchEnter(CUpti_CallbackId cbid, const CUpti_Ca
     active->kernel_name = info.symbolName;
     active->shape = launch.shape;
     active->start_ns = start_ns;
+    active->target = target;
     if (auto st = profiler->Start(); !st.ok()) {
       TurnOff(ExplainCounterError(st));
       break;
@@ -400,7 +403,12 @@ void KernelMetricsCollector::OnLaunchExit(const CUpti_CallbackData& /*info*/) {
     for (size_t i = 0; i < values->size(); ++i) out.values.emplace_back(p->config.metrics[i], (*values)[i]);
     profiled_.fetch_add(1);
     emit_(std::move(out));
-  } else if (!absl::IsAborted(values.status())) {
+  } else if (absl::IsAborted(values.status())) {
+    // In a program that launches from several threads, their kernels can fall between this
+    // launch's start and stop: its profile is not one launch's. A later launch of the target is
+    // profiled instead (on the H200 an inference server with 4 workers otherwise got 2 of 6).
+    GiveBack(active->target);
+  } else {
     TurnOff(ExplainCounterError(values.status()));
   }
   // Ready for the next launch; a profiler that cannot be re-armed is set up again from scratch.
@@ -425,8 +433,9 @@ bool KernelMetricsCollector::MayChoose() {
   return selector_ && !selector_->Exhausted();
 }
 
-bool KernelMetricsCollector::Choose(std::string_view mangled_name, const core::LaunchShape& shape) {
+bool KernelMetricsCollector::Choose(std::string_view mangled_name, const core::LaunchShape& shape, int* target) {
   std::lock_guard<std::mutex> lock(mu_);
+  *target = -1;
   if (config_.top_down_kernels == 0) return selector_->Select(mangled_name, shape);
   if (!targets_) return false;
   for (size_t i = 0; i < targets_->size(); ++i) {
@@ -434,15 +443,26 @@ bool KernelMetricsCollector::Choose(std::string_view mangled_name, const core::L
     if (t.name == mangled_name && t.shape.grid == shape.grid && t.shape.block == shape.block) {
       if (target_profiled_[i] >= launches_each_) return false;
       ++target_profiled_[i];
+      *target = static_cast<int>(i);
       return true;
     }
   }
   return false;
 }
 
+void KernelMetricsCollector::GiveBack(int target) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (target < 0 || static_cast<size_t>(target) >= target_profiled_.size() || target_profiled_[target] == 0) return;
+  // Bounded: each try replays the kernel; a target that keeps failing keeps what it got.
+  if (target_given_back_[target] >= kMaxTriesPerLaunch * launches_each_) return;
+  ++target_given_back_[target];
+  --target_profiled_[target];
+}
+
 void KernelMetricsCollector::SetTargets(std::vector<core::HotKernelChoice> targets, uint64_t launches_each) {
   std::lock_guard<std::mutex> lock(mu_);
   target_profiled_.assign(targets.size(), 0);
+  target_given_back_.assign(targets.size(), 0);
   targets_ = std::move(targets);
   launches_each_ = launches_each;
 }
@@ -464,6 +484,7 @@ bool KernelMetricsCollector::ClearTargets(std::chrono::milliseconds wait) {
     std::lock_guard<std::mutex> lock(mu_);
     targets_.reset();
     target_profiled_.clear();
+    target_given_back_.clear();
     launches_each_ = 0;
   }
   // Holding busy_ keeps every launch from profiling meanwhile: they pass unprofiled.

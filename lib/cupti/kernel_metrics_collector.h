@@ -86,7 +86,12 @@ class KernelMetricsCollector {
   void OnContextDestroy(CUcontext ctx);
   // Whether any launch may still be chosen, and whether this one is (counting it).
   bool MayChoose();
-  bool Choose(std::string_view mangled_name, const core::LaunchShape& shape);
+  // Whether to profile this launch; for a top-down target, `target` says which (-1: none).
+  bool Choose(std::string_view mangled_name, const core::LaunchShape& shape, int* target);
+  // A target's launch whose profile could not be read (another thread's kernel ran inside it):
+  // the target may be profiled on a later launch instead.
+  void GiveBack(int target);
+  static constexpr uint64_t kMaxTriesPerLaunch = 8;
   // The context's profiler, set up on first use; nullptr when that failed (metrics are off then).
   ContextProfiler* ProfilerFor(CUcontext ctx);
   void TurnOff(const std::string& why);
@@ -102,6 +107,7 @@ class KernelMetricsCollector {
   // Top-down targets and how many launches of each were profiled; unset until SetTargets.
   std::optional<std::vector<core::HotKernelChoice>> targets_;
   std::vector<uint64_t> target_profiled_;
+  std::vector<uint64_t> target_given_back_;  // each target's launches whose profile was not one launch's
   uint64_t launches_each_ = 0;
   absl::flat_hash_map<CUcontext, std::unique_ptr<ContextProfiler>> contexts_;
   bool profiler_initialized_ = false;
