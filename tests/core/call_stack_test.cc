@@ -144,6 +144,18 @@ TEST(StackSamplingTest, FirstKeepsItsCountsBoundedAndThreadSafe) {
   EXPECT_EQ(count.load(), 1000);
 }
 
+// A trace file's bytes: a header, then the chunk `b` built.
+std::string TraceBytesOf(ChunkBuilder& b) {
+  std::string bytes(kTraceMagic);
+  v1::Block header;
+  header.mutable_header()->set_format_version(kFormatVersion);
+  AppendFramedBlock(header, &bytes);
+  v1::Block chunk;
+  b.TakeChunk(chunk.mutable_chunk());
+  AppendFramedBlock(chunk, &bytes);
+  return bytes;
+}
+
 // Frames and stacks are interned once and read back; a launch names its stack.
 TEST(LaunchStackTraceTest, RoundTrip) {
   ChunkBuilder b([](v1::ApiDomain, uint32_t) { return std::string("f"); });
@@ -154,14 +166,7 @@ TEST(LaunchStackTraceTest, RoundTrip) {
   EXPECT_EQ(b.InternStack({lib_frame, main_frame}), stack);
   EXPECT_NE(b.InternStack({main_frame}), stack);
   b.AddLaunchStack(42, stack);
-  std::string bytes(kTraceMagic);
-  v1::Block header;
-  header.mutable_header()->set_format_version(kFormatVersion);
-  AppendFramedBlock(header, &bytes);
-  v1::Block chunk;
-  b.TakeChunk(chunk.mutable_chunk());
-  AppendFramedBlock(chunk, &bytes);
-  auto t = LoadTraceFromBytes(bytes);
+  auto t = LoadTraceFromBytes(TraceBytesOf(b));
   ASSERT_TRUE(t.ok()) << t.status();
   ASSERT_FALSE(t->truncated());
   ASSERT_EQ(t->launch_stacks.size(), 1u);
@@ -188,14 +193,7 @@ TEST(LaunchStackTraceTest, PythonFramesRoundTrip) {
   EXPECT_NE(other_line, forward);
   EXPECT_NE(forward, native);
   b.AddLaunchStack(1, b.InternStack({forward, other_line, native}));
-  std::string bytes(kTraceMagic);
-  v1::Block header;
-  header.mutable_header()->set_format_version(kFormatVersion);
-  AppendFramedBlock(header, &bytes);
-  v1::Block chunk;
-  b.TakeChunk(chunk.mutable_chunk());
-  AppendFramedBlock(chunk, &bytes);
-  auto t = LoadTraceFromBytes(bytes);
+  auto t = LoadTraceFromBytes(TraceBytesOf(b));
   ASSERT_TRUE(t.ok()) << t.status();
   ASSERT_FALSE(t->corruption.has_value()) << t->corruption->message();
   const v1::CallStack& s = t->dict.stack(t->launch_stacks[0].stack);
