@@ -218,5 +218,44 @@ TEST(SyncPointsRule, SmallReadbacksAndImplicitSyncsAreCounted) {
   EXPECT_EQ(*f[0].number("synchronous_copies"), 12);
 }
 
+// PyTorch's .item(): an asynchronous 4-byte copy to the host, then a stream sync, after every
+// three kernels, the thread waiting a large share of its time. The read-back is counted (the copy
+// is asynchronous), the cadence is said, and the advice is to accumulate on the GPU. A large copy
+// before the sync, or a kernel enqueued between the copy and the sync, is not a read-back.
+TEST(SyncPointsRule, AnItemReadBackEveryFewKernelsIsNamed) {
+  const auto loop = [](SyntheticTrace& s, uint64_t bytes, bool kernel_between) {
+    for (int i = 0; i < 50; ++i) {
+      const double t0 = i * 100.0;
+      s.Launch("k1", t0, 3, t0 + 4, 10);
+      s.Launch("k2", t0 + 4, 3, t0 + 14, 10);
+      s.Launch("k3", t0 + 8, 3, t0 + 24, 10);
+      const uint64_t corr = s.Api("cudaMemcpyAsync_v3020", t0 + 12, 3);
+      s.Memcpy(v1::COPY_KIND_DTOH, t0 + 34, 2, bytes, true, v1::MEMORY_KIND_PAGEABLE, 7, corr);
+      if (kernel_between) s.Launch("k4", t0 + 16, 3, t0 + 36, 1);
+      s.Api("cudaStreamSynchronize_v3020", t0 + 20, 30);
+    }
+  };
+  SyntheticTrace item;
+  loop(item, 4, false);
+  const auto f = RunRule(item, SyncPointsRule, "sync.points");
+  ASSERT_EQ(f.size(), 1u);
+  EXPECT_EQ(*f[0].number("small_readbacks"), 50);
+  EXPECT_NE(f[0].headline.find("waits for the GPU"), std::string::npos) << f[0].headline;
+  EXPECT_NE(f[0].headline.find("one per 3.0 kernels"), std::string::npos) << f[0].headline;
+  EXPECT_NE(f[0].recommendation.find("50 small D2H read-backs"), std::string::npos) << f[0].recommendation;
+  EXPECT_NE(f[0].recommendation.find("accumulate on the GPU"), std::string::npos) << f[0].recommendation;
+  SyntheticTrace large;
+  loop(large, 1 << 20, false);
+  const auto g = RunRule(large, SyncPointsRule, "sync.points");
+  ASSERT_EQ(g.size(), 1u);
+  EXPECT_EQ(*g[0].number("small_readbacks"), 0);
+  EXPECT_EQ(g[0].recommendation.find("accumulate on the GPU"), std::string::npos) << g[0].recommendation;
+  SyntheticTrace between;
+  loop(between, 4, true);
+  const auto h = RunRule(between, SyncPointsRule, "sync.points");
+  ASSERT_EQ(h.size(), 1u);
+  EXPECT_EQ(*h[0].number("small_readbacks"), 0);
+}
+
 }  // namespace
 }  // namespace cuscope::analysis

@@ -19,6 +19,9 @@
 namespace cuscope::analysis {
 namespace {
 
+// A sync every this many kernels or fewer is a cadence (every step), said in the finding.
+constexpr double kCadenceKernels = 10;
+
 bool Waits(const core::ApiTraits& traits) {
   return traits.category == core::ApiCategory::kSync || traits.synchronous_transfer || traits.implicit_sync;
 }
@@ -83,9 +86,7 @@ std::vector<Finding> SyncPointsRule(const Timeline& timeline, const Thresholds& 
   }
   const IntervalSet& busy = *busy_ptr;
   absl::flat_hash_map<uint64_t, const core::MemcpyRecord*> copy_by_correlation;
-  for (const core::MemcpyRecord& m : trace.memcpys) {
-    if (!m.async) copy_by_correlation[m.correlation_id] = &m;
-  }
+  for (const core::MemcpyRecord& m : trace.memcpys) copy_by_correlation[m.correlation_id] = &m;
   const uint64_t readback_max = static_cast<uint64_t>(thresholds.readback_max_bytes);
 
   for (const ThreadTimeline& th : timeline.threads()) {
@@ -97,10 +98,23 @@ std::vector<Finding> SyncPointsRule(const Timeline& timeline, const Thresholds& 
     uint64_t readbacks = 0, pageable = 0, recoverable = 0, idle_in_waits = 0;
     OffenderTally apis("api"), ranges("nvtx");
     const uint64_t usual_gap = GapWithoutSyncs(timeline, th, busy);
+    // A small device-to-host copy the thread enqueued last before a wait is a read-back (PyTorch's
+    // .item(): an asynchronous copy, then a stream sync).
+    const auto small_readback = [&](const core::ApiCallRow& call) {
+      auto it = copy_by_correlation.find(call.correlation_id);
+      return call.correlation_id != 0 && it != copy_by_correlation.end() &&
+             it->second->copy_kind == v1::COPY_KIND_DTOH && it->second->bytes <= readback_max;
+    };
+    bool readback_pending = false;
     for (uint32_t index : th.api_calls) {
       const core::ApiCallRow& call = trace.api_calls[index];
       const core::ApiTraits& traits = timeline.Traits(call);
-      if (!Waits(traits)) continue;
+      if (!Waits(traits)) {
+        if (traits.category == core::ApiCategory::kLaunch || traits.category == core::ApiCategory::kCopy) {
+          readback_pending = small_readback(call);
+        }
+        continue;
+      }
       waiting.Add(call.start, call.end);
       // A runtime call and the driver call inside it are one wait.
       if (call.start < covered_end) continue;
@@ -115,9 +129,10 @@ std::vector<Finding> SyncPointsRule(const Timeline& timeline, const Thresholds& 
       }
       if (traits.synchronous_transfer) ++sync_copies;
       if (traits.implicit_sync) ++implicit;
+      if (small_readback(call) || readback_pending) ++readbacks;  // a synchronous copy, or a copy then this wait
+      readback_pending = false;
       if (auto it = copy_by_correlation.find(call.correlation_id); it != copy_by_correlation.end()) {
         const core::MemcpyRecord& m = *it->second;
-        if (m.copy_kind == v1::COPY_KIND_DTOH && m.bytes <= readback_max) ++readbacks;
         if (m.src_kind == v1::MEMORY_KIND_PAGEABLE || m.dst_kind == v1::MEMORY_KIND_PAGEABLE) ++pageable;
       }
       idle_in_waits += wait.length() - std::min(wait.length(), CoveredLength(busy, wait));
@@ -161,6 +176,10 @@ std::vector<Finding> SyncPointsRule(const Timeline& timeline, const Thresholds& 
     if (long_waits) {
       f.headline = absl::StrCat(timeline.ThreadLabel(th.thread), " waits for the GPU ", FormatPercent(share),
                                 " of its time (", calls, " synchronizing calls, ", FormatDuration(waiting_ns), ")");
+      // Every few kernels: the cadence is part of the cost (the queue drains at each).
+      if (kernels_per_sync <= kCadenceKernels) {
+        absl::StrAppend(&f.headline, absl::StrFormat(", one per %.1f kernels (%.0f per second)", kernels_per_sync, rate));
+      }
     } else {
       f.headline = absl::StrCat(
           timeline.ThreadLabel(th.thread), " synchronizes with the GPU ", calls, " times in ",
@@ -195,11 +214,11 @@ std::vector<Finding> SyncPointsRule(const Timeline& timeline, const Thresholds& 
         "(cudaStreamWaitEvent) instead of the host, keep results on the GPU instead of reading them back "
         "each step";
     if (readbacks > 0) absl::StrAppend(&f.recommendation, " (", readbacks, " small D2H read-backs, e.g. .item())");
-    if (!long_waits) {
+    if (!long_waits || (readbacks > 0 && kernels_per_sync <= kCadenceKernels)) {
       absl::StrAppend(&f.recommendation,
-                      "; here the cost is the cadence, not the waits: accumulate on the GPU (sum losses, check "
-                      "conditions in a kernel) and read back every N steps instead of every few kernels, or copy "
-                      "asynchronously into pinned memory and read it a step later");
+                      long_waits ? "; here the waits come every few kernels" : "; here the cost is the cadence, not the waits",
+                      ": accumulate on the GPU (sum losses, check conditions in a kernel) and read back every N steps "
+                      "instead of every few kernels, or copy asynchronously into pinned memory and read it a step later");
     }
     if (implicit > 0) absl::StrAppend(&f.recommendation, ", allocate outside the loop (cudaFree and pinned allocation synchronize)");
     absl::StrAppend(&f.recommendation, ".");
