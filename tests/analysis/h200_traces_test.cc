@@ -72,6 +72,23 @@ TEST(H200TracesTest, EachExampleNamesItsSymptomAndItsTwinDoesNot) {
   }
 }
 
+// PyTorch's .item() after every step of three kernels (examples/torch_item_sync.py): idle GPU and
+// launch overhead come first, and sync.points names the read-backs and their cadence; the twin
+// that reads back once per 100 steps raises no sync.points.
+TEST(H200TracesTest, AnItemReadBackEveryStepIsNamedAndItsTwinIsNot) {
+  const Analysis a = AnalyzeFile("h200_examples/torch_item_sync.cuscope");
+  const Finding* sync = nullptr;
+  for (const Finding& f : a.findings) {
+    if (f.rule_id == "sync.points") sync = &f;
+  }
+  ASSERT_NE(sync, nullptr);
+  EXPECT_GE(sync->severity, Severity::kWarning);
+  EXPECT_EQ(*sync->number("small_readbacks"), 2200);
+  EXPECT_NE(sync->headline.find("one per 3.0 kernels"), std::string::npos) << sync->headline;
+  EXPECT_NE(sync->recommendation.find("accumulate on the GPU"), std::string::npos);
+  EXPECT_FALSE(RaisesAtLeastWarning(AnalyzeFile("h200_examples/torch_item_sync_fixed.cuscope"), "sync.points"));
+}
+
 const Finding* InternalsOf(const Analysis& a, const std::string& kernel) {
   for (const Finding& f : a.findings) {
     if (f.rule_id == "kernel.internals" && f.headline.find(kernel) != std::string::npos) return &f;
