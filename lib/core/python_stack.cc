@@ -123,7 +123,6 @@ std::optional<CPythonLayout> CPythonLayoutFor(uint32_t version_hex) {
   CPythonLayout l;
   switch (version_hex & 0xFFFF0000u) {
     case 0x030B0000u:  // 3.11
-      l.version = 0x030B0000u;
       l.thread_cframe = 56;
       l.cframe_current_frame = 8;  // after use_tracing
       l.frame_code = 32;
@@ -141,7 +140,6 @@ std::optional<CPythonLayout> CPythonLayoutFor(uint32_t version_hex) {
       l.compact_header = 72;
       return l;
     case 0x030C0000u:  // 3.12
-      l.version = 0x030C0000u;
       l.thread_cframe = 56;
       l.cframe_current_frame = 0;
       l.frame_code = 0;

@@ -40,7 +40,6 @@ struct PythonFrame {
 
 // Where the fields a frame walk reads lie in one CPython version's structs (x86-64, release build).
 struct CPythonLayout {
-  uint32_t version = 0;                 // PY_VERSION_HEX's major and minor: 0x030b0000, 0x030c0000
   size_t thread_cframe = 0;             // PyThreadState.cframe
   size_t cframe_current_frame = 0;      // _PyCFrame.current_frame
   size_t frame_code = 0;                // _PyInterpreterFrame.f_code
@@ -99,8 +98,6 @@ class PythonStackReader {
   // how many. None for a thread that runs no Python, or while the interpreter is not running.
   // A frame whose objects fail their type checks ends the walk.
   size_t Capture(std::vector<PythonFrame>& out, size_t max = kMaxPythonFrames) const;
-
-  const CPythonLayout& layout() const { return layout_; }
 
  private:
   struct Symbols {

@@ -135,7 +135,7 @@ class TracePipeline {
   // Resolved and interned on the writer thread; cuscope's and CUPTI's own frames are left out. In a
   // Python program, `python` holds the launching thread's Python frames, innermost first.
   void QueueLaunchStack(uint64_t correlation_id, const uintptr_t* return_addresses, size_t n,
-                        std::vector<core::PythonFrame> python = {});
+                        std::vector<core::PythonFrame> python);
   // A CUDA graph node's creating stack, and a node cloned from another (instantiation).
   void QueueGraphNodeStack(uint64_t node_id, const uintptr_t* return_addresses, size_t n,
                            std::vector<core::PythonFrame> python, uint64_t created_ns, uint64_t tid);
