@@ -5,16 +5,28 @@
 //
 //   BARE_CUPTI_KINDS=kernel,memcpy,memset,runtime,driver,sync,nvtx,memory,overhead
 //       the activity kinds, by cuscope's names for them (default: all of these)
-//   BARE_CUPTI_API=lean
+//   BARE_CUPTI_API=lean|runtime-lean|driver-lean
 //       instead of the runtime and driver kinds (every call), only the calls cuscope's lean
 //       collection records, enabled call by call: the callback ids whose names
-//       cuscope::core::CollectedWhenLean keeps, the very selection cuscope makes
+//       cuscope::core::CollectedWhenLean keeps, the very selection cuscope makes (of both APIs,
+//       of the runtime's only, of the driver's only)
 //   BARE_CUPTI_SUBSCRIBE=1
 //       also subscribe a no-op callback with no callback enabled: what a subscriber alone costs
-//   BARE_CUPTI_CALLBACK=lean
+//   BARE_CUPTI_CALLBACK=lean|runtime-lean|driver-lean
 //       the lean calls timed by a callback instead of CUPTI's API records: at entry and exit the
 //       callback reads CUPTI's clock and, at exit, writes a 32-byte record (call, correlation id,
-//       start, end) into a per-thread buffer; what an API record costs done by hand
+//       start, end) into a per-thread buffer; what an API record costs done by hand (both APIs,
+//       the runtime's calls only, the driver's only)
+//   BARE_CUPTI_CHECK=1
+//       not for timing: reads every buffer and prints at exit the records by kind and how many
+//       kernel records share their correlation id with a timed runtime or driver call
+//   BARE_CUPTI_COUNT_CALLS=1
+//       not for timing, alone: counts every runtime and driver call the program makes (a callback
+//       on both domains) and prints the most frequent at exit
+//   BARE_CUPTI_GATE=profiler
+//       nothing enabled until cudaProfilerStart (cuProfilerStart), everything off again at
+//       cudaProfilerStop, as often as the program asks: the collection toggled inside one process,
+//       so that its cost can be read against the same process's plain stretches
 //   BARE_CUPTI_VERBOSE=1
 //       print what was enabled on stderr
 //
@@ -23,13 +35,17 @@
 #include <cupti_driver_cbid.h>
 #include <cupti_runtime_cbid.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cstdio>
-#include <iterator>
 #include <cstdlib>
 #include <cstring>
+#include <iterator>
+#include <mutex>
 #include <string>
 #include <string_view>
+#include <unordered_set>
+#include <utility>
 #include <vector>
 
 #include "lib/core/api_names.h"
@@ -74,6 +90,104 @@ std::vector<CUpti_ActivityKind> RequestedKinds() {
   return kinds;
 }
 
+// Which APIs' lean calls a setting (BARE_CUPTI_API, BARE_CUPTI_CALLBACK) names.
+struct LeanApis {
+  bool runtime = false;
+  bool driver = false;
+  bool any() const { return runtime || driver; }
+};
+
+LeanApis ParseLeanApis(const char* variable) {
+  const char* v = std::getenv(variable);
+  if (v == nullptr) return {};
+  const std::string_view value = v;
+  if (value == "lean") return {true, true};
+  if (value == "runtime-lean") return {true, false};
+  if (value == "driver-lean") return {false, true};
+  Refuse(std::string(variable) + ": expected lean, runtime-lean or driver-lean");
+}
+
+// ---- BARE_CUPTI_CHECK: which kernels a timed call or an API record shares its id with --------
+bool g_check = false;
+std::mutex g_check_mu;
+std::unordered_set<uint32_t> g_runtime_ids, g_driver_ids;
+std::vector<uint32_t> g_kernel_ids;
+uint64_t g_records_by_kind[64] = {};
+
+void NoteCallId(CUpti_CallbackDomain domain, uint32_t id) {
+  std::lock_guard<std::mutex> lock(g_check_mu);
+  (domain == CUPTI_CB_DOMAIN_RUNTIME_API ? g_runtime_ids : g_driver_ids).insert(id);
+}
+
+void CheckBuffer(uint8_t* buffer, size_t valid) {
+  CUpti_Activity* record = nullptr;
+  std::lock_guard<std::mutex> lock(g_check_mu);
+  while (cuptiActivityGetNextRecord(buffer, valid, &record) == CUPTI_SUCCESS) {
+    ++g_records_by_kind[static_cast<size_t>(record->kind) % 64];
+    if (record->kind == CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL || record->kind == CUPTI_ACTIVITY_KIND_KERNEL) {
+      g_kernel_ids.push_back(reinterpret_cast<const CUpti_ActivityKernel10*>(record)->correlationId);
+    } else if (record->kind == CUPTI_ACTIVITY_KIND_RUNTIME) {
+      g_runtime_ids.insert(reinterpret_cast<const CUpti_ActivityAPI*>(record)->correlationId);
+    } else if (record->kind == CUPTI_ACTIVITY_KIND_DRIVER) {
+      g_driver_ids.insert(reinterpret_cast<const CUpti_ActivityAPI*>(record)->correlationId);
+    }
+  }
+}
+
+void PrintCheck() {
+  cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
+  std::lock_guard<std::mutex> lock(g_check_mu);
+  std::fprintf(stderr, "bare_cupti_injection: records by kind:");
+  for (size_t k = 0; k < 64; ++k) {
+    if (g_records_by_kind[k] != 0) std::fprintf(stderr, " %zu=%llu", k, static_cast<unsigned long long>(g_records_by_kind[k]));
+  }
+  size_t by_runtime = 0, by_driver = 0;
+  for (uint32_t id : g_kernel_ids) {
+    by_runtime += g_runtime_ids.count(id);
+    by_driver += g_driver_ids.count(id);
+  }
+  std::fprintf(stderr, "\nbare_cupti_injection: %zu kernels; ids shared with a runtime call %zu, with a driver call %zu; "
+               "ids of runtime calls %zu, of driver calls %zu\n",
+               g_kernel_ids.size(), by_runtime, by_driver, g_runtime_ids.size(), g_driver_ids.size());
+}
+
+// ---- BARE_CUPTI_COUNT_CALLS: every runtime and driver call, counted ------------------------------
+std::atomic<uint64_t> g_call_counts[2][4096];
+thread_local int t_runtime_depth = 0;
+std::atomic<uint64_t> g_driver_inside_runtime{0};
+
+void CUPTIAPI CountCallback(void*, CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const void* data) {
+  const auto* info = static_cast<const CUpti_CallbackData*>(data);
+  const bool runtime = domain == CUPTI_CB_DOMAIN_RUNTIME_API;
+  if (!runtime && domain != CUPTI_CB_DOMAIN_DRIVER_API) return;
+  if (info->callbackSite != CUPTI_API_ENTER) {
+    if (runtime) --t_runtime_depth;
+    return;
+  }
+  if (runtime) ++t_runtime_depth;
+  else if (t_runtime_depth > 0) g_driver_inside_runtime.fetch_add(1, std::memory_order_relaxed);
+  g_call_counts[runtime ? 0 : 1][cbid % 4096].fetch_add(1, std::memory_order_relaxed);
+}
+
+void PrintCallCounts() {
+  std::vector<std::pair<uint64_t, std::pair<int, uint32_t>>> counts;
+  for (int d = 0; d < 2; ++d) {
+    for (uint32_t cbid = 0; cbid < 4096; ++cbid) {
+      if (uint64_t n = g_call_counts[d][cbid].load(); n != 0) counts.push_back({n, {d, cbid}});
+    }
+  }
+  std::sort(counts.rbegin(), counts.rend());
+  std::fprintf(stderr, "bare_cupti_injection: driver calls made inside runtime calls: %llu\n",
+               static_cast<unsigned long long>(g_driver_inside_runtime.load()));
+  for (size_t i = 0; i < counts.size() && i < 20; ++i) {
+    const auto [d, cbid] = counts[i].second;
+    const char* name = nullptr;
+    cuptiGetCallbackName(d == 0 ? CUPTI_CB_DOMAIN_RUNTIME_API : CUPTI_CB_DOMAIN_DRIVER_API, cbid, &name);
+    std::fprintf(stderr, "bare_cupti_injection: %10llu %s %s\n", static_cast<unsigned long long>(counts[i].first),
+                 d == 0 ? "runtime" : "driver ", name != nullptr ? name : "?");
+  }
+}
+
 // Enables record collection for the calls of one API that lean collection keeps; returns how many.
 int EnableLeanCalls(CUpti_CallbackDomain domain, uint32_t cbid_count) {
   int enabled = 0;
@@ -95,7 +209,10 @@ void CUPTIAPI Requested(uint8_t** buffer, size_t* size, size_t* max_records) {
   *max_records = 0;
 }
 
-void CUPTIAPI Completed(CUcontext, uint32_t, uint8_t* buffer, size_t, size_t) { std::free(buffer); }
+void CUPTIAPI Completed(CUcontext, uint32_t, uint8_t* buffer, size_t, size_t valid) {
+  if (g_check) CheckBuffer(buffer, valid);
+  std::free(buffer);
+}
 
 void CUPTIAPI IgnoreCallback(void*, CUpti_CallbackDomain, CUpti_CallbackId, const void*) {}
 
@@ -116,7 +233,7 @@ struct ThreadCalls {
 thread_local ThreadCalls t_calls;
 std::atomic<uint64_t> g_timed_calls{0};
 
-void CUPTIAPI TimeCallback(void*, CUpti_CallbackDomain, CUpti_CallbackId cbid, const void* data) {
+void CUPTIAPI TimeCallback(void*, CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const void* data) {
   const auto* info = static_cast<const CUpti_CallbackData*>(data);
   uint64_t now = 0;
   cuptiGetTimestamp(&now);
@@ -130,16 +247,17 @@ void CUPTIAPI TimeCallback(void*, CUpti_CallbackDomain, CUpti_CallbackId cbid, c
     t.used = 0;
   }
   t.calls[t.used++] = TimedCall{cbid, info->correlationId, t.start_ns, now, 0};
+  if (g_check) NoteCallId(domain, info->correlationId);
 }
 
-// Enables the callback for the calls of one API that lean collection keeps; returns how many.
-int EnableLeanCallbacks(CUpti_SubscriberHandle subscriber, CUpti_CallbackDomain domain, uint32_t cbid_count) {
+// Turns the callback for the calls of one API that lean collection keeps on or off; returns how many.
+int SetLeanCallbacks(CUpti_SubscriberHandle subscriber, CUpti_CallbackDomain domain, uint32_t cbid_count, bool on) {
   int enabled = 0;
   for (uint32_t cbid = 1; cbid < cbid_count; ++cbid) {
     const char* name = nullptr;
     if (cuptiGetCallbackName(domain, cbid, &name) != CUPTI_SUCCESS || name == nullptr) continue;
     if (!cuscope::core::CollectedWhenLean(name)) continue;
-    if (cuptiEnableCallback(1, subscriber, domain, cbid) != CUPTI_SUCCESS) {
+    if (cuptiEnableCallback(on ? 1 : 0, subscriber, domain, cbid) != CUPTI_SUCCESS) {
       Refuse(std::string("enabling the callback of ") + name + " failed");
     }
     ++enabled;
@@ -147,46 +265,147 @@ int EnableLeanCallbacks(CUpti_SubscriberHandle subscriber, CUpti_CallbackDomain 
   return enabled;
 }
 
+// Records of an API's lean calls, for a gated collection that starts after the program's first
+// call: the whole kind, then every other call off (enabling kept calls one by one records nothing
+// then, as cuscope's activity_selection.h says).
+int SetLeanRecordsGated(CUpti_CallbackDomain domain, uint32_t cbid_count, bool on) {
+  const CUpti_ActivityKind kind =
+      domain == CUPTI_CB_DOMAIN_RUNTIME_API ? CUPTI_ACTIVITY_KIND_RUNTIME : CUPTI_ACTIVITY_KIND_DRIVER;
+  if (!on) {
+    cuptiActivityDisable(kind);
+    return 0;
+  }
+  if (cuptiActivityEnable(kind) != CUPTI_SUCCESS) Refuse("enabling an API kind failed");
+  int kept = 0;
+  for (uint32_t cbid = 1; cbid < cbid_count; ++cbid) {
+    const char* name = nullptr;
+    if (cuptiGetCallbackName(domain, cbid, &name) != CUPTI_SUCCESS || name == nullptr) continue;
+    if (cuscope::core::CollectedWhenLean(name)) {
+      ++kept;
+      continue;
+    }
+    if (domain == CUPTI_CB_DOMAIN_RUNTIME_API) {
+      (void)cuptiActivityEnableRuntimeApi(cbid, 0);
+    } else {
+      (void)cuptiActivityEnableDriverApi(cbid, 0);
+    }
+  }
+  return kept;
+}
+
+// What the environment asks for, kept for BARE_CUPTI_GATE's windows.
+struct Setup {
+  std::vector<CUpti_ActivityKind> kinds;
+  LeanApis records;
+  LeanApis timed;
+  bool gated = false;
+  CUpti_SubscriberHandle subscriber = nullptr;
+};
+Setup g_setup;
+
+// Every kind and lean call on or off (BARE_CUPTI_GATE: at cuProfilerStart and cuProfilerStop).
+void SetCollection(bool on) {
+  const Setup& s = g_setup;
+  if (!on) {
+    for (CUpti_ActivityKind k : s.kinds) cuptiActivityDisable(k);
+    if (s.records.runtime) SetLeanRecordsGated(CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_SIZE, false);
+    if (s.records.driver) SetLeanRecordsGated(CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_SIZE, false);
+  }
+  if (on) {
+    for (CUpti_ActivityKind k : s.kinds) {
+      if (cuptiActivityEnable(k) != CUPTI_SUCCESS) Refuse("cuptiActivityEnable(" + std::to_string(k) + ") failed");
+    }
+    if (s.records.runtime) SetLeanRecordsGated(CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_SIZE, true);
+    if (s.records.driver) SetLeanRecordsGated(CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_SIZE, true);
+  }
+  if (s.timed.runtime) SetLeanCallbacks(s.subscriber, CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_SIZE, on);
+  if (s.timed.driver) SetLeanCallbacks(s.subscriber, CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_SIZE, on);
+  if (!on) cuptiActivityFlushAll(0);
+}
+
+// The one subscriber: the gate's cuProfilerStart/Stop (reached from cudaProfilerStart/Stop too),
+// and the timed calls.
+void CUPTIAPI OnCallback(void* userdata, CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const void* data) {
+  const auto* info = static_cast<const CUpti_CallbackData*>(data);
+  if (g_setup.gated && domain == CUPTI_CB_DOMAIN_DRIVER_API &&
+      (cbid == CUPTI_DRIVER_TRACE_CBID_cuProfilerStart || cbid == CUPTI_DRIVER_TRACE_CBID_cuProfilerStop)) {
+    const bool start = cbid == CUPTI_DRIVER_TRACE_CBID_cuProfilerStart;
+    // The window is the program's code between the two calls: on after start, off before stop.
+    if (start == (info->callbackSite == CUPTI_API_EXIT)) SetCollection(start);
+    return;
+  }
+  TimeCallback(userdata, domain, cbid, data);
+}
+
 }  // namespace
 
 extern "C" __attribute__((visibility("default"))) int InitializeInjection(void) {
-  const bool lean = EnvIs("BARE_CUPTI_API", "lean");
-  if (!lean && std::getenv("BARE_CUPTI_API") != nullptr) Refuse("BARE_CUPTI_API: expected lean");
-  std::vector<CUpti_ActivityKind> kinds = RequestedKinds();
-  if (lean) {
+  Setup& s = g_setup;
+  s.records = ParseLeanApis("BARE_CUPTI_API");
+  s.timed = ParseLeanApis("BARE_CUPTI_CALLBACK");
+  s.gated = EnvIs("BARE_CUPTI_GATE", "profiler");
+  if (!s.gated && std::getenv("BARE_CUPTI_GATE") != nullptr) Refuse("BARE_CUPTI_GATE: expected profiler");
+  const bool count_calls = EnvIs("BARE_CUPTI_COUNT_CALLS", "1");
+  const bool subscribe_only = EnvIs("BARE_CUPTI_SUBSCRIBE", "1");
+  g_check = EnvIs("BARE_CUPTI_CHECK", "1");
+  if (s.timed.any() && s.records.any()) Refuse("BARE_CUPTI_CALLBACK and BARE_CUPTI_API both time the calls: choose one");
+  if (count_calls && (s.timed.any() || subscribe_only || s.gated)) {
+    Refuse("BARE_CUPTI_COUNT_CALLS takes CUPTI's one subscriber: use it alone");
+  }
+  if (subscribe_only && (s.timed.any() || s.gated)) Refuse("BARE_CUPTI_SUBSCRIBE is a subscriber alone");
+  s.kinds = RequestedKinds();
+  if (s.records.any()) {
     // Enabling RUNTIME or DRIVER would record every call, the opposite of lean.
-    std::erase_if(kinds, [](CUpti_ActivityKind k) {
+    std::erase_if(s.kinds, [](CUpti_ActivityKind k) {
       return k == CUPTI_ACTIVITY_KIND_RUNTIME || k == CUPTI_ACTIVITY_KIND_DRIVER;
     });
   }
   if (cuptiActivityRegisterCallbacks(Requested, Completed) != CUPTI_SUCCESS) {
     Refuse("cuptiActivityRegisterCallbacks failed");
   }
-  for (CUpti_ActivityKind k : kinds) {
-    if (cuptiActivityEnable(k) != CUPTI_SUCCESS) Refuse("cuptiActivityEnable(" + std::to_string(k) + ") failed");
+  if (s.timed.any() || s.gated) {
+    if (cuptiSubscribe(&s.subscriber, OnCallback, nullptr) != CUPTI_SUCCESS) Refuse("cuptiSubscribe failed");
   }
-  // After the kinds, as cuscope does: a kind enabled later would override the per-call choice.
   int runtime_calls = 0, driver_calls = 0;
-  if (lean) {
-    runtime_calls = EnableLeanCalls(CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_SIZE);
-    driver_calls = EnableLeanCalls(CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_SIZE);
+  if (s.gated) {
+    for (CUpti_CallbackId cbid : {CUPTI_DRIVER_TRACE_CBID_cuProfilerStart, CUPTI_DRIVER_TRACE_CBID_cuProfilerStop}) {
+      if (cuptiEnableCallback(1, s.subscriber, CUPTI_CB_DOMAIN_DRIVER_API, cbid) != CUPTI_SUCCESS) {
+        Refuse("enabling the cuProfilerStart/Stop callbacks failed");
+      }
+    }
+  } else {
+    for (CUpti_ActivityKind k : s.kinds) {
+      if (cuptiActivityEnable(k) != CUPTI_SUCCESS) Refuse("cuptiActivityEnable(" + std::to_string(k) + ") failed");
+    }
+    // After the kinds, as cuscope does: a kind enabled later would override the per-call choice.
+    if (s.records.runtime) runtime_calls = EnableLeanCalls(CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_SIZE);
+    if (s.records.driver) driver_calls = EnableLeanCalls(CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_SIZE);
+    if (s.timed.runtime) {
+      runtime_calls = SetLeanCallbacks(s.subscriber, CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_SIZE, true);
+    }
+    if (s.timed.driver) {
+      driver_calls = SetLeanCallbacks(s.subscriber, CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_SIZE, true);
+    }
   }
-  const bool timed = EnvIs("BARE_CUPTI_CALLBACK", "lean");
-  if (!timed && std::getenv("BARE_CUPTI_CALLBACK") != nullptr) Refuse("BARE_CUPTI_CALLBACK: expected lean");
-  if (timed && lean) Refuse("BARE_CUPTI_CALLBACK and BARE_CUPTI_API both time the calls: choose one");
-  if (timed) {
+  if (count_calls) {
     CUpti_SubscriberHandle subscriber = nullptr;
-    if (cuptiSubscribe(&subscriber, TimeCallback, nullptr) != CUPTI_SUCCESS) Refuse("cuptiSubscribe failed");
-    runtime_calls = EnableLeanCallbacks(subscriber, CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_SIZE);
-    driver_calls = EnableLeanCallbacks(subscriber, CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_SIZE);
-  } else if (EnvIs("BARE_CUPTI_SUBSCRIBE", "1")) {
+    if (cuptiSubscribe(&subscriber, CountCallback, nullptr) != CUPTI_SUCCESS) Refuse("cuptiSubscribe failed");
+    if (cuptiEnableDomain(1, subscriber, CUPTI_CB_DOMAIN_RUNTIME_API) != CUPTI_SUCCESS ||
+        cuptiEnableDomain(1, subscriber, CUPTI_CB_DOMAIN_DRIVER_API) != CUPTI_SUCCESS) {
+      Refuse("cuptiEnableDomain failed");
+    }
+    std::atexit(PrintCallCounts);
+  } else if (subscribe_only) {
     CUpti_SubscriberHandle subscriber = nullptr;
     if (cuptiSubscribe(&subscriber, IgnoreCallback, nullptr) != CUPTI_SUCCESS) Refuse("cuptiSubscribe failed");
   }
+  if (g_check) std::atexit(PrintCheck);
   if (EnvIs("BARE_CUPTI_VERBOSE", "1")) {
-    std::fprintf(stderr, "bare_cupti_injection: %zu kinds, lean calls: %d runtime, %d driver, subscriber %s, timed by callback %s\n",
-                 kinds.size(), runtime_calls, driver_calls, EnvIs("BARE_CUPTI_SUBSCRIBE", "1") ? "yes" : "no",
-                 timed ? "yes" : "no");
+    std::fprintf(stderr,
+                 "bare_cupti_injection: %zu kinds, lean calls: %d runtime, %d driver, subscriber %s, timed by callback %s, "
+                 "gated by cuProfilerStart/Stop %s\n",
+                 s.kinds.size(), runtime_calls, driver_calls, subscribe_only ? "yes" : "no", s.timed.any() ? "yes" : "no",
+                 s.gated ? "yes" : "no");
   }
   return 1;
 }

@@ -2,7 +2,13 @@
 //   --mode plain        no profiler (or under cuscope's injection: same program, same mode)
 //   --mode bare-cupti   a bare CUPTI collector: the same activity kinds as cuscope enables, with
 //                       buffers discarded unread. The floor any CUPTI-based tool pays.
+//   --mode windows      in one process, stretches of --launches alternate between plain and a
+//                       cudaProfilerStart/Stop window (a collector injected with its window on
+//                       cudaProfilerStart), in a seeded random order per repetition, 0.3 s apart;
+//                       prints each arm's median and the median of the per-repetition
+//                       differences (added_ns_per_launch)
 // Prints one line per repetition and the median in ns per launch.
+#include <cuda_profiler_api.h>
 #include <cuda_runtime.h>
 #include <cupti.h>
 
@@ -11,7 +17,9 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <random>
 #include <string>
+#include <thread>
 #include <vector>
 
 #define CHECK_CUDA(call)                                                                       \
@@ -57,7 +65,7 @@ int main(int argc, char** argv) {
     else if (!std::strcmp(argv[i], "--launches") && i + 1 < argc) launches = std::atol(argv[++i]);
     else if (!std::strcmp(argv[i], "--reps") && i + 1 < argc) reps = std::atoi(argv[++i]);
     else {
-      std::fprintf(stderr, "usage: %s [--mode plain|bare-cupti] [--launches N] [--reps R]\n", argv[0]);
+      std::fprintf(stderr, "usage: %s [--mode plain|bare-cupti|windows] [--launches N] [--reps R]\n", argv[0]);
       return 2;
     }
   }
@@ -70,6 +78,56 @@ int main(int argc, char** argv) {
   CHECK_CUDA(cudaMemset(d, 0, 16));
   for (int i = 0; i < 2000; ++i) tiny<<<1, 32>>>(d);
   CHECK_CUDA(cudaDeviceSynchronize());
+  // Inside the lambdas below an error ends the process (CHECK_CUDA returns from main).
+  const auto check = [](cudaError_t e, const char* what) {
+    if (e == cudaSuccess) return;
+    std::fprintf(stderr, "%s: %s\n", what, cudaGetErrorString(e));
+    std::exit(1);
+  };
+  const auto stretch = [&]() -> double {
+    const auto t0 = std::chrono::steady_clock::now();
+    for (long i = 0; i < launches; ++i) tiny<<<1, 32>>>(d);
+    check(cudaDeviceSynchronize(), "cudaDeviceSynchronize");
+    return std::chrono::duration<double, std::nano>(std::chrono::steady_clock::now() - t0).count() / launches;
+  };
+  if (mode == "windows") {
+    const auto windowed = [&]() -> double {
+      check(cudaProfilerStart(), "cudaProfilerStart");
+      const double ns = stretch();
+      check(cudaProfilerStop(), "cudaProfilerStop");
+      std::this_thread::sleep_for(std::chrono::milliseconds(300));  // the collector's writer
+      return ns;
+    };
+    windowed();  // the first window's set-up is not timed
+    std::mt19937 rng(1);
+    std::vector<double> plain, window, added;
+    for (int r = 0; r < reps; ++r) {
+      double p = 0, w = 0;
+      if (rng() % 2 == 0) {
+        p = stretch();
+        std::this_thread::sleep_for(std::chrono::milliseconds(300));
+        w = windowed();
+      } else {
+        w = windowed();
+        p = stretch();
+        std::this_thread::sleep_for(std::chrono::milliseconds(300));
+      }
+      plain.push_back(p);
+      window.push_back(w);
+      added.push_back(w - p);
+      std::printf("rep %d: plain %.1f window %.1f ns/launch\n", r, p, w);
+    }
+    const auto median = [](std::vector<double> v) {
+      std::sort(v.begin(), v.end());
+      return v[v.size() / 2];
+    };
+    CHECK_CUDA(cudaFree(d));
+    std::printf("mode=windows launches=%ld reps=%d plain_ns_per_launch=%.1f window_ns_per_launch=%.1f "
+                "added_ns_per_launch=%.1f added_min=%.1f added_max=%.1f\n",
+                launches, reps, median(plain), median(window), median(added),
+                *std::min_element(added.begin(), added.end()), *std::max_element(added.begin(), added.end()));
+    return 0;
+  }
   std::vector<double> per_launch;
   for (int r = 0; r < reps; ++r) {
     const auto t0 = std::chrono::steady_clock::now();

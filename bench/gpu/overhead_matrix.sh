@@ -4,8 +4,11 @@
 # (launch_overhead_bench). Variants: plain; bare CUPTI (libbare_cupti_injection.so) with kernel
 # only, kernel+memcpy+memset+sync, the lean selection, every kind, and kernel with a subscriber;
 # cuscope with the same selections, its default (lean) and monitor mode; torch.profiler (PyTorch
-# only). Chosen by MATRIX_VARIANTS only: bare-lean-kinds (the lean kinds, no API call) and
-# bare-lean-callback (the lean calls timed by a callback instead of API records). Rounds are interleaved and each round runs the variants in a seeded random order, so that
+# only). Chosen by MATRIX_VARIANTS only: bare-lean-kinds (the lean kinds, no API call),
+# bare-lean-callback (the lean calls timed by a callback instead of API records), and its halves
+# bare-lean-runtime-callback and bare-lean-driver-callback (only the runtime's, only the driver's
+# lean calls timed), bare-lean-driver (API records of the driver's lean calls only). Rounds are
+# interleaved and each round runs the variants in a seeded random order, so that
 # drift (clocks, temperature) touches every variant alike. The measurements go to OUT/matrix.txt and
 # bench/gpu/summarise_overhead.py prints a table per workload.
 #
@@ -60,6 +63,9 @@ set_variant_env() {
     bare-lean) venv=(CUDA_INJECTION64_PATH="$bare" BARE_CUPTI_KINDS="$lean_kinds" BARE_CUPTI_API=lean) ;;
     bare-lean-kinds) venv=(CUDA_INJECTION64_PATH="$bare" BARE_CUPTI_KINDS="$lean_kinds") ;;
     bare-lean-callback) venv=(CUDA_INJECTION64_PATH="$bare" BARE_CUPTI_KINDS="$lean_kinds" BARE_CUPTI_CALLBACK=lean) ;;
+    bare-lean-runtime-callback) venv=(CUDA_INJECTION64_PATH="$bare" BARE_CUPTI_KINDS="$lean_kinds" BARE_CUPTI_CALLBACK=runtime-lean) ;;
+    bare-lean-driver-callback) venv=(CUDA_INJECTION64_PATH="$bare" BARE_CUPTI_KINDS="$lean_kinds" BARE_CUPTI_CALLBACK=driver-lean) ;;
+    bare-lean-driver) venv=(CUDA_INJECTION64_PATH="$bare" BARE_CUPTI_KINDS="$lean_kinds" BARE_CUPTI_API=driver-lean) ;;
     bare-all) venv=(CUDA_INJECTION64_PATH="$bare") ;;
     bare-subscribe) venv=(CUDA_INJECTION64_PATH="$bare" BARE_CUPTI_KINDS=kernel BARE_CUPTI_SUBSCRIBE=1) ;;
     cuscope-kernel) venv=("${cuscope_env[@]}" CUSCOPE_KINDS=kernel) ;;

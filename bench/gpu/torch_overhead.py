@@ -6,16 +6,31 @@
                        the same, timing the whole profiled region: entering torch.profiler, the
                        loop, and leaving it (where Kineto processes what it recorded); this is
                        the wall time a user waits for
+--mode windows         in one process, stretches of the loop alternate between plain and a
+                       profiled arm, in a seeded random order per round: "window" opens a
+                       cudaProfilerStart/Stop window around the stretch (for a collector injected
+                       with its window on cudaProfilerStart: cuscope's CUSCOPE_CAPTURE_RANGE=
+                       cudaProfilerApi, the bare collector's BARE_CUPTI_GATE=profiler);
+                       "torch.profiler" profiles the stretch. Only the loop is timed; the process
+                       rests --settle seconds after each stretch, for the collector's writer.
+                       Prints each arm's median and the median of the per-round differences to
+                       plain (added_us_per_kernel), which process placement and clock drift touch
+                       alike
 Prints the wall time per repetition and the median.
 """
 import argparse
+import contextlib
+import random
 import statistics
 import time
 
 import torch
 
 parser = argparse.ArgumentParser()
-parser.add_argument("--mode", choices=["plain", "torch-profiler", "torch-profiler-region"], default="plain")
+parser.add_argument("--mode", choices=["plain", "torch-profiler", "torch-profiler-region", "windows"], default="plain")
+parser.add_argument("--arms", default="window", help="with --mode windows: window or torch.profiler")
+parser.add_argument("--settle", type=float, default=0.3)
+parser.add_argument("--seed", type=int, default=1)
 parser.add_argument("--kernels", type=int, default=20000)
 parser.add_argument("--reps", type=int, default=5)
 args = parser.parse_args()
@@ -33,6 +48,54 @@ def loop():
     torch.cuda.synchronize()
     return time.perf_counter() - t0
 
+
+@contextlib.contextmanager
+def profiler_window():
+    torch.cuda.profiler.start()  # cudaProfilerStart
+    try:
+        yield
+    finally:
+        torch.cuda.profiler.stop()  # cudaProfilerStop
+
+
+def profiled(arm):
+    if arm == "torch.profiler":
+        return torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CPU,
+                                                  torch.profiler.ProfilerActivity.CUDA])
+    if arm == "window":
+        return profiler_window()
+    raise SystemExit(f"torch_overhead.py: unknown arm {arm} (window or torch.profiler)")
+
+
+if args.mode == "windows":
+    arms = ["plain", args.arms]
+    rng = random.Random(args.seed)
+    with profiled(args.arms):  # the first window's set-up is not timed
+        loop()
+    time.sleep(args.settle)
+    per_arm = {a: [] for a in arms}
+    added = []
+    for rnd in range(args.reps):
+        order = arms[:]
+        rng.shuffle(order)
+        this_round = {}
+        for arm in order:
+            if arm == "plain":
+                dt = loop()
+            else:
+                with profiled(arm):
+                    dt = loop()
+            time.sleep(args.settle)
+            this_round[arm] = dt / args.kernels * 1e6
+            per_arm[arm].append(this_round[arm])
+        added.append(this_round[args.arms] - this_round["plain"])
+        print(f"round {rnd}: " + " ".join(f"{a}={this_round[a]:.3f}" for a in arms))
+    med = {a: statistics.median(v) for a, v in per_arm.items()}
+    print(f"mode=windows arm={args.arms} kernels={args.kernels} rounds={args.reps} "
+          f"plain_us_per_kernel={med['plain']:.3f} arm_us_per_kernel={med[args.arms]:.3f} "
+          f"added_us_per_kernel={statistics.median(added):.3f} "
+          f"added_min={min(added):.3f} added_max={max(added):.3f}")
+    raise SystemExit(0)
 
 times = []
 for rep in range(args.reps):
