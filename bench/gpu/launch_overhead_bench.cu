@@ -2,6 +2,8 @@
 //   --mode plain        no profiler (or under cuscope's injection: same program, same mode)
 //   --mode bare-cupti   a bare CUPTI collector: the same activity kinds as cuscope enables, with
 //                       buffers discarded unread. The floor any CUPTI-based tool pays.
+//   --window-after-warmup  with plain: cudaProfilerStart after the warm-up, cudaProfilerStop at
+//                       the end (a collector with its window on cudaProfilerStart turns on late)
 //   --mode windows      in one process, stretches of --launches alternate between plain and a
 //                       cudaProfilerStart/Stop window (a collector injected with its window on
 //                       cudaProfilerStart), in a seeded random order per repetition, 0.3 s apart;
@@ -60,12 +62,14 @@ int main(int argc, char** argv) {
   std::string mode = "plain";
   long launches = 100000;
   int reps = 5;
+  bool window_after_warmup = false;
   for (int i = 1; i < argc; ++i) {
     if (!std::strcmp(argv[i], "--mode") && i + 1 < argc) mode = argv[++i];
     else if (!std::strcmp(argv[i], "--launches") && i + 1 < argc) launches = std::atol(argv[++i]);
     else if (!std::strcmp(argv[i], "--reps") && i + 1 < argc) reps = std::atoi(argv[++i]);
+    else if (!std::strcmp(argv[i], "--window-after-warmup")) window_after_warmup = true;
     else {
-      std::fprintf(stderr, "usage: %s [--mode plain|bare-cupti|windows] [--launches N] [--reps R]\n", argv[0]);
+      std::fprintf(stderr, "usage: %s [--mode plain|bare-cupti|windows] [--launches N] [--reps R] [--window-after-warmup]\n", argv[0]);
       return 2;
     }
   }
@@ -128,6 +132,8 @@ int main(int argc, char** argv) {
                 *std::min_element(added.begin(), added.end()), *std::max_element(added.begin(), added.end()));
     return 0;
   }
+  // A collector whose window opens on cudaProfilerStart turns on here, the context made.
+  if (window_after_warmup) CHECK_CUDA(cudaProfilerStart());
   std::vector<double> per_launch;
   for (int r = 0; r < reps; ++r) {
     const auto t0 = std::chrono::steady_clock::now();
@@ -137,6 +143,7 @@ int main(int argc, char** argv) {
     per_launch.push_back(ns / launches);
     std::printf("rep %d: %.1f ns/launch\n", r, per_launch.back());
   }
+  if (window_after_warmup) CHECK_CUDA(cudaProfilerStop());
   CHECK_CUDA(cudaFree(d));
   std::sort(per_launch.begin(), per_launch.end());
   std::printf("mode=%s launches=%ld median_ns_per_launch=%.1f\n", mode.c_str(), launches, per_launch[per_launch.size() / 2]);

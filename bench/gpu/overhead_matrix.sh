@@ -54,9 +54,18 @@ trap 'rm -rf "$tmp"' EXIT
 lean_kinds=kernel,memcpy,memset,sync,nvtx,memory,overhead
 cuscope_env=(CUDA_INJECTION64_PATH="$lib" CUSCOPE_QUIET=1 CUSCOPE_FORCE_OVERWRITE=1 CUSCOPE_OUTPUT="$tmp/trace")
 # The environment that makes each variant, into the array venv (torch.profiler is a mode of the
-# PyTorch script instead).
+# PyTorch script instead), and the workload's extra arguments into vargs: a "-late" variant opens
+# its collector's window with cudaProfilerStart after the warm-up (the CUDA context made) and keeps
+# it for every repetition, where the others turn on with the injection, before the context.
 set_variant_env() {
+  vargs=()
   case $1 in
+    *-late) set_variant_env "${1%-late}"; vargs=(--window-after-warmup)
+            case $1 in
+              bare-*) venv+=(BARE_CUPTI_GATE=profiler) ;;
+              cuscope-*) venv+=(CUSCOPE_CAPTURE_RANGE=cudaProfilerApi) ;;
+              *) echo "overhead_matrix.sh: no variant $1" >&2; exit 2 ;;
+            esac ;;
     plain|torch.profiler) venv=() ;;
     bare-kernel) venv=(CUDA_INJECTION64_PATH="$bare" BARE_CUPTI_KINDS=kernel) ;;
     bare-kernel+copies+sync) venv=(CUDA_INJECTION64_PATH="$bare" "BARE_CUPTI_KINDS=kernel,memcpy,memset,sync") ;;
@@ -87,15 +96,15 @@ for v in "${common[@]}"; do runs+=("launch:$v"); done
 # Runs one workload under one variant; appends its line to $results, or says why not.
 run_one() {
   local workload=$1 variant=$2 round=$3 log=$tmp/run.log value start_ns wall_s
-  local -a cmd venv
+  local -a cmd venv vargs
+  set_variant_env "$variant"
   if [ "$workload" = pytorch ]; then
     local mode=plain
     [ "$variant" = torch.profiler ] && mode=torch-profiler
-    cmd=(python3 bench/gpu/torch_overhead.py --mode "$mode" --kernels "$kernels" --reps "$torch_reps")
+    cmd=(python3 bench/gpu/torch_overhead.py --mode "$mode" --kernels "$kernels" --reps "$torch_reps" "${vargs[@]}")
   else
-    cmd=("$B/bench/launch_overhead_bench" --mode plain --launches "$launches" --reps "$launch_reps")
+    cmd=("$B/bench/launch_overhead_bench" --mode plain --launches "$launches" --reps "$launch_reps" "${vargs[@]}")
   fi
-  set_variant_env "$variant"
   start_ns=$(date +%s%N)
   env "${venv[@]}" "${cmd[@]}" > "$log" 2> "$tmp/run.err"
   local rc=$?

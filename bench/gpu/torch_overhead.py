@@ -6,6 +6,7 @@
                        the same, timing the whole profiled region: entering torch.profiler, the
                        loop, and leaving it (where Kineto processes what it recorded); this is
                        the wall time a user waits for
+--window-after-warmup  cudaProfilerStart after the warm-up, cudaProfilerStop at the end
 --mode windows         in one process, stretches of the loop alternate between plain and a
                        profiled arm, in a seeded random order per round: "window" opens a
                        cudaProfilerStart/Stop window around the stretch (for a collector injected
@@ -30,6 +31,10 @@ parser = argparse.ArgumentParser()
 parser.add_argument("--mode", choices=["plain", "torch-profiler", "torch-profiler-region", "windows"], default="plain")
 parser.add_argument("--arms", default="window", help="with --mode windows: window or torch.profiler")
 parser.add_argument("--settle", type=float, default=0.3)
+parser.add_argument("--window-after-warmup", action="store_true",
+                    help="call cudaProfilerStart after the warm-up and cudaProfilerStop at the end: a "
+                         "collector whose window opens on cudaProfilerStart then turns on with the "
+                         "program's CUDA context already made, and stays on for every repetition")
 parser.add_argument("--seed", type=int, default=1)
 parser.add_argument("--kernels", type=int, default=20000)
 parser.add_argument("--reps", type=int, default=5)
@@ -97,6 +102,8 @@ if args.mode == "windows":
           f"added_min={min(added):.3f} added_max={max(added):.3f}")
     raise SystemExit(0)
 
+if args.window_after_warmup:
+    torch.cuda.profiler.start()
 times = []
 for rep in range(args.reps):
     if args.mode == "torch-profiler":
@@ -113,5 +120,7 @@ for rep in range(args.reps):
         dt = loop()
     times.append(dt)
     print(f"rep {rep}: {dt * 1e3:.1f} ms")
+if args.window_after_warmup:
+    torch.cuda.profiler.stop()
 print(f"mode={args.mode} kernels={args.kernels} median_ms={statistics.median(times) * 1e3:.1f} "
       f"median_us_per_kernel={statistics.median(times) / args.kernels * 1e6:.3f}")
