@@ -5,55 +5,79 @@ added_us_per_kernel=A added_min=.. added_max=..`, A being the median, inside tha
 the differences between a collected stretch and the plain stretch of the same round. The table
 gives, per collector, the median of A over its processes and their range, and the ratios the
 cost targets are stated in: to torch.profiler's added time, and to the bare CUPTI collector that
-records the same (cuscope-lean to bare-lean, cuscope-kernel to bare-kernel).
+records the same (cuscope-X to bare-X).
 
     python3 bench/gpu/summarise_windows.py windows.txt
 """
 import statistics
 import sys
 
-TWINS = {"cuscope-lean": "bare-lean", "cuscope-kernel": "bare-kernel"}
 
-
-def parse(path):
+def parse(lines):
+    """The measurement lines' fields; other lines are left out."""
     rows = []
-    with open(path, encoding="utf-8") as f:
-        for line in f:
-            fields = dict(kv.split("=", 1) for kv in line.split() if "=" in kv)
-            if "workload" in fields and "added_us_per_kernel" in fields:
-                rows.append(fields)
+    for line in lines:
+        fields = dict(kv.split("=", 1) for kv in line.split() if "=" in kv)
+        if {"workload", "collector", "added_us_per_kernel", "plain_us_per_kernel"} <= fields.keys():
+            rows.append(fields)
     return rows
+
+
+def twin_of(collector):
+    """The bare collector that records what a cuscope collector records."""
+    return "bare-" + collector[len("cuscope-"):] if collector.startswith("cuscope-") else None
+
+
+def summarise(rows):
+    """{workload: [{collector, n, plain, added, low, high, to_torch, twin, to_twin}]}, collectors in
+    the order they first appear; a ratio is None where its reference is missing or zero."""
+    out = {}
+    for workload in sorted({r["workload"] for r in rows}):
+        added, plain = {}, {}
+        for r in rows:
+            if r["workload"] == workload:
+                added.setdefault(r["collector"], []).append(float(r["added_us_per_kernel"]))
+                plain.setdefault(r["collector"], []).append(float(r["plain_us_per_kernel"]))
+        median = {c: statistics.median(v) for c, v in added.items()}
+
+        def ratio(c, ref):
+            return median[c] / median[ref] if ref in median and median[ref] != 0 and c != ref else None
+
+        out[workload] = [{
+            "collector": c, "n": len(v), "plain": statistics.median(plain[c]), "added": median[c],
+            "low": min(v), "high": max(v), "to_torch": ratio(c, "torch.profiler"),
+            "twin": twin_of(c), "to_twin": ratio(c, twin_of(c)),
+        } for c, v in added.items()]
+    return out
+
+
+def format_table(summary):
+    lines = []
+    for workload, entries in summary.items():
+        lines.append(f"== {workload}: µs added per kernel, in-process windows (median over processes of each "
+                     f"process's median)")
+        lines.append(f"{'collector':27s} {'n':>2s} {'plain':>7s} {'added':>7s} {'range':>15s} "
+                     f"{'/torch.profiler':>16s} {'/bare twin':>22s}")
+        for e in entries:
+            to_torch = f"{e['to_torch']:.2f}" if e["to_torch"] is not None else "-"
+            to_twin = f"{e['to_twin']:.2f} ({e['twin']})" if e["to_twin"] is not None else "-"
+            spread = f"{e['low']:.3f}-{e['high']:.3f}"
+            lines.append(f"{e['collector']:27s} {e['n']:2d} {e['plain']:7.3f} {e['added']:7.3f} {spread:>15s} "
+                         f"{to_torch:>16s} {to_twin:>22s}")
+        lines.append("")
+    return "\n".join(lines)
 
 
 def main(argv):
     if len(argv) != 2:
-        print(__doc__.strip().splitlines()[-1].strip(), file=sys.stderr)
+        print("usage: summarise_windows.py WINDOWS.TXT", file=sys.stderr)
         return 2
-    rows = parse(argv[1])
+    with open(argv[1], encoding="utf-8") as f:
+        rows = parse(f)
     if not rows:
         print(f"summarise_windows.py: no measurement in {argv[1]}", file=sys.stderr)
         return 1
-    for workload in sorted({r["workload"] for r in rows}):
-        added, plain = {}, {}
-        for r in rows:
-            if r["workload"] != workload:
-                continue
-            added.setdefault(r["collector"], []).append(float(r["added_us_per_kernel"]))
-            plain.setdefault(r["collector"], []).append(float(r["plain_us_per_kernel"]))
-        median = {c: statistics.median(v) for c, v in added.items()}
-        print(f"== {workload}: µs added per kernel, in-process windows (median over processes of each "
-              f"process's median)")
-        print(f"{'collector':27s} {'n':>2s} {'plain':>7s} {'added':>7s} {'range':>15s} {'/torch.profiler':>16s} "
-              f"{'/bare twin':>16s}")
-        for c in added:
-            ref = median.get("torch.profiler")
-            to_torch = f"{median[c] / ref:.2f}" if ref and c != "torch.profiler" else "-"
-            twin = TWINS.get(c)
-            to_twin = f"{median[c] / median[twin]:.2f} ({twin})" if twin in median and median[twin] else "-"
-            spread = f"{min(added[c]):.3f}-{max(added[c]):.3f}"
-            print(f"{c:27s} {len(added[c]):2d} {statistics.median(plain[c]):7.3f} {median[c]:7.3f} {spread:>15s} "
-                  f"{to_torch:>16s} {to_twin:>16s}")
-        print()
+    print(format_table(summarise(rows)))
     return 0
 
 
