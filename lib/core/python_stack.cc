@@ -124,7 +124,7 @@ std::optional<CPythonLayout> CPythonLayoutFor(uint32_t version_hex) {
   switch (version_hex & 0xFFFF0000u) {
     case 0x030B0000u:  // 3.11
       l.thread_cframe = 56;
-      l.cframe_current_frame = 8;  // after use_tracing
+      l.current_frame = 8;  // after use_tracing
       l.frame_code = 32;
       l.frame_previous = 48;
       l.frame_prev_instr = 56;
@@ -141,7 +141,7 @@ std::optional<CPythonLayout> CPythonLayoutFor(uint32_t version_hex) {
       return l;
     case 0x030C0000u:  // 3.12
       l.thread_cframe = 56;
-      l.cframe_current_frame = 0;
+      l.current_frame = 0;
       l.frame_code = 0;
       l.frame_previous = 8;
       l.frame_prev_instr = 56;
@@ -156,9 +156,73 @@ std::optional<CPythonLayout> CPythonLayoutFor(uint32_t version_hex) {
       l.ascii_header = 40;
       l.compact_header = 56;
       return l;
+    case 0x030D0000u:  // 3.13: no _PyCFrame; the frame's instr_ptr is the unit 3.12's prev_instr was
+      l.current_frame = 72;
+      l.frame_code = 0;
+      l.frame_previous = 8;
+      l.frame_prev_instr = 56;
+      l.frame_owner = 70;
+      l.owner_c_stack = 3;
+      l.code_first_line = 68;
+      l.code_filename = 112;
+      l.code_qualname = 128;
+      l.code_linetable = 136;
+      l.code_first_traceable = 184;
+      l.code_bytecode = 200;
+      l.ascii_header = 40;
+      l.compact_header = 56;
+      return l;
     default:
       return std::nullopt;
   }
+}
+
+absl::Status CheckDebugOffsets313(const void* debug_offsets, uint32_t version_hex, const CPythonLayout& layout) {
+  if (debug_offsets == nullptr || std::memcmp(debug_offsets, "xdebugpy", 8) != 0) {
+    return absl::UnimplementedError("Python frames: this CPython 3.13 publishes no debugger offsets (_PyRuntime)");
+  }
+  // _Py_DebugOffsets of 3.13 (Include/internal/pycore_runtime.h): the cookie, the version, whether
+  // free-threaded, then sections of 8-byte offsets, each led by its struct's size.
+  const auto at = [debug_offsets](size_t offset) { return Load<uint64_t>(debug_offsets, offset); };
+  const uint64_t version = at(8);
+  if ((version & 0xFFFF0000u) != (version_hex & 0xFFFF0000u)) {
+    return absl::UnimplementedError(absl::StrFormat(
+        "Python frames: the debugger offsets are of CPython %d.%d, the process runs %d.%d", (version >> 24) & 0xFF,
+        (version >> 16) & 0xFF, (version_hex >> 24) & 0xFF, (version_hex >> 16) & 0xFF));
+  }
+  if (at(16) != 0) {
+    return absl::UnimplementedError("Python frames: a free-threaded CPython 3.13 is not read (its objects differ)");
+  }
+  struct Expected {
+    const char* field;
+    size_t at;
+    uint64_t value;
+  };
+  const Expected expected[] = {
+      {"thread_state.current_frame", 184, layout.current_frame},
+      {"interpreter_frame.previous", 232, layout.frame_previous},
+      {"interpreter_frame.executable", 240, layout.frame_code},
+      {"interpreter_frame.instr_ptr", 248, layout.frame_prev_instr},
+      {"interpreter_frame.owner", 264, layout.frame_owner},
+      {"code_object.filename", 280, layout.code_filename},
+      {"code_object.qualname", 296, layout.code_qualname},
+      {"code_object.linetable", 304, layout.code_linetable},
+      {"code_object.firstlineno", 312, layout.code_first_line},
+      {"code_object.co_code_adaptive", 344, layout.code_bytecode},
+      {"pyobject.ob_type", 360, kObjectType},
+      {"bytes_object.ob_size", 520, kVarSize},
+      {"bytes_object.ob_sval", 528, kBytesText},
+      {"unicode_object.state", 544, kStrState},
+      {"unicode_object.length", 552, kStrLength},
+      {"unicode_object.asciiobject_size", 560, layout.ascii_header},
+  };
+  for (const Expected& e : expected) {
+    if (at(e.at) != e.value) {
+      return absl::UnimplementedError(absl::StrFormat(
+          "Python frames: this CPython 3.13 build lays out %s at %d, not %d", e.field, at(e.at), e.value));
+    }
+  }
+  return absl::OkStatus();
 }
 
 std::optional<uint32_t> LineOfCodeUnit(const uint8_t* table, size_t size, int first_line, int64_t index) {
@@ -202,18 +266,24 @@ absl::StatusOr<PythonStackReader> PythonStackReader::ForThisProcess() {
     std::string v = text == nullptr ? "?" : std::string(text, strnlen(text, 16));
     if (const size_t space = v.find(' '); space != std::string::npos) v.resize(space);
     return absl::UnimplementedError(
-        absl::StrFormat("Python frames need CPython 3.11 or 3.12; this process runs %s", v));
+        absl::StrFormat("Python frames need CPython 3.11, 3.12 or 3.13; this process runs %s", v));
   }
   const auto hex = static_cast<uint32_t>(*version);
   const std::optional<CPythonLayout> layout = CPythonLayoutFor(hex);
   if (!layout.has_value()) {
-    return absl::UnimplementedError(absl::StrFormat("Python frames need CPython 3.11 or 3.12; this process runs %d.%d",
-                                                    (hex >> 24) & 0xFF, (hex >> 16) & 0xFF));
+    return absl::UnimplementedError(absl::StrFormat(
+        "Python frames need CPython 3.11, 3.12 or 3.13; this process runs %d.%d", (hex >> 24) & 0xFF, (hex >> 16) & 0xFF));
+  }
+  if ((hex & 0xFFFF0000u) == 0x030D0000u) {
+    if (auto st = CheckDebugOffsets313(::dlsym(RTLD_DEFAULT, "_PyRuntime"), hex, *layout); !st.ok()) return st;
   }
   Symbols s;
   s.this_thread_state = reinterpret_cast<void* (*)()>(::dlsym(RTLD_DEFAULT, "PyGILState_GetThisThreadState"));
   s.is_initialized = reinterpret_cast<int (*)()>(::dlsym(RTLD_DEFAULT, "Py_IsInitialized"));
   s.is_finalizing = reinterpret_cast<int (*)()>(::dlsym(RTLD_DEFAULT, "_Py_IsFinalizing"));
+  if (s.is_finalizing == nullptr) {  // public from 3.13
+    s.is_finalizing = reinterpret_cast<int (*)()>(::dlsym(RTLD_DEFAULT, "Py_IsFinalizing"));
+  }
   s.code_type = ::dlsym(RTLD_DEFAULT, "PyCode_Type");
   s.str_type = ::dlsym(RTLD_DEFAULT, "PyUnicode_Type");
   s.bytes_type = ::dlsym(RTLD_DEFAULT, "PyBytes_Type");
@@ -296,12 +366,15 @@ size_t PythonStackReader::Capture(std::vector<PythonFrame>& out, size_t max) con
   if (symbols_.is_finalizing != nullptr && symbols_.is_finalizing() != 0) return 0;
   const void* thread = symbols_.this_thread_state();
   if (!Aligned(thread)) return 0;
-  const void* cframe = Load<const void*>(thread, layout_.thread_cframe);
-  if (!Aligned(cframe)) return 0;
-  const void* frame = Load<const void*>(cframe, layout_.cframe_current_frame);
+  const void* holder = thread;  // of the current frame: the thread state, or its _PyCFrame before 3.13
+  if (layout_.thread_cframe.has_value()) {
+    holder = Load<const void*>(thread, *layout_.thread_cframe);
+    if (!Aligned(holder)) return 0;
+  }
+  const void* frame = Load<const void*>(holder, layout_.current_frame);
   const size_t first = out.size();
   // Where one eval-loop call's frames end: a frame marked so (3.11's is_entry), or the frame before a
-  // shim (3.12). A boundary with no frame since the last one is an eval-loop call that runs none.
+  // shim (3.12, 3.13). A boundary with no frame since the last one is an eval-loop call that runs none.
   bool group_open = false;
   uint16_t empty_evals = 0;
   const auto boundary = [&] {
@@ -318,7 +391,7 @@ size_t PythonStackReader::Capture(std::vector<PythonFrame>& out, size_t max) con
     const auto owner = static_cast<int>(Load<char>(frame, layout_.frame_owner));
     const bool entry = layout_.frame_is_entry.has_value() && Load<bool>(frame, *layout_.frame_is_entry);
     if (layout_.owner_c_stack.has_value() && owner == *layout_.owner_c_stack) {
-      boundary();  // 3.12's entry shim, below each eval-loop call's frames
+      boundary();  // the entry shim (3.12, 3.13), below each eval-loop call's frames
       frame = previous;
       continue;
     }

@@ -4,8 +4,9 @@
 // interpreter's eval loop": the line of Python that asked for it is in the interpreter's frames.
 // This reader walks them the way sampling profilers do, without the GIL and without calling into the
 // interpreter: it follows the thread state's current frame through each frame's code object (file,
-// qualified name, line table) with the struct layouts of the CPython versions it knows (3.11 and
-// 3.12), and checks every object's type before it reads the object. It reads only the calling
+// qualified name, line table) with the struct layouts of the CPython versions it knows (3.11, 3.12
+// and 3.13; 3.13's are confirmed at start against the offsets the interpreter publishes for
+// debuggers, _PyRuntime.debug_offsets), and checks every object's type before it reads the object. It reads only the calling
 // thread's own frames, which cannot change while that thread is in a launch call, so no other
 // thread's frame or code object is read while it may be freed.
 #ifndef CUSCOPE_LIB_CORE_PYTHON_STACK_H_
@@ -18,6 +19,7 @@
 #include <string_view>
 #include <vector>
 
+#include "absl/status/status.h"
 #include "absl/status/statusor.h"
 
 namespace cuscope::core {
@@ -40,14 +42,14 @@ struct PythonFrame {
 
 // Where the fields a frame walk reads lie in one CPython version's structs (x86-64, release build).
 struct CPythonLayout {
-  size_t thread_cframe = 0;             // PyThreadState.cframe
-  size_t cframe_current_frame = 0;      // _PyCFrame.current_frame
-  size_t frame_code = 0;                // _PyInterpreterFrame.f_code
+  std::optional<size_t> thread_cframe;  // PyThreadState.cframe (3.11, 3.12; 3.13 has none)
+  size_t current_frame = 0;             // _PyCFrame.current_frame, or 3.13's PyThreadState.current_frame
+  size_t frame_code = 0;                // _PyInterpreterFrame.f_code (3.13: f_executable)
   size_t frame_previous = 0;            // .previous
-  size_t frame_prev_instr = 0;          // .prev_instr
+  size_t frame_prev_instr = 0;          // .prev_instr (3.13: instr_ptr, the same code unit)
   size_t frame_owner = 0;               // .owner (a char)
   std::optional<size_t> frame_is_entry; // 3.11: .is_entry (a bool)
-  std::optional<int> owner_c_stack;     // 3.12: the entry shim frames' owner, FRAME_OWNED_BY_CSTACK
+  std::optional<int> owner_c_stack;     // 3.12+: the entry shim frames' owner, FRAME_OWNED_BY_CSTACK
   int owner_generator = 1;              // FRAME_OWNED_BY_GENERATOR
   size_t code_first_line = 0;           // PyCodeObject.co_firstlineno (an int)
   size_t code_filename = 0;             // .co_filename
@@ -62,6 +64,12 @@ struct CPythonLayout {
 // The layout of a CPython version (PY_VERSION_HEX; the micro version and release level do not
 // matter), or nothing for a version this reader does not know.
 std::optional<CPythonLayout> CPythonLayoutFor(uint32_t version_hex);
+
+// Whether a CPython 3.13 runtime's debugger offsets (the _Py_DebugOffsets at the start of
+// _PyRuntime) describe `layout`: the "xdebugpy" cookie, the same minor version, not a
+// free-threaded build (whose objects have another header), and every offset the walk reads equal.
+// The message says what differs.
+absl::Status CheckDebugOffsets313(const void* debug_offsets, uint32_t version_hex, const CPythonLayout& layout);
 
 // The line of the code unit at `index` in a code object's location table (co_linetable, the format
 // of CPython 3.11 and later), counting from `first_line`; nothing for an instruction with no line,
@@ -91,7 +99,8 @@ std::vector<uint32_t> MergeStacks(const std::vector<MergedFrame>& native, const 
 class PythonStackReader {
  public:
   // The reader for the CPython this process runs. NotFound: no CPython in the process (say
-  // nothing); Unimplemented: a CPython this reader has no layout for (the message says which).
+  // nothing); Unimplemented: a CPython this reader has no layout for (the message says which), or
+  // a 3.13 whose published offsets differ from the layout (a free-threaded build).
   static absl::StatusOr<PythonStackReader> ForThisProcess();
 
   // Appends the calling thread's Python frames to `out`, innermost first, at most `max`; returns

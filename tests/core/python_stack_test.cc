@@ -1,14 +1,20 @@
 // The Python frame reader's pure parts: CPython's location table decoded on fabricated tables, the
-// layouts it knows, and a process without CPython. The reader on a running interpreter is tested in
+// layouts it knows, 3.13's published offsets checked against its layout, and a process without
+// CPython. The reader on a running interpreter is tested in
 // tests/python_frames (an embedded CPython).
 #include "lib/core/python_stack.h"
 
+#include <cstring>
 #include <vector>
 
+#include "absl/status/status.h"
+#include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
 namespace cuscope::core {
 namespace {
+
+using ::testing::HasSubstr;
 
 constexpr uint8_t Head(int code, int units) { return static_cast<uint8_t>(0x80 | (code << 3) | (units - 1)); }
 
@@ -52,13 +58,73 @@ TEST(PythonLineTableTest, DamagedTablesGiveNoLine) {
   EXPECT_EQ(LineOfCodeUnit(nullptr, 0, 10, 0), std::nullopt);
 }
 
-TEST(PythonLayoutTest, KnowsThreeElevenAndThreeTwelveOnly) {
+TEST(PythonLayoutTest, KnowsThreeElevenToThreeThirteenOnly) {
   ASSERT_TRUE(CPythonLayoutFor(0x030B07F0).has_value());
   EXPECT_TRUE(CPythonLayoutFor(0x030B07F0)->frame_is_entry.has_value()) << "3.11 marks entry frames";
+  EXPECT_TRUE(CPythonLayoutFor(0x030B07F0)->thread_cframe.has_value());
   ASSERT_TRUE(CPythonLayoutFor(0x030C03F0).has_value());
   EXPECT_TRUE(CPythonLayoutFor(0x030C03F0)->owner_c_stack.has_value()) << "3.12 has entry shim frames";
+  ASSERT_TRUE(CPythonLayoutFor(0x030D00F0).has_value());
+  EXPECT_TRUE(CPythonLayoutFor(0x030D00F0)->owner_c_stack.has_value()) << "3.13 keeps the shim frames";
+  EXPECT_FALSE(CPythonLayoutFor(0x030D00F0)->thread_cframe.has_value()) << "3.13 has no _PyCFrame";
   EXPECT_FALSE(CPythonLayoutFor(0x030A0CF0).has_value());
-  EXPECT_FALSE(CPythonLayoutFor(0x030D00F0).has_value());
+  EXPECT_FALSE(CPythonLayoutFor(0x030E00A0).has_value());
+}
+
+// A 3.13 _Py_DebugOffsets as a release build of 3.13.0 publishes it (584 bytes): the cookie, the
+// version, free_threaded, then the offsets the walk reads at their places in the struct.
+std::vector<uint8_t> DebugOffsets313(uint64_t version = 0x030D00F0, uint64_t free_threaded = 0) {
+  std::vector<uint8_t> d(584, 0);
+  const auto put = [&d](size_t at, uint64_t value) { std::memcpy(d.data() + at, &value, sizeof(value)); };
+  std::memcpy(d.data(), "xdebugpy", 8);
+  put(8, version);
+  put(16, free_threaded);
+  const CPythonLayout l = *CPythonLayoutFor(0x030D00F0);
+  put(184, l.current_frame);
+  put(232, l.frame_previous);
+  put(240, l.frame_code);
+  put(248, l.frame_prev_instr);
+  put(264, l.frame_owner);
+  put(280, l.code_filename);
+  put(296, l.code_qualname);
+  put(304, l.code_linetable);
+  put(312, l.code_first_line);
+  put(344, l.code_bytecode);
+  put(360, 8);   // ob_type
+  put(520, 16);  // bytes ob_size
+  put(528, 32);  // bytes ob_sval
+  put(544, 32);  // unicode state
+  put(552, 16);  // unicode length
+  put(560, l.ascii_header);
+  return d;
+}
+
+TEST(PythonLayoutTest, ThreeThirteensPublishedOffsetsConfirmTheLayout) {
+  const CPythonLayout l = *CPythonLayoutFor(0x030D00F0);
+  EXPECT_TRUE(CheckDebugOffsets313(DebugOffsets313().data(), 0x030D00F0, l).ok());
+  EXPECT_TRUE(CheckDebugOffsets313(DebugOffsets313(0x030D05F0).data(), 0x030D00F0, l).ok()) << "a micro version";
+}
+
+TEST(PythonLayoutTest, ThreeThirteenIsRefusedWhenItsOffsetsDiffer) {
+  const CPythonLayout l = *CPythonLayoutFor(0x030D00F0);
+  EXPECT_TRUE(absl::IsUnimplemented(CheckDebugOffsets313(nullptr, 0x030D00F0, l)));
+  std::vector<uint8_t> no_cookie = DebugOffsets313();
+  no_cookie[0] = 'X';
+  EXPECT_THAT(CheckDebugOffsets313(no_cookie.data(), 0x030D00F0, l).message(), HasSubstr("no debugger offsets"));
+  EXPECT_THAT(CheckDebugOffsets313(DebugOffsets313(0x030C00F0).data(), 0x030D00F0, l).message(),
+              HasSubstr("of CPython 3.12, the process runs 3.13"));
+  EXPECT_THAT(CheckDebugOffsets313(DebugOffsets313(0x030D00F0, 1).data(), 0x030D00F0, l).message(),
+              HasSubstr("free-threaded"));
+  // A free-threaded object header moves ob_type; a build with another frame moves instr_ptr.
+  std::vector<uint8_t> moved = DebugOffsets313();
+  const uint64_t instr_ptr = 64;
+  std::memcpy(moved.data() + 248, &instr_ptr, sizeof(instr_ptr));
+  EXPECT_THAT(CheckDebugOffsets313(moved.data(), 0x030D00F0, l).message(),
+              HasSubstr("interpreter_frame.instr_ptr at 64, not 56"));
+  std::vector<uint8_t> header = DebugOffsets313();
+  const uint64_t ob_type = 24;
+  std::memcpy(header.data() + 360, &ob_type, sizeof(ob_type));
+  EXPECT_THAT(CheckDebugOffsets313(header.data(), 0x030D00F0, l).message(), HasSubstr("pyobject.ob_type"));
 }
 
 // Native ids from 1, Python ids from 100.
