@@ -61,6 +61,9 @@ constexpr const char* kProgram =
 class CollectorPythonTest : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
+#ifdef CUSCOPE_PYTHON_HOME
+    ::setenv("PYTHONHOME", CUSCOPE_PYTHON_HOME, 1);  // a CPython built elsewhere (pyenv's) finds its library
+#endif
     PyImport_AppendInittab("probe", InitProbe);
     Py_InitializeEx(0);
   }
