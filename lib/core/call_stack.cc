@@ -7,6 +7,8 @@
 
 #include <string>
 
+#include "lib/core/elf_build_id.h"
+
 namespace cuscope::core {
 namespace {
 
@@ -70,6 +72,7 @@ ResolvedFrame ResolveReturnAddress(uintptr_t return_address) {
     f.module = ExecutablePath();  // the executable itself, named by its argv[0]
   }
   f.module_offset = call - base;
+  f.build_id = BuildIdOfMappedImage(info.dli_fbase);
   if (info.dli_sname != nullptr && info.dli_saddr != nullptr) {
     f.function = info.dli_sname;
     f.function_offset = call - reinterpret_cast<uintptr_t>(info.dli_saddr);

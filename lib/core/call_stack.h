@@ -28,6 +28,7 @@ struct ResolvedFrame {
   uint64_t module_offset = 0;  // of the call instruction, from the module's load address
   std::string function;        // the symbol around it, mangled; empty when none is known
   uint64_t function_offset = 0;
+  std::string build_id;        // the module's GNU build id (raw bytes); empty when it has none
 };
 
 // Where a return address's call instruction lies; the executable's own frames name its file

@@ -17,7 +17,7 @@ namespace cuscope::core {
 ChunkBuilder::ChunkBuilder(ApiNameResolver api_names) : api_names_(std::move(api_names)) {}
 
 uint32_t ChunkBuilder::InternFrame(std::string_view module, uint64_t module_offset, std::string_view function,
-                                   uint64_t function_offset) {
+                                   uint64_t function_offset, std::string_view build_id) {
   const uint32_t module_id = InternString(module.empty() ? std::string_view("?") : module);
   const auto key = std::make_pair(module_id, module_offset);
   if (auto it = frames_.find(key); it != frames_.end()) return it->second;
@@ -29,6 +29,7 @@ uint32_t ChunkBuilder::InternFrame(std::string_view module, uint64_t module_offs
   f->set_module_offset(module_offset);
   f->set_function(InternString(function));
   f->set_function_offset(function.empty() ? 0 : function_offset);
+  if (!build_id.empty()) f->set_module_build_id(build_id.data(), build_id.size());
   return id;
 }
 

@@ -90,9 +90,10 @@ class ChunkBuilder final : public ActivitySink {
   uint32_t InternString(std::string_view s);
 
   // Call stacks of sampled launches. A frame: a return address's module (path), its offset there,
-  // and the symbol around it (empty when none was found); a stack: frame ids, innermost first.
+  // and the symbol around it (empty when none was found), and the module's GNU build id (raw bytes;
+  // empty when it has none); a stack: frame ids, innermost first.
   uint32_t InternFrame(std::string_view module, uint64_t module_offset, std::string_view function,
-                       uint64_t function_offset);
+                       uint64_t function_offset, std::string_view build_id = {});
   // A Python frame: its source file, qualified name and line.
   uint32_t InternPythonFrame(std::string_view file, std::string_view function, uint32_t line);
   uint32_t InternStack(const std::vector<uint32_t>& frames);  // frames from InternFrame, not empty

@@ -332,7 +332,7 @@ void TracePipeline::AddQueuedStacks() {
       if (inserted) {
         const core::ResolvedFrame r = core::ResolveReturnAddress(address);
         if (!IsProfilerModule(r.module)) {
-          it->second.id = builder_.InternFrame(r.module, r.module_offset, r.function, r.function_offset);
+          it->second.id = builder_.InternFrame(r.module, r.module_offset, r.function, r.function_offset, r.build_id);
           it->second.eval = r.function == core::kEvalLoopSymbol;
         }
       }
