@@ -50,12 +50,24 @@ bool IsPythonInterpreter(std::string_view module) {
 }
 
 bool IsPythonFrame(const core::Dictionary& dict, uint32_t frame) {
-  return dict.has_frame(frame) && dict.frame(frame).source_file() != 0;
+  // A Python frame names its file as its module too; a native frame given a source line keeps its
+  // module's path.
+  return dict.has_frame(frame) && dict.frame(frame).source_file() != 0 &&
+         dict.frame(frame).source_file() == dict.frame(frame).module();
 }
 
 std::string FrameText(const core::Dictionary& dict, uint32_t frame) {
   if (!dict.has_frame(frame)) return "(unknown frame)";
   const v1::StackFrame& f = dict.frame(frame);
+  if (f.source_file() != 0 && !IsPythonFrame(dict, frame)) {  // native, its line read from the module's DWARF
+    const std::string_view file = FileName(dict.str(f.source_file()));
+    const std::string where = absl::StrCat(absl::string_view(file.data(), file.size()), ":", f.line());
+    if (f.function() == 0) {
+      const std::string_view module = FileName(dict.str(f.module()));
+      return absl::StrFormat("%s+0x%x (%s)", std::string(module), f.module_offset(), where);
+    }
+    return absl::StrCat(core::FunctionBaseName(core::DemangleName(dict.str(f.function()))), " (", where, ")");
+  }
   if (f.source_file() != 0) {
     const std::string_view file = FileName(dict.str(f.source_file()));
     const std::string_view function = dict.str(f.function());

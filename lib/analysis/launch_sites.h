@@ -24,11 +24,12 @@ bool IsCudaLibrary(std::string_view module);
 // program's own.
 bool IsPythonLibraryFile(std::string_view file);
 
-// Whether a frame is a Python one (it names a source file).
+// Whether a frame is a Python one (its source file is also its module).
 bool IsPythonFrame(const core::Dictionary& dict, uint32_t frame);
 
 // One frame as a person reads it: "function (module)", the function's short demangled name, or
-// "module+0xOFFSET" when no symbol was found; a Python frame "qualified.name (file.py:LINE)".
+// "module+0xOFFSET" when no symbol was found; a Python frame "qualified.name (file.py:LINE)"; a
+// native frame whose line was read from its module (lib/symbolize) "function (file.cc:LINE)".
 std::string FrameText(const core::Dictionary& dict, uint32_t frame);
 
 // The launch site of a call stack: with Python frames, the innermost one in the program's own files

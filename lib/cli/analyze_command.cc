@@ -8,6 +8,7 @@
 #include "lib/analysis/analyzer.h"
 #include "lib/cli/arguments.h"
 #include "lib/cli/commands.h"
+#include "lib/cli/source_lines.h"
 #include "lib/core/terminal_text.h"
 
 namespace cuscope::cli {
@@ -78,6 +79,7 @@ int RunAnalyze(const Args& args) {
 
   absl::StatusOr<core::Trace> trace = core::LoadTrace(path);
   if (!trace.ok()) return PrintError(std::string(trace.status().message()));  // names the path
+  AddSourceLines(*trace);
   const analysis::Analysis result = analysis::Analyze(*trace, options);
   if (format == "json") {
     std::fputs(analysis::RenderAnalysisJson(result, path).c_str(), stdout);

@@ -9,6 +9,7 @@
 #include "lib/analysis/analyzer.h"
 #include "lib/cli/arguments.h"
 #include "lib/cli/commands.h"
+#include "lib/cli/source_lines.h"
 #include "lib/core/output_file.h"
 #include "lib/core/terminal_text.h"
 #include "lib/report/html_report.h"
@@ -69,6 +70,7 @@ int RunReport(const Args& args) {
 
   absl::StatusOr<core::Trace> trace = core::LoadTrace(path);
   if (!trace.ok()) return PrintError(std::string(trace.status().message()));  // names the path
+  AddSourceLines(*trace);
   // Created before the analysis, so that an existing file is refused at once; removed again if
   // anything fails.
   absl::StatusOr<std::unique_ptr<core::OutputFile>> file = core::OutputFile::Create(output, overwrite);

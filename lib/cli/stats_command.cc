@@ -10,6 +10,7 @@
 #include "lib/analysis/timeline.h"
 #include "lib/cli/arguments.h"
 #include "lib/cli/commands.h"
+#include "lib/cli/source_lines.h"
 #include "lib/core/terminal_text.h"
 
 namespace cuscope::cli {
@@ -76,6 +77,7 @@ int RunStats(const Args& args) {
 
   absl::StatusOr<core::Trace> trace = core::LoadTrace(path);
   if (!trace.ok()) return PrintError(std::string(trace.status().message()));  // names the path
+  AddSourceLines(*trace);
   if (trace->truncated()) {
     std::fprintf(stderr, "cuscope: warning: %s is truncated (%llu bytes dropped at the tail%s); tables cover what was read\n",
                  core::EscapeForTerminal(path).c_str(), static_cast<unsigned long long>(trace->tail_bytes_dropped),

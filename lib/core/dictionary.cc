@@ -66,4 +66,17 @@ const v1::HostThread& Dictionary::thread(uint32_t id) const { return Lookup(thre
 const v1::StackFrame& Dictionary::frame(uint32_t id) const { return Lookup(frames_, id); }
 const v1::CallStack& Dictionary::stack(uint32_t id) const { return Lookup(stacks_, id); }
 
+uint32_t Dictionary::AddString(std::string s) {
+  strings_.push_back(std::move(s));
+  return static_cast<uint32_t>(strings_.size() - 1);
+}
+
+void Dictionary::SetNativeFrameSource(uint32_t frame, uint32_t source_file, uint32_t line, uint32_t function_if_none) {
+  if (!has_frame(frame) || source_file >= strings_.size() || function_if_none >= strings_.size()) return;
+  v1::StackFrame& f = frames_[frame];
+  f.set_source_file(source_file);
+  f.set_line(line);
+  if (f.function() == 0) f.set_function(function_if_none);
+}
+
 }  // namespace cuscope::core

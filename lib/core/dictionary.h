@@ -34,6 +34,12 @@ class Dictionary {
   const std::string& kernel_name(uint32_t signature_id) const { return str(signature(signature_id).name()); }
   const std::string& function_name(uint32_t function_id) const { return str(function(function_id).name()); }
 
+  // For a reader that adds what it learns after the whole trace is read (native frames' source lines):
+  // a new string's id (after every id the trace defined), and the native frame `id` given its source
+  // file, line and, when it had none, function. A chunk absorbed after these would clash: not done.
+  uint32_t AddString(std::string s);
+  void SetNativeFrameSource(uint32_t frame, uint32_t source_file, uint32_t line, uint32_t function_if_none);
+
   size_t string_count() const { return strings_.size() - 1; }
   size_t signature_count() const { return signatures_.size() - 1; }
   size_t function_count() const { return functions_.size() - 1; }

@@ -1,0 +1,42 @@
+#include "lib/symbolize/libdw.h"
+
+#include <dlfcn.h>
+
+namespace cuscope::symbolize {
+namespace {
+
+template <typename F>
+bool Find(void* handle, const char* name, F& out) {
+  out = reinterpret_cast<F>(::dlsym(handle, name));
+  return out != nullptr;
+}
+
+Libdw Load() {
+  void* handle = ::dlopen("libdw.so.1", RTLD_NOW | RTLD_LOCAL);
+  if (handle == nullptr) return {};
+  Libdw l;
+  const bool all = Find(handle, "dwfl_begin", l.begin) && Find(handle, "dwfl_end", l.end) &&
+                   Find(handle, "dwfl_report_begin", l.report_begin) && Find(handle, "dwfl_report_elf", l.report_elf) &&
+                   Find(handle, "dwfl_report_end", l.report_end) &&
+                   Find(handle, "dwfl_module_build_id", l.module_build_id) &&
+                   Find(handle, "dwfl_module_info", l.module_info) &&
+                   Find(handle, "dwfl_module_getsrc", l.module_getsrc) && Find(handle, "dwfl_lineinfo", l.lineinfo) &&
+                   Find(handle, "dwfl_module_addrname", l.module_addrname) &&
+                   Find(handle, "dwfl_standard_find_debuginfo", l.standard_find_debuginfo) &&
+                   Find(handle, "dwfl_offline_section_address", l.offline_section_address) &&
+                   Find(handle, "dwfl_build_id_find_elf", l.build_id_find_elf);
+  if (!all) {
+    ::dlclose(handle);
+    return {};
+  }
+  return l;  // the handle stays open for the process's life
+}
+
+}  // namespace
+
+const Libdw& LoadLibdw() {
+  static const Libdw libdw = Load();
+  return libdw;
+}
+
+}  // namespace cuscope::symbolize

@@ -1,0 +1,35 @@
+// elfutils' libdwfl, loaded at run time (dlopen of libdw.so.1): the CLI runs on machines without it
+// (the GPU machine has no elfutils), where native frames keep their module and offset.
+#ifndef CUSCOPE_LIB_SYMBOLIZE_LIBDW_H_
+#define CUSCOPE_LIB_SYMBOLIZE_LIBDW_H_
+
+#include <elfutils/libdwfl.h>
+
+namespace cuscope::symbolize {
+
+// The libdwfl functions the line lookup uses; null members when the library is missing.
+struct Libdw {
+  decltype(&::dwfl_begin) begin = nullptr;
+  decltype(&::dwfl_end) end = nullptr;
+  decltype(&::dwfl_report_begin) report_begin = nullptr;
+  decltype(&::dwfl_report_elf) report_elf = nullptr;
+  decltype(&::dwfl_report_end) report_end = nullptr;
+  decltype(&::dwfl_module_build_id) module_build_id = nullptr;
+  decltype(&::dwfl_module_info) module_info = nullptr;
+  decltype(&::dwfl_module_getsrc) module_getsrc = nullptr;
+  decltype(&::dwfl_lineinfo) lineinfo = nullptr;
+  decltype(&::dwfl_module_addrname) module_addrname = nullptr;
+  decltype(&::dwfl_standard_find_debuginfo) standard_find_debuginfo = nullptr;
+  decltype(&::dwfl_offline_section_address) offline_section_address = nullptr;
+  decltype(&::dwfl_build_id_find_elf) build_id_find_elf = nullptr;
+
+  bool loaded() const { return begin != nullptr; }
+};
+
+// The library, loaded once (thread-safe); `loaded()` is false when libdw.so.1 or one of these
+// functions is missing.
+const Libdw& LoadLibdw();
+
+}  // namespace cuscope::symbolize
+
+#endif  // CUSCOPE_LIB_SYMBOLIZE_LIBDW_H_

@@ -1,0 +1,168 @@
+#include "lib/symbolize/native_source_lines.h"
+
+#include <cstdint>
+#include <map>
+#include <utility>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "lib/symbolize/libdw.h"
+
+namespace cuscope::symbolize {
+namespace {
+
+// One module file, read with libdwfl at its link-time addresses.
+struct OpenModule {
+  Dwfl* dwfl = nullptr;
+  Dwfl_Module* module = nullptr;
+  Dwarf_Addr first_address = 0;  // where the image's first loaded segment lies: a frame's offset counts from it
+};
+
+class ModuleFiles {
+ public:
+  explicit ModuleFiles(const Libdw& dw) : dw_(dw) {
+    callbacks_.find_elf = dw.build_id_find_elf;
+    callbacks_.find_debuginfo = dw.standard_find_debuginfo;  // also /usr/lib/debug/.build-id/...
+    callbacks_.section_address = dw.offline_section_address;
+    callbacks_.debuginfo_path = &debuginfo_path_;
+  }
+  ModuleFiles(const ModuleFiles&) = delete;
+  ModuleFiles& operator=(const ModuleFiles&) = delete;
+  ~ModuleFiles() {
+    for (auto& [key, m] : open_) {
+      if (m.dwfl != nullptr) dw_.end(m.dwfl);
+    }
+  }
+
+  enum class Outcome { kRead, kMissing, kRebuilt };
+  // The module `path` if its file is the build `build_id` names; read once per path and id.
+  std::pair<Outcome, const OpenModule*> Get(const std::string& path, const std::string& build_id) {
+    const auto key = std::make_pair(path, build_id);
+    if (auto it = outcome_.find(key); it != outcome_.end()) {
+      return {it->second, it->second == Outcome::kRead ? &open_.at(key) : nullptr};
+    }
+    OpenModule m;
+    const Outcome outcome = Open(path, build_id, m);
+    outcome_.emplace(key, outcome);
+    if (outcome != Outcome::kRead) return {outcome, nullptr};
+    return {outcome, &open_.emplace(key, m).first->second};
+  }
+
+ private:
+  Outcome Open(const std::string& path, const std::string& build_id, OpenModule& m) {
+    m.dwfl = dw_.begin(&callbacks_);
+    if (m.dwfl == nullptr) return Outcome::kMissing;
+    dw_.report_begin(m.dwfl);
+    m.module = dw_.report_elf(m.dwfl, path.c_str(), path.c_str(), -1, 0, false);
+    dw_.report_end(m.dwfl, nullptr, nullptr);
+    const unsigned char* bits = nullptr;
+    GElf_Addr note_address = 0;
+    const int size = m.module == nullptr ? -1 : dw_.module_build_id(m.module, &bits, &note_address);
+    Outcome outcome = Outcome::kRead;
+    if (m.module == nullptr) {
+      outcome = Outcome::kMissing;
+    } else if (size <= 0 || std::string(reinterpret_cast<const char*>(bits), static_cast<size_t>(size)) != build_id) {
+      outcome = Outcome::kRebuilt;
+    }
+    if (outcome != Outcome::kRead) {
+      dw_.end(m.dwfl);
+      m = OpenModule{};
+      return outcome;
+    }
+    dw_.module_info(m.module, nullptr, &m.first_address, nullptr, nullptr, nullptr, nullptr, nullptr);
+    return outcome;
+  }
+
+  const Libdw& dw_;
+  char* debuginfo_path_ = nullptr;  // libdwfl's default search path
+  Dwfl_Callbacks callbacks_{};
+  std::map<std::pair<std::string, std::string>, Outcome> outcome_;
+  std::map<std::pair<std::string, std::string>, OpenModule> open_;
+};
+
+}  // namespace
+
+SourceLineSummary AddNativeSourceLines(core::Dictionary& dict,
+                                       const std::function<bool(std::string_view module)>& skip) {
+  return AddNativeSourceLines(dict, skip, LoadLibdw());
+}
+
+SourceLineSummary AddNativeSourceLines(core::Dictionary& dict, const std::function<bool(std::string_view module)>& skip,
+                                       const Libdw& dw) {
+  SourceLineSummary summary;
+  std::vector<uint32_t> frames;
+  for (uint32_t id = 1; id <= dict.frame_count(); ++id) {
+    const v1::StackFrame& f = dict.frame(id);
+    if (f.source_file() != 0 || f.module_build_id().empty()) continue;  // a Python frame, or nothing to check against
+    const std::string& module = dict.str(f.module());
+    if (module.empty() || module.front() != '/' || skip(module)) continue;
+    frames.push_back(id);
+  }
+  summary.frames_with_build_id = frames.size();
+  if (frames.empty()) return summary;
+  if (!dw.loaded()) {
+    summary.libdw_missing = true;
+    return summary;
+  }
+  ModuleFiles files(dw);
+  absl::flat_hash_map<std::string, uint32_t> string_ids;  // the strings added, once each
+  const auto intern = [&](const char* s) {
+    auto [it, added] = string_ids.try_emplace(s, 0);
+    if (added) it->second = dict.AddString(s);
+    return it->second;
+  };
+  std::map<std::pair<std::string, std::string>, bool> noted;
+  for (uint32_t id : frames) {
+    const v1::StackFrame& f = dict.frame(id);
+    const std::string& module = dict.str(f.module());
+    const auto [outcome, open] = files.Get(module, f.module_build_id());
+    if (noted.emplace(std::make_pair(module, f.module_build_id()), true).second) {
+      if (outcome == ModuleFiles::Outcome::kRead) ++summary.modules_read;
+      if (outcome == ModuleFiles::Outcome::kRebuilt) summary.modules_rebuilt.push_back(module);
+      if (outcome == ModuleFiles::Outcome::kMissing) summary.modules_missing.push_back(module);
+    }
+    if (open == nullptr) continue;
+    const Dwarf_Addr address = open->first_address + f.module_offset();
+    Dwfl_Line* line = dw.module_getsrc(open->module, address);
+    int number = 0;
+    const char* file = line == nullptr ? nullptr : dw.lineinfo(line, nullptr, &number, nullptr, nullptr, nullptr);
+    if (file == nullptr || *file == '\0' || number <= 0) continue;
+    const char* function = f.function() == 0 ? dw.module_addrname(open->module, address) : nullptr;
+    dict.SetNativeFrameSource(id, intern(file), static_cast<uint32_t>(number),
+                              function != nullptr && *function != '\0' ? intern(function) : 0);
+    ++summary.frames_resolved;
+  }
+  return summary;
+}
+
+std::vector<std::string> SourceLineNotes(const SourceLineSummary& summary) {
+  std::vector<std::string> notes;
+  const auto listed = [](const std::vector<std::string>& modules) {
+    constexpr size_t kShown = 3;
+    std::vector<std::string> shown(modules.begin(), modules.begin() + std::min(modules.size(), kShown));
+    std::string text = absl::StrJoin(shown, ", ");
+    if (modules.size() > kShown) absl::StrAppend(&text, " and ", modules.size() - kShown, " more");
+    return text;
+  };
+  if (summary.libdw_missing) {
+    notes.push_back(
+        "cuscope: source lines of native frames need elfutils' libdw.so.1 (Debian and Ubuntu: libdw1); launch "
+        "sites keep module+offset");
+  }
+  if (!summary.modules_rebuilt.empty()) {
+    notes.push_back(absl::StrCat("cuscope: ", summary.modules_rebuilt.size(),
+                                 " module(s) here are another build than the one that ran (their build id differs); "
+                                 "their frames keep module+offset: ",
+                                 listed(summary.modules_rebuilt)));
+  }
+  if (!summary.modules_missing.empty()) {
+    notes.push_back(absl::StrCat("cuscope: ", summary.modules_missing.size(),
+                                 " module(s) of the launch stacks are not on this machine; their frames keep "
+                                 "module+offset: ",
+                                 listed(summary.modules_missing)));
+  }
+  return notes;
+}
+
+}  // namespace cuscope::symbolize
