@@ -10,6 +10,10 @@
 #       appends a measurement line to the file $results and shows it.
 #   report_failed_run DESCRIPTION EXIT_STATUS FILE...
 #       says on stderr that a run failed, with the last lines of its output FILEs.
+#   use_device_build SCRIPT_NAME OUT_DIR RESULTS_FILE
+#       sets B (build-device/, or $B), bare, lib and lean_kinds, checks the binaries the overhead
+#       scripts run are there, empties OUT_DIR/RESULTS_FILE into $results and makes $tmp (removed at
+#       exit).
 
 run_interleaved_rounds() {
   local rounds=$1 seed=$2 run=$3 round entry began
@@ -35,4 +39,21 @@ report_failed_run() {
   shift 2
   echo "$description: failed (exit $status); last lines:" >&2
   tail -n 3 "$@" >&2
+}
+
+use_device_build() {
+  local script=$1 out_dir=$2 f
+  B=${B:-$PWD/build-device}
+  bare=$B/bench/libbare_cupti_injection.so
+  lib=$B/lib/libcuscope.so
+  # The activity kinds of cuscope's default lean collection, for the bare collector's twin of it.
+  lean_kinds=kernel,memcpy,memset,sync,nvtx,memory,overhead
+  for f in "$bare" "$lib" "$B/bench/launch_overhead_bench"; do
+    [ -e "$f" ] || { echo "$script: $f missing (scripts/build_for_device.sh)" >&2; exit 1; }
+  done
+  mkdir -p "$out_dir"
+  results=$out_dir/$3
+  : > "$results"
+  tmp=$(mktemp -d)
+  trap 'rm -rf "$tmp"' EXIT
 }

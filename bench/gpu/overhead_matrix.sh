@@ -39,19 +39,7 @@ while [ $# -gt 0 ]; do
   shift
 done
 
-B=${B:-$PWD/build-device}
-bare=$B/bench/libbare_cupti_injection.so
-lib=$B/lib/libcuscope.so
-for f in "$bare" "$lib" "$B/bench/launch_overhead_bench"; do
-  [ -e "$f" ] || { echo "overhead_matrix.sh: $f missing (scripts/build_for_device.sh)" >&2; exit 1; }
-done
-mkdir -p "$out"
-results=$out/matrix.txt
-: > "$results"
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-
-lean_kinds=kernel,memcpy,memset,sync,nvtx,memory,overhead
+use_device_build overhead_matrix.sh "$out" matrix.txt
 cuscope_env=(CUDA_INJECTION64_PATH="$lib" CUSCOPE_QUIET=1 CUSCOPE_FORCE_OVERWRITE=1 CUSCOPE_OUTPUT="$tmp/trace")
 # The environment that makes each variant, into the array venv (torch.profiler is a mode of the
 # PyTorch script instead), and the workload's extra arguments into vargs: a "-late" variant opens

@@ -36,19 +36,7 @@ while [ $# -gt 0 ]; do
   shift
 done
 
-B=${B:-$PWD/build-device}
-bare=$B/bench/libbare_cupti_injection.so
-lib=$B/lib/libcuscope.so
-for f in "$bare" "$lib" "$B/bench/launch_overhead_bench"; do
-  [ -e "$f" ] || { echo "windows_overhead.sh: $f missing (scripts/build_for_device.sh)" >&2; exit 1; }
-done
-mkdir -p "$out"
-results=$out/windows.txt
-: > "$results"
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-
-lean_kinds=kernel,memcpy,memset,sync,nvtx,memory,overhead
+use_device_build windows_overhead.sh "$out" windows.txt
 cuscope_env=(CUDA_INJECTION64_PATH="$lib" CUSCOPE_QUIET=1 CUSCOPE_FORCE_OVERWRITE=1 CUSCOPE_OUTPUT="$tmp/trace"
              CUSCOPE_CAPTURE_RANGE=cudaProfilerApi)
 bare_env=(CUDA_INJECTION64_PATH="$bare" BARE_CUPTI_GATE=profiler)

@@ -156,22 +156,14 @@ std::optional<CPythonLayout> CPythonLayoutFor(uint32_t version_hex) {
       l.ascii_header = 40;
       l.compact_header = 56;
       return l;
-    case 0x030D0000u:  // 3.13: no _PyCFrame; the frame's instr_ptr is the unit 3.12's prev_instr was
-      l.current_frame = 72;
-      l.frame_code = 0;
-      l.frame_previous = 8;
-      l.frame_prev_instr = 56;
-      l.frame_owner = 70;
-      l.owner_c_stack = 3;
-      l.code_first_line = 68;
-      l.code_filename = 112;
-      l.code_qualname = 128;
-      l.code_linetable = 136;
+    case 0x030D0000u: {  // 3.13: 3.12's frames and code objects, without _PyCFrame
+      l = *CPythonLayoutFor(0x030C0000u);
+      l.thread_cframe.reset();
+      l.current_frame = 72;  // PyThreadState.current_frame
       l.code_first_traceable = 184;
       l.code_bytecode = 200;
-      l.ascii_header = 40;
-      l.compact_header = 56;
-      return l;
+      return l;  // the frame's instr_ptr lies where 3.12's prev_instr did, and names the same code unit
+    }
     default:
       return std::nullopt;
   }
