@@ -11,6 +11,7 @@
 #include "absl/strings/str_format.h"
 #include "lib/cli/arguments.h"
 #include "lib/cli/commands.h"
+#include "lib/cli/source_lines.h"
 #include "lib/core/terminal_text.h"
 #include "lib/export/exporter.h"
 
@@ -61,6 +62,7 @@ void WarnOfLargeJson(const std::string& path) {
 
 int RunExport(const Args& args) {
   exporter::ExportOptions options;
+  options.add_source_lines = [](core::Dictionary& dict) { AddSourceLines(dict); };
   std::string path, output;
   ArgumentParser parser;
   parser.Option({"--format"}, "export: --format takes perfetto or chrome-json", [&](const std::string& v) {

@@ -11,11 +11,13 @@
 
 namespace cuscope::cli {
 
-void AddSourceLines(core::Trace& trace) {
+void AddSourceLines(core::Trace& trace) { AddSourceLines(trace.dict); }
+
+void AddSourceLines(core::Dictionary& dict) {
   if (const char* off = std::getenv("CUSCOPE_SOURCE_LINES"); off != nullptr && std::strcmp(off, "0") == 0) return;
-  if (trace.dict.frame_count() == 0) return;
+  if (dict.frame_count() == 0) return;
   const symbolize::SourceLineSummary summary = symbolize::AddNativeSourceLines(
-      trace.dict, [](std::string_view module) { return analysis::IsCudaLibrary(module); });
+      dict, [](std::string_view module) { return analysis::IsCudaLibrary(module); });
   for (const std::string& note : symbolize::SourceLineNotes(summary)) {
     std::fprintf(stderr, "%s\n", core::EscapeForTerminal(note).c_str());
   }

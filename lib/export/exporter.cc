@@ -804,7 +804,7 @@ absl::StatusOr<ExportSummary> ExportTrace(const std::string& trace_path, const E
     if (!found.ok()) return found.status();
     findings = *std::move(found);
   }
-  ScanResult scan = Scan(**scan_reader);
+  ScanResult scan = Scan(**scan_reader, options.add_source_lines);
   scan_reader->reset();
   if (scan.stuck_vote.HasCandidate()) {
     absl::StatusOr<std::unique_ptr<core::TraceReader>> again = core::TraceReader::Open(trace_path);

@@ -30,6 +30,7 @@
 #define CUSCOPE_LIB_EXPORT_EXPORTER_H_
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -37,6 +38,7 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "lib/core/dictionary.h"
 #include "lib/export/event_sink.h"
 
 namespace cuscope::exporter {
@@ -54,6 +56,9 @@ struct ExportOptions {
   uint64_t bucket_ns = 0;
   // Replace an existing output file.
   bool overwrite = false;
+  // Given the whole file's dictionary before the launch sites are named: adds what the file does not
+  // hold (the CLI's native source lines, lib/symbolize). None: the frames as recorded.
+  std::function<void(core::Dictionary&)> add_source_lines;
 };
 
 struct ExportSummary {

@@ -13,7 +13,7 @@ bool ScanResult::Profiled(uint64_t correlation_id) const {
          std::binary_search(profiled_correlations.begin(), profiled_correlations.end(), correlation_id);
 }
 
-ScanResult Scan(core::TraceReader& reader) {
+ScanResult Scan(core::TraceReader& reader, const std::function<void(core::Dictionary&)>& add_source_lines) {
   ScanResult scan;
   scan.header = reader.header();
   absl::flat_hash_set<std::pair<uint32_t, uint32_t>> streams;
@@ -119,7 +119,8 @@ ScanResult Scan(core::TraceReader& reader) {
   if (!launch_stacks.empty() || !graph_nodes.empty()) {
     scan.stacks.emplace(launch_stacks, graph_nodes);
     // Every stack is defined by now: the dictionary is the whole file's.
-    const core::Dictionary& dict = reader.dictionary();
+    core::Dictionary dict = reader.dictionary();
+    if (add_source_lines) add_source_lines(dict);
     for (uint32_t stack = 1; stack <= dict.stack_count(); ++stack) {
       scan.launch_site_text[stack] = analysis::FrameText(dict, analysis::LaunchSiteFrame(dict, stack));
     }

@@ -10,6 +10,7 @@
 #define CUSCOPE_LIB_EXPORT_SCAN_H_
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <optional>
 #include <string>
@@ -75,7 +76,9 @@ struct ScanResult {
 };
 
 // Reads `reader` to its end.
-ScanResult Scan(core::TraceReader& reader);
+// `add_source_lines` (may be empty) is given a copy of the whole file's dictionary before the launch
+// sites are named (ExportOptions::add_source_lines).
+ScanResult Scan(core::TraceReader& reader, const std::function<void(core::Dictionary&)>& add_source_lines = {});
 
 // When the scan's vote left a candidate (rare: ids that are all distinct end the vote with none or
 // one vote left), reads `reader` (a fresh one on the same file) to its end to confirm it.

@@ -2,7 +2,7 @@
 // as the collector takes it (a return address resolved to module, offset and build id) gets this
 // file and the line of the call; a file of another build, a missing file, a skipped module, a frame
 // without build id and a Python frame keep what they had; without libdw nothing is resolved and
-// one line says why. Then `cuscope stats` on a trace with such a frame shows the line.
+// one line says why. Then `cuscope stats` and `cuscope export` on a trace with such a frame show it.
 #include "lib/symbolize/native_source_lines.h"
 
 #include <unistd.h>
@@ -149,17 +149,16 @@ TEST(NativeSourceLinesTest, NotesNameThreeModulesAndCountTheRest) {
   EXPECT_THAT(notes[0], HasSubstr("/a/one, /a/two, /a/three and 2 more"));
 }
 
-// The user's path: a trace with a kernel launched from here, `cuscope stats --report
-// cuda_kern_stack_sum` shows the launch site with its line.
-TEST(NativeSourceLinesTest, StatsShowsTheLaunchSiteLine) {
+// A trace with one kernel launched from here (through the runtime's frame), as a file.
+std::string WriteTraceLaunchedFromHere(const std::string& name) {
   const FrameSpec site = ThisCallSite();
-  const std::string path = ::testing::TempDir() + "/native_lines_" + std::to_string(::getpid()) + ".cuscope";
+  const std::string path = ::testing::TempDir() + "/" + name + "_" + std::to_string(::getpid()) + ".cuscope";
   ::unlink(path.c_str());
   auto w = core::TraceWriter::Create(path, false);
-  ASSERT_TRUE(w.ok());
+  EXPECT_TRUE(w.ok());
   v1::Header h;
   h.mutable_session()->set_start_time_ns(1000);
-  ASSERT_TRUE((*w)->WriteHeader(h).ok());
+  EXPECT_TRUE((*w)->WriteHeader(h).ok());
   core::ChunkBuilder b([](v1::ApiDomain, uint32_t) { return std::string("cudaLaunchKernel_v7000"); });
   core::KernelActivity k;
   k.start = 3000;
@@ -173,9 +172,14 @@ TEST(NativeSourceLinesTest, StatsShowsTheLaunchSiteLine) {
   b.AddLaunchStack(5, b.InternStack({runtime, app}));
   v1::Chunk c;
   b.TakeChunk(&c);
-  ASSERT_TRUE((*w)->WriteChunk(c).ok());
-  ASSERT_TRUE((*w)->Close().ok());
+  EXPECT_TRUE((*w)->WriteChunk(c).ok());
+  EXPECT_TRUE((*w)->Close().ok());
+  return path;
+}
 
+// The user's path: `cuscope stats --report cuda_kern_stack_sum` shows the launch site with its line.
+TEST(NativeSourceLinesTest, StatsShowsTheLaunchSiteLine) {
+  const std::string path = WriteTraceLaunchedFromHere("native_lines_stats");
   ::testing::internal::CaptureStdout();
   const int rc = cli::RunStats({"--report", "cuda_kern_stack_sum", path});
   const std::string out = ::testing::internal::GetCapturedStdout();
@@ -183,6 +187,26 @@ TEST(NativeSourceLinesTest, StatsShowsTheLaunchSiteLine) {
   EXPECT_THAT(out, HasSubstr("EnqueueInference (native_source_lines_test.cc:" + std::to_string(g_call_line) + ")"))
       << out;
   ::unlink(path.c_str());
+}
+
+// And a Chrome JSON export gives the kernel slice that launch site.
+TEST(NativeSourceLinesTest, ExportNamesTheLaunchSiteLine) {
+  const std::string path = WriteTraceLaunchedFromHere("native_lines_export");
+  const std::string json = path + ".json";
+  ::unlink(json.c_str());
+  ::testing::internal::CaptureStdout();
+  const int rc = cli::RunExport({"--format", "chrome-json", path, "-o", json});
+  ::testing::internal::GetCapturedStdout();
+  EXPECT_EQ(rc, 0);
+  FILE* f = std::fopen(json.c_str(), "r");
+  ASSERT_NE(f, nullptr);
+  std::string text;
+  char buffer[4096];
+  for (size_t n; (n = std::fread(buffer, 1, sizeof(buffer), f)) > 0;) text.append(buffer, n);
+  std::fclose(f);
+  EXPECT_THAT(text, HasSubstr("EnqueueInference (native_source_lines_test.cc:" + std::to_string(g_call_line) + ")"));
+  ::unlink(path.c_str());
+  ::unlink(json.c_str());
 }
 
 }  // namespace
