@@ -5,7 +5,9 @@
 #include <unistd.h>
 #include <unwind.h>
 
+#include <mutex>
 #include <string>
+#include <unordered_map>
 
 #include "lib/core/elf_build_id.h"
 
@@ -54,6 +56,23 @@ const std::string& ExecutablePath() {
   return path;
 }
 
+// Build ids by module base, read once per module: reading walks the loaded objects under the
+// dynamic linker's lock. Bounded; an object unloaded and another loaded at its base could keep the
+// first one's id, which only makes a line unresolvable (the files' ids differ), never wrong.
+std::string BuildIdOfModule(uintptr_t base, uintptr_t address) {
+  static std::mutex mu;
+  static std::unordered_map<uintptr_t, std::string> by_base;
+  {
+    std::lock_guard<std::mutex> lock(mu);
+    if (auto it = by_base.find(base); it != by_base.end()) return it->second;
+  }
+  std::string id = BuildIdOfLoadedObjectAt(address);
+  std::lock_guard<std::mutex> lock(mu);
+  if (by_base.size() >= 4096) by_base.clear();
+  by_base.emplace(base, id);
+  return id;
+}
+
 }  // namespace
 
 ResolvedFrame ResolveReturnAddress(uintptr_t return_address) {
@@ -72,7 +91,7 @@ ResolvedFrame ResolveReturnAddress(uintptr_t return_address) {
     f.module = ExecutablePath();  // the executable itself, named by its argv[0]
   }
   f.module_offset = call - base;
-  f.build_id = BuildIdOfMappedImage(info.dli_fbase);
+  f.build_id = BuildIdOfModule(reinterpret_cast<uintptr_t>(info.dli_fbase), call);
   if (info.dli_sname != nullptr && info.dli_saddr != nullptr) {
     f.function = info.dli_sname;
     f.function_offset = call - reinterpret_cast<uintptr_t>(info.dli_saddr);

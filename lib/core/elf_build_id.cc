@@ -1,17 +1,15 @@
 #include "lib/core/elf_build_id.h"
 
-#include <elf.h>
+#include <link.h>
 
-#include <cstdint>
 #include <cstring>
 
 namespace cuscope::core {
 namespace {
 
-constexpr uint64_t kMaxHeaderOffset = 4096;  // program headers beyond the first page: not a normal image
-constexpr uint16_t kMaxProgramHeaders = 128;
-constexpr uint64_t kMaxNotes = 64 * 1024;    // bytes of one note segment
-constexpr uint32_t kMaxBuildId = 64;         // SHA-1 ids are 20 bytes, MD5 16, UUIDs 16
+constexpr size_t kMaxProgramHeaders = 256;
+constexpr uint64_t kMaxNotes = 64 * 1024;  // bytes of one note segment
+constexpr uint32_t kMaxBuildId = 64;       // SHA-1 ids are 20 bytes, MD5 16, UUIDs 16
 
 constexpr uint64_t AlignUp4(uint64_t n) { return (n + 3) & ~uint64_t{3}; }
 
@@ -34,42 +32,43 @@ std::string FindBuildIdNote(const char* notes, uint64_t size) {
   return {};
 }
 
+struct Search {
+  uintptr_t address = 0;
+  std::string build_id;
+};
+
+int VisitLoadedObject(dl_phdr_info* info, size_t /*size*/, void* data) {
+  auto* search = static_cast<Search*>(data);
+  if (info->dlpi_phdr == nullptr || info->dlpi_phnum > kMaxProgramHeaders) return 0;
+  bool holds = false;
+  for (size_t i = 0; i < info->dlpi_phnum && !holds; ++i) {
+    const Elf64_Phdr& p = info->dlpi_phdr[i];
+    const uintptr_t start = info->dlpi_addr + p.p_vaddr;
+    holds = p.p_type == PT_LOAD && search->address >= start && search->address - start < p.p_memsz;
+  }
+  if (!holds) return 0;
+  search->build_id = BuildIdFromNotes(info->dlpi_phdr, info->dlpi_phnum, info->dlpi_addr);
+  return 1;  // found: stop
+}
+
 }  // namespace
 
-std::string BuildIdOfMappedImage(const void* base) {
-  if (base == nullptr) return {};
-  const auto* image = static_cast<const char*>(base);
-  Elf64_Ehdr header;
-  std::memcpy(&header, image, sizeof(header));
-  if (std::memcmp(header.e_ident, ELFMAG, SELFMAG) != 0 || header.e_ident[EI_CLASS] != ELFCLASS64 ||
-      header.e_phentsize != sizeof(Elf64_Phdr) || header.e_phnum == 0 || header.e_phnum > kMaxProgramHeaders ||
-      header.e_phoff < sizeof(header) || header.e_phoff > kMaxHeaderOffset) {
-    return {};
-  }
-  const auto program_header = [&](uint16_t i) {
-    Elf64_Phdr p;
-    std::memcpy(&p, image + header.e_phoff + uint64_t{i} * sizeof(Elf64_Phdr), sizeof(p));
-    return p;
-  };
-  // The image's first address: the loaded segment that starts at the file's start (the header).
-  // Segments are mapped at base + (their address - that one).
-  bool found_first = false;
-  uint64_t first_address = 0;
-  for (uint16_t i = 0; i < header.e_phnum && !found_first; ++i) {
-    const Elf64_Phdr p = program_header(i);
-    if (p.p_type == PT_LOAD && p.p_offset == 0) {
-      first_address = p.p_vaddr;
-      found_first = true;
-    }
-  }
-  if (!found_first) return {};
-  for (uint16_t i = 0; i < header.e_phnum; ++i) {
-    const Elf64_Phdr p = program_header(i);
-    if (p.p_type != PT_NOTE || p.p_vaddr < first_address || p.p_filesz > kMaxNotes) continue;
-    std::string id = FindBuildIdNote(image + (p.p_vaddr - first_address), p.p_filesz);
+std::string BuildIdFromNotes(const Elf64_Phdr* headers, size_t count, uintptr_t load_bias) {
+  if (headers == nullptr || count > kMaxProgramHeaders) return {};
+  for (size_t i = 0; i < count; ++i) {
+    const Elf64_Phdr& p = headers[i];
+    if (p.p_type != PT_NOTE || p.p_filesz > kMaxNotes || p.p_filesz > p.p_memsz) continue;
+    std::string id = FindBuildIdNote(reinterpret_cast<const char*>(load_bias + p.p_vaddr), p.p_filesz);
     if (!id.empty()) return id;
   }
   return {};
+}
+
+std::string BuildIdOfLoadedObjectAt(uintptr_t address) {
+  Search search;
+  search.address = address;
+  ::dl_iterate_phdr(VisitLoadedObject, &search);
+  return search.build_id;
 }
 
 std::string BuildIdHex(const std::string& build_id) {

@@ -1,5 +1,6 @@
-// The build id of mapped ELF images: this test's own executable and the C library as the dynamic
-// linker mapped them (against `readelf -n` of their files), and fabricated images, whole and damaged.
+// The build id of loaded ELF objects: this test's own executable and the C library as the dynamic
+// linker loaded them (against `readelf -n` of their files), and fabricated note segments, whole and
+// damaged.
 #include "lib/core/elf_build_id.h"
 
 #include <dlfcn.h>
@@ -8,6 +9,7 @@
 
 #include <cstdio>
 #include <cstring>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -36,11 +38,8 @@ std::string ReadelfBuildId(const std::string& path) {
 
 void AFunctionOfThisExecutable() {}
 
-TEST(ElfBuildIdTest, ThisExecutableAndTheCLibraryAsMapped) {
-  Dl_info self{}, libc{};
-  ASSERT_NE(::dladdr(reinterpret_cast<void*>(&AFunctionOfThisExecutable), &self), 0);
-  ASSERT_NE(::dladdr(reinterpret_cast<void*>(&std::fopen), &libc), 0);
-  const std::string own = BuildIdOfMappedImage(self.dli_fbase);
+TEST(ElfBuildIdTest, ThisExecutableAndTheCLibraryAsLoaded) {
+  const std::string own = BuildIdOfLoadedObjectAt(reinterpret_cast<uintptr_t>(&AFunctionOfThisExecutable));
   ASSERT_FALSE(own.empty()) << "Debian's toolchain links with --build-id";
   EXPECT_EQ(own.size(), 20u) << "a SHA-1 id";
   char exe[4096] = {};
@@ -49,7 +48,9 @@ TEST(ElfBuildIdTest, ThisExecutableAndTheCLibraryAsMapped) {
   if (!from_file.empty()) {
     EXPECT_EQ(BuildIdHex(own), from_file);
   }
-  const std::string c_library = BuildIdOfMappedImage(libc.dli_fbase);
+  Dl_info libc{};
+  ASSERT_NE(::dladdr(reinterpret_cast<void*>(&std::fopen), &libc), 0);
+  const std::string c_library = BuildIdOfLoadedObjectAt(reinterpret_cast<uintptr_t>(&std::fopen));
   ASSERT_FALSE(c_library.empty());
   EXPECT_NE(c_library, own);
   const std::string libc_file = ReadelfBuildId(libc.dli_fname);
@@ -58,33 +59,24 @@ TEST(ElfBuildIdTest, ThisExecutableAndTheCLibraryAsMapped) {
   }
 }
 
-TEST(ElfBuildIdTest, ResolvedFramesCarryTheirModulesBuildId) {
-  const auto address = reinterpret_cast<uintptr_t>(&AFunctionOfThisExecutable) + 1;
-  const ResolvedFrame frame = ResolveReturnAddress(address);
-  Dl_info self{};
-  ASSERT_NE(::dladdr(reinterpret_cast<void*>(&AFunctionOfThisExecutable), &self), 0);
-  EXPECT_EQ(frame.build_id, BuildIdOfMappedImage(self.dli_fbase));
-  EXPECT_FALSE(frame.build_id.empty());
+TEST(ElfBuildIdTest, AnAddressNoObjectHoldsHasNone) {
+  const std::vector<char> heap(64);
+  EXPECT_EQ(BuildIdOfLoadedObjectAt(reinterpret_cast<uintptr_t>(heap.data())), "");
+  EXPECT_EQ(BuildIdOfLoadedObjectAt(0), "");
 }
 
-// A mapped image, fabricated: the header, two program headers (the first loaded segment at
-// 0x400000 like a non-PIE executable, a note segment after them) and the notes.
-class FabricatedImage {
+TEST(ElfBuildIdTest, ResolvedFramesCarryTheirModulesBuildId) {
+  const auto address = reinterpret_cast<uintptr_t>(&AFunctionOfThisExecutable);
+  const ResolvedFrame frame = ResolveReturnAddress(address + 1);
+  EXPECT_FALSE(frame.build_id.empty());
+  EXPECT_EQ(frame.build_id, BuildIdOfLoadedObjectAt(address));
+  EXPECT_EQ(ResolveReturnAddress(address + 2).build_id, frame.build_id) << "the second, from the module's cache";
+}
+
+// A loaded object's note segments, fabricated: the notes in a buffer, program headers whose
+// addresses count from it (the load bias is the buffer's address).
+class FabricatedNotes {
  public:
-  FabricatedImage() : bytes_(4096, 0) {
-    Elf64_Ehdr h{};
-    std::memcpy(h.e_ident, ELFMAG, SELFMAG);
-    h.e_ident[EI_CLASS] = ELFCLASS64;
-    h.e_phoff = sizeof(Elf64_Ehdr);
-    h.e_phentsize = sizeof(Elf64_Phdr);
-    h.e_phnum = 2;
-    header_ = h;
-    load_.p_type = PT_LOAD;
-    load_.p_offset = 0;
-    load_.p_vaddr = 0x400000;
-    note_.p_type = PT_NOTE;
-    note_.p_vaddr = 0x400000 + kNotesAt;
-  }
   // A note: header, name (NUL included, padded to 4), descriptor (padded to 4).
   void AddNote(uint32_t type, const std::string& name, const std::string& desc) {
     Elf64_Nhdr n{static_cast<Elf64_Word>(name.size() + 1), static_cast<Elf64_Word>(desc.size()), type};
@@ -94,90 +86,72 @@ class FabricatedImage {
     while (bytes.size() % 4) bytes.push_back('\0');
     bytes += desc;
     while (bytes.size() % 4) bytes.push_back('\0');
-    notes_ += bytes;
+    notes += bytes;
   }
-  Elf64_Ehdr header_{};
-  Elf64_Phdr load_{};
-  Elf64_Phdr note_{};
-  std::string notes_;
-
-  const void* Map() {
-    note_.p_filesz = notes_.size();
-    std::memcpy(bytes_.data(), &header_, sizeof(header_));
-    std::memcpy(bytes_.data() + sizeof(Elf64_Ehdr), &load_, sizeof(load_));
-    std::memcpy(bytes_.data() + sizeof(Elf64_Ehdr) + sizeof(Elf64_Phdr), &note_, sizeof(note_));
-    std::memcpy(bytes_.data() + kNotesAt, notes_.data(), notes_.size());
-    return bytes_.data();
+  // A loaded segment first (holding nothing), then the notes' segment at 0x100.
+  std::string Read() {
+    buffer_.assign(0x100 + notes.size(), 0);
+    std::memcpy(buffer_.data() + 0x100, notes.data(), notes.size());
+    headers[0].p_type = PT_LOAD;
+    headers[1].p_type = PT_NOTE;
+    headers[1].p_vaddr = 0x100;
+    headers[1].p_filesz = filesz.value_or(notes.size());
+    headers[1].p_memsz = notes.size();
+    return BuildIdFromNotes(headers, 2, reinterpret_cast<uintptr_t>(buffer_.data()));
   }
+  std::string notes;
+  std::optional<uint64_t> filesz;
+  Elf64_Phdr headers[2] = {};
 
  private:
-  static constexpr size_t kNotesAt = 0x200;
-  std::vector<char> bytes_;
+  std::vector<char> buffer_;
 };
 
 const std::string kId = std::string("\x01\x23\x45\x67\x89\xab\xcd\xef\x00\x11\x22\x33\x44\x55\x66\x77\x88\x99\xaa\xbb", 20);
 
 TEST(ElfBuildIdTest, TheGnuNoteAmongOthers) {
-  FabricatedImage image;
-  image.AddNote(1, "XYZ", "abcd");
-  image.AddNote(NT_GNU_BUILD_ID, "GNU", kId);
-  EXPECT_EQ(BuildIdHex(BuildIdOfMappedImage(image.Map())), "0123456789abcdef00112233445566778899aabb");
+  FabricatedNotes n;
+  n.AddNote(1, "XYZ", "abcd");
+  n.AddNote(NT_GNU_BUILD_ID, "GNU", kId);
+  EXPECT_EQ(BuildIdHex(n.Read()), "0123456789abcdef00112233445566778899aabb");
 }
 
-TEST(ElfBuildIdTest, NoIdWhereNoneIsOrTheImageIsDamaged) {
-  EXPECT_EQ(BuildIdOfMappedImage(nullptr), "");
+TEST(ElfBuildIdTest, NoIdWhereNoneIsOrTheNotesAreDamaged) {
+  EXPECT_EQ(BuildIdFromNotes(nullptr, 2, 0), "");
   {
-    FabricatedImage image;
-    image.AddNote(1, "XYZ", "abcd");
-    image.AddNote(NT_GNU_BUILD_ID, "LLVM", kId);  // another vendor's note of that type
-    EXPECT_EQ(BuildIdOfMappedImage(image.Map()), "");
+    FabricatedNotes n;
+    n.AddNote(1, "XYZ", "abcd");
+    n.AddNote(NT_GNU_BUILD_ID, "LLVM", kId);  // another vendor's note of that type
+    EXPECT_EQ(n.Read(), "");
   }
   {
-    FabricatedImage image;
-    image.AddNote(NT_GNU_BUILD_ID, "GNU", kId);
-    image.header_.e_ident[EI_MAG1] = 'X';
-    EXPECT_EQ(BuildIdOfMappedImage(image.Map()), "") << "not ELF";
+    FabricatedNotes n;
+    n.AddNote(NT_GNU_BUILD_ID, "GNU", std::string(65, 'x'));
+    EXPECT_EQ(n.Read(), "") << "longer than any build id";
   }
   {
-    FabricatedImage image;
-    image.AddNote(NT_GNU_BUILD_ID, "GNU", kId);
-    image.header_.e_ident[EI_CLASS] = ELFCLASS32;
-    EXPECT_EQ(BuildIdOfMappedImage(image.Map()), "") << "32-bit";
+    FabricatedNotes n;
+    n.AddNote(NT_GNU_BUILD_ID, "GNU", kId);
+    n.notes[4] = '\x7f';  // n_descsz far past the segment
+    EXPECT_EQ(n.Read(), "");
   }
   {
-    FabricatedImage image;
-    image.AddNote(NT_GNU_BUILD_ID, "GNU", kId);
-    image.header_.e_phnum = 0;
-    EXPECT_EQ(BuildIdOfMappedImage(image.Map()), "");
+    FabricatedNotes n;
+    n.AddNote(NT_GNU_BUILD_ID, "GNU", kId);
+    n.filesz = 8;  // the segment ends inside the note
+    EXPECT_EQ(n.Read(), "");
   }
   {
-    FabricatedImage image;
-    image.AddNote(NT_GNU_BUILD_ID, "GNU", kId);
-    image.header_.e_phoff = 1 << 20;
-    EXPECT_EQ(BuildIdOfMappedImage(image.Map()), "") << "program headers far outside the first page";
+    FabricatedNotes n;
+    n.AddNote(NT_GNU_BUILD_ID, "GNU", kId);
+    n.filesz = 1 << 20;  // more in the file than mapped
+    EXPECT_EQ(n.Read(), "");
   }
   {
-    FabricatedImage image;
-    image.AddNote(NT_GNU_BUILD_ID, "GNU", kId);
-    image.load_.p_offset = 0x1000;  // no loaded segment holds the header
-    EXPECT_EQ(BuildIdOfMappedImage(image.Map()), "");
-  }
-  {
-    FabricatedImage image;
-    image.AddNote(NT_GNU_BUILD_ID, "GNU", std::string(65, 'x'));
-    EXPECT_EQ(BuildIdOfMappedImage(image.Map()), "") << "longer than any build id";
-  }
-  {
-    FabricatedImage image;
-    image.AddNote(NT_GNU_BUILD_ID, "GNU", kId);
-    image.notes_[4] = '\x7f';  // n_descsz far past the segment
-    EXPECT_EQ(BuildIdOfMappedImage(image.Map()), "");
-  }
-  {
-    FabricatedImage image;
-    image.AddNote(NT_GNU_BUILD_ID, "GNU", kId);
-    image.note_.p_vaddr = 0x1000;  // below the image's first address
-    EXPECT_EQ(BuildIdOfMappedImage(image.Map()), "");
+    FabricatedNotes n;
+    n.AddNote(NT_GNU_BUILD_ID, "GNU", kId);
+    n.Read();
+    EXPECT_EQ(BuildIdFromNotes(n.headers, 100000, 0), "") << "an implausible header count";
   }
 }
 
