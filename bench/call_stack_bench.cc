@@ -5,6 +5,7 @@
 #include <cstdint>
 
 #include "lib/core/call_stack.h"
+#include "lib/core/elf_build_id.h"
 
 namespace {
 
@@ -38,5 +39,14 @@ void BM_ResolveReturnAddress(benchmark::State& state) {
   state.SetItemsProcessed(static_cast<int64_t>(state.iterations() * n));
 }
 BENCHMARK(BM_ResolveReturnAddress);
+
+// The build id of a module not yet seen: a walk of the loaded objects under the loader's lock, once
+// per module (ResolveReturnAddress keeps it by module).
+void BM_BuildIdOfLoadedObjectAt(benchmark::State& state) {
+  uintptr_t pcs[1];
+  cuscope::core::CaptureCallStack(pcs, 1, 0);
+  for (auto _ : state) benchmark::DoNotOptimize(cuscope::core::BuildIdOfLoadedObjectAt(pcs[0]));
+}
+BENCHMARK(BM_BuildIdOfLoadedObjectAt);
 
 }  // namespace
