@@ -1,5 +1,7 @@
 #include "lib/symbolize/native_source_lines.h"
 
+#include <sys/stat.h>
+
 #include <cstdint>
 #include <map>
 #include <utility>
@@ -51,6 +53,10 @@ class ModuleFiles {
 
  private:
   Outcome Open(const std::string& path, const std::string& build_id, OpenModule& m) {
+    // The path comes from the trace: only a regular file is opened (a FIFO or a device named there
+    // would block or never end).
+    struct stat st {};
+    if (::stat(path.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) return Outcome::kMissing;
     m.dwfl = dw_.begin(&callbacks_);
     if (m.dwfl == nullptr) return Outcome::kMissing;
     dw_.report_begin(m.dwfl);

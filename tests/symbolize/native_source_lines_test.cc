@@ -5,6 +5,7 @@
 // one line says why. Then `cuscope stats` and `cuscope export` on a trace with such a frame show it.
 #include "lib/symbolize/native_source_lines.h"
 
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cstdint>
@@ -113,6 +114,23 @@ TEST(NativeSourceLinesTest, AnotherBuildAMissingFileAndSkippedModulesKeepTheirOf
   ASSERT_EQ(notes.size(), 1u);
   EXPECT_THAT(notes[0], HasSubstr("another build than the one that ran"));
   EXPECT_THAT(notes[0], HasSubstr(rebuilt.module));
+}
+
+// A trace is input like any other: a module path naming a FIFO or a device is not opened (reading
+// either would never end); it counts as not on this machine.
+TEST(NativeSourceLinesTest, AModuleThatIsNoRegularFileIsNotOpened) {
+  const std::string fifo = ::testing::TempDir() + "/module_fifo_" + std::to_string(::getpid());
+  ::unlink(fifo.c_str());
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  FrameSpec from_fifo = ThisCallSite();
+  from_fifo.module = fifo;
+  FrameSpec from_device = ThisCallSite();
+  from_device.module = "/dev/zero";
+  core::Dictionary dict = DictionaryOf({from_fifo, from_device});
+  const SourceLineSummary summary = AddNativeSourceLines(dict, SkipNone);
+  EXPECT_EQ(summary.frames_resolved, 0u);
+  EXPECT_EQ(summary.modules_missing, (std::vector<std::string>{fifo, "/dev/zero"}));
+  ::unlink(fifo.c_str());
 }
 
 TEST(NativeSourceLinesTest, FramesWithoutBuildIdAndPythonFramesAreLeftAlone) {
