@@ -306,18 +306,15 @@ Setup g_setup;
 // Every kind and lean call on or off (BARE_CUPTI_GATE: at cuProfilerStart and cuProfilerStop).
 void SetCollection(bool on) {
   const Setup& s = g_setup;
-  if (!on) {
-    for (CUpti_ActivityKind k : s.kinds) cuptiActivityDisable(k);
-    if (s.records.runtime) SetLeanRecordsGated(CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_SIZE, false);
-    if (s.records.driver) SetLeanRecordsGated(CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_SIZE, false);
-  }
-  if (on) {
-    for (CUpti_ActivityKind k : s.kinds) {
-      if (cuptiActivityEnable(k) != CUPTI_SUCCESS) Refuse("cuptiActivityEnable(" + std::to_string(k) + ") failed");
+  for (CUpti_ActivityKind k : s.kinds) {
+    if (!on) {
+      cuptiActivityDisable(k);
+    } else if (cuptiActivityEnable(k) != CUPTI_SUCCESS) {
+      Refuse("cuptiActivityEnable(" + std::to_string(k) + ") failed");
     }
-    if (s.records.runtime) SetLeanRecordsGated(CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_SIZE, true);
-    if (s.records.driver) SetLeanRecordsGated(CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_SIZE, true);
   }
+  if (s.records.runtime) SetLeanRecordsGated(CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_SIZE, on);
+  if (s.records.driver) SetLeanRecordsGated(CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_SIZE, on);
   if (s.timed.runtime) SetLeanCallbacks(s.subscriber, CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_SIZE, on);
   if (s.timed.driver) SetLeanCallbacks(s.subscriber, CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_SIZE, on);
   if (!on) cuptiActivityFlushAll(0);

@@ -59,16 +59,7 @@ bool IsPythonFrame(const core::Dictionary& dict, uint32_t frame) {
 std::string FrameText(const core::Dictionary& dict, uint32_t frame) {
   if (!dict.has_frame(frame)) return "(unknown frame)";
   const v1::StackFrame& f = dict.frame(frame);
-  if (f.source_file() != 0 && !IsPythonFrame(dict, frame)) {  // native, its line read from the module's DWARF
-    const std::string_view file = FileName(dict.str(f.source_file()));
-    const std::string where = absl::StrCat(absl::string_view(file.data(), file.size()), ":", f.line());
-    if (f.function() == 0) {
-      const std::string_view module = FileName(dict.str(f.module()));
-      return absl::StrFormat("%s+0x%x (%s)", std::string(module), f.module_offset(), where);
-    }
-    return absl::StrCat(core::FunctionBaseName(core::DemangleName(dict.str(f.function()))), " (", where, ")");
-  }
-  if (f.source_file() != 0) {
+  if (IsPythonFrame(dict, frame)) {
     const std::string_view file = FileName(dict.str(f.source_file()));
     const std::string_view function = dict.str(f.function());
     std::string text = absl::StrCat(absl::string_view(function.data(), function.size()), " (",
@@ -76,10 +67,19 @@ std::string FrameText(const core::Dictionary& dict, uint32_t frame) {
     if (f.line() != 0) absl::StrAppend(&text, ":", f.line());
     return absl::StrCat(text, ")");
   }
+  // Native: the function, or module+0xOFFSET without one; then where, its source line when read
+  // from the module's DWARF (lib/symbolize), else its module.
   const std::string_view module = FileName(dict.str(f.module()));
-  if (f.function() == 0) return absl::StrFormat("%s+0x%x", std::string(module), f.module_offset());
-  const std::string name = core::FunctionBaseName(core::DemangleName(dict.str(f.function())));
-  return absl::StrCat(name, " (", absl::string_view(module.data(), module.size()), ")");
+  const std::string at_offset = absl::StrFormat("%s+0x%x", std::string(module), f.module_offset());
+  if (f.source_file() == 0) {
+    if (f.function() == 0) return at_offset;
+    return absl::StrCat(core::FunctionBaseName(core::DemangleName(dict.str(f.function()))), " (",
+                        absl::string_view(module.data(), module.size()), ")");
+  }
+  const std::string_view file = FileName(dict.str(f.source_file()));
+  const std::string name =
+      f.function() == 0 ? at_offset : core::FunctionBaseName(core::DemangleName(dict.str(f.function())));
+  return absl::StrCat(name, " (", absl::string_view(file.data(), file.size()), ":", f.line(), ")");
 }
 
 uint32_t LaunchSiteFrame(const core::Dictionary& dict, uint32_t stack) {

@@ -119,8 +119,10 @@ ScanResult Scan(core::TraceReader& reader, const std::function<void(core::Dictio
   if (!launch_stacks.empty() || !graph_nodes.empty()) {
     scan.stacks.emplace(launch_stacks, graph_nodes);
     // Every stack is defined by now: the dictionary is the whole file's.
-    core::Dictionary dict = reader.dictionary();
-    if (add_source_lines) add_source_lines(dict);
+    // Copied only to add source lines: the reader's is the file's as read.
+    std::optional<core::Dictionary> enriched;
+    if (add_source_lines) add_source_lines(enriched.emplace(reader.dictionary()));
+    const core::Dictionary& dict = enriched ? *enriched : reader.dictionary();
     for (uint32_t stack = 1; stack <= dict.stack_count(); ++stack) {
       scan.launch_site_text[stack] = analysis::FrameText(dict, analysis::LaunchSiteFrame(dict, stack));
     }

@@ -32,23 +32,23 @@ class ModuleFiles {
   ModuleFiles(const ModuleFiles&) = delete;
   ModuleFiles& operator=(const ModuleFiles&) = delete;
   ~ModuleFiles() {
-    for (auto& [key, m] : open_) {
-      if (m.dwfl != nullptr) dw_.end(m.dwfl);
+    for (auto& [key, e] : entries_) {
+      if (e.open.dwfl != nullptr) dw_.end(e.open.dwfl);
     }
   }
 
   enum class Outcome { kRead, kMissing, kRebuilt };
-  // The module `path` if its file is the build `build_id` names; read once per path and id.
-  std::pair<Outcome, const OpenModule*> Get(const std::string& path, const std::string& build_id) {
-    const auto key = std::make_pair(path, build_id);
-    if (auto it = outcome_.find(key); it != outcome_.end()) {
-      return {it->second, it->second == Outcome::kRead ? &open_.at(key) : nullptr};
-    }
-    OpenModule m;
-    const Outcome outcome = Open(path, build_id, m);
-    outcome_.emplace(key, outcome);
-    if (outcome != Outcome::kRead) return {outcome, nullptr};
-    return {outcome, &open_.emplace(key, m).first->second};
+  struct Entry {
+    Outcome outcome = Outcome::kMissing;
+    OpenModule open;  // with kRead
+  };
+  // The module `path` if its file is the build `build_id` names, read once per path and id; `first`
+  // is set on the call that read it.
+  const Entry& Get(const std::string& path, const std::string& build_id, bool& first) {
+    auto [it, added] = entries_.try_emplace(std::make_pair(path, build_id));
+    first = added;
+    if (added) it->second.outcome = Open(path, build_id, it->second.open);
+    return it->second;
   }
 
  private:
@@ -83,8 +83,7 @@ class ModuleFiles {
   const Libdw& dw_;
   char* debuginfo_path_ = nullptr;  // libdwfl's default search path
   Dwfl_Callbacks callbacks_{};
-  std::map<std::pair<std::string, std::string>, Outcome> outcome_;
-  std::map<std::pair<std::string, std::string>, OpenModule> open_;
+  std::map<std::pair<std::string, std::string>, Entry> entries_;  // a map: entries stay where they are
 };
 
 }  // namespace
@@ -118,23 +117,23 @@ SourceLineSummary AddNativeSourceLines(core::Dictionary& dict, const std::functi
     if (added) it->second = dict.AddString(s);
     return it->second;
   };
-  std::map<std::pair<std::string, std::string>, bool> noted;
   for (uint32_t id : frames) {
     const v1::StackFrame& f = dict.frame(id);
     const std::string& module = dict.str(f.module());
-    const auto [outcome, open] = files.Get(module, f.module_build_id());
-    if (noted.emplace(std::make_pair(module, f.module_build_id()), true).second) {
-      if (outcome == ModuleFiles::Outcome::kRead) ++summary.modules_read;
-      if (outcome == ModuleFiles::Outcome::kRebuilt) summary.modules_rebuilt.push_back(module);
-      if (outcome == ModuleFiles::Outcome::kMissing) summary.modules_missing.push_back(module);
+    bool first = false;
+    const ModuleFiles::Entry& entry = files.Get(module, f.module_build_id(), first);
+    if (first) {
+      if (entry.outcome == ModuleFiles::Outcome::kRead) ++summary.modules_read;
+      if (entry.outcome == ModuleFiles::Outcome::kRebuilt) summary.modules_rebuilt.push_back(module);
+      if (entry.outcome == ModuleFiles::Outcome::kMissing) summary.modules_missing.push_back(module);
     }
-    if (open == nullptr) continue;
-    const Dwarf_Addr address = open->first_address + f.module_offset();
-    Dwfl_Line* line = dw.module_getsrc(open->module, address);
+    if (entry.outcome != ModuleFiles::Outcome::kRead) continue;
+    const Dwarf_Addr address = entry.open.first_address + f.module_offset();
+    Dwfl_Line* line = dw.module_getsrc(entry.open.module, address);
     int number = 0;
     const char* file = line == nullptr ? nullptr : dw.lineinfo(line, nullptr, &number, nullptr, nullptr, nullptr);
     if (file == nullptr || *file == '\0' || number <= 0) continue;
-    const char* function = f.function() == 0 ? dw.module_addrname(open->module, address) : nullptr;
+    const char* function = f.function() == 0 ? dw.module_addrname(entry.open.module, address) : nullptr;
     dict.SetNativeFrameSource(id, intern(file), static_cast<uint32_t>(number),
                               function != nullptr && *function != '\0' ? intern(function) : 0);
     ++summary.frames_resolved;
