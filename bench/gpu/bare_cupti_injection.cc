@@ -27,6 +27,20 @@
 //       nothing enabled until cudaProfilerStart (cuProfilerStart), everything off again at
 //       cudaProfilerStop, as often as the program asks: the collection toggled inside one process,
 //       so that its cost can be read against the same process's plain stretches
+//   BARE_CUPTI_GATE=context
+//       nothing enabled until CUPTI reports the first CUDA context made (the CONTEXT_CREATED
+//       resource callback), then everything on for good: the collection turned on after the
+//       context exists but before the program's first kernel, to tell "enabled before the context"
+//       from "enabled after the warm-up" (BARE_CUPTI_GATE=profiler with a window after it)
+//   BARE_CUPTI_DEVICE_BUFFER=BYTES
+//       CUPTI_ACTIVITY_ATTR_DEVICE_BUFFER_SIZE, the device memory per context where CUPTI keeps
+//       the timestamps of kernels, copies and memsets (CUPTI's default ~3.2 MB, ~100,000 of them)
+//   BARE_CUPTI_HOST_PINNED=1
+//       CUPTI_ACTIVITY_ATTR_MEM_ALLOCATION_TYPE_HOST_PINNED: those timestamps in pinned host
+//       memory instead of device memory (CUPTI's default before CUDA 12.0 Update 1)
+//   BARE_CUPTI_PER_THREAD_BUFFERS=0
+//       CUPTI_ACTIVITY_ATTR_PER_THREAD_ACTIVITY_BUFFER off: one activity buffer shared by the
+//       program's threads instead of one per thread
 //   BARE_CUPTI_VERBOSE=1
 //       print what was enabled on stderr
 //
@@ -298,7 +312,9 @@ struct Setup {
   std::vector<CUpti_ActivityKind> kinds;
   LeanApis records;
   LeanApis timed;
-  bool gated = false;
+  bool gated = false;             // BARE_CUPTI_GATE=profiler
+  bool at_context = false;        // BARE_CUPTI_GATE=context
+  std::atomic<bool> context_seen{false};
   CUpti_SubscriberHandle subscriber = nullptr;
 };
 Setup g_setup;
@@ -331,7 +347,42 @@ void CUPTIAPI OnCallback(void* userdata, CUpti_CallbackDomain domain, CUpti_Call
     if (start == (info->callbackSite == CUPTI_API_EXIT)) SetCollection(start);
     return;
   }
+  if (g_setup.at_context && domain == CUPTI_CB_DOMAIN_RESOURCE && cbid == CUPTI_CBID_RESOURCE_CONTEXT_CREATED) {
+    if (!g_setup.context_seen.exchange(true)) SetCollection(true);
+    return;
+  }
   TimeCallback(userdata, domain, cbid, data);
+}
+
+// BARE_CUPTI_DEVICE_BUFFER, _HOST_PINNED and _PER_THREAD_BUFFERS, set before the callbacks are
+// registered and any kind is enabled (CUPTI reads them then); returns what was set, for VERBOSE.
+std::string SetActivityAttributes() {
+  std::string set;
+  if (const char* v = std::getenv("BARE_CUPTI_DEVICE_BUFFER"); v != nullptr) {
+    char* end = nullptr;
+    size_t bytes = std::strtoull(v, &end, 10);
+    if (end == v || *end != '\0' || bytes == 0) Refuse("BARE_CUPTI_DEVICE_BUFFER: expected a size in bytes");
+    size_t size = sizeof(bytes);
+    if (cuptiActivitySetAttribute(CUPTI_ACTIVITY_ATTR_DEVICE_BUFFER_SIZE, &size, &bytes) != CUPTI_SUCCESS) {
+      Refuse("setting CUPTI_ACTIVITY_ATTR_DEVICE_BUFFER_SIZE failed");
+    }
+    set += "device buffer " + std::to_string(bytes) + " bytes ";
+  }
+  const auto set_flag = [&set](const char* variable, CUpti_ActivityAttribute attribute, uint8_t value,
+                               const char* said) {
+    const char* v = std::getenv(variable);
+    if (v == nullptr) return;
+    if (std::string_view(v) != (value != 0 ? "1" : "0")) Refuse(std::string(variable) + ": expected " + (value ? "1" : "0"));
+    size_t size = sizeof(value);
+    if (cuptiActivitySetAttribute(attribute, &size, &value) != CUPTI_SUCCESS) {
+      Refuse(std::string("setting ") + variable + "'s attribute failed");
+    }
+    set += said;
+  };
+  set_flag("BARE_CUPTI_HOST_PINNED", CUPTI_ACTIVITY_ATTR_MEM_ALLOCATION_TYPE_HOST_PINNED, 1, "host pinned ");
+  set_flag("BARE_CUPTI_PER_THREAD_BUFFERS", CUPTI_ACTIVITY_ATTR_PER_THREAD_ACTIVITY_BUFFER, 0, "one shared buffer ");
+  if (!set.empty()) set.pop_back();
+  return set;
 }
 
 }  // namespace
@@ -341,15 +392,20 @@ extern "C" __attribute__((visibility("default"))) int InitializeInjection(void) 
   s.records = ParseLeanApis("BARE_CUPTI_API");
   s.timed = ParseLeanApis("BARE_CUPTI_CALLBACK");
   s.gated = EnvIs("BARE_CUPTI_GATE", "profiler");
-  if (!s.gated && std::getenv("BARE_CUPTI_GATE") != nullptr) Refuse("BARE_CUPTI_GATE: expected profiler");
+  s.at_context = EnvIs("BARE_CUPTI_GATE", "context");
+  if (!s.gated && !s.at_context && std::getenv("BARE_CUPTI_GATE") != nullptr) {
+    Refuse("BARE_CUPTI_GATE: expected profiler or context");
+  }
   const bool count_calls = EnvIs("BARE_CUPTI_COUNT_CALLS", "1");
   const bool subscribe_only = EnvIs("BARE_CUPTI_SUBSCRIBE", "1");
   g_check = EnvIs("BARE_CUPTI_CHECK", "1");
   if (s.timed.any() && s.records.any()) Refuse("BARE_CUPTI_CALLBACK and BARE_CUPTI_API both time the calls: choose one");
-  if (count_calls && (s.timed.any() || subscribe_only || s.gated)) {
+  if (count_calls && (s.timed.any() || subscribe_only || s.gated || s.at_context)) {
     Refuse("BARE_CUPTI_COUNT_CALLS takes CUPTI's one subscriber: use it alone");
   }
-  if (subscribe_only && (s.timed.any() || s.gated)) Refuse("BARE_CUPTI_SUBSCRIBE is a subscriber alone");
+  if (subscribe_only && (s.timed.any() || s.gated || s.at_context)) {
+    Refuse("BARE_CUPTI_SUBSCRIBE is a subscriber alone");
+  }
   s.kinds = RequestedKinds();
   if (s.records.any()) {
     // Enabling RUNTIME or DRIVER would record every call, the opposite of lean.
@@ -357,10 +413,11 @@ extern "C" __attribute__((visibility("default"))) int InitializeInjection(void) 
       return k == CUPTI_ACTIVITY_KIND_RUNTIME || k == CUPTI_ACTIVITY_KIND_DRIVER;
     });
   }
+  const std::string attributes = SetActivityAttributes();
   if (cuptiActivityRegisterCallbacks(Requested, Completed) != CUPTI_SUCCESS) {
     Refuse("cuptiActivityRegisterCallbacks failed");
   }
-  if (s.timed.any() || s.gated) {
+  if (s.timed.any() || s.gated || s.at_context) {
     if (cuptiSubscribe(&s.subscriber, OnCallback, nullptr) != CUPTI_SUCCESS) Refuse("cuptiSubscribe failed");
   }
   int runtime_calls = 0, driver_calls = 0;
@@ -369,6 +426,11 @@ extern "C" __attribute__((visibility("default"))) int InitializeInjection(void) 
       if (cuptiEnableCallback(1, s.subscriber, CUPTI_CB_DOMAIN_DRIVER_API, cbid) != CUPTI_SUCCESS) {
         Refuse("enabling the cuProfilerStart/Stop callbacks failed");
       }
+    }
+  } else if (s.at_context) {
+    if (cuptiEnableCallback(1, s.subscriber, CUPTI_CB_DOMAIN_RESOURCE, CUPTI_CBID_RESOURCE_CONTEXT_CREATED) !=
+        CUPTI_SUCCESS) {
+      Refuse("enabling the CONTEXT_CREATED callback failed");
     }
   } else {
     for (CUpti_ActivityKind k : s.kinds) {
@@ -400,9 +462,9 @@ extern "C" __attribute__((visibility("default"))) int InitializeInjection(void) 
   if (EnvIs("BARE_CUPTI_VERBOSE", "1")) {
     std::fprintf(stderr,
                  "bare_cupti_injection: %zu kinds, lean calls: %d runtime, %d driver, subscriber %s, timed by callback %s, "
-                 "gated by cuProfilerStart/Stop %s\n",
+                 "gated by cuProfilerStart/Stop %s, enabled at the first context %s, attributes: %s\n",
                  s.kinds.size(), runtime_calls, driver_calls, subscribe_only ? "yes" : "no", s.timed.any() ? "yes" : "no",
-                 s.gated ? "yes" : "no");
+                 s.gated ? "yes" : "no", s.at_context ? "yes" : "no", attributes.empty() ? "CUPTI's defaults" : attributes.c_str());
   }
   return 1;
 }

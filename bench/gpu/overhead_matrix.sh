@@ -44,7 +44,12 @@ cuscope_env=(CUDA_INJECTION64_PATH="$lib" CUSCOPE_QUIET=1 CUSCOPE_FORCE_OVERWRIT
 # The environment that makes each variant, into the array venv (torch.profiler is a mode of the
 # PyTorch script instead), and the workload's extra arguments into vargs: a "-late" variant opens
 # its collector's window with cudaProfilerStart after the warm-up (the CUDA context made) and keeps
-# it for every repetition, where the others turn on with the injection, before the context.
+# it for every repetition, where the others turn on with the injection, before the context. The
+# bare collector's variants take more suffixes, each a change to how CUPTI collects: "-ctx" turns
+# on at the first context's creation (after the context, before the first kernel), "-pinned" keeps
+# CUPTI's timestamps in pinned host memory, "-devbuf32m" gives them a 32 MiB device buffer (CUPTI's
+# default ~3.2 MB), "-sharedbuf" one activity buffer for all threads (bare-lean-pinned-late:
+# suffixes combine, outermost last).
 set_variant_env() {
   vargs=()
   case $1 in
@@ -54,6 +59,10 @@ set_variant_env() {
               cuscope-*) venv+=(CUSCOPE_CAPTURE_RANGE=cudaProfilerApi) ;;
               *) echo "overhead_matrix.sh: no variant $1" >&2; exit 2 ;;
             esac ;;
+    bare-*-ctx) set_variant_env "${1%-ctx}"; venv+=(BARE_CUPTI_GATE=context) ;;
+    bare-*-pinned) set_variant_env "${1%-pinned}"; venv+=(BARE_CUPTI_HOST_PINNED=1) ;;
+    bare-*-devbuf32m) set_variant_env "${1%-devbuf32m}"; venv+=(BARE_CUPTI_DEVICE_BUFFER=33554432) ;;
+    bare-*-sharedbuf) set_variant_env "${1%-sharedbuf}"; venv+=(BARE_CUPTI_PER_THREAD_BUFFERS=0) ;;
     plain|torch.profiler) venv=() ;;
     bare-kernel) venv=(CUDA_INJECTION64_PATH="$bare" BARE_CUPTI_KINDS=kernel) ;;
     bare-kernel+copies+sync) venv=(CUDA_INJECTION64_PATH="$bare" "BARE_CUPTI_KINDS=kernel,memcpy,memset,sync") ;;
