@@ -3,6 +3,7 @@
 #include <benchmark/benchmark.h>
 
 #include <cstdint>
+#include <string>
 
 #include "lib/core/call_stack.h"
 #include "lib/core/elf_build_id.h"
@@ -20,15 +21,26 @@ __attribute__((noinline)) size_t UnwindAt(int depth) {
   return cuscope::core::CaptureCallStack(pcs, cuscope::core::kMaxCallStackFrames, 0);
 }
 
+// Second argument: 0 libgcc's unwinder, 1 libunwind's (skipped when libunwind.so.8 is missing).
 void BM_CaptureCallStack(benchmark::State& state) {
+  if (state.range(1) == 1) {
+    if (auto st = cuscope::core::UseLibunwind(); !st.ok()) {
+      state.SkipWithError(std::string(st.message()).c_str());
+      return;
+    }
+  } else {
+    cuscope::core::UseLibgcc();
+  }
   size_t frames = 0;
   for (auto _ : state) {
     frames = UnwindAt(static_cast<int>(state.range(0)));
     benchmark::DoNotOptimize(frames);
   }
   state.counters["frames"] = static_cast<double>(frames);
+  state.SetLabel(state.range(1) == 1 ? "libunwind" : "libgcc");
+  cuscope::core::UseLibgcc();
 }
-BENCHMARK(BM_CaptureCallStack)->Arg(8)->Arg(24)->Arg(60);
+BENCHMARK(BM_CaptureCallStack)->ArgsProduct({{8, 24, 60}, {0, 1}});
 
 void BM_ResolveReturnAddress(benchmark::State& state) {
   uintptr_t pcs[4];

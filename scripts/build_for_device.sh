@@ -16,6 +16,9 @@ for b in cuscope collector_gpu_test gpu_counters_gpu_test session_options_test p
   [ -e "build/bin/$b" ] && cp -a "build/bin/$b" build-device/bin/
 done
 cp -a build/lib/libcuscope.so* build/lib/libbacktrace_on_crash.so build-device/lib/
+# The unwinder --stacks loads, beside libcuscope.so, for a GPU machine without libunwind8.
+libunwind=$(ldconfig -p | awk '/libunwind\.so\.8 .*x86-64/ { print $NF; exit }')
+[ -n "$libunwind" ] && cp -L "$libunwind" build-device/lib/libunwind.so.8
 cp -a build/examples/example_* build-device/examples/
 cp -a build/bench/launch_overhead_bench build/bench/libbare_cupti_injection.so build-device/bench/
 strip --strip-unneeded build-device/bin/* build-device/examples/* build-device/bench/* \

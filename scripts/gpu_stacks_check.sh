@@ -3,7 +3,8 @@
 # scripts/build_for_device.sh:  scripts/gpu_stacks_check.sh OUT_DIR
 # A C++ example's launches must name its main() as their launch site; a PyTorch program sampled
 # one launch in 100 must run to its end with stacks in its trace; and what a stack costs per
-# launch (the launch loop bench, 100,000 launches, none/first:5/every:100/all, 3 rounds); Python
+# launch (the launch loop bench, 100,000 launches, none/first:5/every:100/all, and all with
+# libgcc's unwinder, 3 rounds); Python
 # frames: each kernel of a three-function PyTorch program attributed to its function, 16 launching
 # threads, a CUDA graph captured in Python (share of GPU time attributed), and what stacks with
 # Python frames cost per PyTorch kernel.
@@ -21,7 +22,10 @@ check() {  # check WHAT OK(0|1)
 }
 
 echo "== launch_overhead --stacks first:5"
-$cli profile -q -f --stacks first:5 -o "$OUT/launch_overhead" -- "$B/examples/example_launch_overhead" --steps 2000 >/dev/null
+$cli profile -f --stacks first:5 -o "$OUT/launch_overhead" -- "$B/examples/example_launch_overhead" --steps 2000 \
+  >/dev/null 2> "$OUT/launch_overhead.err"
+check "stacks are walked by libunwind (no line about libunwind.so.8)" \
+  $(grep -q 'libunwind.so.8' "$OUT/launch_overhead.err" && echo 0 || echo 1)
 table=$($cli stats --report cuda_kern_stack_sum "$OUT/launch_overhead.cuscope" 2>&1)
 echo "$table" | head -8
 rows=$(grep -c 'tiny_step\|init_kernel' <<<"$table")
@@ -51,6 +55,15 @@ if python3 -c "import torch; assert torch.cuda.is_available()" 2>/dev/null; then
   check "the add kernel is attributed to shift()" $(( $(site_of shift add) > 0 ))
   check "the reduction is attributed to total()" $(( $(site_of total reduce) > 0 ))
   check "no kernel of scale() is attributed elsewhere" $(( $(grep -ci "mul" <<<"$table") == $(site_of scale mul) ))
+  # The same program with libgcc's unwinder: the same launch sites.
+  timeout 120 $cli profile -q -f --stacks first:20 --unwinder libgcc -o "$OUT/sites_libgcc" -- \
+    python3 examples/torch_launch_sites.py --steps 200 > /dev/null 2>&1
+  table_gcc=$($cli stats --kernel-names demangled --report cuda_kern_stack_sum "$OUT/sites_libgcc.cuscope" 2>&1)
+  sites() { grep -o '[A-Za-z_]* (torch_launch_sites.py:[0-9]*)' | sort -u | tr '\n' ' '; }
+  echo "sites, libunwind: $(sites <<<"$table")"
+  echo "sites, libgcc:    $(sites <<<"$table_gcc")"
+  check "libunwind and libgcc find the same launch sites" \
+    $([ -n "$(sites <<<"$table")" ] && [ "$(sites <<<"$table")" = "$(sites <<<"$table_gcc")" ] && echo 1 || echo 0)
 
   echo "== 16 Python threads launching, --stacks all"
   timeout 180 $cli profile -q -f --stacks all -o "$OUT/sites16" -- python3 examples/torch_launch_sites.py --steps 100 \
@@ -76,22 +89,28 @@ if python3 -c "import torch; assert torch.cuda.is_available()" 2>/dev/null; then
     $(python3 -c "print(int(${in_range:-0} > 95 and ${attributed:-0} > 95))")
 fi
 
+# "all/libgcc": every launch's stack walked by libgcc's unwinder instead of libunwind's.
 echo "== what a stack costs per launch (launch_overhead_bench, 100000 launches, 3 rounds)"
 for round in 1 2 3; do
   "$B/bench/launch_overhead_bench" --mode plain | tail -1
-  for s in none first:5 every:100 all; do
-    CUSCOPE_QUIET=1 CUSCOPE_FORCE_OVERWRITE=1 CUSCOPE_OUTPUT="$OUT/cost" CUSCOPE_STACKS=$s CUDA_INJECTION64_PATH="$lib" \
-      "$B/bench/launch_overhead_bench" --mode plain | tail -1 | sed "s/mode=plain/stacks=$s/"
+  for s in none first:5 every:100 all all/libgcc; do
+    unwinder=libunwind
+    [ "$s" = all/libgcc ] && unwinder=libgcc
+    CUSCOPE_QUIET=1 CUSCOPE_FORCE_OVERWRITE=1 CUSCOPE_OUTPUT="$OUT/cost" CUSCOPE_STACKS=${s%/libgcc} \
+      CUSCOPE_UNWINDER=$unwinder CUDA_INJECTION64_PATH="$lib" \
+      "$B/bench/launch_overhead_bench" --mode plain | tail -1 | sed "s|mode=plain|stacks=$s|"
   done
 done
 if python3 -c "import torch; assert torch.cuda.is_available()" 2>/dev/null; then
   echo "== what a stack with Python frames costs (bench/gpu/torch_overhead.py, 20000 kernels, 3 reps, 2 rounds)"
   for round in 1 2; do
     python3 bench/gpu/torch_overhead.py --reps 3 --mode plain | tail -1
-    for s in none every:100 all; do
-      CUSCOPE_QUIET=1 CUSCOPE_FORCE_OVERWRITE=1 CUSCOPE_OUTPUT="$OUT/torch_cost" CUSCOPE_STACKS=$s \
-        CUDA_INJECTION64_PATH="$lib" python3 bench/gpu/torch_overhead.py --reps 3 --mode plain | tail -1 | \
-        sed "s/mode=plain/stacks=$s/"
+    for s in none every:100 all all/libgcc; do
+      unwinder=libunwind
+      [ "$s" = all/libgcc ] && unwinder=libgcc
+      CUSCOPE_QUIET=1 CUSCOPE_FORCE_OVERWRITE=1 CUSCOPE_OUTPUT="$OUT/torch_cost" CUSCOPE_STACKS=${s%/libgcc} \
+        CUSCOPE_UNWINDER=$unwinder CUDA_INJECTION64_PATH="$lib" python3 bench/gpu/torch_overhead.py --reps 3 \
+        --mode plain | tail -1 | sed "s|mode=plain|stacks=$s|"
     done
   done
 fi

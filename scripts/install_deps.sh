@@ -6,6 +6,7 @@ packages=(cmake g++ make libprotobuf-dev protobuf-compiler libabsl-dev libre2-de
           python3-protobuf python3-pandas python3-pytest  # the Python package (python/) and its tests
           libpython3-dev  # an embedded CPython, for the test of the Python frame reader
           libdw-dev  # elfutils' DWARF reader (its header; the CLI loads libdw.so.1 when present) for native source lines
+          libunwind8  # the unwinder --stacks loads at run time (libunwind.so.8); without it, libgcc's
           prometheus)  # the Prometheus server, for the test that scrapes the metrics endpoint
 missing=()
 for p in "${packages[@]}"; do

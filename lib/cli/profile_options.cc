@@ -31,6 +31,8 @@ const char kProfileUsage[] =
     "      --stacks none|all|every:N|first:K  the call stack of each kernel launch, of one in N, or of\n"
     "                            the first K launches of each kernel (default none): analyze and\n"
     "                            stats name where each kernel was launched from\n"
+    "      --unwinder libunwind|libgcc  how --stacks walks the stack: libunwind (default; ~10x\n"
+    "                            cheaper a launch, libunwind.so.8) or the C runtime's libgcc\n"
     "      --buffer-size SIZE    one CUPTI buffer (default 4M)\n"
     "      --buffer-pool-cap SIZE  memory cap for all buffers (default 128M)\n"
     "      --flush-period-ms MS  how often partly filled buffers are written (default 500)\n"
@@ -107,6 +109,7 @@ constexpr ValueOption kValueOptions[] = {
     {"--replay-mode", nullptr, "CUSCOPE_REPLAY_MODE"},
     {"--top-down-launches", nullptr, "CUSCOPE_TOP_DOWN_LAUNCHES"},
     {"--stacks", nullptr, "CUSCOPE_STACKS"},
+    {"--unwinder", nullptr, "CUSCOPE_UNWINDER"},
     {"--gpu-metrics-devices", nullptr, "CUSCOPE_GPU_METRICS_DEVICES"},
     {"--gpu-metrics-frequency", nullptr, "CUSCOPE_GPU_METRICS_FREQUENCY"},
     {"--mode", nullptr, "CUSCOPE_MODE"},

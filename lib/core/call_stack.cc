@@ -2,13 +2,18 @@
 
 #include <dlfcn.h>
 #include <errno.h>
+#include <link.h>
 #include <unistd.h>
 #include <unwind.h>
 
+#include <algorithm>
+#include <atomic>
+#include <cstddef>
 #include <mutex>
 #include <string>
 #include <unordered_map>
 
+#include "absl/strings/str_cat.h"
 #include "lib/core/elf_build_id.h"
 
 namespace cuscope::core {
@@ -34,14 +39,113 @@ _Unwind_Reason_Code OnFrame(struct _Unwind_Context* context, void* arg) {
   return _URC_NO_REASON;
 }
 
+// libunwind's unw_backtrace(buffer, size): the return addresses from its caller outwards.
+using UnwBacktrace = int (*)(void**, int);
+
+std::mutex g_libunwind_mu;                        // loading and retiring
+std::atomic<UnwBacktrace> g_libunwind{nullptr};   // set while CaptureCallStack uses libunwind
+std::atomic<unsigned long long> g_unloaded_at_load{0};
+std::atomic<bool> g_libunwind_retired{false};
+
+// How many objects the dynamic linker has unloaded in this process (dl_iterate_phdr's dlpi_subs,
+// read from the first object and no further).
+unsigned long long ObjectsUnloaded() {
+  unsigned long long subs = 0;
+  ::dl_iterate_phdr(
+      [](struct dl_phdr_info* info, size_t size, void* data) {
+        if (size >= offsetof(struct dl_phdr_info, dlpi_subs) + sizeof(info->dlpi_subs)) {
+          *static_cast<unsigned long long*>(data) = info->dlpi_subs;
+        }
+        return 1;
+      },
+      &subs);
+  return subs;
+}
+
+// libunwind's backtrace while it may be used; nullptr after an object was unloaded (libunwind's
+// caches, keyed by address, may describe code that is gone), and from then on.
+UnwBacktrace UsableLibunwind() {
+  UnwBacktrace backtrace = g_libunwind.load(std::memory_order_acquire);
+  if (backtrace == nullptr) return nullptr;
+  if (ObjectsUnloaded() == g_unloaded_at_load.load(std::memory_order_relaxed)) return backtrace;
+  g_libunwind_retired.store(true);
+  g_libunwind.store(nullptr, std::memory_order_release);
+  return nullptr;
+}
+
+// The directory of the object holding this code, with its slash; empty when unknown.
+std::string DirectoryOfThisLibrary() {
+  Dl_info info{};
+  if (::dladdr(reinterpret_cast<void*>(&ObjectsUnloaded), &info) == 0 || info.dli_fname == nullptr) return "";
+  const std::string path = info.dli_fname;
+  const size_t slash = path.rfind('/');
+  return slash == std::string::npos ? "" : path.substr(0, slash + 1);
+}
+
 }  // namespace
 
 size_t CaptureCallStack(uintptr_t* out, size_t max, size_t skip) {
   if (out == nullptr || max == 0) return 0;
+  if (UnwBacktrace backtrace = UsableLibunwind(); backtrace != nullptr) {
+    // unw_backtrace starts at its caller, this function, as libgcc's walk does.
+    void* frames[kMaxCallStackFrames + 8];
+    const size_t first = std::min(skip + 1, std::size(frames) - 1);
+    const size_t want = std::min(first + max, std::size(frames));
+    const int n = backtrace(frames, static_cast<int>(want));
+    size_t count = 0;
+    for (size_t i = first; i < static_cast<size_t>(std::max(n, 0)) && count < max; ++i) {
+      if (frames[i] == nullptr) break;
+      out[count++] = reinterpret_cast<uintptr_t>(frames[i]);
+    }
+    return count;
+  }
   Walk w{out, max, skip + 1};  // and this function's own frame
   _Unwind_Backtrace(OnFrame, &w);
   return w.count;
 }
+
+absl::Status UseLibunwindFrom(const std::string& library) {
+  std::lock_guard<std::mutex> lock(g_libunwind_mu);
+  if (g_libunwind_retired.load()) {
+    return absl::FailedPreconditionError(
+        "an object was unloaded since libunwind was loaded: call stacks use libgcc's unwinder");
+  }
+  if (g_libunwind.load() != nullptr) return absl::OkStatus();
+  // RTLD_LOCAL: libunwind also defines _Unwind_Backtrace and backtrace, which must not replace
+  // the program's.
+  void* handle = ::dlopen(library.c_str(), RTLD_NOW | RTLD_LOCAL);
+  if (handle == nullptr) {
+    const char* why = ::dlerror();
+    return absl::NotFoundError(absl::StrCat(library, " cannot be loaded (", why != nullptr ? why : "no reason given",
+                                            ")"));
+  }
+  auto backtrace = reinterpret_cast<UnwBacktrace>(::dlsym(handle, "unw_backtrace"));
+  if (backtrace == nullptr) {
+    ::dlclose(handle);
+    return absl::NotFoundError(absl::StrCat(library, " has no unw_backtrace"));
+  }
+  // Kept loaded for the process's life: threads may be inside it.
+  g_unloaded_at_load.store(ObjectsUnloaded());
+  g_libunwind.store(backtrace, std::memory_order_release);
+  return absl::OkStatus();
+}
+
+absl::Status UseLibunwind() {
+  absl::Status st = UseLibunwindFrom("libunwind.so.8");
+  if (!absl::IsNotFound(st)) return st;
+  const std::string beside = DirectoryOfThisLibrary();
+  if (!beside.empty() && UseLibunwindFrom(beside + "libunwind.so.8").ok()) return absl::OkStatus();
+  return absl::NotFoundError(absl::StrCat(
+      "libunwind.so.8 is neither on the loader's path nor beside ", beside.empty() ? "cuscope" : beside,
+      ": call stacks use libgcc's unwinder, ~10x slower a launch (Debian and Ubuntu: libunwind8)"));
+}
+
+void UseLibgcc() {
+  std::lock_guard<std::mutex> lock(g_libunwind_mu);
+  g_libunwind.store(nullptr, std::memory_order_release);
+}
+
+Unwinder ActiveUnwinder() { return UsableLibunwind() != nullptr ? Unwinder::kLibunwind : Unwinder::kLibgcc; }
 
 namespace {
 

@@ -115,7 +115,8 @@ absl::Status CheckMonitorSettings(const Config& c) {
                              : "flight mode (CUSCOPE_MODE=flight keeps the last seconds, written by a snapshot)";
   for (const char* name : {"CUSCOPE_METRICS", "CUSCOPE_TOP_DOWN", "CUSCOPE_DELAY", "CUSCOPE_DURATION",
                            "CUSCOPE_CAPTURE_RANGE", "CUSCOPE_KERNEL_NAME", "CUSCOPE_LAUNCH_SKIP",
-                           "CUSCOPE_LAUNCH_COUNT", "CUSCOPE_PER_KERNEL_COUNT", "CUSCOPE_STACKS"}) {
+                           "CUSCOPE_LAUNCH_COUNT", "CUSCOPE_PER_KERNEL_COUNT", "CUSCOPE_STACKS",
+                           "CUSCOPE_UNWINDER"}) {
     if (c.settings.count(name)) {
       return absl::InvalidArgumentError(absl::StrCat(name, " does not apply in ", mode));
     }
@@ -312,6 +313,14 @@ absl::StatusOr<Config> ParseConfigFromEnvironment(const std::vector<std::pair<st
       auto sampling = ParseStackSampling(value);
       if (!sampling.ok()) return absl::InvalidArgumentError(absl::StrCat(name, ": ", sampling.status().message()));
       c.stacks = *sampling;
+    } else if (name == "CUSCOPE_UNWINDER") {
+      if (value == "libunwind") {
+        c.unwinder = Unwinder::kLibunwind;
+      } else if (value == "libgcc") {
+        c.unwinder = Unwinder::kLibgcc;
+      } else {
+        return Bad(name, value, "expected libunwind or libgcc");
+      }
     } else {
       return absl::InvalidArgumentError(absl::StrCat("unknown setting ", name,
                                                      " (known: CUSCOPE_OUTPUT, CUSCOPE_FORCE_OVERWRITE, CUSCOPE_KINDS, "
@@ -326,7 +335,7 @@ absl::StatusOr<Config> ParseConfigFromEnvironment(const std::vector<std::pair<st
                                                      "CUSCOPE_PROMETHEUS, CUSCOPE_FLIGHT_SPAN, CUSCOPE_FLIGHT_SIZE, "
                                                      "CUSCOPE_FLIGHT_STEP_THRESHOLD, CUSCOPE_FLIGHT_STEP_RANGE, CUSCOPE_FLIGHT_AFTER, "
                                                      "CUSCOPE_FLIGHT_IDLE_SHARE, CUSCOPE_FLIGHT_IDLE_SECONDS, "
-                                                     "CUSCOPE_STACKS, CUSCOPE_LIBRARY)"));
+                                                     "CUSCOPE_STACKS, CUSCOPE_UNWINDER, CUSCOPE_LIBRARY)"));
     }
   }
   if (c.buffer_pool_cap_bytes < c.buffer_bytes) {

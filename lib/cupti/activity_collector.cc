@@ -14,6 +14,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "lib/core/call_stack.h"
 #include "lib/core/metric_sets.h"
 #include "lib/core/output_name.h"
 #include "lib/core/python_stack.h"
@@ -290,6 +291,11 @@ bool KernelMetricsPhase(Session& s, bool begin) {
 // stacks off with one line; the timeline does not depend on them.
 void StartLaunchStacks(Session& s) {
   s.stacks = std::make_unique<LaunchStackCollector>(s.config.stacks, *s.pipeline, s.cupti);
+  if (s.config.unwinder == core::Unwinder::kLibgcc) {
+    core::UseLibgcc();
+  } else if (auto st = core::UseLibunwind(); !st.ok()) {
+    s.Warn(std::string(st.message()));
+  }
   // In a Python program, its frames too; a CPython whose layout is unknown keeps native frames.
   if (auto python = core::PythonStackReader::ForThisProcess(); python.ok()) {
     s.stacks->ReadPythonFrames(*python);

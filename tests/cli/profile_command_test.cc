@@ -44,5 +44,15 @@ TEST(ProfileCommandTest, AMistakeIsOneLineAndAPointerToTheHelp) {
   EXPECT_EQ(out, "");
 }
 
+TEST(ProfileCommandTest, AnUnknownUnwinderIsOneLine) {
+  ::testing::internal::CaptureStderr();
+  const int rc = RunProfile({"--stacks", "all", "--unwinder", "frame-pointers", "--", "/bin/true"});
+  const std::string err = ::testing::internal::GetCapturedStderr();
+  EXPECT_EQ(rc, 2);
+  EXPECT_EQ(err,
+            "cuscope: CUSCOPE_UNWINDER=frame-pointers: expected libunwind or libgcc\n"
+            "(cuscope profile --help lists the options)\n");
+}
+
 }  // namespace
 }  // namespace cuscope::cli

@@ -75,6 +75,21 @@ TEST(ConfigTest, LaunchStacksAreOffByDefaultAndTakeASampling) {
   }
 }
 
+TEST(ConfigTest, StacksUseLibunwindUnlessLibgccIsAskedFor) {
+  EXPECT_EQ(ParseConfigFromEnvironment({})->unwinder, Unwinder::kLibunwind);
+  auto gcc = ParseConfigFromEnvironment({{"CUSCOPE_STACKS", "all"}, {"CUSCOPE_UNWINDER", "libgcc"}});
+  ASSERT_TRUE(gcc.ok()) << gcc.status();
+  EXPECT_EQ(gcc->unwinder, Unwinder::kLibgcc);
+  EXPECT_EQ(ParseConfigFromEnvironment({{"CUSCOPE_UNWINDER", "libunwind"}})->unwinder, Unwinder::kLibunwind);
+  auto bad = ParseConfigFromEnvironment({{"CUSCOPE_UNWINDER", "fp"}});
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.status().message().find("CUSCOPE_UNWINDER"), std::string::npos) << bad.status();
+  EXPECT_NE(bad.status().message().find("expected libunwind or libgcc"), std::string::npos) << bad.status();
+  auto refused = ParseConfigFromEnvironment({{"CUSCOPE_MODE", "monitor"}, {"CUSCOPE_UNWINDER", "libgcc"}});
+  ASSERT_FALSE(refused.ok());
+  EXPECT_NE(refused.status().message().find("CUSCOPE_UNWINDER does not apply"), std::string::npos) << refused.status();
+}
+
 TEST(ConfigTest, AnNvtxCaptureRangeNeedsItsRangeName) {
   auto c = ParseConfigFromEnvironment({{"CUSCOPE_CAPTURE_RANGE", "nvtx"}, {"CUSCOPE_NVTX_CAPTURE", "train step"}});
   ASSERT_TRUE(c.ok()) << c.status();

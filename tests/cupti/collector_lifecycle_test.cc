@@ -25,6 +25,7 @@
 #include "absl/strings/str_cat.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "lib/core/call_stack.h"
 #include "lib/core/config.h"
 #include "lib/core/trace.h"
 #include "lib/cupti/activity_collector.h"
@@ -729,6 +730,7 @@ TEST_F(CollectorLifecycleTest, AHeldTopDownChoosesAmongTheWindowsKernelsStillInA
 TEST_F(CollectorLifecycleTest, LaunchStacksReachTheTraceJoinedToTheirKernels) {
   config_.stacks = *core::ParseStackSampling("all");
   ASSERT_TRUE(StartCollector(config_, "session", cupti_).ok());
+  EXPECT_EQ(core::ActiveUnwinder(), core::Unwinder::kLibunwind) << "the default, libunwind8 being installed here";
   EXPECT_EQ(cupti_.Count(absl::StrCat("EnableCallback:", static_cast<int>(CUPTI_CB_DOMAIN_RUNTIME_API), ":",
                                       CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000)),
             1u);
@@ -753,6 +755,27 @@ TEST_F(CollectorLifecycleTest, LaunchStacksReachTheTraceJoinedToTheirKernels) {
     this_program |= module.find("collector_lifecycle_test") != std::string::npos || module == "?";
   }
   EXPECT_TRUE(this_program) << "the test's own frames, where the launches were made";
+}
+
+// CUSCOPE_UNWINDER=libgcc: the same stacks, walked by the C runtime's unwinder.
+TEST_F(CollectorLifecycleTest, LaunchStacksWithLibgccsUnwinder) {
+  config_.stacks = *core::ParseStackSampling("all");
+  config_.unwinder = core::Unwinder::kLibgcc;
+  ASSERT_TRUE(core::UseLibunwind().ok());
+  ASSERT_TRUE(StartCollector(config_, "session", cupti_).ok());
+  EXPECT_EQ(core::ActiveUnwinder(), core::Unwinder::kLibgcc);
+  for (uint32_t corr = 1; corr <= 3; ++corr) cupti_.CallLaunch(corr, "fakeKernel");  // one call site
+  ASSERT_TRUE(cupti_.DeliverKernels(3, 2'000'000'000));
+  ASSERT_TRUE(StopCollector(nullptr).ok());
+  core::Trace trace = Load();
+  ASSERT_EQ(trace.launch_stacks.size(), 3u);
+  EXPECT_EQ(trace.launch_stacks[0].stack, trace.launch_stacks[1].stack);
+  EXPECT_EQ(trace.launch_stacks[0].stack, trace.launch_stacks[2].stack);
+  bool this_program = false;
+  for (uint32_t f : trace.dict.stack(trace.launch_stacks[0].stack).frames()) {
+    this_program |= trace.dict.str(trace.dict.frame(f).module()).find("collector_lifecycle_test") != std::string::npos;
+  }
+  EXPECT_TRUE(this_program);
 }
 
 // first:K takes the first K launches of each kernel; none (the default) turns nothing on; a launch
