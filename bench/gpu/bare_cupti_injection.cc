@@ -41,6 +41,12 @@
 //   BARE_CUPTI_PER_THREAD_BUFFERS=0
 //       CUPTI_ACTIVITY_ATTR_PER_THREAD_ACTIVITY_BUFFER off: one activity buffer shared by the
 //       program's threads instead of one per thread
+//   BARE_CUPTI_SYSTEM_TIDS=1
+//       cuptiSetThreadIdType(SYSTEM), as cuscope sets it (the records' thread ids are the kernel's
+//       thread ids, not pthread handles)
+//   BARE_CUPTI_FLUSH_PERIOD_MS=MS
+//       cuptiActivityFlushPeriod(MS), as cuscope sets it (500 by default): CUPTI's own thread hands
+//       over partly filled buffers every MS
 //   BARE_CUPTI_VERBOSE=1
 //       print what was enabled on stderr
 //
@@ -354,8 +360,9 @@ void CUPTIAPI OnCallback(void* userdata, CUpti_CallbackDomain domain, CUpti_Call
   TimeCallback(userdata, domain, cbid, data);
 }
 
-// BARE_CUPTI_DEVICE_BUFFER, _HOST_PINNED and _PER_THREAD_BUFFERS, set before the callbacks are
-// registered and any kind is enabled (CUPTI reads them then); returns what was set, for VERBOSE.
+// BARE_CUPTI_DEVICE_BUFFER, _HOST_PINNED, _PER_THREAD_BUFFERS, _SYSTEM_TIDS and _FLUSH_PERIOD_MS,
+// set before the callbacks are registered and any kind is enabled (CUPTI reads the attributes
+// then); returns what was set, for VERBOSE.
 std::string SetActivityAttributes() {
   std::string set;
   if (const char* v = std::getenv("BARE_CUPTI_DEVICE_BUFFER"); v != nullptr) {
@@ -381,6 +388,19 @@ std::string SetActivityAttributes() {
   };
   set_flag("BARE_CUPTI_HOST_PINNED", CUPTI_ACTIVITY_ATTR_MEM_ALLOCATION_TYPE_HOST_PINNED, 1, "host pinned ");
   set_flag("BARE_CUPTI_PER_THREAD_BUFFERS", CUPTI_ACTIVITY_ATTR_PER_THREAD_ACTIVITY_BUFFER, 0, "one shared buffer ");
+  if (EnvIs("BARE_CUPTI_SYSTEM_TIDS", "1")) {
+    if (cuptiSetThreadIdType(CUPTI_ACTIVITY_THREAD_ID_TYPE_SYSTEM) != CUPTI_SUCCESS) Refuse("cuptiSetThreadIdType failed");
+    set += "system thread ids ";
+  } else if (std::getenv("BARE_CUPTI_SYSTEM_TIDS") != nullptr) {
+    Refuse("BARE_CUPTI_SYSTEM_TIDS: expected 1");
+  }
+  if (const char* v = std::getenv("BARE_CUPTI_FLUSH_PERIOD_MS"); v != nullptr) {
+    char* end = nullptr;
+    const unsigned long ms = std::strtoul(v, &end, 10);
+    if (end == v || *end != '\0' || ms == 0 || ms > 60000) Refuse("BARE_CUPTI_FLUSH_PERIOD_MS: expected 1..60000");
+    if (cuptiActivityFlushPeriod(static_cast<uint32_t>(ms)) != CUPTI_SUCCESS) Refuse("cuptiActivityFlushPeriod failed");
+    set += "flush period " + std::to_string(ms) + " ms ";
+  }
   if (!set.empty()) set.pop_back();
   return set;
 }

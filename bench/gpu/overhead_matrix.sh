@@ -48,7 +48,9 @@ cuscope_env=(CUDA_INJECTION64_PATH="$lib" CUSCOPE_QUIET=1 CUSCOPE_FORCE_OVERWRIT
 # bare collector's variants take more suffixes, each a change to how CUPTI collects: "-ctx" turns
 # on at the first context's creation (after the context, before the first kernel), "-pinned" keeps
 # CUPTI's timestamps in pinned host memory, "-devbuf32m" gives them a 32 MiB device buffer (CUPTI's
-# default ~3.2 MB), "-sharedbuf" one activity buffer for all threads (bare-lean-pinned-late:
+# default ~3.2 MB), "-sharedbuf" one activity buffer for all threads, "-ascuscope" sets what
+# cuscope sets besides the kinds (system thread ids, a 500 ms flush period, a subscriber) so that
+# bare-lean-ascuscope against cuscope-lean is cuscope's own work alone (bare-lean-pinned-late:
 # suffixes combine, outermost last).
 set_variant_env() {
   vargs=()
@@ -63,6 +65,8 @@ set_variant_env() {
     bare-*-pinned) set_variant_env "${1%-pinned}"; venv+=(BARE_CUPTI_HOST_PINNED=1) ;;
     bare-*-devbuf32m) set_variant_env "${1%-devbuf32m}"; venv+=(BARE_CUPTI_DEVICE_BUFFER=33554432) ;;
     bare-*-sharedbuf) set_variant_env "${1%-sharedbuf}"; venv+=(BARE_CUPTI_PER_THREAD_BUFFERS=0) ;;
+    bare-*-ascuscope) set_variant_env "${1%-ascuscope}"
+                      venv+=(BARE_CUPTI_SYSTEM_TIDS=1 BARE_CUPTI_FLUSH_PERIOD_MS=500 BARE_CUPTI_SUBSCRIBE=1) ;;
     plain|torch.profiler) venv=() ;;
     bare-kernel) venv=(CUDA_INJECTION64_PATH="$bare" BARE_CUPTI_KINDS=kernel) ;;
     bare-kernel+copies+sync) venv=(CUDA_INJECTION64_PATH="$bare" "BARE_CUPTI_KINDS=kernel,memcpy,memset,sync") ;;
@@ -85,10 +89,17 @@ set_variant_env() {
 common=(plain bare-kernel bare-kernel+copies+sync bare-lean bare-all bare-subscribe
         cuscope-kernel cuscope-kernel+copies+sync cuscope-lean cuscope-all cuscope-monitor)
 # MATRIX_VARIANTS="plain,bare-kernel,..." runs a subset (plain first), when device time is short.
+# What the lean cost is made of, PyTorch only (~7 min on an H200 with --rounds 7 --torch-reps 2):
+#   MATRIX_WORKLOADS=pytorch MATRIX_VARIANTS=plain,cuscope-lean,cuscope-lean-late,bare-lean,\
+#   bare-lean-late,bare-lean-ctx,bare-lean-pinned,bare-lean-devbuf32m,bare-lean-ascuscope,bare-kernel,\
+#   bare-kernel-late bench/gpu/overhead_matrix.sh --rounds 7 --torch-reps 2
 if [ -n "${MATRIX_VARIANTS:-}" ]; then IFS=, read -r -a common <<< "$MATRIX_VARIANTS"; fi
+# MATRIX_WORKLOADS=pytorch or launch runs one workload only (default both).
+workloads=${MATRIX_WORKLOADS:-pytorch,launch}
+case ,$workloads, in *,pytorch,*|*,launch,*) ;; *) echo "overhead_matrix.sh: MATRIX_WORKLOADS: pytorch and/or launch" >&2; exit 2 ;; esac
 runs=()
-for v in "${common[@]}" torch.profiler; do runs+=("pytorch:$v"); done
-for v in "${common[@]}"; do runs+=("launch:$v"); done
+if [[ ,$workloads, == *,pytorch,* ]]; then for v in "${common[@]}" torch.profiler; do runs+=("pytorch:$v"); done; fi
+if [[ ,$workloads, == *,launch,* ]]; then for v in "${common[@]}"; do runs+=("launch:$v"); done; fi
 
 # Runs one workload under one variant; appends its line to $results, or says why not.
 run_one() {
