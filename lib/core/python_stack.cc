@@ -10,6 +10,7 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/status/status.h"
 #include "absl/strings/str_format.h"
+#include "lib/core/text_pool.h"
 
 namespace cuscope::core {
 namespace {
@@ -302,6 +303,16 @@ constexpr size_t kMaxCachedRanges = 1 << 18;  // entries over all tables (16 byt
 thread_local absl::flat_hash_map<const void*, LineRanges> t_lines;
 thread_local size_t t_cached_ranges = 0;
 
+// File and function names of every thread's frames; never destroyed, so the views frames hold stay
+// valid through the program's exit handlers.
+TextPool& NamePool() {
+  static TextPool* pool = new TextPool(size_t{64} << 20);
+  return *pool;
+}
+constexpr size_t kMaxCachedTexts = 1 << 16;
+thread_local absl::flat_hash_map<const void*, std::string_view> t_texts;  // str object -> pooled text
+thread_local std::string t_converted;                                      // a non-ASCII text, as UTF-8
+
 }  // namespace
 
 uint32_t PythonStackReader::LineOf(const void* code, int64_t unit) const {
@@ -348,6 +359,33 @@ bool PythonStackReader::ReadText(const void* object, std::string& out) const {
       default: return false;
     }
   }
+  return true;
+}
+
+bool PythonStackReader::PooledText(const void* object, std::string_view& out) const {
+  if (!Aligned(object) || Load<const void*>(object, kObjectType) != symbols_.str_type) return false;
+  const auto length = Load<int64_t>(object, kStrLength);
+  if (length < 0 || length > kMaxText) return false;
+  const auto state = Load<uint32_t>(object, kStrState);
+  const bool compact = (state >> 5) & 1;
+  const bool ascii = (state >> 6) & 1;
+  std::string_view text;
+  if (compact && ascii) {
+    text = std::string_view(static_cast<const char*>(object) + layout_.ascii_header, static_cast<size_t>(length));
+  } else if (ReadText(object, t_converted)) {
+    text = t_converted;
+  } else {
+    return false;
+  }
+  if (auto it = t_texts.find(object); it != t_texts.end() && it->second == text) {
+    out = it->second;
+    return true;
+  }
+  const std::optional<std::string_view> pooled = NamePool().Intern(text);
+  if (!pooled.has_value()) return false;
+  if (t_texts.size() >= kMaxCachedTexts) t_texts.clear();
+  t_texts.insert_or_assign(object, *pooled);
+  out = *pooled;
   return true;
 }
 
@@ -400,8 +438,8 @@ size_t PythonStackReader::Capture(std::vector<PythonFrame>& out, size_t max) con
       continue;
     }
     PythonFrame f;
-    if (!ReadText(Load<const void*>(code, layout_.code_filename), f.file) ||
-        !ReadText(Load<const void*>(code, layout_.code_qualname), f.function)) {
+    if (!PooledText(Load<const void*>(code, layout_.code_filename), f.file) ||
+        !PooledText(Load<const void*>(code, layout_.code_qualname), f.function)) {
       break;
     }
     f.line = LineOf(code, unit);

@@ -27,9 +27,11 @@ namespace cuscope::core {
 // The deepest Python stack read.
 inline constexpr size_t kMaxPythonFrames = 128;
 
+// `file` and `function` view text interned for the process's life (core::TextPool): a frame is
+// copied and kept without copying them, and they stay valid after the interpreter freed its code.
 struct PythonFrame {
-  std::string file;      // co_filename
-  std::string function;  // co_qualname ("Model.forward", "<module>")
+  std::string_view file;      // co_filename
+  std::string_view function;  // co_qualname ("Model.forward", "<module>")
   uint32_t line = 0;     // of the instruction running (the call, in every frame but the innermost); 0: none
   // The outermost frame one call of the interpreter's eval loop (_PyEval_EvalFrameDefault) runs: a
   // native stack's eval frames each stand for the frames up to the next one of these.
@@ -105,7 +107,8 @@ class PythonStackReader {
 
   // Appends the calling thread's Python frames to `out`, innermost first, at most `max`; returns
   // how many. None for a thread that runs no Python, or while the interpreter is not running.
-  // A frame whose objects fail their type checks ends the walk.
+  // A frame whose objects fail their type checks ends the walk, as does a name that no longer fits
+  // the process's text pool (64 MiB of distinct file and function names).
   size_t Capture(std::vector<PythonFrame>& out, size_t max = kMaxPythonFrames) const;
 
  private:
@@ -119,6 +122,10 @@ class PythonStackReader {
   };
   PythonStackReader(const CPythonLayout& layout, const Symbols& symbols) : layout_(layout), symbols_(symbols) {}
   bool ReadText(const void* object, std::string& out) const;
+  // A str object's text, interned: each thread keeps the view it got for each object and checks it
+  // against the object's characters before using it again (an object freed and another made at its
+  // address gets its own text).
+  bool PooledText(const void* object, std::string_view& out) const;
   // The line of `unit` in `code`: a location table is decoded once per thread and code object
   // (the launches of one function, torch.compile's generated `call` among them, reuse it).
   uint32_t LineOf(const void* code, int64_t unit) const;

@@ -51,7 +51,12 @@ void LaunchStackCollector::OnCallback(CUpti_CallbackDomain domain, CUpti_Callbac
 }
 
 void LaunchStackCollector::TakePythonFrames(std::vector<core::PythonFrame>& frames) const {
-  if (python_.has_value()) python_->Capture(frames);
+  if (!python_.has_value()) return;
+  // Read into this thread's scratch, then one allocation of the stack's size (none for a thread
+  // that runs no Python), not one per doubling.
+  thread_local std::vector<core::PythonFrame> scratch;
+  scratch.clear();
+  if (python_->Capture(scratch) > 0) frames.assign(scratch.begin(), scratch.end());
 }
 
 void LaunchStackCollector::OnResource(CUpti_CallbackId cbid, const CUpti_ResourceData& data) {

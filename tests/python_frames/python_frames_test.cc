@@ -165,6 +165,33 @@ TEST_F(PythonFramesTest, NamesAndPathsBeyondAscii) {
   EXPECT_EQ(g_frames[0].file, "/tmp/模型/😀.py");
 }
 
+// Names are read once per thread and object, then kept: a frame taken earlier still reads its
+// names after its code objects are gone, and code made and freed over and over (its name objects
+// landing where freed ones were) is named by its own names each time.
+TEST_F(PythonFramesTest, NamesOutliveTheirCodeAndFreedObjectsAreNotMistaken) {
+  Run("import probe\n"
+      "def first():\n"
+      "    probe.capture()\n"
+      "first()\n",
+      "/srv/app/first_file_of_this_test.py");
+  ASSERT_EQ(g_frames.size(), 2u);
+  const std::vector<PythonFrame> kept = g_frames;
+  for (int i = 0; i < 200; ++i) {
+    const std::string function = "made_" + std::to_string(i) + "_and_freed";
+    const std::string file = "/srv/app/generated/module_" + std::to_string(i) + ".py";
+    const std::string source = "import probe\ndef " + function + "():\n    probe.capture()\n" + function + "()\n";
+    Run(source.c_str(), file.c_str());
+    ASSERT_EQ(g_frames.size(), 2u) << i;
+    ASSERT_EQ(g_frames[0].function, function) << i;
+    ASSERT_EQ(g_frames[0].file, file) << i;
+    ASSERT_EQ(g_frames[1].function, "<module>") << i;
+  }
+  PyGC_Collect();
+  EXPECT_EQ(kept[0].function, "first");
+  EXPECT_EQ(kept[0].file, "/srv/app/first_file_of_this_test.py");
+  EXPECT_EQ(kept[1].function, "<module>");
+}
+
 TEST_F(PythonFramesTest, AThreadThatRunsNoPythonHasNoFrames) {
   auto reader = PythonStackReader::ForThisProcess();
   ASSERT_TRUE(reader.ok()) << reader.status();
