@@ -335,8 +335,7 @@ uint32_t PythonStackReader::LineOf(const void* code, int64_t unit) const {
   return LineInRanges(it->second.ranges, unit);
 }
 
-bool PythonStackReader::ReadText(const void* object, std::string& out) const {
-  out.clear();
+bool PythonStackReader::ReadText(const void* object, std::string& converted, std::string_view& out) const {
   if (!Aligned(object) || Load<const void*>(object, kObjectType) != symbols_.str_type) return false;
   const auto length = Load<int64_t>(object, kStrLength);
   if (length < 0 || length > kMaxText) return false;
@@ -347,36 +346,26 @@ bool PythonStackReader::ReadText(const void* object, std::string& out) const {
   if (!compact) return false;  // code objects' names and paths are always compact
   const char* text = static_cast<const char*>(object) + (ascii ? layout_.ascii_header : layout_.compact_header);
   if (ascii) {
-    out.assign(text, static_cast<size_t>(length));
+    out = std::string_view(text, static_cast<size_t>(length));
     return true;
   }
-  out.reserve(static_cast<size_t>(length) * 2);
+  converted.clear();
+  converted.reserve(static_cast<size_t>(length) * 2);
   for (int64_t i = 0; i < length; ++i) {
     switch (kind) {
-      case 1: AppendUtf8(out, Load<uint8_t>(text, static_cast<size_t>(i))); break;
-      case 2: AppendUtf8(out, Load<uint16_t>(text, static_cast<size_t>(i) * 2)); break;
-      case 4: AppendUtf8(out, Load<uint32_t>(text, static_cast<size_t>(i) * 4)); break;
+      case 1: AppendUtf8(converted, Load<uint8_t>(text, static_cast<size_t>(i))); break;
+      case 2: AppendUtf8(converted, Load<uint16_t>(text, static_cast<size_t>(i) * 2)); break;
+      case 4: AppendUtf8(converted, Load<uint32_t>(text, static_cast<size_t>(i) * 4)); break;
       default: return false;
     }
   }
+  out = converted;
   return true;
 }
 
 bool PythonStackReader::PooledText(const void* object, std::string_view& out) const {
-  if (!Aligned(object) || Load<const void*>(object, kObjectType) != symbols_.str_type) return false;
-  const auto length = Load<int64_t>(object, kStrLength);
-  if (length < 0 || length > kMaxText) return false;
-  const auto state = Load<uint32_t>(object, kStrState);
-  const bool compact = (state >> 5) & 1;
-  const bool ascii = (state >> 6) & 1;
   std::string_view text;
-  if (compact && ascii) {
-    text = std::string_view(static_cast<const char*>(object) + layout_.ascii_header, static_cast<size_t>(length));
-  } else if (ReadText(object, t_converted)) {
-    text = t_converted;
-  } else {
-    return false;
-  }
+  if (!ReadText(object, t_converted, text)) return false;
   if (auto it = t_texts.find(object); it != t_texts.end() && it->second == text) {
     out = it->second;
     return true;

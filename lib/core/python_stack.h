@@ -121,7 +121,9 @@ class PythonStackReader {
     const void* bytes_type = nullptr; // &PyBytes_Type
   };
   PythonStackReader(const CPythonLayout& layout, const Symbols& symbols) : layout_(layout), symbols_(symbols) {}
-  bool ReadText(const void* object, std::string& out) const;
+  // A str object's text: a view of its characters when they are ASCII, else converted to UTF-8 in
+  // `converted` and a view of that.
+  bool ReadText(const void* object, std::string& converted, std::string_view& out) const;
   // A str object's text, interned: each thread keeps the view it got for each object and checks it
   // against the object's characters before using it again (an object freed and another made at its
   // address gets its own text).
