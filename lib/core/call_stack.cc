@@ -42,10 +42,10 @@ _Unwind_Reason_Code OnFrame(struct _Unwind_Context* context, void* arg) {
 // libunwind's unw_backtrace(buffer, size): the return addresses from its caller outwards.
 using UnwBacktrace = int (*)(void**, int);
 
-std::mutex g_libunwind_mu;                        // loading and retiring
-std::atomic<UnwBacktrace> g_libunwind{nullptr};   // set while CaptureCallStack uses libunwind
+std::mutex g_libunwind_mu;                      // loading
+std::atomic<UnwBacktrace> g_libunwind{nullptr};  // once loaded, for the process's life
 std::atomic<unsigned long long> g_unloaded_at_load{0};
-std::atomic<bool> g_libunwind_retired{false};
+std::atomic<bool> g_use_libunwind{false};        // as last asked (UseLibunwind / UseLibgcc)
 
 // How many objects the dynamic linker has unloaded in this process (dl_iterate_phdr's dlpi_subs,
 // read from the first object and no further).
@@ -62,14 +62,13 @@ unsigned long long ObjectsUnloaded() {
   return subs;
 }
 
-// libunwind's backtrace while it may be used; nullptr after an object was unloaded (libunwind's
-// caches, keyed by address, may describe code that is gone), and from then on.
+// libunwind's backtrace while it is asked for and may be used; nullptr once an object was unloaded
+// after it was loaded (its caches, keyed by address, may describe code that is gone: its threads
+// filled them since then, whatever was asked in between), and from then on.
 UnwBacktrace UsableLibunwind() {
-  UnwBacktrace backtrace = g_libunwind.load(std::memory_order_acquire);
-  if (backtrace == nullptr) return nullptr;
-  if (ObjectsUnloaded() == g_unloaded_at_load.load(std::memory_order_relaxed)) return backtrace;
-  g_libunwind_retired.store(true);
-  g_libunwind.store(nullptr, std::memory_order_release);
+  if (!g_use_libunwind.load(std::memory_order_acquire)) return nullptr;
+  if (ObjectsUnloaded() == g_unloaded_at_load.load(std::memory_order_relaxed)) return g_libunwind.load();
+  g_use_libunwind.store(false);
   return nullptr;
 }
 
@@ -106,27 +105,29 @@ size_t CaptureCallStack(uintptr_t* out, size_t max, size_t skip) {
 
 absl::Status UseLibunwindFrom(const std::string& library) {
   std::lock_guard<std::mutex> lock(g_libunwind_mu);
-  if (g_libunwind_retired.load()) {
+  if (g_libunwind.load() == nullptr) {
+    // RTLD_LOCAL: libunwind also defines _Unwind_Backtrace and backtrace, which must not replace
+    // the program's.
+    void* handle = ::dlopen(library.c_str(), RTLD_NOW | RTLD_LOCAL);
+    if (handle == nullptr) {
+      const char* why = ::dlerror();
+      return absl::NotFoundError(
+          absl::StrCat(library, " cannot be loaded (", why != nullptr ? why : "no reason given", ")"));
+    }
+    auto backtrace = reinterpret_cast<UnwBacktrace>(::dlsym(handle, "unw_backtrace"));
+    if (backtrace == nullptr) {
+      ::dlclose(handle);
+      return absl::NotFoundError(absl::StrCat(library, " has no unw_backtrace"));
+    }
+    // Kept loaded for the process's life: threads may be inside it.
+    g_unloaded_at_load.store(ObjectsUnloaded());
+    g_libunwind.store(backtrace);
+  }
+  g_use_libunwind.store(true, std::memory_order_release);
+  if (UsableLibunwind() == nullptr) {
     return absl::FailedPreconditionError(
         "an object was unloaded since libunwind was loaded: call stacks use libgcc's unwinder");
   }
-  if (g_libunwind.load() != nullptr) return absl::OkStatus();
-  // RTLD_LOCAL: libunwind also defines _Unwind_Backtrace and backtrace, which must not replace
-  // the program's.
-  void* handle = ::dlopen(library.c_str(), RTLD_NOW | RTLD_LOCAL);
-  if (handle == nullptr) {
-    const char* why = ::dlerror();
-    return absl::NotFoundError(absl::StrCat(library, " cannot be loaded (", why != nullptr ? why : "no reason given",
-                                            ")"));
-  }
-  auto backtrace = reinterpret_cast<UnwBacktrace>(::dlsym(handle, "unw_backtrace"));
-  if (backtrace == nullptr) {
-    ::dlclose(handle);
-    return absl::NotFoundError(absl::StrCat(library, " has no unw_backtrace"));
-  }
-  // Kept loaded for the process's life: threads may be inside it.
-  g_unloaded_at_load.store(ObjectsUnloaded());
-  g_libunwind.store(backtrace, std::memory_order_release);
   return absl::OkStatus();
 }
 
@@ -140,10 +141,7 @@ absl::Status UseLibunwind() {
       ": call stacks use libgcc's unwinder, ~10x slower a launch (Debian and Ubuntu: libunwind8)"));
 }
 
-void UseLibgcc() {
-  std::lock_guard<std::mutex> lock(g_libunwind_mu);
-  g_libunwind.store(nullptr, std::memory_order_release);
-}
+void UseLibgcc() { g_use_libunwind.store(false, std::memory_order_release); }
 
 Unwinder ActiveUnwinder() { return UsableLibunwind() != nullptr ? Unwinder::kLibunwind : Unwinder::kLibgcc; }
 

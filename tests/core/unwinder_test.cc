@@ -41,6 +41,21 @@ __attribute__((noinline)) void TakeBoth(int depth, std::vector<uintptr_t>* with_
   }
 }
 
+// First: libunwind is not loaded yet (once loaded, it stays for the process's life).
+TEST(UnwinderTest, AMissingLibraryLeavesLibgcc) {
+  UseLibgcc();
+  const absl::Status st = UseLibunwindFrom("libunwind-not-here.so.99");
+  EXPECT_TRUE(absl::IsNotFound(st)) << st;
+  EXPECT_TRUE(absl::StrContains(st.message(), "libunwind-not-here.so.99")) << st;
+  EXPECT_EQ(ActiveUnwinder(), Unwinder::kLibgcc);
+  const absl::Status no_symbol = UseLibunwindFrom("libc.so.6");
+  EXPECT_TRUE(absl::IsNotFound(no_symbol)) << no_symbol;
+  EXPECT_TRUE(absl::StrContains(no_symbol.message(), "unw_backtrace")) << no_symbol;
+  EXPECT_EQ(ActiveUnwinder(), Unwinder::kLibgcc);
+  uintptr_t pcs[kMaxCallStackFrames];
+  EXPECT_GE(CaptureCallStack(pcs, kMaxCallStackFrames, 0), 2u);
+}
+
 TEST(UnwinderTest, LibunwindLoadsAndIsUsed) {
   UseLibgcc();
   EXPECT_EQ(ActiveUnwinder(), Unwinder::kLibgcc);
@@ -130,21 +145,9 @@ TEST(UnwinderTest, EachThreadWalksItsOwnStack) {
   UseLibgcc();
 }
 
-TEST(UnwinderTest, AMissingLibraryLeavesLibgcc) {
-  UseLibgcc();
-  const absl::Status st = UseLibunwindFrom("libunwind-not-here.so.99");
-  EXPECT_TRUE(absl::IsNotFound(st)) << st;
-  EXPECT_TRUE(absl::StrContains(st.message(), "libunwind-not-here.so.99")) << st;
-  EXPECT_EQ(ActiveUnwinder(), Unwinder::kLibgcc);
-  const absl::Status no_symbol = UseLibunwindFrom("libc.so.6");
-  EXPECT_TRUE(absl::IsNotFound(no_symbol)) << no_symbol;
-  EXPECT_TRUE(absl::StrContains(no_symbol.message(), "unw_backtrace")) << no_symbol;
-  EXPECT_EQ(ActiveUnwinder(), Unwinder::kLibgcc);
-  uintptr_t pcs[kMaxCallStackFrames];
-  EXPECT_GE(CaptureCallStack(pcs, kMaxCallStackFrames, 0), 2u);
-}
-
-// Last: from here on this process keeps libgcc's unwinder.
+// Last: from here on this process keeps libgcc's unwinder. An object unloaded while libunwind is
+// in use sends the next stack to libgcc's; a session that asks for libunwind again later, after
+// one that used libgcc's, is refused too (libunwind's caches outlived the unload either way).
 TEST(UnwinderTest, ZzAnUnloadedObjectSendsStacksBackToLibgcc) {
   ASSERT_TRUE(UseLibunwind().ok());
   uintptr_t pcs[kMaxCallStackFrames];
@@ -157,10 +160,12 @@ TEST(UnwinderTest, ZzAnUnloadedObjectSendsStacksBackToLibgcc) {
   const size_t after = CaptureCallStack(pcs, kMaxCallStackFrames, 0);
   EXPECT_GE(after, before) << "the same stack, walked by libgcc";
   EXPECT_LE(after, before + 1) << "libgcc may report one frame outside main's caller";
-  const absl::Status again = UseLibunwind();
+  UseLibgcc();  // a session that ended
+  const absl::Status again = UseLibunwind();  // and the next one
   EXPECT_TRUE(absl::IsFailedPrecondition(again)) << again;
   EXPECT_TRUE(absl::StrContains(again.message(), "unloaded")) << again;
   EXPECT_EQ(ActiveUnwinder(), Unwinder::kLibgcc);
+  EXPECT_GE(CaptureCallStack(pcs, kMaxCallStackFrames, 0), before);
 }
 
 }  // namespace
