@@ -17,10 +17,15 @@ for b in cuscope collector_gpu_test gpu_counters_gpu_test session_options_test p
 done
 cp -a build/lib/libcuscope.so* build/lib/libbacktrace_on_crash.so build-device/lib/
 # The unwinder --stacks loads, beside libcuscope.so, for a GPU machine without libunwind8.
-libunwind=$(ldconfig -p | awk '/libunwind\.so\.8 .*x86-64/ { print $NF; exit }')
-[ -n "$libunwind" ] && cp -L "$libunwind" build-device/lib/libunwind.so.8
+# And what the CLI loads for native source lines (elfutils' libdw and libelf), for one without them.
+for so in libunwind.so.8 libdw.so.1 libelf.so.1; do
+  path=$(ldconfig -p | awk -v so="$so" '$1 == so && /x86-64/ { print $NF; exit }')
+  [ -n "$path" ] && cp -L "$path" "build-device/lib/$so"
+done
 cp -a build/examples/example_* build-device/examples/
 cp -a build/bench/launch_overhead_bench build/bench/libbare_cupti_injection.so build-device/bench/
-strip --strip-unneeded build-device/bin/* build-device/examples/* build-device/bench/* \
+# The examples keep their line tables (built with -g1), so that their launch sites read
+# `main (launch_overhead.cu:NN)` there too.
+strip --strip-unneeded build-device/bin/* build-device/bench/* \
   "$(readlink -f build-device/lib/libcuscope.so)" 2>/dev/null || true
 du -sh build-device

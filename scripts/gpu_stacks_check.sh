@@ -31,6 +31,8 @@ echo "$table" | head -8
 rows=$(grep -c 'tiny_step\|init_kernel' <<<"$table")
 check "each kernel's first launches carry a stack" $(( rows >= 2 ))
 check "the launch site is the example's main" $(grep -q 'main\|example_launch_overhead+0x' <<<"$table" && echo 1 || echo 0)
+check "the launch site names its source line (the example's line table)" \
+  $(grep -q 'main (launch_overhead.cu:[0-9]' <<<"$table" && echo 1 || echo 0)
 
 if python3 -c "import torch; assert torch.cuda.is_available()" 2>/dev/null; then
   echo "== PyTorch --stacks every:100"
