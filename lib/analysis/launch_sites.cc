@@ -82,7 +82,34 @@ std::string FrameText(const core::Dictionary& dict, uint32_t frame) {
   return absl::StrCat(name, " (", absl::string_view(file.data(), file.size()), ":", f.line(), ")");
 }
 
-uint32_t LaunchSiteFrame(const core::Dictionary& dict, uint32_t stack) {
+KernelNameSet KernelNames(const core::Dictionary& dict) {
+  KernelNameSet names;
+  for (uint32_t id = 1; id <= dict.signature_count(); ++id) {
+    const std::string& name = dict.kernel_name(id);
+    if (!name.empty()) names.insert(std::string_view(name));
+  }
+  return names;
+}
+
+bool IsLaunchGlue(const core::Dictionary& dict, uint32_t frame, const KernelNameSet& kernels) {
+  if (!dict.has_frame(frame) || IsPythonFrame(dict, frame)) return false;
+  const v1::StackFrame& f = dict.frame(frame);
+  if (f.function() != 0) {
+    const std::string& function = dict.str(f.function());
+    // The stub's symbol is mangled too: _Z30__device_stub__Z9tiny_stepPjiiPjii.
+    if (function.find("__device_stub__") != std::string::npos || kernels.contains(std::string_view(function))) {
+      return true;
+    }
+  }
+  if (f.source_file() == 0) return false;
+  const std::string_view path = dict.str(f.source_file());
+  const std::string_view file = FileName(path);
+  return path.ends_with(".cudafe1.stub.c") ||
+         ((file == "device_functions.h" || file == "host_runtime.h" || file == "cuda_runtime.h") &&
+          path.find("/include/") != std::string_view::npos);
+}
+
+uint32_t LaunchSiteFrame(const core::Dictionary& dict, uint32_t stack, const KernelNameSet& kernels) {
   if (!dict.has_stack(stack)) return 0;
   const v1::CallStack& s = dict.stack(stack);
   // A launch from Python: the program's own line that asked for it (the innermost Python frame
@@ -95,7 +122,7 @@ uint32_t LaunchSiteFrame(const core::Dictionary& dict, uint32_t stack) {
   }
   if (innermost_python != 0) return innermost_python;
   for (uint32_t frame : s.frames()) {
-    if (!IsCudaLibrary(dict.str(dict.frame(frame).module()))) return frame;
+    if (!IsCudaLibrary(dict.str(dict.frame(frame).module())) && !IsLaunchGlue(dict, frame, kernels)) return frame;
   }
   return s.frames(0);
 }
@@ -184,6 +211,7 @@ CallPathNode BuildCallPathTree(const Timeline& timeline, size_t max_nodes) {
   const core::Trace& trace = timeline.trace();
   const core::Dictionary& dict = trace.dict;
   const LaunchStackIndex stacks(trace);
+  const KernelNameSet kernels = KernelNames(dict);
   Building root;
   root.node.name = "all kernels with a stack";
   size_t nodes = 1;
@@ -196,7 +224,7 @@ CallPathNode BuildCallPathTree(const Timeline& timeline, size_t max_nodes) {
     auto [path, inserted] = path_of.try_emplace(stack);
     if (inserted) {
       const v1::CallStack& s = dict.stack(stack);
-      const uint32_t site = LaunchSiteFrame(dict, stack);
+      const uint32_t site = LaunchSiteFrame(dict, stack, kernels);
       int site_index = 0;
       while (site_index < s.frames_size() && s.frames(site_index) != site) ++site_index;
       // At most the collector's own bound of frames, the ones nearest the launch site: a damaged

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
+#include "absl/container/flat_hash_set.h"
 #include "lib/core/dictionary.h"
 #include "lib/core/trace.h"
 
@@ -32,10 +33,23 @@ bool IsPythonFrame(const core::Dictionary& dict, uint32_t frame);
 // native frame whose line was read from its module (lib/symbolize) "function (file.cc:LINE)".
 std::string FrameText(const core::Dictionary& dict, uint32_t frame);
 
+// The names of a trace's kernels (mangled, as CUDA reports them), for IsLaunchGlue.
+using KernelNameSet = absl::flat_hash_set<std::string_view>;
+KernelNameSet KernelNames(const core::Dictionary& dict);
+
+// Whether a native frame is the host code nvcc writes for a launch (`kernel<<<...>>>`): the
+// kernel's host-side wrapper, which bears the kernel's own mangled name (one of `kernels`); its
+// `__device_stub__` function; or code whose source line lies in the CUDA Toolkit's launch headers
+// (crt/device_functions.h and the like, where the stub inlined into the wrapper calls
+// cudaLaunchKernel). It sits in the program's own module but says how the launch was made, not
+// where from: the line that wrote `<<<...>>>` is the frame outside it.
+bool IsLaunchGlue(const core::Dictionary& dict, uint32_t frame, const KernelNameSet& kernels);
+
 // The launch site of a call stack: with Python frames, the innermost one in the program's own files
 // (the innermost Python frame when all are installed code); else its innermost frame outside the
-// CUDA libraries (the innermost frame when all are inside them). 0 for an unknown stack.
-uint32_t LaunchSiteFrame(const core::Dictionary& dict, uint32_t stack);
+// CUDA libraries and the launch glue (IsLaunchGlue; the innermost frame when all are inside them).
+// 0 for an unknown stack.
+uint32_t LaunchSiteFrame(const core::Dictionary& dict, uint32_t stack, const KernelNameSet& kernels);
 
 class Timeline;
 struct NvtxRange;

@@ -299,12 +299,13 @@ Table KernelStackSummary(const Timeline& timeline) {
   const std::string_view what =
       "CUDA kernels by launch site: the launches whose call stack was taken (--stacks), and the kernels of CUDA "
       "graphs by the stack that created their node, grouped by the program's innermost Python line, else the "
-      "innermost frame outside the CUDA libraries";
+      "innermost frame outside the CUDA libraries and the launch code nvcc writes";
   table.columns = kTimeColumns;
   table.columns.push_back({"Launched From", ColumnType::kText});
   table.columns.push_back({"NVTX Range", ColumnType::kText});
   table.columns.push_back({"Name", ColumnType::kText});
   const LaunchStackIndex stacks(trace);
+  const KernelNameSet kernels = KernelNames(dict);
   const NvtxRangeLocator nvtx(timeline);
   // Where and when a direct launch was made: its launch call, by correlation id.
   absl::flat_hash_map<uint64_t, std::pair<uint32_t, uint64_t>> call_of;  // correlation -> (thread, start)
@@ -333,7 +334,7 @@ Table KernelStackSummary(const Timeline& timeline) {
     const LaunchStackIndex::Origin origin = stacks.OriginOf(k);
     if (origin.stack == 0) continue;
     attributed_ns += time;
-    const uint32_t frame = LaunchSiteFrame(dict, origin.stack);
+    const uint32_t frame = LaunchSiteFrame(dict, origin.stack, kernels);
     auto [known, new_frame] = site_group.try_emplace(frame, frame);
     if (new_frame) known->second = frame_of_text.try_emplace(FrameText(dict, frame), frame).first->second;
     const uint32_t site = known->second;

@@ -123,8 +123,9 @@ ScanResult Scan(core::TraceReader& reader, const std::function<void(core::Dictio
     std::optional<core::Dictionary> enriched;
     if (add_source_lines) add_source_lines(enriched.emplace(reader.dictionary()));
     const core::Dictionary& dict = enriched ? *enriched : reader.dictionary();
+    const analysis::KernelNameSet kernels = analysis::KernelNames(dict);
     for (uint32_t stack = 1; stack <= dict.stack_count(); ++stack) {
-      scan.launch_site_text[stack] = analysis::FrameText(dict, analysis::LaunchSiteFrame(dict, stack));
+      scan.launch_site_text[stack] = analysis::FrameText(dict, analysis::LaunchSiteFrame(dict, stack, kernels));
     }
   }
   return scan;

@@ -24,7 +24,12 @@ Libdw Load() {
                    Find(handle, "dwfl_module_addrname", l.module_addrname) &&
                    Find(handle, "dwfl_standard_find_debuginfo", l.standard_find_debuginfo) &&
                    Find(handle, "dwfl_offline_section_address", l.offline_section_address) &&
-                   Find(handle, "dwfl_build_id_find_elf", l.build_id_find_elf);
+                   Find(handle, "dwfl_build_id_find_elf", l.build_id_find_elf) &&
+                   Find(handle, "dwfl_module_addrdie", l.module_addrdie) &&
+                   Find(handle, "dwarf_getscopes", l.getscopes) && Find(handle, "dwarf_tag", l.tag) &&
+                   Find(handle, "dwarf_attr", l.attr) && Find(handle, "dwarf_attr_integrate", l.attr_integrate) &&
+                   Find(handle, "dwarf_formstring", l.formstring) && Find(handle, "dwarf_formudata", l.formudata) &&
+                   Find(handle, "dwarf_getsrcfiles", l.getsrcfiles) && Find(handle, "dwarf_filesrc", l.filesrc);
   if (!all) {
     ::dlclose(handle);
     return {};

@@ -7,7 +7,7 @@
 
 namespace cuscope::symbolize {
 
-// The libdwfl functions the line lookup uses; null members when the library is missing.
+// The libdwfl and libdw functions the line lookup uses; null members when the library is missing.
 struct Libdw {
   decltype(&::dwfl_begin) begin = nullptr;
   decltype(&::dwfl_end) end = nullptr;
@@ -22,6 +22,16 @@ struct Libdw {
   decltype(&::dwfl_standard_find_debuginfo) standard_find_debuginfo = nullptr;
   decltype(&::dwfl_offline_section_address) offline_section_address = nullptr;
   decltype(&::dwfl_build_id_find_elf) build_id_find_elf = nullptr;
+  // The scopes around an address (inlined calls), for the launch code nvcc inlines.
+  decltype(&::dwfl_module_addrdie) module_addrdie = nullptr;
+  decltype(&::dwarf_getscopes) getscopes = nullptr;
+  decltype(&::dwarf_tag) tag = nullptr;
+  decltype(&::dwarf_attr) attr = nullptr;
+  decltype(&::dwarf_attr_integrate) attr_integrate = nullptr;
+  decltype(&::dwarf_formstring) formstring = nullptr;
+  decltype(&::dwarf_formudata) formudata = nullptr;
+  decltype(&::dwarf_getsrcfiles) getsrcfiles = nullptr;
+  decltype(&::dwarf_filesrc) filesrc = nullptr;
 
   bool loaded() const { return begin != nullptr; }
 };

@@ -1,12 +1,17 @@
 #include "lib/symbolize/native_source_lines.h"
 
+#include <dwarf.h>
 #include <sys/stat.h>
 
 #include <cstdint>
+#include <cstdlib>
 #include <map>
+#include <optional>
+#include <string>
 #include <utility>
 
 #include "absl/container/flat_hash_map.h"
+#include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "lib/symbolize/libdw.h"
@@ -86,6 +91,62 @@ class ModuleFiles {
   std::map<std::pair<std::string, std::string>, Entry> entries_;  // a map: entries stay where they are
 };
 
+// The names of the trace's kernels, as CUDA reports them (mangled).
+absl::flat_hash_set<std::string_view> KernelNamesOf(const core::Dictionary& dict) {
+  absl::flat_hash_set<std::string_view> names;
+  for (uint32_t id = 1; id <= dict.signature_count(); ++id) names.insert(std::string_view(dict.kernel_name(id)));
+  return names;
+}
+
+// Whether an inlined function is launch code nvcc writes: a kernel's host wrapper (it bears the
+// kernel's mangled name), its stub, or the runtime's inline launch helpers (__cudaLaunchKernel_helper).
+bool IsInlinedLaunchCode(const Libdw& dw, Dwarf_Die* scope, const absl::flat_hash_set<std::string_view>& kernels) {
+  for (int name_attribute : {DW_AT_linkage_name, DW_AT_name}) {
+    Dwarf_Attribute attribute;
+    if (dw.attr_integrate(scope, name_attribute, &attribute) == nullptr) continue;
+    const char* name = dw.formstring(&attribute);
+    if (name == nullptr) continue;
+    const std::string_view n = name;
+    if (kernels.contains(n) || n.find("__device_stub__") != std::string_view::npos || n.starts_with("__cuda")) {
+      return true;
+    }
+  }
+  return false;
+}
+
+// For an address inside launch code nvcc inlined into the function that wrote `<<<...>>>`: the
+// file and line of that launch (the call site of the outermost inlined launch code), which the
+// line table alone does not give (it names the wrapper's line, the kernel's definition).
+std::optional<std::pair<std::string, int>> LaunchCallSite(const Libdw& dw, Dwfl_Module* module, Dwarf_Addr address,
+                                                          const absl::flat_hash_set<std::string_view>& kernels) {
+  Dwarf_Addr bias = 0;
+  Dwarf_Die* unit = dw.module_addrdie(module, address, &bias);
+  if (unit == nullptr) return std::nullopt;
+  Dwarf_Die* scopes = nullptr;
+  const int count = dw.getscopes(unit, address - bias, &scopes);
+  std::optional<std::pair<std::string, int>> site;
+  Dwarf_Files* files = nullptr;
+  size_t file_count = 0;
+  // Innermost first: while the scope is inlined launch code, its call site is where it was asked for.
+  for (int i = 0; i < count && dw.tag(&scopes[i]) == DW_TAG_inlined_subroutine; ++i) {
+    if (!IsInlinedLaunchCode(dw, &scopes[i], kernels)) break;
+    Dwarf_Attribute file_attribute, line_attribute;
+    Dwarf_Word file_index = 0, line = 0;
+    if (dw.attr(&scopes[i], DW_AT_call_file, &file_attribute) == nullptr ||
+        dw.attr(&scopes[i], DW_AT_call_line, &line_attribute) == nullptr ||
+        dw.formudata(&file_attribute, &file_index) != 0 || dw.formudata(&line_attribute, &line) != 0 || line == 0) {
+      break;
+    }
+    if (files == nullptr && dw.getsrcfiles(unit, &files, &file_count) != 0) break;
+    if (file_index >= file_count) break;
+    const char* file = dw.filesrc(files, file_index, nullptr, nullptr);
+    if (file == nullptr || *file == '\0' || line > INT32_MAX) break;
+    site.emplace(file, static_cast<int>(line));
+  }
+  std::free(scopes);
+  return site;
+}
+
 }  // namespace
 
 SourceLineSummary AddNativeSourceLines(core::Dictionary& dict,
@@ -111,6 +172,7 @@ SourceLineSummary AddNativeSourceLines(core::Dictionary& dict, const std::functi
     return summary;
   }
   ModuleFiles files(dw);
+  const absl::flat_hash_set<std::string_view> kernels = KernelNamesOf(dict);
   absl::flat_hash_map<std::string, uint32_t> string_ids;  // the strings added, once each
   const auto intern = [&](const char* s) {
     auto [it, added] = string_ids.try_emplace(s, 0);
@@ -133,6 +195,11 @@ SourceLineSummary AddNativeSourceLines(core::Dictionary& dict, const std::functi
     int number = 0;
     const char* file = line == nullptr ? nullptr : dw.lineinfo(line, nullptr, &number, nullptr, nullptr, nullptr);
     if (file == nullptr || *file == '\0' || number <= 0) continue;
+    const std::optional<std::pair<std::string, int>> launch = LaunchCallSite(dw, entry.open.module, address, kernels);
+    if (launch.has_value()) {
+      file = launch->first.c_str();
+      number = launch->second;
+    }
     const char* function = f.function() == 0 ? dw.module_addrname(entry.open.module, address) : nullptr;
     dict.SetNativeFrameSource(id, intern(file), static_cast<uint32_t>(number),
                               function != nullptr && *function != '\0' ? intern(function) : 0);

@@ -1,5 +1,6 @@
 #include "lib/analysis/tables.h"
 
+#include <map>
 #include <string>
 
 #include "gtest/gtest.h"
@@ -277,6 +278,59 @@ TEST(KernelStackSummaryTest, CallSitesInOneFunctionAreOneLaunchSite) {
   const Table table = KernelStackSummary(Timeline::Build(trace));
   ASSERT_EQ(table.rows.size(), 1u) << RenderText(table);
   EXPECT_EQ(table.rows[0][2], "2");
+}
+
+// `kernel<<<...>>>` in a C++ program: below cudaLaunchKernel lie the stub and the host wrapper nvcc
+// writes, in the program's own module and named by the kernel's own mangled name. The launch site
+// is the function that wrote the launch, not the kernel's wrapper.
+TEST(KernelStackSummaryTest, NvccsLaunchCodeIsNotTheLaunchSite) {
+  SyntheticTrace s;
+  const uint64_t corr = s.Api("cudaLaunchKernel_v7000", 0, 5);
+  s.Kernel("_Z9tiny_stepPjii", 10, 50, 7, corr);
+  s.LaunchStack(corr, {{"/lib/libcudart.so.13", "cudaLaunchKernel"},
+                       {"/opt/app/server", "_Z30__device_stub__Z9tiny_stepPjiiPjii"},
+                       {"/opt/app/server", "_Z9tiny_stepPjii"},
+                       {"/opt/app/server", "_ZN6Worker5ServeEv"}});
+  // A function that is not a kernel's wrapper stays the site, named like a kernel or not.
+  const uint64_t other = s.Api("cudaLaunchKernel_v7000", 100, 5);
+  s.Kernel("_Z4gemmPf", 110, 50, 7, other);
+  s.LaunchStack(other, {{"/lib/libcudart.so.13", "cudaLaunchKernel"}, {"/opt/app/server", "_Z9tiny_stepPji"}});
+  const core::Trace trace = s.Load();
+  const Table table = KernelStackSummary(Timeline::Build(trace));
+  ASSERT_EQ(table.rows.size(), 2u) << RenderText(table);
+  std::map<std::string, std::string> site_of;  // kernel -> launched from
+  for (const auto& row : table.rows) site_of[row[10]] = row[8];
+  EXPECT_EQ(site_of["_Z9tiny_stepPjii"], "Worker::Serve (server)") << RenderText(table);
+  EXPECT_EQ(site_of["_Z4gemmPf"], "tiny_step (server)") << "another signature: not tiny_step(unsigned*, int, int)'s wrapper";
+}
+
+// With the program's line tables read (lib/symbolize), the stub inlined into the wrapper has its
+// line in the CUDA Toolkit's crt/device_functions.h: skipped whatever the wrapper is called; the
+// same file name outside an include directory is the program's own.
+TEST(KernelStackSummaryTest, CodeInTheToolkitsLaunchHeadersIsNotTheLaunchSite) {
+  SyntheticTrace s;
+  const uint64_t corr = s.Api("cudaLaunchKernel_v7000", 0, 5);
+  s.Kernel("_Z9tiny_stepPjii", 10, 50, 7, corr);
+  s.LaunchStack(corr, {{"/lib/libcudart.so.13", "cudaLaunchKernel"}, {"/opt/app/server", ""}, {"/opt/app/server", ""}});
+  const uint64_t own = s.Api("cudaLaunchKernel_v7000", 100, 5);
+  s.Kernel("_Z4gemmPf", 110, 50, 7, own);
+  s.LaunchStack(own, {{"/lib/libcudart.so.13", "cudaLaunchKernel"}, {"/opt/app/server", "_Z3runv"}});
+  core::Trace trace = s.Load();
+  const v1::CallStack glue_stack = trace.dict.stack(trace.launch_stacks[0].stack);
+  ASSERT_EQ(glue_stack.frames_size(), 3);
+  trace.dict.SetNativeFrameSource(glue_stack.frames(1),
+                                  trace.dict.AddString("/usr/local/cuda-13.0/targets/x86_64-linux/include/crt/device_functions.h"),
+                                  2963, trace.dict.AddString("_Z9other_wrapperv"));
+  trace.dict.SetNativeFrameSource(glue_stack.frames(2), trace.dict.AddString("/opt/app/src/launch.cu"), 89,
+                                  trace.dict.AddString("main"));
+  const v1::CallStack own_stack = trace.dict.stack(trace.launch_stacks[1].stack);
+  trace.dict.SetNativeFrameSource(own_stack.frames(1), trace.dict.AddString("/opt/app/src/device_functions.h"), 12, 0);
+  const Table table = KernelStackSummary(Timeline::Build(trace));
+  ASSERT_EQ(table.rows.size(), 2u) << RenderText(table);
+  std::map<std::string, std::string> site_of;  // kernel -> launched from
+  for (const auto& row : table.rows) site_of[row[10]] = row[8];
+  EXPECT_EQ(site_of["_Z9tiny_stepPjii"], "main (launch.cu:89)") << RenderText(table);
+  EXPECT_EQ(site_of["_Z4gemmPf"], "run (device_functions.h:12)") << "the program's own header";
 }
 
 // A trace's strings may hold tabs: the table keeps its cells where they belong.

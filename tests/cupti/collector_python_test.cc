@@ -129,7 +129,7 @@ TEST_F(CollectorPythonTest, LaunchesFromPythonCarryTheirFunctionsAndLines) {
     EXPECT_EQ(eval_loops, 0) << "each eval loop frame stands for its Python frames: " << all;
     EXPECT_GT(first_python, 0) << "native frames (the probe's C code) inside the Python ones: " << all;
     EXPECT_LT(last_python, stack.frames_size() - 1) << "native frames (this test) outside them: " << all;
-    const std::string site = analysis::FrameText(dict, analysis::LaunchSiteFrame(dict, l.stack));
+    const std::string site = analysis::FrameText(dict, analysis::LaunchSiteFrame(dict, l.stack, analysis::KernelNames(dict)));
     EXPECT_EQ(site, l.correlation_id == 1 ? "scale (train.py:3)" : "shift (train.py:5)") << all;
     EXPECT_EQ(texts[first_python + 1], l.correlation_id == 1 ? "step (train.py:7)" : "step (train.py:8)") << all;
     EXPECT_EQ(texts[first_python + 2], "<module> (train.py:9)") << all;
@@ -181,7 +181,7 @@ TEST_F(CollectorPythonTest, SixteenLaunchingThreads) {
   EXPECT_EQ(trace.launch_stacks.size(), 16u * 50u);
   std::set<std::string> sites;
   for (const core::LaunchStackRow& l : trace.launch_stacks) {
-    sites.insert(analysis::FrameText(trace.dict, analysis::LaunchSiteFrame(trace.dict, l.stack)));
+    sites.insert(analysis::FrameText(trace.dict, analysis::LaunchSiteFrame(trace.dict, l.stack, analysis::KernelNames(trace.dict))));
   }
   EXPECT_EQ(sites, (std::set<std::string>{"worker (train.py:4)"}));
 }

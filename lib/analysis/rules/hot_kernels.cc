@@ -52,6 +52,7 @@ std::vector<Finding> HotKernelsRule(const Timeline& timeline, const Thresholds& 
     for (size_t i = 0; i < top.size(); ++i) top_index.emplace(top[i].name, i);
     // (top kernel index, launch site as read: call sites in one function are one) -> (time, launches)
     absl::flat_hash_map<uint32_t, std::string> site_text;  // by stack id
+    const KernelNameSet kernels = KernelNames(trace.dict);
     absl::flat_hash_map<std::pair<size_t, std::string>, std::pair<uint64_t, uint64_t>> sites;
     for (const core::KernelRow& k : trace.kernels) {
       if (!timeline.OnTimeline(k) || !trace.dict.has_signature(k.signature)) continue;
@@ -60,7 +61,7 @@ std::vector<Finding> HotKernelsRule(const Timeline& timeline, const Thresholds& 
       const uint32_t stack = stacks.StackOf(k);
       if (stack == 0) continue;
       auto [text, inserted] = site_text.try_emplace(stack);
-      if (inserted) text->second = FrameText(trace.dict, LaunchSiteFrame(trace.dict, stack));
+      if (inserted) text->second = FrameText(trace.dict, LaunchSiteFrame(trace.dict, stack, kernels));
       auto& [time, launches] = sites[{it->second, text->second}];
       time += k.end > k.start ? k.end - k.start : 0;
       ++launches;
