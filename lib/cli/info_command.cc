@@ -1,10 +1,14 @@
-// cuscope info: GPUs, driver, CUPTI and whether this user may read hardware counters.
+// cuscope info: GPUs, driver, CUPTI and whether this user may read hardware counters; the
+// libraries call stacks use (libunwind when they are taken, libdw when they are read).
 #include <cstdio>
 #include <string>
 
+#include "absl/status/status.h"
 #include "lib/cli/arguments.h"
 #include "lib/cli/commands.h"
 #include "lib/cli/library_path.h"
+#include "lib/core/call_stack.h"
+#include "lib/symbolize/libdw.h"
 #if CUSCOPE_HAVE_CUDA
 #include "lib/cupti/device_info.h"
 #endif
@@ -25,6 +29,14 @@ int RunInfo(const Args& args) {
 #else
   std::printf("GPU: unknown: this cuscope was built without the CUDA Toolkit (analysis only)\n");
 #endif
+  // Whether this machine has them: loading libunwind here changes nothing for a program.
+  const absl::Status unwinder = core::UseLibunwind();
+  core::UseLibgcc();
+  std::printf("call stacks (--stacks): %s\n",
+              unwinder.ok() ? "libunwind's unwinder (libunwind.so.8)" : std::string(unwinder.message()).c_str());
+  std::printf("native source lines: %s\n", symbolize::LoadLibdw().loaded()
+                                                ? "read with elfutils' libdw.so.1"
+                                                : "none: elfutils' libdw.so.1 is missing (Debian and Ubuntu: libdw1)");
   return 0;
 }
 

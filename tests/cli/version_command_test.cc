@@ -26,5 +26,13 @@ TEST(VersionCommandTest, InfoStartsWithTheSameLine) {
   EXPECT_TRUE(absl::StartsWith(info.out, Capture(RunVersion, {}).out)) << info.out;
 }
 
+// The libraries stacks use, as installed here by scripts/install_deps.sh (libunwind8, libdw1).
+TEST(VersionCommandTest, InfoSaysWhichLibrariesStacksUse) {
+  const Outcome info = Capture(RunInfo, {});
+  EXPECT_NE(info.out.find("call stacks (--stacks): libunwind's unwinder (libunwind.so.8)\n"), std::string::npos)
+      << info.out;
+  EXPECT_NE(info.out.find("native source lines: read with elfutils' libdw.so.1\n"), std::string::npos) << info.out;
+}
+
 }  // namespace
 }  // namespace cuscope::cli
