@@ -558,6 +558,7 @@ absl::Status StopCollector(CollectorSummary* summary) {
     summary->dropped = s->pipeline->dropped_by_cupti();
     summary->buffers_refused = s->pipeline->buffers_refused();
     summary->launches_profiled = s->metrics != nullptr ? s->metrics->profiled() : 0;
+    summary->launch_stacks_dropped = s->pipeline->launch_stacks_dropped();
   }
   if (!flushed.ok()) return flushed;
   if (s->pipeline->failed()) return absl::DataLossError("the trace could not be written completely");

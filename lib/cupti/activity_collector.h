@@ -33,6 +33,7 @@ struct CollectorSummary {
   uint64_t dropped = 0;
   uint64_t buffers_refused = 0;
   uint64_t launches_profiled = 0;  // kernel launches replayed for metrics
+  uint64_t launch_stacks_dropped = 0;  // --stacks: more were waiting for the writer than it keeps
 };
 
 // Starts collection into the file `config.output` names (monitor mode: none when it is empty). `entry` says how cuscope was started

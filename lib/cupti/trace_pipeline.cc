@@ -276,6 +276,11 @@ void TracePipeline::QueueLaunchStack(uint64_t correlation_id, const uintptr_t* r
   stack.return_addresses.assign(return_addresses, return_addresses + n);
   stack.python = std::move(python);
   std::lock_guard<std::mutex> lock(queue_mu_);
+  if (queued_launch_stacks_ >= kMaxQueuedLaunchStacks) {
+    launch_stacks_dropped_.fetch_add(1, std::memory_order_relaxed);
+    return;
+  }
+  ++queued_launch_stacks_;
   stacks_.push_back(std::move(stack));
 }
 
@@ -316,6 +321,7 @@ void TracePipeline::AddQueuedStacks() {
   {
     std::lock_guard<std::mutex> lock(queue_mu_);
     stacks.swap(stacks_);
+    queued_launch_stacks_ = 0;
   }
   // A program that keeps loading new code (JIT) must not grow the cache without bound; the
   // builder's interning keeps the ids stable when an address is resolved again.
@@ -569,6 +575,7 @@ void TracePipeline::FillCaptureStats(v1::CaptureStats* st) {
   st->set_buffers_requested(buffers_requested_.load());
   st->set_buffers_completed(buffers_completed_.load());
   st->set_buffers_refused_at_cap(pool_.refused());
+  st->set_launch_stacks_dropped(launch_stacks_dropped_.load());
   st->set_records_dropped_by_cupti(dropped_by_cupti_.load());
   st->set_records_written(records_written_);
   st->set_records_untranslated(builder_.untranslated_records());

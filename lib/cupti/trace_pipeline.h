@@ -133,7 +133,10 @@ class TracePipeline {
   void QueueProfiledLaunch(ProfiledLaunch launch);
   // A sampled launch's call stack: `n` return addresses, innermost first (LaunchStackCollector).
   // Resolved and interned on the writer thread; cuscope's and CUPTI's own frames are left out. In a
-  // Python program, `python` holds the launching thread's Python frames, innermost first.
+  // Python program, `python` holds the launching thread's Python frames, innermost first. At most
+  // kMaxQueuedLaunchStacks wait for the writer; past that a stack is dropped and counted
+  // (launch_stacks_dropped), so a writer that falls behind cannot make memory grow without bound.
+  static constexpr size_t kMaxQueuedLaunchStacks = size_t{1} << 16;
   void QueueLaunchStack(uint64_t correlation_id, const uintptr_t* return_addresses, size_t n,
                         std::vector<core::PythonFrame> python);
   // A CUDA graph node's creating stack, and a node cloned from another (instantiation).
@@ -185,6 +188,7 @@ class TracePipeline {
   uint64_t bytes_written() const { return writer_ != nullptr ? writer_->bytes_written() : 0; }
   uint64_t dropped_by_cupti() const { return dropped_by_cupti_.load(); }
   uint64_t buffers_refused() const { return pool_.refused(); }
+  uint64_t launch_stacks_dropped() const { return launch_stacks_dropped_.load(); }
 
  private:
   struct QueuedBuffer {
@@ -274,6 +278,8 @@ class TracePipeline {
     std::vector<core::PythonFrame> python;  // innermost first; empty outside Python
   };
   std::vector<QueuedStack> stacks_;           // queue_mu_
+  size_t queued_launch_stacks_ = 0;           // queue_mu_: of stacks_, launches' (graph nodes are never dropped)
+  std::atomic<uint64_t> launch_stacks_dropped_{0};
   std::vector<CounterBatch> counter_batches_; // queue_mu_
   std::vector<TraceSpan> trace_spans_;         // queue_mu_: monitor mode's latest trace windows
   // queue_mu_: trace mode with the kinds held on, the timeline windows so far (a program that

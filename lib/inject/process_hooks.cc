@@ -90,6 +90,9 @@ absl::Status StopAndReport(bool quiet) {
       absl::StrAppend(&line, "; ", summary.dropped, " records dropped, ", summary.buffers_refused,
                       " buffers refused at the memory cap");
     }
+    if (summary.launch_stacks_dropped > 0) {
+      absl::StrAppend(&line, "; ", summary.launch_stacks_dropped, " launch stacks dropped (the writer fell behind)");
+    }
     line += ")";
     if (!st.ok()) absl::StrAppend(&line, "; ", st.message());
     PrintLine(line);

@@ -74,6 +74,17 @@ TEST(TraceHealthRule, BuffersRefusedWithoutDropsAreWarnedOfToo) {
   EXPECT_EQ(w[0].rfind("0 records were dropped during capture, 0.0% of all recorded activity", 0), 0u) << w[0];
 }
 
+TEST(TraceHealthRule, DroppedLaunchStacksAreSaidWithWhatToDo) {
+  core::Trace trace = WholeTrace();
+  trace.stats->set_launch_stacks_dropped(0);
+  EXPECT_TRUE(Warnings(trace).empty());
+  trace.stats->set_launch_stacks_dropped(1);
+  const auto w = Warnings(trace);
+  ASSERT_EQ(w.size(), 1u);
+  EXPECT_EQ(w[0], "1 launch call stacks were dropped (more launches waited for the writer thread than it keeps): "
+                  "launch sites cover fewer launches than were sampled; sample fewer (--stacks every:N or first:K)");
+}
+
 TEST(TraceHealthRule, OperationsRunningAtTheEndAndMissingStatisticsComeLastInOrder) {
   core::Trace incomplete = WholeTrace();
   incomplete.stats->set_records_incomplete(988);

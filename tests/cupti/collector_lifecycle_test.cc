@@ -29,6 +29,7 @@
 #include "lib/core/config.h"
 #include "lib/core/trace.h"
 #include "lib/cupti/activity_collector.h"
+#include "lib/cupti/trace_pipeline.h"
 #include "lib/monitor/prometheus_exporter.h"
 #include "tests/cupti/collector_test_support.h"
 #include "tests/cupti/fake_cupti.h"
@@ -755,6 +756,24 @@ TEST_F(CollectorLifecycleTest, LaunchStacksReachTheTraceJoinedToTheirKernels) {
     this_program |= module.find("collector_lifecycle_test") != std::string::npos || module == "?";
   }
   EXPECT_TRUE(this_program) << "the test's own frames, where the launches were made";
+}
+
+// A writer that falls behind (here: no buffer arrives to wake it) holds at most
+// kMaxQueuedLaunchStacks stacks; the rest are dropped, counted in the trace's statistics, and the
+// launches themselves are unaffected.
+TEST_F(CollectorLifecycleTest, LaunchStacksPastTheQueuesBoundAreDroppedAndCounted) {
+  config_.stacks = *core::ParseStackSampling("all");
+  ASSERT_TRUE(StartCollector(config_, "session", cupti_).ok());
+  const uint32_t launches = static_cast<uint32_t>(TracePipeline::kMaxQueuedLaunchStacks) + 100;
+  for (uint32_t corr = 1; corr <= launches; ++corr) cupti_.CallLaunch(corr, "fakeKernel");
+  ASSERT_TRUE(cupti_.DeliverKernels(2, 2'000'000'000));
+  CollectorSummary summary;
+  ASSERT_TRUE(StopCollector(&summary).ok());
+  EXPECT_EQ(summary.launch_stacks_dropped, 100u);
+  core::Trace trace = Load();
+  EXPECT_EQ(trace.launch_stacks.size(), TracePipeline::kMaxQueuedLaunchStacks);
+  ASSERT_TRUE(trace.stats.has_value());
+  EXPECT_EQ(trace.stats->launch_stacks_dropped(), 100u);
 }
 
 // CUSCOPE_UNWINDER=libgcc: the same stacks, walked by the C runtime's unwinder.

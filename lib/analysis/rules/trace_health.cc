@@ -1,7 +1,7 @@
 // trace health: what the trace itself lacks, so that every figure of the analysis is read with it
 // in mind. The tail cut off (a capture that died mid-write), damage after some chunk, records CUPTI
-// dropped, operations still running when the capture ended, and a session without final
-// statistics, and correlation ids that tie nothing (CUPTI gave most kernels one id).
+// dropped, launch stacks dropped, operations still running when the capture ended, and a session
+// without final statistics, and correlation ids that tie nothing (CUPTI gave most kernels one id).
 #include <string>
 #include <vector>
 
@@ -46,6 +46,12 @@ std::vector<std::string> TraceHealthRule(const Timeline& timeline) {
   }
   if (trace.stats && (trace.stats->records_dropped_by_cupti() > 0 || trace.stats->buffers_refused_at_cap() > 0)) {
     warnings.push_back(DroppedRecordsWarning(trace));
+  }
+  if (trace.stats && trace.stats->launch_stacks_dropped() > 0) {
+    warnings.push_back(absl::StrCat(
+        trace.stats->launch_stacks_dropped(),
+        " launch call stacks were dropped (more launches waited for the writer thread than it keeps): launch "
+        "sites cover fewer launches than were sampled; sample fewer (--stacks every:N or first:K)"));
   }
   if (trace.stats && trace.stats->records_incomplete() > 0) {
     warnings.push_back(absl::StrCat(
