@@ -18,9 +18,11 @@ done
 cp -a build/lib/libcuscope.so* build/lib/libbacktrace_on_crash.so build-device/lib/
 # The unwinder --stacks loads, beside libcuscope.so, for a GPU machine without libunwind8.
 # And what the CLI loads for native source lines (elfutils' libdw and libelf), for one without them.
+# (awk reads ldconfig's whole output: leaving early would end ldconfig with SIGPIPE, which
+# pipefail and -e turn into this script's end.)
 for so in libunwind.so.8 libdw.so.1 libelf.so.1; do
-  path=$(ldconfig -p | awk -v so="$so" '$1 == so && /x86-64/ { print $NF; exit }')
-  [ -n "$path" ] && cp -L "$path" "build-device/lib/$so"
+  path=$(ldconfig -p | awk -v so="$so" '$1 == so && /x86-64/ && !found { print $NF; found = 1 }')
+  if [ -n "$path" ]; then cp -L "$path" "build-device/lib/$so"; fi
 done
 cp -a build/examples/example_* build-device/examples/
 cp -a build/bench/launch_overhead_bench build/bench/libbare_cupti_injection.so build-device/bench/
