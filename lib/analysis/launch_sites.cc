@@ -82,25 +82,10 @@ std::string FrameText(const core::Dictionary& dict, uint32_t frame) {
   return absl::StrCat(name, " (", absl::string_view(file.data(), file.size()), ":", f.line(), ")");
 }
 
-KernelNameSet KernelNames(const core::Dictionary& dict) {
-  KernelNameSet names;
-  for (uint32_t id = 1; id <= dict.signature_count(); ++id) {
-    const std::string& name = dict.kernel_name(id);
-    if (!name.empty()) names.insert(std::string_view(name));
-  }
-  return names;
-}
-
 bool IsLaunchGlue(const core::Dictionary& dict, uint32_t frame, const KernelNameSet& kernels) {
   if (!dict.has_frame(frame) || IsPythonFrame(dict, frame)) return false;
   const v1::StackFrame& f = dict.frame(frame);
-  if (f.function() != 0) {
-    const std::string& function = dict.str(f.function());
-    // The stub's symbol is mangled too: _Z30__device_stub__Z9tiny_stepPjiiPjii.
-    if (function.find("__device_stub__") != std::string::npos || kernels.contains(std::string_view(function))) {
-      return true;
-    }
-  }
+  if (f.function() != 0 && core::IsLaunchGlueFunction(dict.str(f.function()), kernels)) return true;
   if (f.source_file() == 0) return false;
   const std::string_view path = dict.str(f.source_file());
   const std::string_view file = FileName(path);

@@ -9,8 +9,8 @@
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
-#include "absl/container/flat_hash_set.h"
 #include "lib/core/dictionary.h"
+#include "lib/core/launch_glue.h"
 #include "lib/core/trace.h"
 
 namespace cuscope::analysis {
@@ -34,8 +34,8 @@ bool IsPythonFrame(const core::Dictionary& dict, uint32_t frame);
 std::string FrameText(const core::Dictionary& dict, uint32_t frame);
 
 // The names of a trace's kernels (mangled, as CUDA reports them), for IsLaunchGlue.
-using KernelNameSet = absl::flat_hash_set<std::string_view>;
-KernelNameSet KernelNames(const core::Dictionary& dict);
+using core::KernelNames;
+using core::KernelNameSet;
 
 // Whether a native frame is the host code nvcc writes for a launch (`kernel<<<...>>>`): the
 // kernel's host-side wrapper, which bears the kernel's own mangled name (one of `kernels`); its

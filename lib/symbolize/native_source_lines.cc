@@ -11,9 +11,9 @@
 #include <utility>
 
 #include "absl/container/flat_hash_map.h"
-#include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "lib/core/launch_glue.h"
 #include "lib/symbolize/libdw.h"
 
 namespace cuscope::symbolize {
@@ -91,25 +91,16 @@ class ModuleFiles {
   std::map<std::pair<std::string, std::string>, Entry> entries_;  // a map: entries stay where they are
 };
 
-// The names of the trace's kernels, as CUDA reports them (mangled).
-absl::flat_hash_set<std::string_view> KernelNamesOf(const core::Dictionary& dict) {
-  absl::flat_hash_set<std::string_view> names;
-  for (uint32_t id = 1; id <= dict.signature_count(); ++id) names.insert(std::string_view(dict.kernel_name(id)));
-  return names;
-}
-
-// Whether an inlined function is launch code nvcc writes: a kernel's host wrapper (it bears the
-// kernel's mangled name), its stub, or the runtime's inline launch helpers (__cudaLaunchKernel_helper).
-bool IsInlinedLaunchCode(const Libdw& dw, Dwarf_Die* scope, const absl::flat_hash_set<std::string_view>& kernels) {
+// Whether an inlined function is launch code nvcc writes (core::IsLaunchGlueFunction) or the
+// runtime's inline launch helpers (__cudaLaunchKernel_helper).
+bool IsInlinedLaunchCode(const Libdw& dw, Dwarf_Die* scope, const core::KernelNameSet& kernels) {
   for (int name_attribute : {DW_AT_linkage_name, DW_AT_name}) {
     Dwarf_Attribute attribute;
     if (dw.attr_integrate(scope, name_attribute, &attribute) == nullptr) continue;
     const char* name = dw.formstring(&attribute);
     if (name == nullptr) continue;
     const std::string_view n = name;
-    if (kernels.contains(n) || n.find("__device_stub__") != std::string_view::npos || n.starts_with("__cuda")) {
-      return true;
-    }
+    if (core::IsLaunchGlueFunction(n, kernels) || n.starts_with("__cuda")) return true;
   }
   return false;
 }
@@ -118,7 +109,7 @@ bool IsInlinedLaunchCode(const Libdw& dw, Dwarf_Die* scope, const absl::flat_has
 // file and line of that launch (the call site of the outermost inlined launch code), which the
 // line table alone does not give (it names the wrapper's line, the kernel's definition).
 std::optional<std::pair<std::string, int>> LaunchCallSite(const Libdw& dw, Dwfl_Module* module, Dwarf_Addr address,
-                                                          const absl::flat_hash_set<std::string_view>& kernels) {
+                                                          const core::KernelNameSet& kernels) {
   Dwarf_Addr bias = 0;
   Dwarf_Die* unit = dw.module_addrdie(module, address, &bias);
   if (unit == nullptr) return std::nullopt;
@@ -172,7 +163,7 @@ SourceLineSummary AddNativeSourceLines(core::Dictionary& dict, const std::functi
     return summary;
   }
   ModuleFiles files(dw);
-  const absl::flat_hash_set<std::string_view> kernels = KernelNamesOf(dict);
+  const core::KernelNameSet kernels = core::KernelNames(dict);
   absl::flat_hash_map<std::string, uint32_t> string_ids;  // the strings added, once each
   const auto intern = [&](const char* s) {
     auto [it, added] = string_ids.try_emplace(s, 0);
