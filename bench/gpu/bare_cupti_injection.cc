@@ -5,11 +5,16 @@
 //
 //   BARE_CUPTI_KINDS=kernel,memcpy,memset,runtime,driver,sync,nvtx,memory,overhead
 //       the activity kinds, by cuscope's names for them (default: all of these)
-//   BARE_CUPTI_API=lean|runtime-lean|driver-lean
+//   BARE_CUPTI_API=lean|runtime-lean|driver-lean|lean-nolaunch
 //       instead of the runtime and driver kinds (every call), only the calls cuscope's lean
 //       collection records, enabled call by call: the callback ids whose names
 //       cuscope::core::CollectedWhenLean keeps, the very selection cuscope makes (of both APIs,
-//       of the runtime's only, of the driver's only)
+//       of the runtime's only, of the driver's only); lean-nolaunch: both APIs' lean calls but
+//       the kernel launches (graph launches kept), whose time the kernel records' queued
+//       timestamp stands in for (BARE_CUPTI_LATENCY)
+//   BARE_CUPTI_LATENCY=1
+//       cuptiActivityEnableLatencyTimestamps(1): kernel records carry when the launch was
+//       queued into the command buffer and when that buffer was submitted
 //   BARE_CUPTI_SUBSCRIBE=1
 //       also subscribe a no-op callback with no callback enabled: what a subscriber alone costs
 //   BARE_CUPTI_CALLBACK=lean|runtime-lean|driver-lean
@@ -64,6 +69,7 @@
 #include <mutex>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <unordered_set>
 #include <utility>
 #include <vector>
@@ -114,8 +120,18 @@ std::vector<CUpti_ActivityKind> RequestedKinds() {
 struct LeanApis {
   bool runtime = false;
   bool driver = false;
+  bool no_launch = false;  // the kernel launches left out
   bool any() const { return runtime || driver; }
 };
+LeanApis g_lean_records;  // BARE_CUPTI_API, for the per-call choice
+
+// Whether the records of a call are part of BARE_CUPTI_API's choice.
+bool KeptCall(const char* name) {
+  if (!cuscope::core::CollectedWhenLean(name)) return false;
+  if (!g_lean_records.no_launch) return true;
+  const cuscope::core::ApiTraits traits = cuscope::core::ClassifyApi(name);
+  return traits.category != cuscope::core::ApiCategory::kLaunch || traits.graph_launch;
+}
 
 LeanApis ParseLeanApis(const char* variable) {
   const char* v = std::getenv(variable);
@@ -124,7 +140,8 @@ LeanApis ParseLeanApis(const char* variable) {
   if (value == "lean") return {true, true};
   if (value == "runtime-lean") return {true, false};
   if (value == "driver-lean") return {false, true};
-  Refuse(std::string(variable) + ": expected lean, runtime-lean or driver-lean");
+  if (value == "lean-nolaunch" && std::string_view(variable) == "BARE_CUPTI_API") return {true, true, true};
+  Refuse(std::string(variable) + ": expected lean, runtime-lean or driver-lean (or, for BARE_CUPTI_API, lean-nolaunch)");
 }
 
 // ---- BARE_CUPTI_CHECK: which kernels a timed call or an API record shares its id with --------
@@ -133,6 +150,14 @@ std::mutex g_check_mu;
 std::unordered_set<uint32_t> g_runtime_ids, g_driver_ids;
 std::vector<uint32_t> g_kernel_ids;
 uint64_t g_records_by_kind[64] = {};
+// With BARE_CUPTI_LATENCY: each kernel's queued and submitted timestamps, and each runtime
+// record's span, to place the queued time against its launch call.
+struct KernelTimes {
+  uint32_t correlation_id;
+  uint64_t queued, submitted, start;
+};
+std::vector<KernelTimes> g_kernel_times;
+std::unordered_map<uint32_t, std::pair<uint64_t, uint64_t>> g_runtime_spans;
 
 void NoteCallId(CUpti_CallbackDomain domain, uint32_t id) {
   std::lock_guard<std::mutex> lock(g_check_mu);
@@ -145,9 +170,13 @@ void CheckBuffer(uint8_t* buffer, size_t valid) {
   while (cuptiActivityGetNextRecord(buffer, valid, &record) == CUPTI_SUCCESS) {
     ++g_records_by_kind[static_cast<size_t>(record->kind) % 64];
     if (record->kind == CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL || record->kind == CUPTI_ACTIVITY_KIND_KERNEL) {
-      g_kernel_ids.push_back(reinterpret_cast<const CUpti_ActivityKernel10*>(record)->correlationId);
+      const auto* kernel = reinterpret_cast<const CUpti_ActivityKernel10*>(record);
+      g_kernel_ids.push_back(kernel->correlationId);
+      g_kernel_times.push_back({kernel->correlationId, kernel->queued, kernel->submitted, kernel->start});
     } else if (record->kind == CUPTI_ACTIVITY_KIND_RUNTIME) {
-      g_runtime_ids.insert(reinterpret_cast<const CUpti_ActivityAPI*>(record)->correlationId);
+      const auto* api = reinterpret_cast<const CUpti_ActivityAPI*>(record);
+      g_runtime_ids.insert(api->correlationId);
+      g_runtime_spans[api->correlationId] = {api->start, api->end};
     } else if (record->kind == CUPTI_ACTIVITY_KIND_DRIVER) {
       g_driver_ids.insert(reinterpret_cast<const CUpti_ActivityAPI*>(record)->correlationId);
     }
@@ -169,6 +198,38 @@ void PrintCheck() {
   std::fprintf(stderr, "\nbare_cupti_injection: %zu kernels; ids shared with a runtime call %zu, with a driver call %zu; "
                "ids of runtime calls %zu, of driver calls %zu\n",
                g_kernel_ids.size(), by_runtime, by_driver, g_runtime_ids.size(), g_driver_ids.size());
+  // Where the queued timestamp falls: inside its launch call, before or after it (ns from the
+  // call's start, and to its end), and how long before the kernel starts.
+  size_t known = 0, submitted_known = 0, inside = 0, matched = 0;
+  std::vector<int64_t> from_start, to_end, to_kernel;
+  for (const KernelTimes& k : g_kernel_times) {
+    if (k.queued == CUPTI_TIMESTAMP_UNKNOWN || k.queued == 0) continue;
+    ++known;
+    if (k.submitted != CUPTI_TIMESTAMP_UNKNOWN && k.submitted != 0) ++submitted_known;
+    to_kernel.push_back(static_cast<int64_t>(k.start) - static_cast<int64_t>(k.queued));
+    const auto it = g_runtime_spans.find(k.correlation_id);
+    if (it == g_runtime_spans.end()) continue;
+    ++matched;
+    const auto [begin, end] = it->second;
+    if (k.queued >= begin && k.queued <= end) ++inside;
+    from_start.push_back(static_cast<int64_t>(k.queued) - static_cast<int64_t>(begin));
+    to_end.push_back(static_cast<int64_t>(end) - static_cast<int64_t>(k.queued));
+  }
+  const auto percentiles = [](std::vector<int64_t>& v) {
+    if (v.empty()) return std::string("-");
+    std::sort(v.begin(), v.end());
+    std::string out;
+    for (double q : {0.0, 0.01, 0.5, 0.99, 1.0}) {
+      out += std::to_string(v[static_cast<size_t>(q * static_cast<double>(v.size() - 1))]) + " ";
+    }
+    return out;
+  };
+  std::fprintf(stderr, "bare_cupti_injection: queued known %zu of %zu kernels, submitted known %zu; "
+               "with a runtime launch record %zu, queued inside it %zu\n",
+               known, g_kernel_times.size(), submitted_known, matched, inside);
+  std::fprintf(stderr, "bare_cupti_injection: ns queued-call_start (min p1 p50 p99 max): %s\n", percentiles(from_start).c_str());
+  std::fprintf(stderr, "bare_cupti_injection: ns call_end-queued (min p1 p50 p99 max): %s\n", percentiles(to_end).c_str());
+  std::fprintf(stderr, "bare_cupti_injection: ns kernel_start-queued (min p1 p50 p99 max): %s\n", percentiles(to_kernel).c_str());
 }
 
 // ---- BARE_CUPTI_COUNT_CALLS: every runtime and driver call, counted ------------------------------
@@ -214,7 +275,7 @@ int EnableLeanCalls(CUpti_CallbackDomain domain, uint32_t cbid_count) {
   for (uint32_t cbid = 1; cbid < cbid_count; ++cbid) {
     const char* name = nullptr;
     if (cuptiGetCallbackName(domain, cbid, &name) != CUPTI_SUCCESS || name == nullptr) continue;
-    if (!cuscope::core::CollectedWhenLean(name)) continue;
+    if (!KeptCall(name)) continue;
     const CUptiResult r = domain == CUPTI_CB_DOMAIN_RUNTIME_API ? cuptiActivityEnableRuntimeApi(cbid, 1)
                                                                 : cuptiActivityEnableDriverApi(cbid, 1);
     if (r != CUPTI_SUCCESS) Refuse(std::string("enabling the records of ") + name + " failed");
@@ -300,7 +361,7 @@ int SetLeanRecordsGated(CUpti_CallbackDomain domain, uint32_t cbid_count, bool o
   for (uint32_t cbid = 1; cbid < cbid_count; ++cbid) {
     const char* name = nullptr;
     if (cuptiGetCallbackName(domain, cbid, &name) != CUPTI_SUCCESS || name == nullptr) continue;
-    if (cuscope::core::CollectedWhenLean(name)) {
+    if (KeptCall(name)) {
       ++kept;
       continue;
     }
@@ -410,6 +471,7 @@ std::string SetActivityAttributes() {
 extern "C" __attribute__((visibility("default"))) int InitializeInjection(void) {
   Setup& s = g_setup;
   s.records = ParseLeanApis("BARE_CUPTI_API");
+  g_lean_records = s.records;
   s.timed = ParseLeanApis("BARE_CUPTI_CALLBACK");
   s.gated = EnvIs("BARE_CUPTI_GATE", "profiler");
   s.at_context = EnvIs("BARE_CUPTI_GATE", "context");
@@ -433,7 +495,13 @@ extern "C" __attribute__((visibility("default"))) int InitializeInjection(void) 
       return k == CUPTI_ACTIVITY_KIND_RUNTIME || k == CUPTI_ACTIVITY_KIND_DRIVER;
     });
   }
-  const std::string attributes = SetActivityAttributes();
+  std::string attributes = SetActivityAttributes();
+  if (EnvIs("BARE_CUPTI_LATENCY", "1")) {
+    if (cuptiActivityEnableLatencyTimestamps(1) != CUPTI_SUCCESS) Refuse("cuptiActivityEnableLatencyTimestamps failed");
+    attributes += attributes.empty() ? "latency timestamps" : " latency timestamps";
+  } else if (std::getenv("BARE_CUPTI_LATENCY") != nullptr) {
+    Refuse("BARE_CUPTI_LATENCY: expected 1");
+  }
   if (cuptiActivityRegisterCallbacks(Requested, Completed) != CUPTI_SUCCESS) {
     Refuse("cuptiActivityRegisterCallbacks failed");
   }

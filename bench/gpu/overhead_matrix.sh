@@ -50,8 +50,9 @@ cuscope_env=(CUDA_INJECTION64_PATH="$lib" CUSCOPE_QUIET=1 CUSCOPE_FORCE_OVERWRIT
 # CUPTI's timestamps in pinned host memory, "-devbuf32m" gives them a 32 MiB device buffer (CUPTI's
 # default ~3.2 MB), "-sharedbuf" one activity buffer for all threads, "-ascuscope" sets what
 # cuscope sets besides the kinds (system thread ids, a 500 ms flush period, a subscriber) so that
-# bare-lean-ascuscope against cuscope-lean is cuscope's own work alone (bare-lean-pinned-late:
-# suffixes combine, outermost last).
+# bare-lean-ascuscope against cuscope-lean is cuscope's own work alone, "-latency" asks for the
+# kernel records' queued/submitted timestamps (bare-lean-pinned-late: suffixes combine, outermost
+# last). bare-lean-nolaunch records the lean calls but the kernel launches.
 set_variant_env() {
   vargs=()
   case $1 in
@@ -65,6 +66,7 @@ set_variant_env() {
     bare-*-pinned) set_variant_env "${1%-pinned}"; venv+=(BARE_CUPTI_HOST_PINNED=1) ;;
     bare-*-devbuf32m) set_variant_env "${1%-devbuf32m}"; venv+=(BARE_CUPTI_DEVICE_BUFFER=33554432) ;;
     bare-*-sharedbuf) set_variant_env "${1%-sharedbuf}"; venv+=(BARE_CUPTI_PER_THREAD_BUFFERS=0) ;;
+    bare-*-latency) set_variant_env "${1%-latency}"; venv+=(BARE_CUPTI_LATENCY=1) ;;
     bare-*-ascuscope) set_variant_env "${1%-ascuscope}"
                       venv+=(BARE_CUPTI_SYSTEM_TIDS=1 BARE_CUPTI_FLUSH_PERIOD_MS=500 BARE_CUPTI_SUBSCRIBE=1) ;;
     plain|torch.profiler) venv=() ;;
@@ -75,12 +77,14 @@ set_variant_env() {
     bare-lean-callback) venv=(CUDA_INJECTION64_PATH="$bare" BARE_CUPTI_KINDS="$lean_kinds" BARE_CUPTI_CALLBACK=lean) ;;
     bare-lean-runtime-callback) venv=(CUDA_INJECTION64_PATH="$bare" BARE_CUPTI_KINDS="$lean_kinds" BARE_CUPTI_CALLBACK=runtime-lean) ;;
     bare-lean-driver-callback) venv=(CUDA_INJECTION64_PATH="$bare" BARE_CUPTI_KINDS="$lean_kinds" BARE_CUPTI_CALLBACK=driver-lean) ;;
+    bare-lean-nolaunch) venv=(CUDA_INJECTION64_PATH="$bare" BARE_CUPTI_KINDS="$lean_kinds" BARE_CUPTI_API=lean-nolaunch) ;;
     bare-lean-driver) venv=(CUDA_INJECTION64_PATH="$bare" BARE_CUPTI_KINDS="$lean_kinds" BARE_CUPTI_API=driver-lean) ;;
     bare-all) venv=(CUDA_INJECTION64_PATH="$bare") ;;
     bare-subscribe) venv=(CUDA_INJECTION64_PATH="$bare" BARE_CUPTI_KINDS=kernel BARE_CUPTI_SUBSCRIBE=1) ;;
     cuscope-kernel) venv=("${cuscope_env[@]}" CUSCOPE_KINDS=kernel) ;;
     cuscope-kernel+copies+sync) venv=("${cuscope_env[@]}" "CUSCOPE_KINDS=kernel,memcpy,memset,sync") ;;
     cuscope-lean) venv=("${cuscope_env[@]}") ;;
+    cuscope-kernel-queue) venv=("${cuscope_env[@]}" CUSCOPE_KINDS=kernel CUSCOPE_QUEUE_TIMES=1) ;;
     cuscope-all) venv=("${cuscope_env[@]}" CUSCOPE_KINDS=all) ;;
     cuscope-monitor) venv=("${cuscope_env[@]}" CUSCOPE_MODE=monitor) ;;
     *) echo "overhead_matrix.sh: no variant $1" >&2; exit 2 ;;

@@ -106,12 +106,14 @@ int RunDump(const Args& args) {
     for (const auto& k : c.kernels) {
       if (printed++ >= limit) break;
       const auto& s = d.signature(k.signature);
+      // queued_lead: how long before its start the host queued the launch (latency timestamps).
       std::printf("kernel   %s dur=%" PRIu64 "ns dev=%u ctx=%u stream=%u corr=%" PRIu64
-                  " grid=(%d,%d,%d) block=(%d,%d,%d) regs=%u smem=%d+%d%s%s %s\n",
+                  " grid=(%d,%d,%d) block=(%d,%d,%d) regs=%u smem=%d+%d%s%s%s %s\n",
                   Rel(k.start, origin).c_str(), k.end - k.start, s.device(), s.context(), k.stream, k.correlation_id,
                   s.grid_x(), s.grid_y(), s.grid_z(), s.block_x(), s.block_y(), s.block_z(), s.registers_per_thread(),
                   s.static_shared_memory(), s.dynamic_shared_memory(),
                   k.graph_id ? absl::StrCat(" graph=", k.graph_id, "/", k.graph_node_id).c_str() : "",
+                  k.queued != 0 ? absl::StrCat(" queued_lead=", static_cast<int64_t>(k.start - k.queued), "ns").c_str() : "",
                   k.replayed() ? " replayed" : "", E(d.str(s.name())).c_str());
     }
     for (const auto& a : c.api_calls) {

@@ -33,6 +33,8 @@ const char kProfileUsage[] =
     "                            stats name where each kernel was launched from\n"
     "      --unwinder libunwind|libgcc  how --stacks walks the stack: libunwind (default; ~10x\n"
     "                            cheaper a launch, libunwind.so.8) or the C runtime's libgcc\n"
+    "      --queue-times true|false  each kernel also records when the host queued its launch\n"
+    "                            (CUPTI's latency timestamps; default false)\n"
     "      --buffer-size SIZE    one CUPTI buffer (default 4M)\n"
     "      --buffer-pool-cap SIZE  memory cap for all buffers (default 128M)\n"
     "      --flush-period-ms MS  how often partly filled buffers are written (default 500)\n"
@@ -110,6 +112,7 @@ constexpr ValueOption kValueOptions[] = {
     {"--top-down-launches", nullptr, "CUSCOPE_TOP_DOWN_LAUNCHES"},
     {"--stacks", nullptr, "CUSCOPE_STACKS"},
     {"--unwinder", nullptr, "CUSCOPE_UNWINDER"},
+    {"--queue-times", nullptr, "CUSCOPE_QUEUE_TIMES"},
     {"--gpu-metrics-devices", nullptr, "CUSCOPE_GPU_METRICS_DEVICES"},
     {"--gpu-metrics-frequency", nullptr, "CUSCOPE_GPU_METRICS_FREQUENCY"},
     {"--mode", nullptr, "CUSCOPE_MODE"},

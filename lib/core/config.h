@@ -39,6 +39,10 @@ struct Config {
   std::vector<std::string> activity_kinds = {"kernel", "memcpy", "memset", "api",
                                              "sync",   "nvtx",   "memory", "overhead"};
   CollectionMode mode = CollectionMode::kTrace;
+  // CUPTI's latency timestamps (CUSCOPE_QUEUE_TIMES): each kernel record also says when the host
+  // queued the launch into the command buffer, which places launches in time without recording
+  // the launch calls.
+  bool queue_times = false;
   // Monitor mode: the length of one interval of figures, and how many kernels each device's
   // interval names (the rest are summed as "other").
   uint32_t monitor_interval_ms = 1000;

@@ -108,6 +108,9 @@ struct KernelActivity {
   uint32_t graph_id = 0;
   uint64_t graph_node_id = 0;
   uint32_t flags = 0;  // v1::KernelFlag bits
+  // When the host queued the launch into the command buffer (inside the launch call; CUPTI's
+  // latency timestamps), 0 when not recorded.
+  uint64_t queued = 0;
   KernelConfig config;
 };
 
@@ -178,6 +181,7 @@ struct KernelRow {
   uint32_t graph_id = 0;
   uint32_t flags = 0;
   uint64_t graph_node_id = 0;
+  uint64_t queued = 0;  // when the host queued the launch, 0 when not recorded (KernelActivity)
   bool replayed() const { return (flags & v1::KERNEL_FLAG_REPLAYED) != 0; }
 };
 

@@ -482,6 +482,11 @@ absl::Status StartCollector(const core::Config& config, const std::string& entry
     undo.Push([&path] { ::unlink(path->c_str()); });
   }
   cupti.UseSystemThreadIds();
+  if (config.queue_times) {
+    // Before any kind is enabled: CUPTI reads the setting as it sets up a kind's records.
+    if (auto st = cupti.EnableLatencyTimestamps(true); !st.ok()) return st;
+    undo.Push([&cupti] { (void)cupti.EnableLatencyTimestamps(false); });
+  }
   if (auto st = cupti.RegisterBufferCallbacks(OnBufferRequested, OnBufferCompleted); !st.ok()) return st;
   cupti.SetFlushPeriod(config.flush_period_ms);
   BuildRooms(s, std::move(writer), BuildTraceHeader(config, entry, cupti, cupti.Timestamp()));
@@ -547,6 +552,8 @@ absl::Status StopCollector(CollectorSummary* summary) {
     s->cupti.Unsubscribe(s->subscriber);
     s->subscriber = nullptr;
   }
+  // Process-wide in CUPTI: a later session that does not ask for them must not pay for them.
+  if (s->config.queue_times) (void)s->cupti.EnableLatencyTimestamps(false);
   absl::Status closed = s->pipeline->Close();
   s->pipeline->ReleaseMemory();
   s->exporter.reset();  // its last figures were published by FinishWriting

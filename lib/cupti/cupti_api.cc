@@ -46,6 +46,9 @@ class RealCupti final : public CuptiApi {
   }
   void SetFlushPeriod(uint32_t period_ms) override { cuptiActivityFlushPeriod(period_ms); }
   void UseSystemThreadIds() override { cuptiSetThreadIdType(CUPTI_ACTIVITY_THREAD_ID_TYPE_SYSTEM); }
+  absl::Status EnableLatencyTimestamps(bool enable) override {
+    return CuptiStatus(cuptiActivityEnableLatencyTimestamps(enable ? 1 : 0), "cuptiActivityEnableLatencyTimestamps");
+  }
   bool NextRecord(uint8_t* buffer, size_t valid, CUpti_Activity** record) override {
     return cuptiActivityGetNextRecord(buffer, valid, record) == CUPTI_SUCCESS;
   }

@@ -45,6 +45,9 @@ class CuptiApi {
   virtual void SetFlushPeriod(uint32_t period_ms) = 0;
   // Thread ids in records are the system's (gettid), as the host-side tools show them.
   virtual void UseSystemThreadIds() = 0;
+  // Kernel records' queued and submitted timestamps (cuptiActivityEnableLatencyTimestamps),
+  // process-wide.
+  virtual absl::Status EnableLatencyTimestamps(bool enable) = 0;
 
   // The record after `*record` in a completed buffer (the first when *record is null); false at
   // the end of the valid bytes.

@@ -80,6 +80,8 @@ void TranslateKernel(const CUpti_ActivityKernel10& k, core::ActivitySink& sink, 
   a.stream = k.streamId;
   a.graph_id = k.graphId;
   a.graph_node_id = k.graphNodeId;
+  // Set only when the session asked for latency timestamps; CUPTI leaves 0 or UNKNOWN otherwise.
+  if (k.queued != CUPTI_TIMESTAMP_UNKNOWN && k.queued != 0 && !was_replayed) a.queued = k.queued;
   core::KernelConfig& c = a.config;
   c.name = k.name != nullptr ? std::string_view(k.name) : std::string_view("<unnamed kernel>");
   c.device = k.deviceId;

@@ -45,7 +45,7 @@ _SHAPE = "grid_x grid_y grid_z block_x block_y block_z"
 _SCHEMAS = {
     "kernels": f"{_SPAN} name:s device context stream correlation_id {_SHAPE} registers_per_thread "
     "static_shared_memory dynamic_shared_memory local_memory_per_thread shared_memory_executed launch_type:s "
-    "cluster_x cluster_y cluster_z device_launched:b graph_id graph_node_id flags replayed:b on_timeline:b",
+    "cluster_x cluster_y cluster_z device_launched:b graph_id graph_node_id flags replayed:b on_timeline:b queued_ns",
     "api_calls": f"{_SPAN} name:s domain:s callback_id pid tid correlation_id return_code",
     "memcpys": f"{_SPAN} copy_kind:s src_kind:s dst_kind:s bytes device context stream correlation_id async:b "
     "graph_id graph_node_id",
@@ -265,7 +265,7 @@ class _Rows:
         self._span_columns(k, base, out)
         out["signature"] += k.signature
         out["stream"] += k.stream
-        for name in ("graph_id", "graph_node_id", "flags"):
+        for name in ("graph_id", "graph_node_id", "flags", "queued_lead"):
             out[name] += _optional(getattr(k, name), len(k.start_delta))
 
         a, out = chunk.api_calls, cols["api_calls"]
@@ -337,7 +337,7 @@ class _Rows:
         """The column-encoded messages have one entry per row in every non-empty column."""
         checks = [
             ("kernel", chunk.kernels, ("duration", "signature", "stream", "correlation_delta"),
-             ("graph_id", "graph_node_id", "flags")),
+             ("graph_id", "graph_node_id", "flags", "queued_lead")),
             ("API call", chunk.api_calls, ("duration", "function", "thread", "correlation_delta"), ("return_code",)),
         ]
         checks += [("counter", s, ("value",), ("duration",)) for s in chunk.counter_series]
@@ -383,6 +383,8 @@ class _Rows:
         k.update(_lookup(k.pop("signature", []), self.signatures, signature))
         k["replayed"] = [bool(f & trace_pb2.KERNEL_FLAG_REPLAYED) for f in k["flags"]]
         k["on_timeline"] = _on_timeline(k, cols["metrics"]["correlation_id"])
+        # When the host queued the launch (latency timestamps), 0 when the session did not record it.
+        k["queued_ns"] = [start - lead if lead else 0 for start, lead in zip(k["start_ns"], k.pop("queued_lead", []))]
 
         a = cols["api_calls"]
         function = {"name": lambda f: string(f.name), "domain": lambda f: _name(f.domain, "domain"),

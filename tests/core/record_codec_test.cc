@@ -93,6 +93,7 @@ TEST_F(RecordCodecTest, KernelLaunchAndSignatureRoundTrip) {
   in.graph_id = 22;
   in.graph_node_id = 23'000'000'000;
   in.flags = v1::KERNEL_FLAG_REPLAYED;
+  in.queued = kBase + 1;  // 100 ns before its start
   KernelConfig& c = in.config;
   c.device = 5;
   c.context = 6;
@@ -112,6 +113,7 @@ TEST_F(RecordCodecTest, KernelLaunchAndSignatureRoundTrip) {
   earlier.end = kBase + 40;  // ends before it starts: an empty span
   earlier.correlation_id = 4;
   earlier.graph_id = earlier.graph_node_id = earlier.flags = 0;
+  earlier.queued = 0;  // not recorded
 
   const uint32_t name = 2, signature = 1;
   v1::KernelSignature encoded_signature;
@@ -136,6 +138,8 @@ TEST_F(RecordCodecTest, KernelLaunchAndSignatureRoundTrip) {
   EXPECT_EQ(rows[0].graph_id, in.graph_id);
   EXPECT_EQ(rows[0].graph_node_id, in.graph_node_id);
   EXPECT_EQ(rows[0].flags, in.flags);
+  EXPECT_EQ(rows[0].queued, in.queued);
+  EXPECT_EQ(rows[1].queued, 0u);
   EXPECT_EQ(rows[1].start, earlier.start);
   EXPECT_EQ(rows[1].end, earlier.start);
   EXPECT_EQ(rows[1].correlation_id, earlier.correlation_id);
@@ -162,6 +166,35 @@ TEST_F(RecordCodecTest, KernelLaunchAndSignatureRoundTrip) {
   EXPECT_EQ(s.cluster_z(), c.cluster_z);
   EXPECT_EQ(s.shared_memory_executed(), c.shared_memory_executed);
   EXPECT_EQ(s.device_launched(), c.device_launched);
+}
+
+// Queue times are an optional column: absent when no launch has one, and a queue time after the
+// kernel's start (clocks of host and GPU apart) survives as a negative lead.
+TEST_F(RecordCodecTest, QueueTimesAreAnOptionalColumn) {
+  v1::Chunk with_signature;
+  EncodeKernelSignature(KernelSignatureKeyOf(KernelConfig{}, 2), 1, with_signature.add_kernel_signatures());
+  ASSERT_TRUE(dict_.Absorb(with_signature).ok());
+  KernelActivity a;
+  a.start = kBase + 1000;
+  a.end = kBase + 2000;
+  v1::KernelColumns without;
+  KernelColumnEncoder().Append(a, 1, kBase, &without);
+  EXPECT_EQ(without.queued_lead_size(), 0);
+
+  v1::KernelColumns with;
+  KernelColumnEncoder encoder;
+  encoder.Append(a, 1, kBase, &with);
+  KernelActivity late = a;
+  late.queued = a.start + 30;
+  encoder.Append(late, 1, kBase, &with);
+  ASSERT_EQ(with.queued_lead_size(), 2);
+  std::vector<KernelRow> rows;
+  ASSERT_TRUE(DecodeKernelColumns(with, chunk_, &rows).ok());
+  EXPECT_EQ(rows[0].queued, 0u);
+  EXPECT_EQ(rows[1].queued, late.queued);
+
+  with.mutable_queued_lead()->RemoveLast();
+  EXPECT_FALSE(DecodeKernelColumns(with, chunk_, &rows).ok());
 }
 
 TEST_F(RecordCodecTest, LaunchesOfOtherConfigurationsGetOtherSignatureKeys) {

@@ -518,6 +518,48 @@ TEST_F(CollectorLifecycleTest, FailedActivityEnableDisablesWhatWasEnabledAndUndo
   EXPECT_FALSE(cupti_.DeliverKernels(1, 1'000));
 }
 
+// Queue times are CUPTI's process-wide latency timestamps: on before the first kind, off again at
+// the stop so that a later session without them does not pay for them.
+TEST_F(CollectorLifecycleTest, QueueTimesAreOnBeforeTheKindsAndOffAfterTheStop) {
+  config_.queue_times = true;
+  ASSERT_TRUE(StartCollector(config_, "session", cupti_).ok());
+  const int on = cupti_.LastIndexOf("EnableLatencyTimestamps:1");
+  ASSERT_GE(on, 0);
+  EXPECT_LT(on, cupti_.LastIndexOf("EnableActivity:" + kKernelKind));
+  EXPECT_EQ(cupti_.Count("EnableLatencyTimestamps:0"), 0u);
+  ASSERT_TRUE(StopCollector(nullptr).ok());
+  EXPECT_EQ(cupti_.Count("EnableLatencyTimestamps:0"), 1u);
+}
+
+// Negative control: by default CUPTI is never asked.
+TEST_F(CollectorLifecycleTest, NoQueueTimesByDefault) {
+  ASSERT_TRUE(StartCollector(config_, "session", cupti_).ok());
+  ASSERT_TRUE(StopCollector(nullptr).ok());
+  EXPECT_EQ(cupti_.Count("EnableLatencyTimestamps:1"), 0u);
+  EXPECT_EQ(cupti_.Count("EnableLatencyTimestamps:0"), 0u);
+}
+
+TEST_F(CollectorLifecycleTest, FailedQueueTimesUndoTheStart) {
+  config_.queue_times = true;
+  cupti_.Fail("EnableLatencyTimestamps:1");
+  absl::Status st = StartCollector(config_, "session", cupti_);
+  EXPECT_FALSE(st.ok());
+  EXPECT_THAT(std::string(st.message()), HasSubstr("EnableLatencyTimestamps"));
+  EXPECT_EQ(cupti_.Count("EnableActivity:" + kKernelKind), 0u);
+  EXPECT_EQ(cupti_.Count("Unsubscribe"), 1u);
+  EXPECT_FALSE(Exists(path_));
+  EXPECT_FALSE(CollectorActive());
+}
+
+// A failure after them (a kind) turns them off again.
+TEST_F(CollectorLifecycleTest, AStartFailingAfterQueueTimesTurnsThemOff) {
+  config_.queue_times = true;
+  cupti_.Fail("EnableActivity:" + kKernelKind);
+  EXPECT_FALSE(StartCollector(config_, "session", cupti_).ok());
+  EXPECT_EQ(cupti_.Count("EnableLatencyTimestamps:0"), 1u);
+  EXPECT_FALSE(CollectorActive());
+}
+
 TEST_F(CollectorLifecycleTest, FailedProfilerGateUndoesTheStart) {
   config_.capture_range = "cudaProfilerApi";
   cupti_.Fail(absl::StrCat("EnableCallback:", static_cast<int>(CUPTI_CB_DOMAIN_DRIVER_API), ":",

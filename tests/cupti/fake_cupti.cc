@@ -106,6 +106,10 @@ absl::Status FakeCupti::FlushAll(bool forced) {
 
 void FakeCupti::SetFlushPeriod(uint32_t) { (void)Called("SetFlushPeriod"); }
 
+absl::Status FakeCupti::EnableLatencyTimestamps(bool enable) {
+  return Called(enable ? "EnableLatencyTimestamps:1" : "EnableLatencyTimestamps:0");
+}
+
 bool FakeCupti::NextRecord(uint8_t* buffer, size_t valid, CUpti_Activity** record) {
   uint8_t* next = *record == nullptr ? buffer : reinterpret_cast<uint8_t*>(*record) + kRecordSlot;
   if (next + kRecordSlot > buffer + valid) return false;

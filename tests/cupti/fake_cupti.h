@@ -25,7 +25,8 @@ class FakeCupti final : public CuptiApi {
   // "EnableActivity:<kind number>", "EnableCallback:<domain>:<cbid>") fail from now on.
   void Fail(const std::string& call);
   // Calls in order: "Subscribe", "Unsubscribe", "EnableCallback:<d>:<cbid>", "EnableActivity:<k>",
-  // "DisableActivity:<k>", "EnableApiRecords:<api>:<cbid>:<0|1>", "RegisterBufferCallbacks", "FlushAll", "FlushAll:forced", "SetFlushPeriod".
+  // "DisableActivity:<k>", "EnableApiRecords:<api>:<cbid>:<0|1>", "RegisterBufferCallbacks", "FlushAll", "FlushAll:forced", "SetFlushPeriod",
+  // "EnableLatencyTimestamps:<0|1>".
   std::vector<std::string> Calls() const;
   size_t Count(const std::string& call) const;
   // Forgets the calls logged so far.
@@ -73,6 +74,7 @@ class FakeCupti final : public CuptiApi {
   absl::Status FlushAll(bool forced) override;
   void SetFlushPeriod(uint32_t period_ms) override;
   void UseSystemThreadIds() override {}
+  absl::Status EnableLatencyTimestamps(bool enable) override;
   bool NextRecord(uint8_t* buffer, size_t valid, CUpti_Activity** record) override;
   uint64_t DroppedRecords(CUcontext, uint32_t) override { return 0; }
   uint64_t Timestamp() override { return clock_.fetch_add(1000); }

@@ -114,6 +114,27 @@ TEST(TranslateTest, GraphLaunchedKernelKeepsItsGraph) {
   EXPECT_EQ(sink.kernels[0].graph_node_id, 0x100000001ull);
 }
 
+// CUPTI fills queued only with latency timestamps on; otherwise it is 0 or UNKNOWN, and the
+// kernel has no queue time.
+TEST(TranslateTest, KernelQueueTimeOnlyWhenRecorded) {
+  auto k = Zeroed<CUpti_ActivityKernel10>(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL);
+  k.start = 10'000;
+  k.end = 12'000;
+  k.name = "k";
+  k.queued = 7'500;
+  k.submitted = 8'000;
+  CollectingSink sink;
+  Translate(k, sink);
+  k.queued = CUPTI_TIMESTAMP_UNKNOWN;
+  Translate(k, sink);
+  k.queued = 0;
+  Translate(k, sink);
+  ASSERT_EQ(sink.kernels.size(), 3u);
+  EXPECT_EQ(sink.kernels[0].queued, 7'500u);
+  EXPECT_EQ(sink.kernels[1].queued, 0u);
+  EXPECT_EQ(sink.kernels[2].queued, 0u);
+}
+
 TEST(TranslateTest, ZeroDurationKernelIsMarkedReplayed) {
   auto k = Zeroed<CUpti_ActivityKernel10>(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL);
   k.start = 5000;

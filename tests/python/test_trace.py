@@ -348,6 +348,7 @@ def test_column_encoding(cuscope: ModuleType, pb: ModuleType, tmp_path: Path) ->
     c.kernels.stream.extend([7, 7, 8])
     c.kernels.correlation_delta.extend([11, 2, -1])  # ids 11, 13, 12
     c.kernels.flags.extend([0, pb.KERNEL_FLAG_REPLAYED, 0])
+    c.kernels.queued_lead.extend([45, 0, -5])  # queued 1_000_005, not recorded, 1_000_125
     c.api_calls.start_delta.extend([5, 40])
     c.api_calls.duration.extend([3, 4])
     c.api_calls.function.extend([1, 1])
@@ -378,6 +379,7 @@ def test_column_encoding(cuscope: ModuleType, pb: ModuleType, tmp_path: Path) ->
     assert list(k["replayed"]) == [False, True, False, False]
     assert list(k["on_timeline"]) == [True, False, True, True]
     assert list(k["graph_id"]) == [0, 0, 0, 0]
+    assert list(k["queued_ns"]) == [1_000_005, 0, 1_000_125, 0]
     assert set(k["name"]) == {"kern_a"} and set(k["dynamic_shared_memory"]) == {256} and set(k["grid_x"]) == {8}
     assert list(t.api_calls["start_ns"]) == [1_000_005, 1_000_045]
     assert list(t.api_calls["correlation_id"]) == [11, 13]

@@ -57,13 +57,18 @@ void KernelColumnEncoder::Append(const KernelActivity& a, uint32_t signature, ui
   AppendOptional(out->mutable_graph_id(), row, a.graph_id);
   AppendOptional(out->mutable_graph_node_id(), row, a.graph_node_id);
   AppendOptional(out->mutable_flags(), row, a.flags);
+  // A lead of 0 reads back as "not recorded": a launch is never queued at the very nanosecond its
+  // kernel starts.
+  AppendOptional(out->mutable_queued_lead(), row,
+                 a.queued == 0 ? int64_t{0} : static_cast<int64_t>(a.start - a.queued));
 }
 
 absl::Status DecodeKernelColumns(const v1::KernelColumns& k, const ChunkContext& chunk, std::vector<KernelRow>* out) {
   SpanColumnDecoder spans(k, chunk.base_time_ns);
   const int n = spans.rows();
   if (!spans.LengthsOk() || k.signature_size() != n || k.stream_size() != n || !OptionalColumnOk(k.graph_id(), n) ||
-      !OptionalColumnOk(k.graph_node_id(), n) || !OptionalColumnOk(k.flags(), n)) {
+      !OptionalColumnOk(k.graph_node_id(), n) || !OptionalColumnOk(k.flags(), n) ||
+      !OptionalColumnOk(k.queued_lead(), n)) {
     return Corrupt(absl::StrCat("kernel columns of chunk ", chunk.sequence, " differ in length"));
   }
   out->resize(n);
@@ -78,6 +83,8 @@ absl::Status DecodeKernelColumns(const v1::KernelColumns& k, const ChunkContext&
     r.graph_id = OptionalAt(k.graph_id(), i);
     r.graph_node_id = OptionalAt(k.graph_node_id(), i);
     r.flags = OptionalAt(k.flags(), i);
+    const int64_t lead = OptionalAt(k.queued_lead(), i);
+    r.queued = lead == 0 ? 0 : r.start - static_cast<uint64_t>(lead);
   }
   return absl::OkStatus();
 }
