@@ -52,7 +52,10 @@ cuscope_env=(CUDA_INJECTION64_PATH="$lib" CUSCOPE_QUIET=1 CUSCOPE_FORCE_OVERWRIT
 # cuscope sets besides the kinds (system thread ids, a 500 ms flush period, a subscriber) so that
 # bare-lean-ascuscope against cuscope-lean is cuscope's own work alone, "-latency" asks for the
 # kernel records' queued/submitted timestamps (bare-lean-pinned-late: suffixes combine, outermost
-# last). bare-lean-nolaunch records the lean calls but the kernel launches.
+# last). bare-lean-nolaunch records the lean calls but the kernel launches. cuscope's variants
+# take "-noqueue" (CUSCOPE_QUEUE_TIMES=0, no queue times); cuscope-light is the light set
+# (kernel,memcpy,memset,nvtx,overhead: no API call, no synchronization record), cuscope-light+memory
+# adds the allocation records.
 set_variant_env() {
   vargs=()
   case $1 in
@@ -84,7 +87,10 @@ set_variant_env() {
     cuscope-kernel) venv=("${cuscope_env[@]}" CUSCOPE_KINDS=kernel) ;;
     cuscope-kernel+copies+sync) venv=("${cuscope_env[@]}" "CUSCOPE_KINDS=kernel,memcpy,memset,sync") ;;
     cuscope-lean) venv=("${cuscope_env[@]}") ;;
+    cuscope-*-noqueue) set_variant_env "${1%-noqueue}"; venv+=(CUSCOPE_QUEUE_TIMES=0) ;;
     cuscope-kernel-queue) venv=("${cuscope_env[@]}" CUSCOPE_KINDS=kernel CUSCOPE_QUEUE_TIMES=1) ;;
+    cuscope-light) venv=("${cuscope_env[@]}" "CUSCOPE_KINDS=kernel,memcpy,memset,nvtx,overhead") ;;
+    cuscope-light+memory) venv=("${cuscope_env[@]}" "CUSCOPE_KINDS=kernel,memcpy,memset,nvtx,overhead,memory") ;;
     cuscope-all) venv=("${cuscope_env[@]}" CUSCOPE_KINDS=all) ;;
     cuscope-monitor) venv=("${cuscope_env[@]}" CUSCOPE_MODE=monitor) ;;
     *) echo "overhead_matrix.sh: no variant $1" >&2; exit 2 ;;

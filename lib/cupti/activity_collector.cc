@@ -70,6 +70,7 @@ struct Session {
   std::string metrics_request;  // what the top-down's line names: "sol,occupancy,stalls"
   std::unique_ptr<monitor::PrometheusExporter> exporter;  // monitor mode with an endpoint
   std::unique_ptr<LaunchStackCollector> stacks;           // with CUSCOPE_STACKS
+  bool queue_times = false;  // CUPTI's latency timestamps turned on by this session
   std::atomic<State> state{State::kActive};
   const SteadyClock::time_point started = SteadyClock::now();
   // Monitor mode: every closed interval, summed, for `cuscope status`.
@@ -482,11 +483,18 @@ absl::Status StartCollector(const core::Config& config, const std::string& entry
     undo.Push([&path] { ::unlink(path->c_str()); });
   }
   cupti.UseSystemThreadIds();
+  bool queue_times = false;
   if (config.queue_times) {
-    // Before any kind is enabled: CUPTI reads the setting as it sets up a kind's records.
-    if (auto st = cupti.EnableLatencyTimestamps(true); !st.ok()) return st;
-    undo.Push([&cupti] { (void)cupti.EnableLatencyTimestamps(false); });
+    // Before any kind is enabled: CUPTI reads the setting as it sets up a kind's records. Without
+    // them the trace is whole, only its kernels carry no queue time: one line, and on.
+    if (auto st = cupti.EnableLatencyTimestamps(true); st.ok()) {
+      queue_times = true;
+      undo.Push([&cupti] { (void)cupti.EnableLatencyTimestamps(false); });
+    } else {
+      s.Warn(absl::StrCat("kernels carry no queue times (", st.message(), "); the trace goes on without them"));
+    }
   }
+  s.queue_times = queue_times;
   if (auto st = cupti.RegisterBufferCallbacks(OnBufferRequested, OnBufferCompleted); !st.ok()) return st;
   cupti.SetFlushPeriod(config.flush_period_ms);
   BuildRooms(s, std::move(writer), BuildTraceHeader(config, entry, cupti, cupti.Timestamp()));
@@ -553,7 +561,7 @@ absl::Status StopCollector(CollectorSummary* summary) {
     s->subscriber = nullptr;
   }
   // Process-wide in CUPTI: a later session that does not ask for them must not pay for them.
-  if (s->config.queue_times) (void)s->cupti.EnableLatencyTimestamps(false);
+  if (s->queue_times) (void)s->cupti.EnableLatencyTimestamps(false);
   absl::Status closed = s->pipeline->Close();
   s->pipeline->ReleaseMemory();
   s->exporter.reset();  // its last figures were published by FinishWriting

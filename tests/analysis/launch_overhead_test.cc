@@ -35,6 +35,70 @@ TEST(LaunchOverheadRule, ManyShortKernelsWithGapsAreReportedWithGraphAdvice) {
   EXPECT_TRUE(HasOffender(f[0], "tiny_add"));
 }
 
+// Kernels with queue times and no launch calls (the light set): `late` of the gaps end with a
+// kernel the host queued 1 us before it started, after the GPU had gone idle; the others with one
+// queued 100 us ahead, while the GPU was still busy.
+SyntheticTrace QueuedShortKernels(int count, int late) {
+  SyntheticTrace s;
+  for (int i = 0; i < count; ++i) {
+    const double start = i * 10.0;
+    const bool queued_late = i >= 1 && i <= late;
+    s.QueuedKernel(i % 2 ? "tiny_add" : "tiny_mul", queued_late ? start - 1 : start - 100, start, 5);
+  }
+  return s;
+}
+
+TEST(LaunchOverheadRule, QueueTimesSayTheHostLaunchedTooLate) {
+  SyntheticTrace s = QueuedShortKernels(201, 200);
+  const auto f = RunRule(s, LaunchOverheadRule, "launch.overhead");
+  ASSERT_EQ(f.size(), 1u);
+  EXPECT_EQ(*f[0].number("gaps_with_queue_time"), 200);
+  EXPECT_EQ(*f[0].number("queued_after_idle_share"), 1.0);
+  EXPECT_NE(f[0].recommendation.find("The host sets the pace: in 100.0% of these gaps"), std::string::npos)
+      << f[0].recommendation;
+  EXPECT_NE(f[0].recommendation.find("CUDA graph"), std::string::npos);
+}
+
+TEST(LaunchOverheadRule, QueueTimesSayTheKernelsWereAlreadyQueued) {
+  SyntheticTrace s = QueuedShortKernels(201, 0);
+  const auto f = RunRule(s, LaunchOverheadRule, "launch.overhead");
+  ASSERT_EQ(f.size(), 1u);
+  EXPECT_EQ(*f[0].number("queued_after_idle_share"), 0.0);
+  EXPECT_EQ(*f[0].number("median_queue_lead_ns"), 100'000);
+  EXPECT_EQ(f[0].recommendation.find("The host sets the pace"), std::string::npos);
+  EXPECT_NE(f[0].recommendation.find("In 100.0% of these gaps the next kernel was already queued"), std::string::npos)
+      << f[0].recommendation;
+}
+
+// The host's share at one half of the gaps, and one gap below it.
+TEST(LaunchOverheadRule, QueueTimesThresholdAtHalfTheGaps) {
+  {
+    SyntheticTrace s = QueuedShortKernels(201, 100);
+    const auto f = RunRule(s, LaunchOverheadRule, "launch.overhead");
+    ASSERT_EQ(f.size(), 1u);
+    EXPECT_EQ(*f[0].number("queued_after_idle_share"), 0.5);
+    EXPECT_NE(f[0].recommendation.find("The host sets the pace: in 50.0% of these gaps"), std::string::npos)
+        << f[0].recommendation;
+  }
+  {
+    SyntheticTrace s = QueuedShortKernels(201, 99);
+    const auto f = RunRule(s, LaunchOverheadRule, "launch.overhead");
+    ASSERT_EQ(f.size(), 1u);
+    EXPECT_NEAR(*f[0].number("queued_after_idle_share"), 99.0 / 200.0, 1e-12);
+    EXPECT_EQ(f[0].recommendation.find("The host sets the pace"), std::string::npos) << f[0].recommendation;
+  }
+}
+
+// Negative control: without queue times the finding says nothing of them.
+TEST(LaunchOverheadRule, NoQueueTimesNoQueueEvidence) {
+  SyntheticTrace s;
+  ShortKernels(s, 200, 5, 10);
+  const auto f = RunRule(s, LaunchOverheadRule, "launch.overhead");
+  ASSERT_EQ(f.size(), 1u);
+  EXPECT_FALSE(f[0].number("queued_after_idle_share").has_value());
+  EXPECT_EQ(f[0].recommendation.find("gaps"), std::string::npos) << f[0].recommendation;
+}
+
 TEST(LaunchOverheadRule, GraphLaunchedKernelsGetFusionAdviceOnly) {
   SyntheticTrace s;
   ShortKernels(s, 200, 5, 10, /*graph_id=*/3);

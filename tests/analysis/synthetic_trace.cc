@@ -95,6 +95,19 @@ void SyntheticTrace::Kernel(const std::string& name, double start_us, double dur
   builder_->Add(k);
 }
 
+void SyntheticTrace::QueuedKernel(const std::string& name, double queued_us, double start_us, double duration_us,
+                                  uint32_t stream) {
+  core::KernelActivity k;
+  k.start = Us(start_us);
+  k.end = Us(start_us + duration_us);
+  k.queued = Us(queued_us);
+  k.stream = stream;
+  k.config.name = name;
+  k.config.block_x = 128;
+  k.config.grid_x = 1;
+  builder_->Add(k);
+}
+
 void SyntheticTrace::Launch(const std::string& kernel, double api_start_us, double api_duration_us,
                             double kernel_start_us, double kernel_duration_us, uint32_t stream, uint64_t tid,
                             uint32_t graph_id) {

@@ -41,6 +41,10 @@ class SyntheticTrace {
   void Kernel(const std::string& name, double start_us, double duration_us, uint32_t stream = 7,
               uint64_t correlation = 0, uint32_t graph_id = 0, uint32_t flags = 0, uint32_t device = 0,
               int grid_x = 1, int block_x = 128);
+  // A kernel the host queued at `queued_us` (a queue time, as with CUSCOPE_QUEUE_TIMES), with no
+  // launch call in the trace (as the light set records it).
+  void QueuedKernel(const std::string& name, double queued_us, double start_us, double duration_us,
+                    uint32_t stream = 7);
   // A launch call and its kernel, linked by correlation id.
   void Launch(const std::string& kernel, double api_start_us, double api_duration_us, double kernel_start_us,
               double kernel_duration_us, uint32_t stream = 7, uint64_t tid = 1, uint32_t graph_id = 0);

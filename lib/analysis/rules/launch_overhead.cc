@@ -1,7 +1,14 @@
 // launch.overhead: a device fed many short kernels with gaps between them comparable to their run
 // time spends a large part of its time waiting for the next launch.
+//
+// With queue times (when the host queued each launch into the command buffer) the finding also
+// says whose gaps they are: a gap whose next kernel was queued only after the GPU had gone idle is
+// the host's (it launched too late); one whose next kernel was already queued is the GPU's own
+// latency in picking work up.
 #include <algorithm>
 #include <cstdint>
+#include <string>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "lib/analysis/rules/rules.h"
@@ -25,14 +32,21 @@ std::vector<Finding> LaunchOverheadRule(const Timeline& timeline, const Threshol
     values.clear();
     values.reserve(d.kernel_count);
     uint64_t gap_total = 0, gap_count = 0, graph_launched = 0, unknown_count = 0, unknown_time = 0;
+    // Gaps whose next kernel has a queue time, and of those the ones it was queued after the GPU
+    // went idle; the queue leads (start - queued) of the short kernels.
+    uint64_t queued_gaps = 0, queued_after_idle = 0;
+    std::vector<uint32_t> leads;
     // The end of everything so far: a gap is time no operation covers, whatever its stream.
-    // `on_gap` sees each gap that follows a short kernel.
+    // `on_gap` sees each gap that follows a short kernel, the operation that ends it and the time
+    // the GPU went idle.
     auto walk = [&](auto&& on_short, auto&& on_gap) {
       uint64_t frontier = 0;
       bool previous_short = false;
       for (OpRef op : d.ops) {
         const Interval x = timeline.OpInterval(op);
-        if (previous_short && x.begin > frontier && x.begin - frontier <= gap_max_ns) on_gap(x.begin - frontier);
+        if (previous_short && x.begin > frontier && x.begin - frontier <= gap_max_ns) {
+          on_gap(x.begin - frontier, op, frontier);
+        }
         frontier = std::max(frontier, x.end);
         previous_short = false;
         if (op.kind() != OpKind::kKernel || x.length() >= short_ns) continue;
@@ -44,6 +58,7 @@ std::vector<Finding> LaunchOverheadRule(const Timeline& timeline, const Threshol
         [&](const core::KernelRow& k, uint64_t length) {
           values.push_back(clamp32(length));
           if (k.graph_id != 0) ++graph_launched;
+          if (k.queued != 0 && k.queued <= k.start) leads.push_back(clamp32(k.start - k.queued));
           if (k.signature > 0 && k.signature < by_signature.size()) {
             ++by_signature[k.signature].first;
             by_signature[k.signature].second += length;
@@ -52,9 +67,14 @@ std::vector<Finding> LaunchOverheadRule(const Timeline& timeline, const Threshol
             unknown_time += length;
           }
         },
-        [&](uint64_t gap) {
+        [&](uint64_t gap, OpRef next, uint64_t idle_since) {
           gap_total += gap;
           ++gap_count;
+          if (next.kind() != OpKind::kKernel) return;
+          const core::KernelRow& k = trace.kernels[next.index()];
+          if (k.queued == 0) return;
+          ++queued_gaps;
+          if (k.queued >= idle_since) ++queued_after_idle;
         });
     const size_t short_count = values.size();
     const double short_share = static_cast<double>(short_count) / static_cast<double>(d.kernel_count);
@@ -62,7 +82,8 @@ std::vector<Finding> LaunchOverheadRule(const Timeline& timeline, const Threshol
     const uint64_t median_kernel = Median(values);
     values.clear();
     values.reserve(gap_count);
-    walk([](const core::KernelRow&, uint64_t) {}, [&](uint64_t gap) { values.push_back(clamp32(gap)); });
+    walk([](const core::KernelRow&, uint64_t) {},
+         [&](uint64_t gap, OpRef, uint64_t) { values.push_back(clamp32(gap)); });
     const uint64_t median_gap = Median(values);
     // Gaps that a fused kernel or a graph would remove.
     if (static_cast<double>(median_gap) < thresholds.launch_gap_to_runtime_ratio * static_cast<double>(median_kernel)) {
@@ -96,17 +117,34 @@ std::vector<Finding> LaunchOverheadRule(const Timeline& timeline, const Threshol
     f.Add("gap_total_ns", static_cast<double>(gap_total), "ns");
     f.Add("launch_rate_per_s", launch_rate, "1/s");
     f.Add("graph_launched_share", graph_share, "ratio");
+    // The host's share of the gaps, when the kernels carry queue times.
+    std::string whose_gaps;
+    if (queued_gaps > 0) {
+      const double after_idle = static_cast<double>(queued_after_idle) / static_cast<double>(queued_gaps);
+      f.Add("gaps_with_queue_time", static_cast<double>(queued_gaps), "count");
+      f.Add("queued_after_idle_share", after_idle, "ratio");
+      if (!leads.empty()) f.Add("median_queue_lead_ns", static_cast<double>(Median(leads)), "ns");
+      if (after_idle >= 0.5) {
+        whose_gaps = absl::StrCat("The host sets the pace: in ", FormatPercent(after_idle),
+                                  " of these gaps it queued the next kernel only after the GPU had gone idle. ");
+      } else {
+        whose_gaps = absl::StrCat("In ", FormatPercent(1.0 - after_idle),
+                                  " of these gaps the next kernel was already queued: they are the GPU's own "
+                                  "latency in starting each kernel, which only fewer, larger kernels remove. ");
+      }
+    }
     f.offenders = names.Top(5);
     f.spans.push_back(Span{d.active.begin, d.active.end, "device active span"});
     if (from_graphs) {
       f.recommendation = absl::StrCat(
-          "These kernels already come from CUDA graphs (", FormatPercent(graph_share),
+          whose_gaps, "These kernels already come from CUDA graphs (", FormatPercent(graph_share),
           "), so graphs will not help further: fuse neighbouring kernels (torch.compile, a hand-written fused "
           "kernel) or give each kernel more work.");
     } else {
-      f.recommendation =
+      f.recommendation = absl::StrCat(
+          whose_gaps,
           "Fuse neighbouring small kernels, or capture the repeated launch sequence in a CUDA graph "
-          "(cudaStreamBeginCapture / torch.cuda.graphs) so it is submitted with one launch.";
+          "(cudaStreamBeginCapture / torch.cuda.graphs) so it is submitted with one launch.");
     }
     findings.push_back(std::move(f));
   }
