@@ -34,7 +34,7 @@ const char kProfileUsage[] =
     "      --unwinder libunwind|libgcc  how --stacks walks the stack: libunwind (default; ~10x\n"
     "                            cheaper a launch, libunwind.so.8) or the C runtime's libgcc\n"
     "      --queue-times true|false  each kernel also records when the host queued its launch\n"
-    "                            (CUPTI's latency timestamps; default true)\n"
+    "                            (CUPTI's latency timestamps; default false)\n"
     "      --buffer-size SIZE    one CUPTI buffer (default 4M)\n"
     "      --buffer-pool-cap SIZE  memory cap for all buffers (default 128M)\n"
     "      --flush-period-ms MS  how often partly filled buffers are written (default 500)\n"

@@ -90,8 +90,8 @@ TEST(ConfigTest, StacksUseLibunwindUnlessLibgccIsAskedFor) {
   EXPECT_NE(refused.status().message().find("CUSCOPE_UNWINDER does not apply"), std::string::npos) << refused.status();
 }
 
-TEST(ConfigTest, QueueTimesAreOnUnlessTurnedOff) {
-  EXPECT_TRUE(ParseConfigFromEnvironment({})->queue_times);
+TEST(ConfigTest, QueueTimesAreOffUnlessAskedFor) {
+  EXPECT_FALSE(ParseConfigFromEnvironment({})->queue_times);
   EXPECT_TRUE(ParseConfigFromEnvironment({{"CUSCOPE_QUEUE_TIMES", "1"}})->queue_times);
   EXPECT_FALSE(ParseConfigFromEnvironment({{"CUSCOPE_QUEUE_TIMES", "false"}})->queue_times);
   EXPECT_FALSE(ParseConfigFromEnvironment({{"CUSCOPE_QUEUE_TIMES", "0"}})->queue_times);

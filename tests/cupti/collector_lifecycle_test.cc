@@ -518,10 +518,10 @@ TEST_F(CollectorLifecycleTest, FailedActivityEnableDisablesWhatWasEnabledAndUndo
   EXPECT_FALSE(cupti_.DeliverKernels(1, 1'000));
 }
 
-// Queue times are CUPTI's process-wide latency timestamps, on by default: on before the first kind,
-// off again at the stop so that a later session without them does not pay for them.
+// Queue times are CUPTI's process-wide latency timestamps: on before the first kind, off again at
+// the stop so that a later session without them does not pay for them.
 TEST_F(CollectorLifecycleTest, QueueTimesAreOnBeforeTheKindsAndOffAfterTheStop) {
-  ASSERT_TRUE(config_.queue_times);
+  config_.queue_times = true;
   ASSERT_TRUE(StartCollector(config_, "session", cupti_).ok());
   const int on = cupti_.LastIndexOf("EnableLatencyTimestamps:1");
   ASSERT_GE(on, 0);
@@ -531,9 +531,8 @@ TEST_F(CollectorLifecycleTest, QueueTimesAreOnBeforeTheKindsAndOffAfterTheStop) 
   EXPECT_EQ(cupti_.Count("EnableLatencyTimestamps:0"), 1u);
 }
 
-// Negative control: turned off, CUPTI is never asked.
-TEST_F(CollectorLifecycleTest, NoQueueTimesWhenTurnedOff) {
-  config_.queue_times = false;
+// Negative control: by default CUPTI is never asked.
+TEST_F(CollectorLifecycleTest, NoQueueTimesByDefault) {
   ASSERT_TRUE(StartCollector(config_, "session", cupti_).ok());
   ASSERT_TRUE(StopCollector(nullptr).ok());
   EXPECT_EQ(cupti_.Count("EnableLatencyTimestamps:1"), 0u);
@@ -542,6 +541,7 @@ TEST_F(CollectorLifecycleTest, NoQueueTimesWhenTurnedOff) {
 
 // CUPTI refusing them costs the trace only its queue times: one line, and the session records.
 TEST_F(CollectorLifecycleTest, RefusedQueueTimesLeaveTheSessionRecording) {
+  config_.queue_times = true;
   cupti_.Fail("EnableLatencyTimestamps:1");
   config_.quiet = false;
   ::testing::internal::CaptureStderr();
@@ -558,6 +558,7 @@ TEST_F(CollectorLifecycleTest, RefusedQueueTimesLeaveTheSessionRecording) {
 
 // A failure after them (a kind) turns them off again.
 TEST_F(CollectorLifecycleTest, AStartFailingAfterQueueTimesTurnsThemOff) {
+  config_.queue_times = true;
   cupti_.Fail("EnableActivity:" + kKernelKind);
   EXPECT_FALSE(StartCollector(config_, "session", cupti_).ok());
   EXPECT_EQ(cupti_.Count("EnableLatencyTimestamps:0"), 1u);
