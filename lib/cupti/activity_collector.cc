@@ -483,18 +483,16 @@ absl::Status StartCollector(const core::Config& config, const std::string& entry
     undo.Push([&path] { ::unlink(path->c_str()); });
   }
   cupti.UseSystemThreadIds();
-  bool queue_times = false;
   if (config.queue_times) {
     // Before any kind is enabled: CUPTI reads the setting as it sets up a kind's records. Without
     // them the trace is whole, only its kernels carry no queue time: one line, and on.
     if (auto st = cupti.EnableLatencyTimestamps(true); st.ok()) {
-      queue_times = true;
+      s.queue_times = true;
       undo.Push([&cupti] { (void)cupti.EnableLatencyTimestamps(false); });
     } else {
       s.Warn(absl::StrCat("kernels carry no queue times (", st.message(), "); the trace goes on without them"));
     }
   }
-  s.queue_times = queue_times;
   if (auto st = cupti.RegisterBufferCallbacks(OnBufferRequested, OnBufferCompleted); !st.ok()) return st;
   cupti.SetFlushPeriod(config.flush_period_ms);
   BuildRooms(s, std::move(writer), BuildTraceHeader(config, entry, cupti, cupti.Timestamp()));
