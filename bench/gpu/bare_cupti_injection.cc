@@ -17,11 +17,12 @@
 //       queued into the command buffer and when that buffer was submitted
 //   BARE_CUPTI_SUBSCRIBE=1
 //       also subscribe a no-op callback with no callback enabled: what a subscriber alone costs
-//   BARE_CUPTI_CALLBACK=lean|runtime-lean|driver-lean
+//   BARE_CUPTI_CALLBACK=lean|runtime-lean|driver-lean|lean-nolaunch
 //       the lean calls timed by a callback instead of CUPTI's API records: at entry and exit the
 //       callback reads CUPTI's clock and, at exit, writes a 32-byte record (call, correlation id,
 //       start, end) into a per-thread buffer; what an API record costs done by hand (both APIs,
-//       the runtime's calls only, the driver's only)
+//       the runtime's calls only, the driver's only; lean-nolaunch: both APIs' lean calls but the
+//       kernel launches, so that no per-kernel call has a callback)
 //   BARE_CUPTI_CHECK=1
 //       not for timing: reads every buffer and prints at exit the records by kind and how many
 //       kernel records share their correlation id with a timed runtime or driver call
@@ -125,10 +126,10 @@ struct LeanApis {
 };
 LeanApis g_lean_records;  // BARE_CUPTI_API, for the per-call choice
 
-// Whether the records of a call are part of BARE_CUPTI_API's choice.
-bool KeptCall(const char* name) {
+// Whether the records (or callbacks) of a call are part of a setting's choice.
+bool KeptCall(const char* name, const LeanApis& choice = g_lean_records) {
   if (!cuscope::core::CollectedWhenLean(name)) return false;
-  if (!g_lean_records.no_launch) return true;
+  if (!choice.no_launch) return true;
   const cuscope::core::ApiTraits traits = cuscope::core::ClassifyApi(name);
   return traits.category != cuscope::core::ApiCategory::kLaunch || traits.graph_launch;
 }
@@ -140,8 +141,8 @@ LeanApis ParseLeanApis(const char* variable) {
   if (value == "lean") return {true, true};
   if (value == "runtime-lean") return {true, false};
   if (value == "driver-lean") return {false, true};
-  if (value == "lean-nolaunch" && std::string_view(variable) == "BARE_CUPTI_API") return {true, true, true};
-  Refuse(std::string(variable) + ": expected lean, runtime-lean or driver-lean (or, for BARE_CUPTI_API, lean-nolaunch)");
+  if (value == "lean-nolaunch") return {true, true, true};
+  Refuse(std::string(variable) + ": expected lean, runtime-lean, driver-lean or lean-nolaunch");
 }
 
 // ---- BARE_CUPTI_CHECK: which kernels a timed call or an API record shares its id with --------
@@ -331,13 +332,14 @@ void CUPTIAPI TimeCallback(void*, CUpti_CallbackDomain domain, CUpti_CallbackId 
   if (g_check) NoteCallId(domain, info->correlationId);
 }
 
-// Turns the callback for the calls of one API that lean collection keeps on or off; returns how many.
-int SetLeanCallbacks(CUpti_SubscriberHandle subscriber, CUpti_CallbackDomain domain, uint32_t cbid_count, bool on) {
+// Turns the callback for the calls of one API that BARE_CUPTI_CALLBACK keeps on or off; returns how many.
+int SetLeanCallbacks(CUpti_SubscriberHandle subscriber, const LeanApis& choice, CUpti_CallbackDomain domain,
+                     uint32_t cbid_count, bool on) {
   int enabled = 0;
   for (uint32_t cbid = 1; cbid < cbid_count; ++cbid) {
     const char* name = nullptr;
     if (cuptiGetCallbackName(domain, cbid, &name) != CUPTI_SUCCESS || name == nullptr) continue;
-    if (!cuscope::core::CollectedWhenLean(name)) continue;
+    if (!KeptCall(name, choice)) continue;
     if (cuptiEnableCallback(on ? 1 : 0, subscriber, domain, cbid) != CUPTI_SUCCESS) {
       Refuse(std::string("enabling the callback of ") + name + " failed");
     }
@@ -398,8 +400,8 @@ void SetCollection(bool on) {
   }
   if (s.records.runtime) SetLeanRecordsGated(CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_SIZE, on);
   if (s.records.driver) SetLeanRecordsGated(CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_SIZE, on);
-  if (s.timed.runtime) SetLeanCallbacks(s.subscriber, CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_SIZE, on);
-  if (s.timed.driver) SetLeanCallbacks(s.subscriber, CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_SIZE, on);
+  if (s.timed.runtime) SetLeanCallbacks(s.subscriber, s.timed, CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_SIZE, on);
+  if (s.timed.driver) SetLeanCallbacks(s.subscriber, s.timed, CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_SIZE, on);
   if (!on) cuptiActivityFlushAll(0);
 }
 
@@ -528,10 +530,10 @@ extern "C" __attribute__((visibility("default"))) int InitializeInjection(void) 
     if (s.records.runtime) runtime_calls = EnableLeanCalls(CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_SIZE);
     if (s.records.driver) driver_calls = EnableLeanCalls(CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_SIZE);
     if (s.timed.runtime) {
-      runtime_calls = SetLeanCallbacks(s.subscriber, CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_SIZE, true);
+      runtime_calls = SetLeanCallbacks(s.subscriber, s.timed, CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_SIZE, true);
     }
     if (s.timed.driver) {
-      driver_calls = SetLeanCallbacks(s.subscriber, CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_SIZE, true);
+      driver_calls = SetLeanCallbacks(s.subscriber, s.timed, CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_SIZE, true);
     }
   }
   if (count_calls) {

@@ -81,6 +81,13 @@ set_variant_env() {
     bare-lean-runtime-callback) venv=(CUDA_INJECTION64_PATH="$bare" BARE_CUPTI_KINDS="$lean_kinds" BARE_CUPTI_CALLBACK=runtime-lean) ;;
     bare-lean-driver-callback) venv=(CUDA_INJECTION64_PATH="$bare" BARE_CUPTI_KINDS="$lean_kinds" BARE_CUPTI_CALLBACK=driver-lean) ;;
     bare-lean-nolaunch) venv=(CUDA_INJECTION64_PATH="$bare" BARE_CUPTI_KINDS="$lean_kinds" BARE_CUPTI_API=lean-nolaunch) ;;
+    bare-light) venv=(CUDA_INJECTION64_PATH="$bare" BARE_CUPTI_KINDS=kernel,memcpy,memset,nvtx,overhead) ;;
+    bare-light-nolaunch-callback) venv=(CUDA_INJECTION64_PATH="$bare" BARE_CUPTI_KINDS=kernel,memcpy,memset,nvtx,overhead
+                                        BARE_CUPTI_CALLBACK=lean-nolaunch) ;;
+    bare-light-callback) venv=(CUDA_INJECTION64_PATH="$bare" BARE_CUPTI_KINDS=kernel,memcpy,memset,nvtx,overhead
+                               BARE_CUPTI_CALLBACK=lean) ;;
+    bare-light+memory-callback) venv=(CUDA_INJECTION64_PATH="$bare" BARE_CUPTI_KINDS=kernel,memcpy,memset,nvtx,overhead,memory
+                                      BARE_CUPTI_CALLBACK=lean) ;;
     bare-lean-driver) venv=(CUDA_INJECTION64_PATH="$bare" BARE_CUPTI_KINDS="$lean_kinds" BARE_CUPTI_API=driver-lean) ;;
     bare-all) venv=(CUDA_INJECTION64_PATH="$bare") ;;
     bare-subscribe) venv=(CUDA_INJECTION64_PATH="$bare" BARE_CUPTI_KINDS=kernel BARE_CUPTI_SUBSCRIBE=1) ;;
@@ -104,6 +111,14 @@ common=(plain bare-kernel bare-kernel+copies+sync bare-lean bare-all bare-subscr
 #   bare-lean-late,bare-lean-ctx,bare-lean-pinned,bare-lean-devbuf32m,bare-lean-ascuscope,bare-kernel,\
 #   bare-kernel-late bench/gpu/overhead_matrix.sh --rounds 7 --torch-reps 2
 if [ -n "${MATRIX_VARIANTS:-}" ]; then IFS=, read -r -a common <<< "$MATRIX_VARIANTS"; fi
+# bare-light is cuscope's light set (kernel,memcpy,memset,nvtx,overhead) bare; with
+# -nolaunch-callback it also times by callback the lean calls but the kernel launches (no per-kernel
+# call has a callback); with -callback every lean call, the launches too; bare-light+memory-callback
+# adds the allocation records.
+# MATRIX_CPUS=2-5 runs every variant under taskset on those CPUs (same cores for all: less spread
+# from where the process lands).
+pin=()
+if [ -n "${MATRIX_CPUS:-}" ]; then pin=(taskset -c "$MATRIX_CPUS"); fi
 # MATRIX_WORKLOADS=pytorch or launch runs one workload only (default both).
 workloads=${MATRIX_WORKLOADS:-pytorch,launch}
 case ,$workloads, in *,pytorch,*|*,launch,*) ;; *) echo "overhead_matrix.sh: MATRIX_WORKLOADS: pytorch and/or launch" >&2; exit 2 ;; esac
@@ -124,7 +139,7 @@ run_one() {
     cmd=("$B/bench/launch_overhead_bench" --mode plain --launches "$launches" --reps "$launch_reps" "${vargs[@]}")
   fi
   start_ns=$(date +%s%N)
-  env "${venv[@]}" "${cmd[@]}" > "$log" 2> "$tmp/run.err"
+  env "${venv[@]}" "${pin[@]}" "${cmd[@]}" > "$log" 2> "$tmp/run.err"
   local rc=$?
   wall_s=$(awk -v ns=$(( $(date +%s%N) - start_ns )) 'BEGIN { printf "%.1f", ns / 1e9 }')
   if [ "$workload" = pytorch ]; then
