@@ -94,6 +94,7 @@ set_variant_env() {
     cuscope-kernel) venv=("${cuscope_env[@]}" CUSCOPE_KINDS=kernel) ;;
     cuscope-kernel+copies+sync) venv=("${cuscope_env[@]}" "CUSCOPE_KINDS=kernel,memcpy,memset,sync") ;;
     cuscope-lean) venv=("${cuscope_env[@]}") ;;
+    cuscope-lean-records) venv=("${cuscope_env[@]}" CUSCOPE_LEAN_CALLS=records) ;;
     cuscope-*-noqueue) set_variant_env "${1%-noqueue}"; venv+=(CUSCOPE_QUEUE_TIMES=0) ;;
     cuscope-kernel-queue) venv=("${cuscope_env[@]}" CUSCOPE_KINDS=kernel CUSCOPE_QUEUE_TIMES=1) ;;
     cuscope-light) venv=("${cuscope_env[@]}" "CUSCOPE_KINDS=kernel,memcpy,memset,nvtx,overhead") ;;

@@ -18,9 +18,13 @@ const char kProfileUsage[] =
     "  -f, --force-overwrite     replace an existing trace file\n"
     "  -t, --trace KINDS         activity kinds, comma-separated: kernel,memcpy,memset,api,\n"
     "                            runtime,driver,sync,nvtx,memory,overhead or all (default: every\n"
-    "                            kind but runtime and driver). api: only the runtime and driver\n"
-    "                            calls the analyzer reads (launches, copies, syncs, allocations,\n"
-    "                            graph and module set-up); runtime, driver: every call of that API\n"
+    "                            kind but runtime, driver and sync). api: only the runtime and\n"
+    "                            driver calls the analyzer reads (launches, copies, syncs,\n"
+    "                            allocations, graph and module set-up) and their sync records;\n"
+    "                            runtime, driver: every call of that API\n"
+    "      --lean-calls callbacks|records  how api records its calls: CUPTI callbacks on those calls\n"
+    "                            (default; cheapest) or CUPTI's API records, which intercept every\n"
+    "                            call of the program\n"
     "      --delay SECONDS       start collecting after SECONDS\n"
     "      --duration SECONDS    stop collecting SECONDS after the start\n"
     "  -c, --capture-range cudaProfilerApi|nvtx\n"
@@ -113,6 +117,7 @@ constexpr ValueOption kValueOptions[] = {
     {"--stacks", nullptr, "CUSCOPE_STACKS"},
     {"--unwinder", nullptr, "CUSCOPE_UNWINDER"},
     {"--queue-times", nullptr, "CUSCOPE_QUEUE_TIMES"},
+    {"--lean-calls", nullptr, "CUSCOPE_LEAN_CALLS"},
     {"--gpu-metrics-devices", nullptr, "CUSCOPE_GPU_METRICS_DEVICES"},
     {"--gpu-metrics-frequency", nullptr, "CUSCOPE_GPU_METRICS_FREQUENCY"},
     {"--mode", nullptr, "CUSCOPE_MODE"},

@@ -8,6 +8,18 @@ namespace {
 bool StartsWith(std::string_view s, std::string_view prefix) { return s.substr(0, prefix.size()) == prefix; }
 bool Contains(std::string_view s, std::string_view part) { return s.find(part) != std::string_view::npos; }
 
+// `cudaStreamSynchronize_ptsz` -> `cudaStreamSynchronize`: the per-thread default-stream variants
+// are the same call.
+std::string_view BaseName(std::string_view cupti_name) {
+  std::string_view name = DisplayApiName(cupti_name);
+  for (std::string_view suffix : {std::string_view("_ptsz"), std::string_view("_ptds")}) {
+    if (name.size() > suffix.size() && name.substr(name.size() - suffix.size()) == suffix) {
+      name.remove_suffix(suffix.size());
+    }
+  }
+  return name;
+}
+
 }  // namespace
 
 std::string_view ApiCategoryName(ApiCategory category) {
@@ -32,7 +44,7 @@ std::string_view DisplayApiName(std::string_view cupti_name) {
 }
 
 ApiTraits ClassifyApi(std::string_view cupti_name) {
-  const std::string_view name = DisplayApiName(cupti_name);
+  const std::string_view name = BaseName(cupti_name);
   ApiTraits t;
   struct SyncName {
     std::string_view name;
@@ -102,6 +114,22 @@ ApiTraits ClassifyApi(std::string_view cupti_name) {
 
 bool CollectedWhenLean(std::string_view cupti_name) {
   return ClassifyApi(cupti_name).category != ApiCategory::kOther;
+}
+
+v1::SyncType SyncRecordTypeOf(std::string_view cupti_name) {
+  const std::string_view name = BaseName(cupti_name);
+  if (name == "cudaStreamWaitEvent" || name == "cuStreamWaitEvent") return v1::SYNC_TYPE_STREAM_WAIT_EVENT;
+  switch (ClassifyApi(cupti_name).sync) {
+    case SyncKind::kStream: return v1::SYNC_TYPE_STREAM_SYNCHRONIZE;
+    case SyncKind::kDevice: return v1::SYNC_TYPE_CONTEXT_SYNCHRONIZE;
+    case SyncKind::kEvent: return v1::SYNC_TYPE_EVENT_SYNCHRONIZE;
+    case SyncKind::kNone: break;
+  }
+  return v1::SYNC_TYPE_UNKNOWN;
+}
+
+bool PerThreadStreamCall(std::string_view cupti_name) {
+  return Contains(cupti_name, "_ptsz") || Contains(cupti_name, "_ptds");
 }
 
 }  // namespace cuscope::core

@@ -6,6 +6,8 @@
 #include <string>
 #include <string_view>
 
+#include "cuscope/v1/trace.pb.h"
+
 namespace cuscope::core {
 
 // What the host is doing while inside a call. The order is the precedence used when calls on
@@ -51,6 +53,16 @@ ApiTraits ClassifyApi(std::string_view cupti_name);
 // of kOther (cudaGetDevice, cudaStreamIsCapturing, cudaGetLastError, ...) is not recorded: in a
 // lean trace the host's time in it counts as time outside CUDA.
 bool CollectedWhenLean(std::string_view cupti_name);
+
+// The synchronization record CUPTI's SYNCHRONIZATION kind writes for a call, by the call's name:
+// stream, device (context) and event synchronization, and a stream's wait for an event
+// (cudaStreamWaitEvent, which lean collection does not record as a call). SYNC_TYPE_UNKNOWN for
+// every other call. Lean collection writes these records from the calls themselves
+// (lib/cupti/call_timer.h), so that it needs no SYNCHRONIZATION kind.
+v1::SyncType SyncRecordTypeOf(std::string_view cupti_name);
+// Whether a stream call names its stream with per-thread default-stream semantics (the "_ptsz"
+// and "_ptds" variants): its null stream is the calling thread's default stream.
+bool PerThreadStreamCall(std::string_view cupti_name);
 
 }  // namespace cuscope::core
 

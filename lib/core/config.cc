@@ -309,6 +309,14 @@ absl::StatusOr<Config> ParseConfigFromEnvironment(const std::vector<std::pair<st
       auto b = ParseBool(name, value);
       if (!b.ok()) return b.status();
       c.queue_times = *b;
+    } else if (name == "CUSCOPE_LEAN_CALLS") {
+      if (value == "callbacks") {
+        c.lean_calls_by_records = false;
+      } else if (value == "records") {
+        c.lean_calls_by_records = true;
+      } else {
+        return Bad(name, value, "expected callbacks or records");
+      }
     } else if (name == "CUSCOPE_QUIET") {
       auto b = ParseBool(name, value);
       if (!b.ok()) return b.status();
@@ -339,7 +347,8 @@ absl::StatusOr<Config> ParseConfigFromEnvironment(const std::vector<std::pair<st
                                                      "CUSCOPE_PROMETHEUS, CUSCOPE_FLIGHT_SPAN, CUSCOPE_FLIGHT_SIZE, "
                                                      "CUSCOPE_FLIGHT_STEP_THRESHOLD, CUSCOPE_FLIGHT_STEP_RANGE, CUSCOPE_FLIGHT_AFTER, "
                                                      "CUSCOPE_FLIGHT_IDLE_SHARE, CUSCOPE_FLIGHT_IDLE_SECONDS, "
-                                                     "CUSCOPE_STACKS, CUSCOPE_UNWINDER, CUSCOPE_QUEUE_TIMES, CUSCOPE_LIBRARY)"));
+                                                     "CUSCOPE_STACKS, CUSCOPE_UNWINDER, CUSCOPE_QUEUE_TIMES, CUSCOPE_LEAN_CALLS, "
+                                                     "CUSCOPE_LIBRARY)"));
     }
   }
   if (c.buffer_pool_cap_bytes < c.buffer_bytes) {

@@ -35,9 +35,10 @@ struct Config {
   // appended when the name has no extension of that name.
   std::string output = "cuscope_%p";
   bool force_overwrite = false;
-  // Lean by default: "api" instead of every runtime and driver call.
-  std::vector<std::string> activity_kinds = {"kernel", "memcpy", "memset", "api",
-                                             "sync",   "nvtx",   "memory", "overhead"};
+  // Lean by default: "api" instead of every runtime and driver call. No "sync": lean collection
+  // writes the synchronization records from the calls (lib/cupti/call_timer.h), where CUPTI's
+  // SYNCHRONIZATION kind would intercept every call of the program.
+  std::vector<std::string> activity_kinds = {"kernel", "memcpy", "memset", "api", "nvtx", "memory", "overhead"};
   CollectionMode mode = CollectionMode::kTrace;
   // CUPTI's latency timestamps (CUSCOPE_QUEUE_TIMES): each kernel record also says when the host
   // queued the launch into the command buffer, which places launches in time without recording
@@ -47,6 +48,10 @@ struct Config {
   // for every session, a launch storm against a 64 KiB buffer cap (FaultGpuTest) ran past its
   // 120 s limit on the H100, where it passes without them; not yet understood.
   bool queue_times = false;
+  // How "api" records its calls (CUSCOPE_LEAN_CALLS): callbacks on those calls alone (false, the
+  // default; lib/cupti/call_timer.h) or CUPTI's API records with the other calls turned off (true),
+  // which cost per call of the program. Either way the same calls and synchronization records.
+  bool lean_calls_by_records = false;
   // Monitor mode: the length of one interval of figures, and how many kernels each device's
   // interval names (the rest are summed as "other").
   uint32_t monitor_interval_ms = 1000;

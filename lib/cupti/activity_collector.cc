@@ -19,6 +19,7 @@
 #include "lib/core/output_name.h"
 #include "lib/core/python_stack.h"
 #include "lib/core/trace_writer.h"
+#include "lib/cupti/call_timer.h"
 #include "lib/cupti/capture_controller.h"
 #include "lib/cupti/cupti_api.h"
 #include "lib/cupti/kernel_metrics_collector.h"
@@ -70,6 +71,7 @@ struct Session {
   std::string metrics_request;  // what the top-down's line names: "sol,occupancy,stalls"
   std::unique_ptr<monitor::PrometheusExporter> exporter;  // monitor mode with an endpoint
   std::unique_ptr<LaunchStackCollector> stacks;           // with CUSCOPE_STACKS
+  std::unique_ptr<CallTimer> timer;  // lean collection's calls (ActivitySelection::TimesLeanCalls)
   bool queue_times = false;  // CUPTI's latency timestamps turned on by this session
   std::atomic<State> state{State::kActive};
   const SteadyClock::time_point started = SteadyClock::now();
@@ -167,6 +169,9 @@ void CUPTIAPI OnApiCallback(void* /*userdata*/, CUpti_CallbackDomain domain, CUp
   }
   const ProfilerGate* gate = FindProfilerGate(domain, cbid);
   if (gate == nullptr) {
+    if (s->timer != nullptr && (domain == CUPTI_CB_DOMAIN_RUNTIME_API || domain == CUPTI_CB_DOMAIN_DRIVER_API)) {
+      s->timer->OnCallback(domain, cbid, *static_cast<const CUpti_CallbackData*>(data), s->capture->recording());
+    }
     // The stack first: a launch the metrics profile is then replayed, which the stack need not see.
     if (s->stacks != nullptr && (domain == CUPTI_CB_DOMAIN_RUNTIME_API || domain == CUPTI_CB_DOMAIN_DRIVER_API)) {
       s->stacks->OnCallback(domain, cbid, *static_cast<const CUpti_CallbackData*>(data), s->capture->recording());
@@ -255,6 +260,7 @@ bool KernelMetricsPhase(Session& s, bool begin) {
       const auto [domain, cbid] = callbacks[i];
       // Still watched for the counters' first set-up on the program's thread: that watch ends them.
       if (domain == CUPTI_CB_DOMAIN_DRIVER_API && s.sampling->AwaitingProgramCall()) continue;
+      if (s.timer != nullptr && s.timer->Uses(domain, cbid)) continue;  // a timed launch
       s.cupti.DisableCallback(s.subscriber, domain, cbid);
     }
   };
@@ -315,6 +321,7 @@ void StartLaunchStacks(Session& s) {
 // Whether the session's own callbacks use this driver call: kernel metrics' launches, launch
 // stacks, the cuProfilerStart/Stop gates.
 bool SessionUsesDriverCallback(const Session& s, CUpti_CallbackId cbid) {
+  if (s.timer != nullptr && s.timer->Uses(CUPTI_CB_DOMAIN_DRIVER_API, cbid)) return true;
   if (s.stacks != nullptr && LaunchStackCollector::IsDriverLaunch(cbid)) return true;
   if (s.config.capture_range == "cudaProfilerApi" && FindProfilerGate(CUPTI_CB_DOMAIN_DRIVER_API, cbid) != nullptr) {
     return true;
@@ -324,6 +331,22 @@ bool SessionUsesDriverCallback(const Session& s, CUpti_CallbackId cbid) {
     if (domain == CUPTI_CB_DOMAIN_DRIVER_API && id == cbid) return true;
   }
   return false;
+}
+
+// Lean collection's calls: their callbacks on the session's subscriber for the whole session.
+// Without them the trace goes on with its kernels, copies and the rest: one line.
+void StartCallTimer(Session& s) {
+  s.timer = std::make_unique<CallTimer>(
+      s.cupti,
+      [&s](const core::ApiActivity* call, const core::SyncRecord* sync) { s.pipeline->QueueTimedCall(call, sync); },
+      /*sync_records=*/!s.config.kind_enabled("sync"));
+  for (const auto& [domain, cbid] : s.timer->callbacks()) {
+    if (auto st = s.cupti.EnableCallback(s.subscriber, domain, cbid); !st.ok()) {
+      for (const auto& [d, id] : s.timer->callbacks()) s.cupti.DisableCallback(s.subscriber, d, id);
+      s.Warn(absl::StrCat("no runtime or driver call is recorded: ", st.message(), "; the trace goes on without them"));
+      return;  // the timer stays (a callback may be using it) with its callbacks off
+    }
+  }
 }
 
 // A session that starts with the program (no context yet) sets its counters up on the program's
@@ -500,6 +523,7 @@ absl::Status StartCollector(const core::Config& config, const std::string& entry
   g_session.store(&s, std::memory_order_release);
   undo.Push([] { g_session.store(nullptr); });
 
+  if (ActivitySelection::TimesLeanCalls(config)) StartCallTimer(s);
   if (config.capture_range == "cudaProfilerApi") {
     if (auto st = EnableProfilerApiCallbacks(s); !st.ok()) return st;
   } else if (config.capture_range == "nvtx") {

@@ -37,16 +37,24 @@ void ActivitySelection::AddLeanApi(v1::ApiDomain domain, CuptiApi& cupti) {
   }
 }
 
+bool ActivitySelection::TimesLeanCalls(const core::Config& config) {
+  return config.kind_enabled("api") && !config.kind_enabled("runtime") && !config.kind_enabled("driver") &&
+         !config.lean_calls_by_records;
+}
+
 ActivitySelection ActivitySelection::FromConfig(const core::Config& config, CuptiApi& cupti) {
   ActivitySelection s;
   for (const ActivityKindName& k : kActivityKinds) {
     if (config.kind_enabled(k.name)) s.kinds_.push_back(k.kind);
   }
-  if (config.kind_enabled("api")) {
+  const bool lean_records = config.kind_enabled("api") && !TimesLeanCalls(config);
+  if (lean_records) {
+    // The synchronization records the callbacks would have written come from CUPTI's kind then.
+    if (!config.kind_enabled("sync")) s.kinds_.push_back(CUPTI_ACTIVITY_KIND_SYNCHRONIZATION);
     if (!config.kind_enabled("runtime")) s.AddLeanApi(v1::API_DOMAIN_RUNTIME, cupti);
     if (!config.kind_enabled("driver")) s.AddLeanApi(v1::API_DOMAIN_DRIVER, cupti);
   }
-  if (!config.metrics.empty() && (config.kind_enabled("api") || config.kind_enabled("driver"))) {
+  if (!config.metrics.empty() && (lean_records || config.kind_enabled("driver"))) {
     // Only those the lean choice does not turn off already (one CUPTI call each, per window).
     for (uint32_t cbid : {CUPTI_DRIVER_TRACE_CBID_cuStreamIsCapturing, CUPTI_DRIVER_TRACE_CBID_cuStreamIsCapturing_ptsz}) {
       const ApiCallId own{v1::API_DOMAIN_DRIVER, cbid};

@@ -1,6 +1,10 @@
 // What CUPTI is asked to record: activity kinds, and under lean collection (the kind "api") only
 // the runtime and driver calls the analyzer reads.
 //
+// Lean collection alone ("api" without "runtime" or "driver") records those calls through
+// callbacks (call_timer.h): CUPTI's API records cost per call of the program, whichever calls are
+// kept. The API records below serve "api" beside an API recorded whole.
+//
 // Lean collection enables the API's whole kind (RUNTIME, DRIVER) and then turns every other call
 // off one by one (cuptiActivityEnableRuntimeApi/DriverApi with 0). Turning the kept calls on one by
 // one instead, without the kind, records nothing once the program has made its first call: on the
@@ -49,6 +53,11 @@ std::vector<uint32_t> LeanCallIds(v1::ApiDomain domain, CuptiApi& cupti);
 
 class ActivitySelection {
  public:
+  // Lean collection by callbacks (call_timer.h) instead of API records: "api" with neither API
+  // named whole, unless the configuration asks for records. Then the selection enables no API kind
+  // and no call.
+  static bool TimesLeanCalls(const core::Config& config);
+
   // The kinds the configuration names; with "api", the calls core::CollectedWhenLean keeps, by the
   // names CUPTI gives their callback ids.
   static ActivitySelection FromConfig(const core::Config& config, CuptiApi& cupti);

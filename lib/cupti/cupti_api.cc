@@ -3,6 +3,7 @@
 #include <mutex>
 
 #include "absl/strings/str_cat.h"
+#include "lib/core/records.h"
 #include "lib/cupti/cupti_status.h"
 
 namespace cuscope::cupti {
@@ -80,6 +81,17 @@ class RealCupti final : public CuptiApi {
   uint64_t GraphNodeId(CUgraphNode node) override {
     uint64_t id = 0;
     return cuptiGetGraphNodeId(node, &id) == CUPTI_SUCCESS ? id : 0;
+  }
+  uint32_t ContextId(CUcontext context) override {
+    uint32_t id = 0;
+    return context != nullptr && cuptiGetContextId(context, &id) == CUPTI_SUCCESS ? id : 0;
+  }
+  uint32_t StreamId(CUcontext context, CUstream stream, bool per_thread) override {
+    uint32_t id = 0;
+    if (context == nullptr || cuptiGetStreamIdEx(context, stream, per_thread ? 1 : 0, &id) != CUPTI_SUCCESS) {
+      return core::kNoStream;
+    }
+    return id;
   }
   absl::StatusOr<SystemInfo> QuerySystem() override { return cupti::QuerySystem(); }
 

@@ -62,6 +62,11 @@ class CuptiApi {
 
   // A CUDA graph node's id, as kernel records name the node that ran them (0 when CUPTI has none).
   virtual uint64_t GraphNodeId(CUgraphNode node) = 0;
+  // The ids activity records give a context and a stream (cuptiGetContextId, cuptiGetStreamIdEx),
+  // read inside a call's callback; core::kNoStream / 0 when CUPTI has none. `per_thread`: the
+  // call's null stream is the thread's default stream (a "_ptsz" call).
+  virtual uint32_t ContextId(CUcontext context) = 0;
+  virtual uint32_t StreamId(CUcontext context, CUstream stream, bool per_thread) = 0;
 
   virtual bool DriverLoadable() = 0;
   virtual bool DriverHasContext() = 0;

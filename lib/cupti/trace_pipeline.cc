@@ -214,6 +214,13 @@ absl::Status TracePipeline::StartWriting() {
 
 void TracePipeline::ReleaseMemory() {
   pool_.FreeSpare();
+  {
+    std::lock_guard<std::mutex> lock(timed_mu_);
+    std::vector<core::ApiActivity>().swap(timed_calls_);
+    std::vector<core::SyncRecord>().swap(timed_syncs_);
+  }
+  std::vector<core::ApiActivity>().swap(drained_calls_);
+  std::vector<core::SyncRecord>().swap(drained_syncs_);
   v1::Chunk().Swap(&chunk_);
 }
 
@@ -379,6 +386,32 @@ void TracePipeline::QueueHotKernelChoice(uint32_t kernels, uint64_t launches_eac
   queue_cv_.notify_one();
 }
 
+void TracePipeline::QueueTimedCall(const core::ApiActivity* call, const core::SyncRecord* sync) {
+  bool wake = false;
+  {
+    std::lock_guard<std::mutex> lock(timed_mu_);
+    if (timed_calls_.size() + timed_syncs_.size() >= kMaxQueuedTimedCalls) {
+      dropped_by_cupti_.fetch_add(1, std::memory_order_relaxed);
+      return;
+    }
+    if (call != nullptr) timed_calls_.push_back(*call);
+    if (sync != nullptr) timed_syncs_.push_back(*sync);
+    wake = (timed_calls_.size() + timed_syncs_.size()) % kTimedCallBatch == 0;
+  }
+  if (!wake) return;
+  {
+    // Under the queue's lock, so the writer cannot miss it between its check and its wait.
+    std::lock_guard<std::mutex> lock(queue_mu_);
+    timed_batch_ready_.store(true);
+  }
+  queue_cv_.notify_one();
+}
+
+bool TracePipeline::TimedCallsWaiting() {
+  std::lock_guard<std::mutex> lock(timed_mu_);
+  return !timed_calls_.empty() || !timed_syncs_.empty();
+}
+
 // ---- The writer thread -------------------------------------------------------------------------
 
 void TracePipeline::WriterLoop() {
@@ -390,7 +423,9 @@ void TracePipeline::WriterLoop() {
     bool have_buffer = false;
     {
       std::unique_lock<std::mutex> lock(queue_mu_);
-      const auto ready = [this] { return !queue_.empty() || exit_requested_ || !counter_batches_.empty(); };
+      const auto ready = [this] {
+        return !queue_.empty() || exit_requested_ || !counter_batches_.empty() || timed_batch_ready_.load();
+      };
       if (monitor_ != nullptr || flight_figures_ != nullptr) {
         queue_cv_.wait_for(lock, tick, ready);
       } else {
@@ -404,7 +439,9 @@ void TracePipeline::WriterLoop() {
         break;  // every buffer written; the last chunk takes the rest
       }
     }
-    if (!have_buffer) {
+    if (!have_buffer && timed_batch_ready_.exchange(false)) {
+      ProcessBuffer(QueuedBuffer{});  // a batch of timed calls, no buffer
+    } else if (!have_buffer) {
       WriteChunk(false);  // GPU counter samples alone, so they reach the file while the program is quiet
     } else if (b.choose_hot_kernels) {
       ChooseHotKernels(b.choose_kernels, b.choose_launches);
@@ -422,6 +459,7 @@ void TracePipeline::WriterLoop() {
     }
     if (flight_figures_ != nullptr) CloseFlightIntervals(false);
   }
+  if (TimedCallsWaiting()) ProcessBuffer(QueuedBuffer{});  // the last timed calls
   if (monitor_ != nullptr) CloseMonitorIntervals(true);
   if (flight_figures_ != nullptr) CloseFlightIntervals(true);
   WriteChunk(true);
@@ -458,12 +496,26 @@ void TracePipeline::ProcessBuffer(const QueuedBuffer& b) {
       TranslateBuffer(b, builder_);
     }
   }
-  pool_.Release(b.buffer);
+  if (b.buffer != nullptr) pool_.Release(b.buffer);
   writer_ns_ += NanosecondsSince(t0);
   WriteChunk(false);
 }
 
 void TracePipeline::TranslateBuffer(const QueuedBuffer& b, core::ActivitySink& sink) {
+  {
+    // Swapped with the writer's emptied vectors, so both sides keep their capacity: the program's
+    // threads do not grow a vector from nothing after each turn.
+    {
+      std::lock_guard<std::mutex> lock(timed_mu_);
+      drained_calls_.swap(timed_calls_);
+      drained_syncs_.swap(timed_syncs_);
+    }
+    for (const core::ApiActivity& call : drained_calls_) sink.Add(call);
+    for (const core::SyncRecord& sync : drained_syncs_) sink.Add(sync);
+    drained_calls_.clear();
+    drained_syncs_.clear();
+  }
+  if (b.buffer == nullptr) return;
   const ReplayedLaunches* replayed = replayed_.empty() ? nullptr : &replayed_;
   CUpti_Activity* record = nullptr;
   while (cupti_.NextRecord(b.buffer, b.valid, &record)) {

@@ -144,6 +144,13 @@ class TracePipeline {
                            std::vector<core::PythonFrame> python, uint64_t created_ns, uint64_t tid);
   void QueueGraphNodeClone(uint64_t node_id, uint64_t original_node_id);
   void QueueCounterBatches(std::vector<CounterBatch> batches);
+  // Lean collection's calls (CallTimer), from the program's threads at each call's exit; either
+  // may be null. They reach the sinks with the next buffer; every kTimedCallBatch calls wake the
+  // writer. At most kMaxQueuedTimedCalls wait: past that a call is dropped and counted with the
+  // records CUPTI dropped, so a writer that falls behind cannot make memory grow without bound.
+  static constexpr size_t kTimedCallBatch = 4096;
+  static constexpr size_t kMaxQueuedTimedCalls = size_t{1} << 18;
+  void QueueTimedCall(const core::ApiActivity* call, const core::SyncRecord* sync);
   // The top-down's turn, behind every buffer queued so far: its `kernels` hottest kernels, each
   // to be profiled on `launches_each` launches.
   void QueueHotKernelChoice(uint32_t kernels, uint64_t launches_each);
@@ -221,7 +228,9 @@ class TracePipeline {
 
   void WriterLoop();
   void ProcessBuffer(const QueuedBuffer& b);
+  // The buffer's records (none for a buffer-less turn), after the timed calls queued so far.
   void TranslateBuffer(const QueuedBuffer& b, core::ActivitySink& sink);
+  bool TimedCallsWaiting();
   void ChooseHotKernels(uint32_t kernels, uint64_t launches_each);
   // The snapshot thread, after a capture's window: the choice, then the launches' metrics, until
   // all are in or the wait is over. A line's end that says what was profiled.
@@ -281,6 +290,13 @@ class TracePipeline {
   size_t queued_launch_stacks_ = 0;           // queue_mu_: of stacks_, launches' (graph nodes are never dropped)
   std::atomic<uint64_t> launch_stacks_dropped_{0};
   std::vector<CounterBatch> counter_batches_; // queue_mu_
+  // The timed calls: their own lock, taken on the program's threads at each timed call.
+  std::mutex timed_mu_;
+  std::vector<core::ApiActivity> timed_calls_;  // timed_mu_
+  std::vector<core::SyncRecord> timed_syncs_;   // timed_mu_
+  std::atomic<bool> timed_batch_ready_{false};  // a batch is waiting: the writer wakes for it
+  std::vector<core::ApiActivity> drained_calls_;  // writer thread
+  std::vector<core::SyncRecord> drained_syncs_;   // writer thread
   std::vector<TraceSpan> trace_spans_;         // queue_mu_: monitor mode's latest trace windows
   // queue_mu_: trace mode with the kinds held on, the timeline windows so far (a program that
   // opens more than kKeptTimelineSpans windows keeps the latest).

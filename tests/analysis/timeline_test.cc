@@ -115,6 +115,29 @@ TEST(ApiNamesTest, VersionSuffixStrippedAndCallsClassified) {
   EXPECT_TRUE(core::ClassifyApi("cudaStreamBeginCapture_v10000").capture_begin);
   EXPECT_TRUE(core::ClassifyApi("cudaStreamEndCapture_v10000").capture_end);
   EXPECT_EQ(core::ClassifyApi("cudaGraphLaunch_v10000").category, core::ApiCategory::kLaunch);
+  // The per-thread default-stream variants are the same calls.
+  EXPECT_EQ(core::ClassifyApi("cudaStreamSynchronize_ptsz_v7000").sync, core::SyncKind::kStream);
+  EXPECT_EQ(core::ClassifyApi("cuStreamSynchronize_ptsz").sync, core::SyncKind::kStream);
+  EXPECT_TRUE(core::ClassifyApi("cudaGraphLaunch_ptsz_v10000").graph_launch);
+  EXPECT_EQ(core::ClassifyApi("cuGraphLaunch_ptsz").category, core::ApiCategory::kLaunch);
+  EXPECT_EQ(core::DisplayApiName("cudaStreamSynchronize_ptsz_v7000"), "cudaStreamSynchronize_ptsz");
+}
+
+TEST(TimelineTest, SynchronizationRecordsAreNamedByTheCallsThatMakeThem) {
+  EXPECT_EQ(core::SyncRecordTypeOf("cudaStreamSynchronize_v3020"), v1::SYNC_TYPE_STREAM_SYNCHRONIZE);
+  EXPECT_EQ(core::SyncRecordTypeOf("cuStreamSynchronize_ptsz"), v1::SYNC_TYPE_STREAM_SYNCHRONIZE);
+  EXPECT_EQ(core::SyncRecordTypeOf("cudaDeviceSynchronize_v3020"), v1::SYNC_TYPE_CONTEXT_SYNCHRONIZE);
+  EXPECT_EQ(core::SyncRecordTypeOf("cuCtxSynchronize_v2"), v1::SYNC_TYPE_CONTEXT_SYNCHRONIZE);
+  EXPECT_EQ(core::SyncRecordTypeOf("cudaEventSynchronize_v3020"), v1::SYNC_TYPE_EVENT_SYNCHRONIZE);
+  EXPECT_EQ(core::SyncRecordTypeOf("cudaStreamWaitEvent_ptsz_v7000"), v1::SYNC_TYPE_STREAM_WAIT_EVENT);
+  EXPECT_EQ(core::SyncRecordTypeOf("cuStreamWaitEvent"), v1::SYNC_TYPE_STREAM_WAIT_EVENT);
+  // Calls that wait without a synchronization record of their own, and calls that do not wait.
+  EXPECT_EQ(core::SyncRecordTypeOf("cudaMemcpy_v3020"), v1::SYNC_TYPE_UNKNOWN);
+  EXPECT_EQ(core::SyncRecordTypeOf("cudaStreamQuery_v3020"), v1::SYNC_TYPE_UNKNOWN);
+  EXPECT_EQ(core::SyncRecordTypeOf("cudaLaunchKernel_v7000"), v1::SYNC_TYPE_UNKNOWN);
+  EXPECT_TRUE(core::PerThreadStreamCall("cudaStreamSynchronize_ptsz_v7000"));
+  EXPECT_TRUE(core::PerThreadStreamCall("cudaMemcpyAsync_ptds_v7000"));
+  EXPECT_FALSE(core::PerThreadStreamCall("cudaStreamSynchronize_v3020"));
 }
 
 TEST(TimelineTest, ReplaysCountAsTheProgramsWorkOnlyWhileTheTimelineWasRecorded) {

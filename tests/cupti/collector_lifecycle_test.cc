@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <cstring>
 #include <fstream>
 #include <map>
 #include <set>
@@ -44,6 +45,7 @@ using testing::LoadWhenComplete;
 
 const std::string kKernelKind = absl::StrCat(static_cast<int>(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL));
 const std::string kMemcpyKind = absl::StrCat(static_cast<int>(CUPTI_ACTIVITY_KIND_MEMCPY));
+const std::string kSyncKind = absl::StrCat(static_cast<int>(CUPTI_ACTIVITY_KIND_SYNCHRONIZATION));
 const std::string kMemsetKind = absl::StrCat(static_cast<int>(CUPTI_ACTIVITY_KIND_MEMSET));
 
 bool Exists(const std::string& path) {
@@ -164,10 +166,13 @@ size_t PerCallChoices(const FakeCupti& cupti, const std::string& on) {
   return n;
 }
 
-TEST_F(CollectorLifecycleTest, LeanByDefaultTurnsOffTheCallsTheAnalyzerDoesNotRead) {
+TEST_F(CollectorLifecycleTest, LeanByRecordsTurnsOffTheCallsTheAnalyzerDoesNotRead) {
+  // CUPTI's API records for the lean calls (CUSCOPE_LEAN_CALLS=records): the per-call choices below.
+  config_.lean_calls_by_records = true;
   ASSERT_TRUE(StartCollector(config_, "session", cupti_).ok());
   EXPECT_EQ(cupti_.Count("EnableActivity:" + kRuntimeKind), 1u);
   EXPECT_EQ(cupti_.Count("EnableActivity:" + kDriverKind), 1u);
+  EXPECT_EQ(cupti_.Count("EnableActivity:" + kSyncKind), 1u);  // the records the callbacks would write
   EXPECT_EQ(cupti_.Count(kLeanGetDevice + ":0"), 1u);
   EXPECT_EQ(cupti_.Count(kLeanDriverAttribute + ":0"), 1u);
   // Kept: never turned off, and never turned on one by one.
@@ -177,13 +182,149 @@ TEST_F(CollectorLifecycleTest, LeanByDefaultTurnsOffTheCallsTheAnalyzerDoesNotRe
   EXPECT_EQ(PerCallChoices(cupti_, "1"), 0u);
   // Every other call of both APIs is turned off, after both kinds.
   EXPECT_EQ(PerCallChoices(cupti_, "0"),
-            static_cast<size_t>(CUPTI_RUNTIME_TRACE_CBID_SIZE - 1 - 2 + CUPTI_DRIVER_TRACE_CBID_SIZE - 1 - 1));
+            static_cast<size_t>(CUPTI_RUNTIME_TRACE_CBID_SIZE - 1 - 3 + CUPTI_DRIVER_TRACE_CBID_SIZE - 1 - 3));
   EXPECT_LT(cupti_.LastIndexOf("EnableActivity:" + kKernelKind), cupti_.LastIndexOf("EnableActivity:" + kRuntimeKind));
   EXPECT_LT(cupti_.LastIndexOf("EnableActivity:" + kRuntimeKind), cupti_.LastIndexOf(kLeanGetDevice + ":0"));
   EXPECT_LT(cupti_.LastIndexOf("EnableActivity:" + kDriverKind), cupti_.LastIndexOf(kLeanGetDevice + ":0"));
   ASSERT_TRUE(StopCollector(nullptr).ok());
   EXPECT_EQ(cupti_.Count("DisableActivity:" + kRuntimeKind), 1u);
   EXPECT_EQ(cupti_.Count("DisableActivity:" + kDriverKind), 1u);
+}
+
+
+std::string CallbackOf(CUpti_CallbackDomain domain, uint32_t cbid) {
+  return absl::StrCat("EnableCallback:", static_cast<int>(domain), ":", cbid);
+}
+
+// The default: no API kind and no synchronization kind (each intercepts every call of the
+// program); callbacks on the lean calls alone, of both APIs.
+TEST_F(CollectorLifecycleTest, LeanByDefaultTimesItsCallsByCallbackAndEnablesNoApiKind) {
+  ASSERT_TRUE(StartCollector(config_, "session", cupti_).ok());
+  EXPECT_EQ(cupti_.Count("EnableActivity:" + kRuntimeKind), 0u);
+  EXPECT_EQ(cupti_.Count("EnableActivity:" + kDriverKind), 0u);
+  EXPECT_EQ(cupti_.Count("EnableActivity:" + kSyncKind), 0u);
+  EXPECT_EQ(PerCallChoices(cupti_, "0") + PerCallChoices(cupti_, "1"), 0u);
+  EXPECT_EQ(cupti_.Count(CallbackOf(CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000)), 1u);
+  EXPECT_EQ(cupti_.Count(CallbackOf(CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaStreamSynchronize_v3020)),
+            1u);
+  EXPECT_EQ(cupti_.Count(CallbackOf(CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel)), 1u);
+  // For its synchronization record alone.
+  EXPECT_EQ(cupti_.Count(CallbackOf(CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaStreamWaitEvent_v3020)),
+            1u);
+  // Not read by the analyzer: no callback.
+  EXPECT_EQ(cupti_.Count(CallbackOf(CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaGetDevice_v3020)), 0u);
+  EXPECT_EQ(cupti_.Count(CallbackOf(CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuDeviceGetAttribute)), 0u);
+  ASSERT_TRUE(StopCollector(nullptr).ok());
+}
+
+// What the callbacks write is what CUPTI's lean records said: each timed call once, with its
+// correlation id, times, thread and return code; the driver call inside a runtime call is not a
+// second call; calls the analyzer does not read are not recorded; the waits write their
+// synchronization records, with the stream the call named.
+TEST_F(CollectorLifecycleTest, TimedCallsReachTheTraceAsCuptisLeanRecordsWouldHave) {
+  ASSERT_TRUE(StartCollector(config_, "session", cupti_).ok());
+  cupti_.CallLaunch(11, "fakeKernel");                      // cudaLaunchKernel around cuLaunchKernel
+  cupti_.CallLaunch(12, "fakeKernel", /*driver_only=*/true);  // a driver-API program's launch
+  const CUstream stream = reinterpret_cast<CUstream>(uintptr_t{5});
+  const cuStreamSynchronize_params driver_sync{stream};
+  const FakeCupti::Call inner{CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuStreamSynchronize, &driver_sync};
+  const cudaStreamSynchronize_v3020_params runtime_sync{stream};
+  cupti_.CallApi(13, {CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaStreamSynchronize_v3020, &runtime_sync, 4},
+                 250'000, &inner);
+  const cudaStreamWaitEvent_v3020_params wait{stream, nullptr, 0};
+  cupti_.CallApi(14, {CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaStreamWaitEvent_v3020, &wait});
+  cupti_.CallApi(15, {CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaGetDevice_v3020});
+  ASSERT_TRUE(StopCollector(nullptr).ok());
+
+  const core::Trace t = Load();
+  std::map<uint64_t, std::string> calls;
+  for (const core::ApiCallRow& a : t.api_calls) {
+    EXPECT_TRUE(calls.emplace(a.correlation_id, t.dict.function_name(a.function)).second) << a.correlation_id;
+    EXPECT_LT(a.start, a.end);
+    EXPECT_EQ(t.dict.thread(a.thread).tid(), static_cast<uint64_t>(::syscall(SYS_gettid)));
+    if (a.correlation_id == 13) {
+      EXPECT_GE(a.end - a.start, 250'000u);
+      EXPECT_EQ(a.return_code, 4u);
+    }
+  }
+  EXPECT_EQ(calls, (std::map<uint64_t, std::string>{{11, "cudaLaunchKernel_v7000"},
+                                                     {12, "cuLaunchKernel"},
+                                                     {13, "cudaStreamSynchronize_v3020"}}));
+  ASSERT_EQ(t.syncs.size(), 2u);
+  std::map<uint64_t, const core::SyncRecord*> syncs;
+  for (const core::SyncRecord& r : t.syncs) syncs[r.correlation_id] = &r;
+  ASSERT_TRUE(syncs.count(13) && syncs.count(14));
+  EXPECT_EQ(syncs[13]->type, v1::SYNC_TYPE_STREAM_SYNCHRONIZE);
+  EXPECT_EQ(syncs[13]->stream, 5u);  // the fake's id for stream 5
+  EXPECT_EQ(syncs[13]->context, 7u);
+  EXPECT_GE(syncs[13]->end - syncs[13]->start, 250'000u);
+  EXPECT_EQ(syncs[14]->type, v1::SYNC_TYPE_STREAM_WAIT_EVENT);
+  EXPECT_EQ(syncs[14]->stream, 5u);
+}
+
+// Calls outside the window are not kept; a call that began inside and ended after a stop (its
+// exit never seen) does not hide the next session's calls.
+TEST_F(CollectorLifecycleTest, TimedCallsOutsideTheWindowAreLeftOutAndAnUnfinishedCallHidesNothing) {
+  config_.capture_range = "cudaProfilerApi";
+  ASSERT_TRUE(StartCollector(config_, "session", cupti_).ok());
+  cupti_.CallLaunch(21, "fakeKernel");  // before the window
+  cupti_.CallProfilerStart();
+  cupti_.CallLaunch(22, "fakeKernel");
+  cupti_.CallProfilerStop();
+  cupti_.CallLaunch(23, "fakeKernel");  // after it
+  ASSERT_TRUE(StopCollector(nullptr).ok());
+  const core::Trace t = Load();
+  ASSERT_EQ(t.api_calls.size(), 1u);
+  EXPECT_EQ(t.api_calls[0].correlation_id, 22u);
+
+  // Session two: a runtime call whose exit the first never saw, on this thread...
+  const std::string second = path_ + ".second.cuscope";
+  core::Config config = config_;
+  config.capture_range = "";
+  config.output = second;
+  ASSERT_TRUE(StartCollector(config, "session", cupti_).ok());
+  CUpti_CallbackData enter;
+  std::memset(&enter, 0, sizeof(enter));
+  enter.correlationId = 31;
+  enter.callbackSite = CUPTI_API_ENTER;
+  cupti_.ApiCallbackForTest(CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000, &enter);
+  ASSERT_TRUE(StopCollector(nullptr).ok());
+  config.output = path_ + ".third.cuscope";
+  ASSERT_TRUE(StartCollector(config, "session", cupti_).ok());
+  cupti_.CallLaunch(32, "fakeKernel");  // ...does not make this one look nested
+  ASSERT_TRUE(StopCollector(nullptr).ok());
+  auto third = core::LoadTrace(config.output);
+  ASSERT_TRUE(third.ok()) << third.status();
+  ASSERT_EQ(third->api_calls.size(), 1u);
+  EXPECT_EQ(third->api_calls[0].correlation_id, 32u);
+}
+
+// With CUPTI's SYNCHRONIZATION kind asked for, its records are the only ones: the callbacks write none.
+TEST_F(CollectorLifecycleTest, TheSyncKindKeepsCuptisSynchronizationRecords) {
+  config_.activity_kinds = {"kernel", "api", "sync"};
+  ASSERT_TRUE(StartCollector(config_, "session", cupti_).ok());
+  EXPECT_EQ(cupti_.Count("EnableActivity:" + kSyncKind), 1u);
+  EXPECT_EQ(cupti_.Count(CallbackOf(CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaStreamWaitEvent_v3020)),
+            0u);
+  const cudaStreamSynchronize_v3020_params sync{nullptr};
+  cupti_.CallApi(41, {CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaStreamSynchronize_v3020, &sync});
+  ASSERT_TRUE(StopCollector(nullptr).ok());
+  const core::Trace t = Load();
+  EXPECT_EQ(t.api_calls.size(), 1u);
+  EXPECT_TRUE(t.syncs.empty());
+}
+
+// A callback CUPTI refuses: one line, and the trace goes on without calls.
+TEST_F(CollectorLifecycleTest, ARefusedCallCallbackLeavesTheTraceWithoutCalls) {
+  cupti_.Fail(CallbackOf(CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaStreamSynchronize_v3020));
+  ::testing::internal::CaptureStderr();
+  ASSERT_TRUE(StartCollector(config_, "session", cupti_).ok());
+  const std::string err = ::testing::internal::GetCapturedStderr();
+  EXPECT_THAT(err, HasSubstr("cuscope: no runtime or driver call is recorded"));
+  EXPECT_TRUE(CollectorActive());
+  EXPECT_TRUE(cupti_.DeliverKernels(2, 1'000));
+  ASSERT_TRUE(StopCollector(nullptr).ok());
+  EXPECT_EQ(Load().kernels.size(), 2u);
 }
 
 TEST_F(CollectorLifecycleTest, TheRuntimeKindMeansEveryRuntimeCallTheDriverStaysLean) {
@@ -207,6 +348,8 @@ TEST_F(CollectorLifecycleTest, WithoutTheApiKindNoCallIsChosen) {
 }
 
 TEST_F(CollectorLifecycleTest, AFailedApiKindUndoesTheKindsAndTheStart) {
+  // CUPTI's API records for the lean calls (CUSCOPE_LEAN_CALLS=records): the per-call choices below.
+  config_.lean_calls_by_records = true;
   cupti_.Fail("EnableActivity:" + kDriverKind);  // enabled after the runtime's kind
   absl::Status st = StartCollector(config_, "session", cupti_);
   EXPECT_FALSE(st.ok());
@@ -219,6 +362,8 @@ TEST_F(CollectorLifecycleTest, AFailedApiKindUndoesTheKindsAndTheStart) {
 
 // A call CUPTI will not turn off stays recorded: more records, and profiling goes on.
 TEST_F(CollectorLifecycleTest, ACallThatCannotBeTurnedOffLeavesProfilingOn) {
+  // CUPTI's API records for the lean calls (CUSCOPE_LEAN_CALLS=records): the per-call choices below.
+  config_.lean_calls_by_records = true;
   cupti_.Fail(kLeanGetDevice + ":0");
   ASSERT_TRUE(StartCollector(config_, "session", cupti_).ok());
   EXPECT_TRUE(CollectorActive());
@@ -671,6 +816,8 @@ TEST_F(CollectorLifecycleTest, AnNvtxCaptureRangeThatNeverStartsRecordsNothing) 
 // kinds then, which undoes the last window's per-call choice: each window chooses again, after its
 // own enabling.
 TEST_F(CollectorLifecycleTest, EachWindowTurnsTheUnreadCallsOffAgain) {
+  // CUPTI's API records for the lean calls (CUSCOPE_LEAN_CALLS=records): the per-call choices below.
+  config_.lean_calls_by_records = true;
   config_.capture_range = "cudaProfilerApi";
   ASSERT_TRUE(StartCollector(config_, "session", cupti_).ok());
   EXPECT_EQ(cupti_.Count(kLeanGetDevice + ":0"), 0u) << "nothing is chosen before the gate opens";
@@ -721,6 +868,8 @@ TEST_F(CollectorLifecycleTest, DelayedWindowOpensOnTheControlThread) {
 // kernels one correlation id or lost them on the H200; activity_selection.h), and the trace keeps
 // only the windows' records.
 TEST_F(CollectorLifecycleTest, WindowsWithAProfilerHoldTheKindsFromTheStartAndKeepOnlyTheirRecords) {
+  // CUPTI's API records for the lean calls (CUSCOPE_LEAN_CALLS=records): the per-call choices below.
+  config_.lean_calls_by_records = true;
   cupti_.set_driver_has_context(false);  // injected: before the program's first call
   config_.capture_range = "cudaProfilerApi";
   config_.metrics = {"sm__throughput.avg.pct_of_peak_sustained_elapsed"};
@@ -776,6 +925,8 @@ TEST_F(CollectorLifecycleTest, AHeldTopDownChoosesAmongTheWindowsKernelsStillInA
 // --stacks all: each launch's call stack reaches the trace, joined to its kernel by the launch's
 // correlation id; launches from one call site share one stack; cuscope's own frames are left out.
 TEST_F(CollectorLifecycleTest, LaunchStacksReachTheTraceJoinedToTheirKernels) {
+  // Lean calls by API records, so that the launch callbacks counted are the stacks' alone.
+  config_.lean_calls_by_records = true;
   config_.stacks = *core::ParseStackSampling("all");
   ASSERT_TRUE(StartCollector(config_, "session", cupti_).ok());
   EXPECT_EQ(core::ActiveUnwinder(), core::Unwinder::kLibunwind) << "the default, libunwind8 being installed here";
@@ -809,6 +960,8 @@ TEST_F(CollectorLifecycleTest, LaunchStacksReachTheTraceJoinedToTheirKernels) {
 // kMaxQueuedLaunchStacks stacks; the rest are dropped, counted in the trace's statistics, and the
 // launches themselves are unaffected.
 TEST_F(CollectorLifecycleTest, LaunchStacksPastTheQueuesBoundAreDroppedAndCounted) {
+  // Lean calls by API records, so that the launch callbacks counted are the stacks' alone.
+  config_.lean_calls_by_records = true;
   config_.stacks = *core::ParseStackSampling("all");
   ASSERT_TRUE(StartCollector(config_, "session", cupti_).ok());
   const uint32_t launches = static_cast<uint32_t>(TracePipeline::kMaxQueuedLaunchStacks) + 100;
@@ -894,6 +1047,8 @@ TEST_F(CollectorLifecycleTest, GraphNodesKeepTheStackThatCreatedThem) {
 }
 
 TEST_F(CollectorLifecycleTest, NoLaunchStacksByDefault) {
+  // Lean calls by API records, so that the launch callbacks counted are the stacks' alone.
+  config_.lean_calls_by_records = true;
   ASSERT_TRUE(StartCollector(config_, "session", cupti_).ok());
   EXPECT_EQ(cupti_.Count(absl::StrCat("EnableCallback:", static_cast<int>(CUPTI_CB_DOMAIN_RUNTIME_API), ":",
                                       CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000)),
@@ -987,6 +1142,8 @@ TEST_F(CollectorLifecycleTest, ALateWindowWithoutAProfilerEnablesItsKindsWhenItO
 }
 
 TEST_F(CollectorLifecycleTest, ADelayedWindowWithoutAProfilerStaysLeanAndSaysNothing) {
+  // CUPTI's API records for the lean calls (CUSCOPE_LEAN_CALLS=records): the per-call choices below.
+  config_.lean_calls_by_records = true;
   config_.delay_seconds = 0.05;
   ::testing::internal::CaptureStderr();
   ASSERT_TRUE(StartCollector(config_, "session", cupti_).ok());
@@ -999,6 +1156,8 @@ TEST_F(CollectorLifecycleTest, ADelayedWindowWithoutAProfilerStaysLeanAndSaysNot
 
 // The same session started with the program (no context yet) stays lean.
 TEST_F(CollectorLifecycleTest, ASessionStartedBeforeTheProgramsFirstCallStaysLeanWithKernelMetrics) {
+  // CUPTI's API records for the lean calls (CUSCOPE_LEAN_CALLS=records): the per-call choices below.
+  config_.lean_calls_by_records = true;
   cupti_.set_driver_has_context(false);
   config_.metrics = {"sm__throughput.avg.pct_of_peak_sustained_elapsed"};
   ASSERT_TRUE(StartCollector(config_, "session", cupti_).ok());
@@ -1009,6 +1168,8 @@ TEST_F(CollectorLifecycleTest, ASessionStartedBeforeTheProgramsFirstCallStaysLea
 
 // Linked in and started once the program has a context: late, like a delayed window.
 TEST_F(CollectorLifecycleTest, ASessionStartedAfterTheProgramsFirstCallWithKernelMetricsSaysSo) {
+  // CUPTI's API records for the lean calls (CUSCOPE_LEAN_CALLS=records): the per-call choices below.
+  config_.lean_calls_by_records = true;
   cupti_.set_driver_has_context(true);
   config_.metrics = {"sm__throughput.avg.pct_of_peak_sustained_elapsed"};
   ::testing::internal::CaptureStderr();
@@ -1033,6 +1194,8 @@ TEST_F(CollectorLifecycleTest, KernelMetricsKeepTheirOwnDriverCallOutOfTheTrace)
 
 // Lean (the default), the call is off already as one the analyzer does not read: once, not twice.
 TEST_F(CollectorLifecycleTest, LeanKernelMetricsTurnTheirOwnCallOffOnce) {
+  // CUPTI's API records for the lean calls (CUSCOPE_LEAN_CALLS=records): the per-call choices below.
+  config_.lean_calls_by_records = true;
   cupti_.set_driver_has_context(false);
   config_.metrics = {"sm__throughput.avg.pct_of_peak_sustained_elapsed"};
   ASSERT_TRUE(StartCollector(config_, "session", cupti_).ok());

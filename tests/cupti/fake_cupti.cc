@@ -123,8 +123,12 @@ std::string FakeCupti::CallbackName(v1::ApiDomain domain, uint32_t cbid) {
     if (cbid == CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000) return "cudaLaunchKernel_v7000";
     if (cbid == CUPTI_RUNTIME_TRACE_CBID_cudaStreamSynchronize_v3020) return "cudaStreamSynchronize_v3020";
     if (cbid == CUPTI_RUNTIME_TRACE_CBID_cudaGetDevice_v3020) return "cudaGetDevice_v3020";
+    if (cbid == CUPTI_RUNTIME_TRACE_CBID_cudaStreamWaitEvent_v3020) return "cudaStreamWaitEvent_v3020";
+    if (cbid == CUPTI_RUNTIME_TRACE_CBID_cudaMemcpy_v3020) return "cudaMemcpy_v3020";
   } else if (domain == v1::API_DOMAIN_DRIVER) {
     if (cbid == CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel) return "cuLaunchKernel";
+    if (cbid == CUPTI_DRIVER_TRACE_CBID_cuStreamSynchronize) return "cuStreamSynchronize";
+    if (cbid == CUPTI_DRIVER_TRACE_CBID_cuMemcpyHtoD_v2) return "cuMemcpyHtoD_v2";
     if (cbid == CUPTI_DRIVER_TRACE_CBID_cuDeviceGetAttribute) return "cuDeviceGetAttribute";
   }
   return absl::StrCat(domain == v1::API_DOMAIN_DRIVER ? "cuFake" : "cudaFake", cbid);
@@ -261,6 +265,33 @@ void FakeCupti::CallLaunch(uint32_t correlation, const char* symbol, bool driver
   call(CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel, CUPTI_API_ENTER);
   call(CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel, CUPTI_API_EXIT);
   if (!driver_only) call(CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000, CUPTI_API_EXIT);
+}
+
+void FakeCupti::ApiCallbackForTest(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const CUpti_CallbackData* data) {
+  const auto [callback, userdata] = ApiCallback();
+  if (callback != nullptr) callback(userdata, domain, cbid, data);
+}
+
+void FakeCupti::CallApi(uint32_t correlation, const Call& call, uint64_t ns, const Call* inner) {
+  const auto [callback, userdata] = ApiCallback();
+  if (callback == nullptr) return;
+  const auto site = [&](const Call& c, CUpti_ApiCallbackSite where) {
+    CUpti_CallbackData data;
+    std::memset(&data, 0, sizeof(data));
+    data.correlationId = correlation;
+    data.callbackSite = where;
+    data.functionParams = c.params;
+    data.functionReturnValue = where == CUPTI_API_EXIT ? const_cast<int*>(&c.returned) : nullptr;
+    data.context = reinterpret_cast<CUcontext>(uintptr_t{0x10});
+    callback(userdata, c.domain, c.cbid, &data);
+  };
+  site(call, CUPTI_API_ENTER);
+  if (inner != nullptr) {
+    site(*inner, CUPTI_API_ENTER);
+    site(*inner, CUPTI_API_EXIT);
+  }
+  AdvanceClock(ns);
+  site(call, CUPTI_API_EXIT);
 }
 
 void FakeCupti::CallGraphNodeCreated(uint64_t node) {

@@ -51,6 +51,18 @@ class FakeCupti final : public CuptiApi {
   // A kernel launch's entry and exit: through the runtime (cudaLaunchKernel, around the driver's
   // cuLaunchKernel as the real runtime does) or, with `driver_only`, the driver alone.
   void CallLaunch(uint32_t correlation, const char* symbol, bool driver_only = false);
+  // Any runtime or driver call's entry and exit, `inner` (a driver call, or none) between them as
+  // the runtime makes its own: `params` the call's parameters (generated_cuda_*_meta.h), and the
+  // fake clock moved `ns` during the call.
+  struct Call {
+    CUpti_CallbackDomain domain;
+    CUpti_CallbackId cbid;
+    const void* params = nullptr;
+    int returned = 0;
+  };
+  void CallApi(uint32_t correlation, const Call& call, uint64_t ns = 0, const Call* inner = nullptr);
+  // One callback as CUPTI would make it (an entry without its exit, say).
+  void ApiCallbackForTest(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const CUpti_CallbackData* data);
   // A CUDA graph's kernel node created (as stream capture creates one per captured launch), and a
   // node cloned into an executable graph (instantiation), through the resource callbacks.
   void CallGraphNodeCreated(uint64_t node);
@@ -84,6 +96,11 @@ class FakeCupti final : public CuptiApi {
   std::string CallbackName(v1::ApiDomain domain, uint32_t cbid) override;
   // The node's address stands for its id.
   uint64_t GraphNodeId(CUgraphNode node) override { return reinterpret_cast<uint64_t>(node); }
+  // Context 7 for any context; a stream's id is its handle's value, plus 1000 for a per-thread call.
+  uint32_t ContextId(CUcontext) override { return 7; }
+  uint32_t StreamId(CUcontext, CUstream stream, bool per_thread) override {
+    return static_cast<uint32_t>(reinterpret_cast<uintptr_t>(stream)) + (per_thread ? 1000 : 0);
+  }
   bool DriverLoadable() override { return driver_loadable_; }
   // Whether the program has made its first CUDA call (a context exists) when asked.
   bool DriverHasContext() override { return driver_has_context_; }
