@@ -11,20 +11,31 @@
 namespace cuscope::cupti {
 namespace {
 
-// The call in progress on this thread: the outermost timed call. A call the runtime makes inside
-// it carries its correlation id and is left out. A call whose exit was never seen (the session
-// stopped inside it) is replaced by the next one.
-struct CallInProgress {
-  uint64_t correlation_id = 0;  // 0: none
+// The timed calls in progress on this thread, outermost first. A call the runtime makes inside a
+// timed call carries its correlation id and is not recorded; a timed call inside one with another
+// id (none is known) is recorded on its own. A call whose exit was never seen (the session stopped
+// inside it) stays below the later ones, harmless, until the stack is full and starts again.
+struct CallFrame {
+  uint64_t correlation_id = 0;
   CUpti_CallbackDomain domain = CUPTI_CB_DOMAIN_INVALID;
   CUpti_CallbackId cbid = 0;
   uint64_t start = 0;
+  bool inner = false;  // shares an outer call's id: not recorded
 };
-thread_local CallInProgress t_call;
+struct CallStack {
+  static constexpr int kDepth = 8;
+  CallFrame frames[kDepth];
+  int depth = 0;
+};
+thread_local CallStack t_calls;
 
-uint64_t ThisThreadId() {
-  thread_local const uint64_t tid = static_cast<uint64_t>(::syscall(SYS_gettid));
-  return tid;
+struct ThisThread {
+  uint32_t pid = static_cast<uint32_t>(::getpid());  // a forked child records nothing
+  uint64_t tid = static_cast<uint64_t>(::syscall(SYS_gettid));
+};
+const ThisThread& CurrentThread() {
+  thread_local const ThisThread thread;
+  return thread;
 }
 
 }  // namespace
@@ -64,17 +75,24 @@ void CallTimer::OnCallback(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, c
                            bool recording) {
   const CallInfo* info = Find(domain, cbid);
   if (info == nullptr) return;
-  CallInProgress& call = t_call;
+  CallStack& calls = t_calls;
   if (data.callbackSite == CUPTI_API_ENTER) {
-    // A call the runtime makes inside the call in progress shares its correlation id.
-    if (call.correlation_id != 0 && call.correlation_id == data.correlationId) return;
-    call = CallInProgress{data.correlationId, domain, cbid, cupti_.Timestamp()};
+    if (calls.depth == CallStack::kDepth) calls.depth = 0;
+    bool inner = false;
+    for (int i = 0; i < calls.depth; ++i) inner = inner || calls.frames[i].correlation_id == data.correlationId;
+    calls.frames[calls.depth++] = CallFrame{data.correlationId, domain, cbid, inner ? 0 : cupti_.Timestamp(), inner};
     return;
   }
-  if (call.correlation_id != data.correlationId || call.domain != domain || call.cbid != cbid) return;
-  const uint64_t start = call.start;
-  call.correlation_id = 0;
-  if (recording) Exit(domain, cbid, *info, data, start, cupti_.Timestamp());
+  // The newest frame of this call; frames above it are calls whose exit was never seen.
+  int i = calls.depth - 1;
+  while (i >= 0 && (calls.frames[i].correlation_id != data.correlationId || calls.frames[i].domain != domain ||
+                    calls.frames[i].cbid != cbid)) {
+    --i;
+  }
+  if (i < 0) return;  // entered before the callbacks were on
+  const CallFrame frame = calls.frames[i];
+  calls.depth = i;
+  if (recording && !frame.inner) Exit(domain, cbid, *info, data, frame.start, cupti_.Timestamp());
 }
 
 void CallTimer::Exit(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const CallInfo& info,
@@ -84,8 +102,8 @@ void CallTimer::Exit(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const C
   call.end = end;
   call.domain = domain == CUPTI_CB_DOMAIN_RUNTIME_API ? v1::API_DOMAIN_RUNTIME : v1::API_DOMAIN_DRIVER;
   call.callback_id = cbid;
-  call.pid = static_cast<uint32_t>(::getpid());
-  call.tid = ThisThreadId();
+  call.pid = CurrentThread().pid;
+  call.tid = CurrentThread().tid;
   call.correlation_id = data.correlationId;
   // cudaError_t and CUresult alike: an int-sized enum.
   if (data.functionReturnValue != nullptr) {
