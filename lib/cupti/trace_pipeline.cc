@@ -394,9 +394,11 @@ void TracePipeline::QueueTimedCall(const core::ApiActivity* call, const core::Sy
       dropped_by_cupti_.fetch_add(1, std::memory_order_relaxed);
       return;
     }
+    const size_t before = timed_calls_.size() + timed_syncs_.size();
     if (call != nullptr) timed_calls_.push_back(*call);
     if (sync != nullptr) timed_syncs_.push_back(*sync);
-    wake = (timed_calls_.size() + timed_syncs_.size()) % kTimedCallBatch == 0;
+    // Crossing a multiple, not landing on one: a call may add one record or two.
+    wake = before / kTimedCallBatch != (timed_calls_.size() + timed_syncs_.size()) / kTimedCallBatch;
   }
   if (!wake) return;
   {
@@ -495,6 +497,11 @@ void TracePipeline::ProcessBuffer(const QueuedBuffer& b) {
     } else {
       TranslateBuffer(b, builder_);
     }
+  } else {
+    // The trace takes nothing more: the timed calls waiting are let go, not kept to the cap.
+    std::lock_guard<std::mutex> lock(timed_mu_);
+    timed_calls_.clear();
+    timed_syncs_.clear();
   }
   if (b.buffer != nullptr) pool_.Release(b.buffer);
   writer_ns_ += NanosecondsSince(t0);

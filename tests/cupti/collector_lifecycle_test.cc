@@ -299,6 +299,28 @@ TEST_F(CollectorLifecycleTest, TimedCallsOutsideTheWindowAreLeftOutAndAnUnfinish
   EXPECT_EQ(third->api_calls[0].correlation_id, 32u);
 }
 
+// A program that makes many timed calls and no kernel: every kTimedCallBatch records wake the
+// writer, so they reach the file while the program runs, not only at the stop.
+TEST_F(CollectorLifecycleTest, ABatchOfTimedCallsReachesTheFileWithoutABuffer) {
+  ASSERT_TRUE(StartCollector(config_, "session", cupti_).ok());
+  const cudaStreamSynchronize_v3020_params sync{nullptr};
+  const cudaStreamWaitEvent_v3020_params wait{nullptr, nullptr, 0};
+  // A wait for an event makes one record (its synchronization), a stream synchronization two (the
+  // call and its synchronization): one wait first, so that the count passes over the batch's size
+  // instead of landing on it.
+  uint32_t corr = 1'000'000;  // ids no other test here gives
+  cupti_.CallApi(corr++, {CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaStreamWaitEvent_v3020, &wait});
+  const uint32_t calls = TracePipeline::kTimedCallBatch / 2;
+  for (uint32_t i = 0; i < calls; ++i) {
+    cupti_.CallApi(corr++, {CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaStreamSynchronize_v3020, &sync});
+  }
+  EXPECT_TRUE(Eventually([&] {
+    auto t = core::LoadTrace(path_);
+    return t.ok() && t->api_calls.size() == calls && t->syncs.size() == calls + 1;
+  }));
+  ASSERT_TRUE(StopCollector(nullptr).ok());
+}
+
 // With CUPTI's SYNCHRONIZATION kind asked for, its records are the only ones: the callbacks write none.
 TEST_F(CollectorLifecycleTest, TheSyncKindKeepsCuptisSynchronizationRecords) {
   config_.activity_kinds = {"kernel", "api", "sync"};
