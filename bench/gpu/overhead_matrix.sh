@@ -15,8 +15,10 @@
 # On the GPU machine, from the repository root, with build-device/ (scripts/build_for_device.sh):
 #   bench/gpu/overhead_matrix.sh [--rounds N] [--quick] [--torch-reps R] [--launch-reps R]
 #                                [--kernels N] [--launches N] [--seed S] [--out DIR]
-# Each run's wall time is in matrix.txt (wall_s): tune --torch-reps / --launch-reps from it; the
-# defaults aim at ~9 minutes on an H200.
+# Each run's wall time is in matrix.txt (wall_s): tune --torch-reps / --launch-reps from it. On the
+# H100 (5 Dec) a round of five variants and torch.profiler on both workloads took ~39 s at
+# --torch-reps 2 --launch-reps 2, so the whole default set (13 variants) takes ~14 minutes at 7
+# rounds: past one 10-minute device call; name a subset with MATRIX_VARIANTS there.
 set -uo pipefail
 cd "$(dirname "$0")/../.." || exit 1
 # shellcheck source=bench/gpu/interleaved_rounds.sh
@@ -104,8 +106,10 @@ set_variant_env() {
     *) echo "overhead_matrix.sh: no variant $1" >&2; exit 2 ;;
   esac
 }
-common=(plain bare-kernel bare-kernel+copies+sync bare-lean bare-all bare-subscribe
-        cuscope-kernel cuscope-kernel+copies+sync cuscope-lean cuscope-all cuscope-monitor)
+# cuscope's default records its lean calls by callback: its bare twin is bare-light+memory-callback
+# (the same kinds, the lean calls timed by callback); bare-lean is the twin of cuscope-lean-records.
+common=(plain bare-kernel bare-kernel+copies+sync bare-lean bare-light+memory-callback bare-all bare-subscribe
+        cuscope-kernel cuscope-kernel+copies+sync cuscope-lean cuscope-lean-records cuscope-all cuscope-monitor)
 # MATRIX_VARIANTS="plain,bare-kernel,..." runs a subset (plain first), when device time is short.
 # What the lean cost is made of, PyTorch only (~7 min on an H200 with --rounds 7 --torch-reps 2):
 #   MATRIX_WORKLOADS=pytorch MATRIX_VARIANTS=plain,cuscope-lean,cuscope-lean-late,bare-lean,\
@@ -161,5 +165,6 @@ nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv,noh
 echo "== $rounds rounds x ${#runs[@]} runs: PyTorch $kernels kernels x $torch_reps reps, launch loop $launches x $launch_reps reps"
 run_interleaved_rounds "$rounds" "$seed" run_one "${runs[@]}"
 python3 bench/gpu/summarise_overhead.py "$results" --metric us_per_kernel --baseline plain \
-  --reference torch.profiler --pair cuscope-monitor=bare-lean --pair bare-subscribe=bare-kernel \
+  --reference torch.profiler --pair cuscope-lean=bare-light+memory-callback --pair cuscope-lean-records=bare-lean \
+  --pair cuscope-monitor=bare-light+memory-callback --pair bare-subscribe=bare-kernel \
   --variants "$(IFS=,; echo "${common[*]:1},torch.profiler")" | tee "$out/summary.txt"
