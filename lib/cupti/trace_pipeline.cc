@@ -441,8 +441,11 @@ void TracePipeline::WriterLoop() {
         break;  // every buffer written; the last chunk takes the rest
       }
     }
-    if (!have_buffer && timed_batch_ready_.exchange(false)) {
-      ProcessBuffer(QueuedBuffer{});  // a batch of timed calls, no buffer
+    // Timed calls without a buffer: a batch of them, or, for monitor and flight modes' intervals,
+    // any at a tick (so an interval does not close before the calls made in it arrive).
+    const bool ticking = monitor_ != nullptr || flight_figures_ != nullptr;
+    if (!have_buffer && (timed_batch_ready_.exchange(false) || (ticking && TimedCallsWaiting()))) {
+      ProcessBuffer(QueuedBuffer{});
     } else if (!have_buffer) {
       WriteChunk(false);  // GPU counter samples alone, so they reach the file while the program is quiet
     } else if (b.choose_hot_kernels) {

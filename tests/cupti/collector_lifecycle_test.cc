@@ -421,6 +421,29 @@ TEST_F(CollectorLifecycleTest, MonitorModeWritesFiguresNotRecords) {
   }
 }
 
+// Monitor mode: the lean calls reach their interval's figures before it closes, without a buffer
+// to carry them (a quiet stretch: calls, no kernel record).
+TEST_F(CollectorLifecycleTest, MonitorModeCountsTimedCallsInTheirIntervalWithoutABuffer) {
+  config_.mode = core::CollectionMode::kMonitor;
+  config_.monitor_interval_ms = 100;
+  ASSERT_TRUE(StartCollector(config_, "session", cupti_).ok());
+  ASSERT_TRUE(cupti_.DeliverKernels(1, cupti_.Timestamp()));  // an interval open before the calls
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));  // that buffer taken, before the calls
+  for (uint32_t corr = 2'000'001; corr <= 2'000'003; ++corr) cupti_.CallLaunch(corr, "fakeKernel");
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));  // the writer's ticks
+  // Past the lag behind the clock at which intervals close (two flush periods, 60 s here, and 250 ms).
+  cupti_.AdvanceClock(200'000'000'000);
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  ASSERT_TRUE(StopCollector(nullptr).ok());
+  uint64_t launches = 0, late = 0;
+  for (const v1::MonitorInterval& m : Load().monitor_intervals) {
+    launches += m.launch_calls();
+    late += m.late_records();
+  }
+  EXPECT_EQ(launches, 3u);
+  EXPECT_EQ(late, 0u);  // not folded into a later interval as late records
+}
+
 TEST_F(CollectorLifecycleTest, MonitorModeWithoutAnOutputWritesNoFile) {
   config_.mode = core::CollectionMode::kMonitor;
   config_.output = "";
