@@ -54,5 +54,15 @@ TEST(ProfileCommandTest, AnUnknownUnwinderIsOneLine) {
             "(cuscope profile --help lists the options)\n");
 }
 
+TEST(ProfileCommandTest, AnUnknownWayOfRecordingTheLeanCallsIsOneLine) {
+  ::testing::internal::CaptureStderr();
+  const int rc = RunProfile({"--lean-calls", "sometimes", "--", "/bin/true"});
+  const std::string err = ::testing::internal::GetCapturedStderr();
+  EXPECT_EQ(rc, 2);
+  EXPECT_EQ(err,
+            "cuscope: CUSCOPE_LEAN_CALLS=sometimes: expected callbacks or records\n"
+            "(cuscope profile --help lists the options)\n");
+}
+
 }  // namespace
 }  // namespace cuscope::cli

@@ -100,6 +100,22 @@ TEST(ConfigTest, QueueTimesAreOffUnlessAskedFor) {
   EXPECT_NE(bad.status().message().find("CUSCOPE_QUEUE_TIMES=sometimes"), std::string::npos) << bad.status();
 }
 
+TEST(ConfigTest, LeanCallsAreTimedByCallbacksUnlessRecordsAreAskedFor) {
+  const Config defaults = *ParseConfigFromEnvironment({});
+  EXPECT_FALSE(defaults.lean_calls_by_records);
+  // The default kinds leave CUPTI's synchronization kind off: the callbacks write those records.
+  EXPECT_TRUE(defaults.kind_enabled("api"));
+  EXPECT_FALSE(defaults.kind_enabled("sync"));
+  EXPECT_TRUE(ParseConfigFromEnvironment({{"CUSCOPE_LEAN_CALLS", "records"}})->lean_calls_by_records);
+  EXPECT_FALSE(ParseConfigFromEnvironment({{"CUSCOPE_LEAN_CALLS", "callbacks"}})->lean_calls_by_records);
+  for (const char* value : {"", "Records", "records,callbacks", "1"}) {
+    auto bad = ParseConfigFromEnvironment({{"CUSCOPE_LEAN_CALLS", value}});
+    ASSERT_FALSE(bad.ok()) << value;
+    EXPECT_NE(bad.status().message().find("CUSCOPE_LEAN_CALLS="), std::string::npos) << bad.status();
+    EXPECT_NE(bad.status().message().find("callbacks or records"), std::string::npos) << bad.status();
+  }
+}
+
 TEST(ConfigTest, AnNvtxCaptureRangeNeedsItsRangeName) {
   auto c = ParseConfigFromEnvironment({{"CUSCOPE_CAPTURE_RANGE", "nvtx"}, {"CUSCOPE_NVTX_CAPTURE", "train step"}});
   ASSERT_TRUE(c.ok()) << c.status();
