@@ -38,8 +38,10 @@ struct SessionOptions {
   // variable; ".cuscope" is appended if missing.
   std::string output = "cuscope_%p";
   bool force_overwrite = false;
-  // Activity kinds: kernel, memcpy, memset, runtime, driver, sync, nvtx, memory, overhead. Empty
-  // means all of them.
+  // Activity kinds: kernel, memcpy, memset, api, runtime, driver, sync, nvtx, memory, overhead,
+  // or all. Empty means the default, lean collection: every kind but runtime, driver and sync, the
+  // calls the analyzer reads (api) and their synchronization records timed by callbacks (README,
+  // "Lean collection").
   std::vector<std::string> activity_kinds;
   // One CUPTI buffer, and the cap on all of them together (0 = the defaults: 4 MiB, 128 MiB).
   uint64_t buffer_bytes = 0;
