@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cstdio>
@@ -72,6 +73,11 @@ struct Session {
   std::unique_ptr<monitor::PrometheusExporter> exporter;  // monitor mode with an endpoint
   std::unique_ptr<LaunchStackCollector> stacks;           // with CUSCOPE_STACKS
   std::unique_ptr<CallTimer> timer;  // lean collection's calls (ActivitySelection::TimesLeanCalls)
+  std::atomic<bool> timer_on{false};  // its callbacks enabled (with the kinds)
+  std::atomic<bool> timer_refused_said{false};
+  // Taken to turn callbacks off that several rooms share (the timer's, the first-call watch's,
+  // the kernel metrics'), so that one room does not turn off what another just turned on.
+  std::mutex callbacks_mu;
   bool queue_times = false;  // CUPTI's latency timestamps turned on by this session
   std::atomic<State> state{State::kActive};
   const SteadyClock::time_point started = SteadyClock::now();
@@ -260,7 +266,8 @@ bool KernelMetricsPhase(Session& s, bool begin) {
       const auto [domain, cbid] = callbacks[i];
       // Still watched for the counters' first set-up on the program's thread: that watch ends them.
       if (domain == CUPTI_CB_DOMAIN_DRIVER_API && s.sampling->AwaitingProgramCall()) continue;
-      if (s.timer != nullptr && s.timer->Uses(domain, cbid)) continue;  // a timed launch
+      std::lock_guard<std::mutex> lock(s.callbacks_mu);
+      if (s.timer_on.load() && s.timer->Uses(domain, cbid)) continue;  // a timed launch
       s.cupti.DisableCallback(s.subscriber, domain, cbid);
     }
   };
@@ -321,7 +328,7 @@ void StartLaunchStacks(Session& s) {
 // Whether the session's own callbacks use this driver call: kernel metrics' launches, launch
 // stacks, the cuProfilerStart/Stop gates.
 bool SessionUsesDriverCallback(const Session& s, CUpti_CallbackId cbid) {
-  if (s.timer != nullptr && s.timer->Uses(CUPTI_CB_DOMAIN_DRIVER_API, cbid)) return true;
+  if (s.timer_on.load() && s.timer->Uses(CUPTI_CB_DOMAIN_DRIVER_API, cbid)) return true;
   if (s.stacks != nullptr && LaunchStackCollector::IsDriverLaunch(cbid)) return true;
   if (s.config.capture_range == "cudaProfilerApi" && FindProfilerGate(CUPTI_CB_DOMAIN_DRIVER_API, cbid) != nullptr) {
     return true;
@@ -333,20 +340,46 @@ bool SessionUsesDriverCallback(const Session& s, CUpti_CallbackId cbid) {
   return false;
 }
 
-// Lean collection's calls: their callbacks on the session's subscriber for the whole session.
-// Without them the trace goes on with its kernels, copies and the rest: one line.
-void StartCallTimer(Session& s) {
-  s.timer = std::make_unique<CallTimer>(
-      s.cupti,
-      [&s](const core::ApiActivity* call, const core::SyncRecord* sync) { s.pipeline->QueueTimedCall(call, sync); },
-      /*sync_records=*/!s.config.kind_enabled("sync"));
-  for (const auto& [domain, cbid] : s.timer->callbacks()) {
-    if (auto st = s.cupti.EnableCallback(s.subscriber, domain, cbid); !st.ok()) {
-      for (const auto& [d, id] : s.timer->callbacks()) s.cupti.DisableCallback(s.subscriber, d, id);
-      s.Warn(absl::StrCat("no runtime or driver call is recorded: ", st.message(), "; the trace goes on without them"));
-      return;  // the timer stays (a callback may be using it) with its callbacks off
+// Whether another room of the session uses this callback now: the launch stacks, the kernel
+// metrics while their callbacks are on, the profiler gates, the watch for the program's first
+// driver call.
+bool OthersUseCallback(const Session& s, CUpti_CallbackDomain domain, CUpti_CallbackId cbid) {
+  const auto in = [&](const std::vector<std::pair<CUpti_CallbackDomain, CUpti_CallbackId>>& callbacks) {
+    return std::find(callbacks.begin(), callbacks.end(), std::make_pair(domain, cbid)) != callbacks.end();
+  };
+  if (s.stacks != nullptr && in(LaunchStackCollector::Callbacks())) return true;
+  if (s.metrics != nullptr && s.metrics_callbacks_on.load() && in(KernelMetricsCollector::Callbacks())) return true;
+  if (s.config.capture_range == "cudaProfilerApi" && FindProfilerGate(domain, cbid) != nullptr) return true;
+  return domain == CUPTI_CB_DOMAIN_DRIVER_API && s.sampling->AwaitingProgramCall();
+}
+
+// Lean collection's calls, timed by callbacks turned on with the kinds and off with them
+// (ActivitySelection::SetTimedCallSwitch). A callback CUPTI refuses: one line, the trace goes on
+// with its kernels, copies and the rest, and the next window tries again.
+void SwitchTimedCalls(Session& s, bool on) {
+  std::lock_guard<std::mutex> lock(s.callbacks_mu);
+  const auto& callbacks = s.timer->callbacks();
+  const auto turn_off = [&s](size_t count) {
+    for (size_t i = 0; i < count; ++i) {
+      const auto [domain, cbid] = s.timer->callbacks()[i];
+      if (!OthersUseCallback(s, domain, cbid)) s.cupti.DisableCallback(s.subscriber, domain, cbid);
+    }
+  };
+  if (!on) {
+    if (s.timer_on.exchange(false)) turn_off(callbacks.size());
+    return;
+  }
+  for (size_t i = 0; i < callbacks.size(); ++i) {
+    if (auto st = s.cupti.EnableCallback(s.subscriber, callbacks[i].first, callbacks[i].second); !st.ok()) {
+      turn_off(i);
+      if (!s.timer_refused_said.exchange(true)) {
+        s.Warn(absl::StrCat("no runtime or driver call is recorded: ", st.message(),
+                            "; the trace goes on without them"));
+      }
+      return;
     }
   }
+  s.timer_on.store(true);
 }
 
 // A session that starts with the program (no context yet) sets its counters up on the program's
@@ -362,6 +395,7 @@ void WatchForFirstProgramCall(Session& s) {
   }
   s.sampling->PrepareFirstOnProgramThread();
   s.capture->SetStopWatchingProgramCalls([&s, ids = std::move(ids)] {
+    std::lock_guard<std::mutex> lock(s.callbacks_mu);
     for (uint32_t cbid : ids) {
       if (!SessionUsesDriverCallback(s, cbid)) s.cupti.DisableCallback(s.subscriber, CUPTI_CB_DOMAIN_DRIVER_API, cbid);
     }
@@ -464,9 +498,16 @@ void BuildRooms(Session& s, std::unique_ptr<core::TraceWriter> writer, v1::Heade
   s.pipeline = std::make_unique<TracePipeline>(s.config, s.cupti, std::move(writer), std::move(header), warn,
                                                std::move(hooks));
   s.sampling = std::make_unique<SamplingController>(s.config, s.cupti, *s.pipeline, warn, StopSamplingAtExit);
-  s.capture =
-      std::make_unique<CaptureController>(s.config, s.cupti, ActivitySelection::FromConfig(s.config, s.cupti),
-                                                   *s.pipeline, *s.sampling, warn);
+  ActivitySelection selection = ActivitySelection::FromConfig(s.config, s.cupti);
+  if (ActivitySelection::TimesLeanCalls(s.config)) {
+    s.timer = std::make_unique<CallTimer>(
+        s.cupti,
+        [&s](const core::ApiActivity* call, const core::SyncRecord* sync) { s.pipeline->QueueTimedCall(call, sync); },
+        /*sync_records=*/!s.config.kind_enabled("sync"));
+    selection.SetTimedCallSwitch([&s](bool on) { SwitchTimedCalls(s, on); });
+  }
+  s.capture = std::make_unique<CaptureController>(s.config, s.cupti, std::move(selection), *s.pipeline, *s.sampling,
+                                                  warn);
   // Monitor mode: a capture's top-down chooses among its window's kernels.
   if (s.config.top_down_kernels > 0 || s.config.mode == core::CollectionMode::kMonitor) {
     s.pipeline->EnableKernelTotals();
@@ -523,7 +564,6 @@ absl::Status StartCollector(const core::Config& config, const std::string& entry
   g_session.store(&s, std::memory_order_release);
   undo.Push([] { g_session.store(nullptr); });
 
-  if (ActivitySelection::TimesLeanCalls(config)) StartCallTimer(s);
   if (config.capture_range == "cudaProfilerApi") {
     if (auto st = EnableProfilerApiCallbacks(s); !st.ok()) return st;
   } else if (config.capture_range == "nvtx") {

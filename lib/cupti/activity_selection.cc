@@ -89,10 +89,12 @@ absl::Status ActivitySelection::Enable(CuptiApi& cupti) const {
   // After the kinds: enabling RUNTIME or DRIVER undoes a per-call choice made before it.
   for (const ApiCallId& c : calls_off_) (void)cupti.EnableApiRecords(c.domain, c.cbid, false);
   for (const ApiCallId& c : own_calls_) (void)cupti.EnableApiRecords(c.domain, c.cbid, false);
+  if (timed_calls_) timed_calls_(true);
   return absl::OkStatus();
 }
 
 void ActivitySelection::Disable(CuptiApi& cupti) const {
+  if (timed_calls_) timed_calls_(false);
   for (CUpti_ActivityKind k : kinds_) cupti.DisableActivity(k);  // one not enabled: CUPTI ignores it
   for (v1::ApiDomain api : lean_apis_) cupti.DisableActivity(ApiKind(api));
 }

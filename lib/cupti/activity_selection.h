@@ -32,6 +32,8 @@
 #define CUSCOPE_LIB_CUPTI_ACTIVITY_SELECTION_H_
 
 #include <cstdint>
+#include <functional>
+#include <utility>
 #include <vector>
 
 #include <cupti.h>
@@ -62,6 +64,11 @@ class ActivitySelection {
   // names CUPTI gives their callback ids.
   static ActivitySelection FromConfig(const core::Config& config, CuptiApi& cupti);
 
+  // Lean calls timed by callbacks (TimesLeanCalls): called with true once the kinds are on, with
+  // false before they go off, so that a closed window costs the program's calls nothing. It says
+  // itself what fails; the kinds stay on.
+  void SetTimedCallSwitch(std::function<void(bool on)> timed_calls) { timed_calls_ = std::move(timed_calls); }
+
   // Enables the kinds, then each lean API's kind, then turns that API's other calls off. A failed
   // enable disables what was enabled and returns it; a call that cannot be turned off stays
   // recorded (more records, never fewer).
@@ -85,6 +92,7 @@ class ActivitySelection {
   std::vector<ApiCallId> calls_;
   std::vector<ApiCallId> calls_off_;
   std::vector<ApiCallId> own_calls_;
+  std::function<void(bool)> timed_calls_;
 };
 
 }  // namespace cuscope::cupti

@@ -18,9 +18,9 @@
 // synchronization, a stream's wait for an event: core::SyncRecordTypeOf) are written from the same
 // calls, unless that kind is on.
 //
-// Only calls made while the capture records are kept (a window closed: nothing). The callbacks
-// stay on for the whole session, so outside a window each timed call still pays a callback that
-// returns at once.
+// Only calls made while the capture records are kept (a window closed: nothing). The session turns
+// the callbacks on and off with the activity kinds (ActivitySelection::SetTimedCallSwitch), so a
+// closed window costs the program's calls nothing; a session that holds its kinds holds them too.
 #ifndef CUSCOPE_LIB_CUPTI_CALL_TIMER_H_
 #define CUSCOPE_LIB_CUPTI_CALL_TIMER_H_
 

@@ -299,6 +299,37 @@ TEST_F(CollectorLifecycleTest, TimedCallsOutsideTheWindowAreLeftOutAndAnUnfinish
   EXPECT_EQ(third->api_calls[0].correlation_id, 32u);
 }
 
+// The call callbacks follow the window: none before it (no call of the program pays one), on
+// while it is open, off after it; one the launch stacks share stays on.
+TEST_F(CollectorLifecycleTest, CallCallbacksAreOnOnlyWhileAWindowIsOpen) {
+  config_.capture_range = "cudaProfilerApi";
+  config_.stacks = *core::ParseStackSampling("all");
+  ASSERT_TRUE(StartCollector(config_, "session", cupti_).ok());
+  const auto sync = std::make_pair(CUPTI_CB_DOMAIN_RUNTIME_API,
+                                   static_cast<uint32_t>(CUPTI_RUNTIME_TRACE_CBID_cudaStreamSynchronize_v3020));
+  const auto launch =
+      std::make_pair(CUPTI_CB_DOMAIN_RUNTIME_API, static_cast<uint32_t>(CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000));
+  const auto on = [&](const std::pair<CUpti_CallbackDomain, uint32_t>& c) {
+    return cupti_.Count(CallbackOf(c.first, c.second));
+  };
+  const auto off = [&](const std::pair<CUpti_CallbackDomain, uint32_t>& c) {
+    return cupti_.Count(absl::StrCat("DisableCallback:", static_cast<int>(c.first), ":", c.second));
+  };
+  EXPECT_EQ(on(sync), 0u);
+  const size_t launch_before = on(launch);  // the stacks'
+  cupti_.CallProfilerStart();
+  EXPECT_EQ(on(sync), 1u);
+  EXPECT_EQ(on(launch), launch_before + 1);
+  cupti_.CallProfilerStop();
+  EXPECT_EQ(off(sync), 1u);
+  EXPECT_EQ(off(launch), 0u);  // the stacks still take it
+  cupti_.CallProfilerStart();
+  EXPECT_EQ(on(sync), 2u);
+  ASSERT_TRUE(StopCollector(nullptr).ok());
+  EXPECT_EQ(off(sync), 2u);
+  EXPECT_EQ(off(launch), 0u);
+}
+
 // A program that makes many timed calls and no kernel: every kTimedCallBatch records wake the
 // writer, so they reach the file while the program runs, not only at the stop.
 TEST_F(CollectorLifecycleTest, ABatchOfTimedCallsReachesTheFileWithoutABuffer) {
