@@ -54,8 +54,9 @@ Harness& TheHarness() {
   return harness;
 }
 
-// A kernel launch through the runtime: cudaLaunchKernel's entry and exit.
-void BM_TimedLaunchCall(benchmark::State& state) {
+// One runtime call's entry and exit through the timer, each iteration with a new correlation id
+// (each thread its own range).
+void RuntimeCalls(benchmark::State& state, CUpti_CallbackId cbid) {
   Harness& h = TheHarness();
   if (h.timer == nullptr) {
     state.SkipWithError("no pipeline (cannot write to /tmp)");
@@ -67,31 +68,23 @@ void BM_TimedLaunchCall(benchmark::State& state) {
   for (auto _ : state) {
     data.correlationId = ++correlation;
     data.callbackSite = CUPTI_API_ENTER;
-    h.timer->OnCallback(CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000, data, true);
+    h.timer->OnCallback(CUPTI_CB_DOMAIN_RUNTIME_API, cbid, data, true);
     data.callbackSite = CUPTI_API_EXIT;
-    h.timer->OnCallback(CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000, data, true);
+    h.timer->OnCallback(CUPTI_CB_DOMAIN_RUNTIME_API, cbid, data, true);
   }
   state.SetItemsProcessed(state.iterations());
+}
+
+// A kernel launch through the runtime: cudaLaunchKernel, timed and queued.
+void BM_TimedLaunchCall(benchmark::State& state) {
+  RuntimeCalls(state, CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000);
 }
 BENCHMARK(BM_TimedLaunchCall)->Threads(1)->Threads(2)->Threads(4)->Threads(8)->UseRealTime();
 
 // A call the timer does not time (cudaGetDevice): what every other call of the program pays when
 // its callback reaches cuscope for another reason.
 void BM_UntimedCall(benchmark::State& state) {
-  Harness& h = TheHarness();
-  if (h.timer == nullptr) {
-    state.SkipWithError("no pipeline (cannot write to /tmp)");
-    return;
-  }
-  CUpti_CallbackData data;
-  std::memset(&data, 0, sizeof(data));
-  for (auto _ : state) {
-    data.callbackSite = CUPTI_API_ENTER;
-    h.timer->OnCallback(CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaGetDevice_v3020, data, true);
-    data.callbackSite = CUPTI_API_EXIT;
-    h.timer->OnCallback(CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaGetDevice_v3020, data, true);
-  }
-  state.SetItemsProcessed(state.iterations());
+  RuntimeCalls(state, CUPTI_RUNTIME_TRACE_CBID_cudaGetDevice_v3020);
 }
 BENCHMARK(BM_UntimedCall);
 

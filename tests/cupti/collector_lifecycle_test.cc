@@ -229,8 +229,9 @@ TEST_F(CollectorLifecycleTest, TimedCallsReachTheTraceAsCuptisLeanRecordsWouldHa
   const cuStreamSynchronize_params driver_sync{stream};
   const FakeCupti::Call inner{CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuStreamSynchronize, &driver_sync};
   const cudaStreamSynchronize_v3020_params runtime_sync{stream};
-  cupti_.CallApi(13, {CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaStreamSynchronize_v3020, &runtime_sync, 4},
-                 250'000, &inner);
+  const FakeCupti::Call outer{CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaStreamSynchronize_v3020,
+                              &runtime_sync, 4};
+  cupti_.CallApi(13, outer, 250'000, &inner);
   const cudaStreamWaitEvent_v3020_params wait{stream, nullptr, 0};
   cupti_.CallApi(14, {CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaStreamWaitEvent_v3020, &wait});
   cupti_.CallApi(15, {CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaGetDevice_v3020});
@@ -307,8 +308,8 @@ TEST_F(CollectorLifecycleTest, CallCallbacksAreOnOnlyWhileAWindowIsOpen) {
   ASSERT_TRUE(StartCollector(config_, "session", cupti_).ok());
   const auto sync = std::make_pair(CUPTI_CB_DOMAIN_RUNTIME_API,
                                    static_cast<uint32_t>(CUPTI_RUNTIME_TRACE_CBID_cudaStreamSynchronize_v3020));
-  const auto launch =
-      std::make_pair(CUPTI_CB_DOMAIN_RUNTIME_API, static_cast<uint32_t>(CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000));
+  const auto launch = std::make_pair(CUPTI_CB_DOMAIN_RUNTIME_API,
+                                     static_cast<uint32_t>(CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000));
   const auto on = [&](const std::pair<CUpti_CallbackDomain, uint32_t>& c) {
     return cupti_.Count(CallbackOf(c.first, c.second));
   };
