@@ -175,11 +175,12 @@ void CUPTIAPI OnApiCallback(void* /*userdata*/, CUpti_CallbackDomain domain, CUp
   }
   const ProfilerGate* gate = FindProfilerGate(domain, cbid);
   if (gate == nullptr) {
-    if (s->timer != nullptr && (domain == CUPTI_CB_DOMAIN_RUNTIME_API || domain == CUPTI_CB_DOMAIN_DRIVER_API)) {
+    const bool api_call = domain == CUPTI_CB_DOMAIN_RUNTIME_API || domain == CUPTI_CB_DOMAIN_DRIVER_API;
+    if (s->timer != nullptr && api_call) {
       s->timer->OnCallback(domain, cbid, *static_cast<const CUpti_CallbackData*>(data), s->capture->recording());
     }
     // The stack first: a launch the metrics profile is then replayed, which the stack need not see.
-    if (s->stacks != nullptr && (domain == CUPTI_CB_DOMAIN_RUNTIME_API || domain == CUPTI_CB_DOMAIN_DRIVER_API)) {
+    if (s->stacks != nullptr && api_call) {
       s->stacks->OnCallback(domain, cbid, *static_cast<const CUpti_CallbackData*>(data), s->capture->recording());
     } else if (s->stacks != nullptr && domain == CUPTI_CB_DOMAIN_RESOURCE) {
       s->stacks->OnResource(cbid, *static_cast<const CUpti_ResourceData*>(data));
@@ -219,6 +220,26 @@ absl::Status EnableNvtxCaptureCallbacks(Session& s) {
     if (auto st = s.cupti.EnableCallback(s.subscriber, CUPTI_CB_DOMAIN_NVTX, cbid); !st.ok()) return st;
   }
   return absl::OkStatus();
+}
+
+// The rooms that turn API callbacks on and off on the session's one subscriber.
+enum class Room { kCallTimer, kFirstCallWatch, kKernelMetrics };
+
+// Whether a room other than `asking` uses this callback now: the call timer while its callbacks
+// are on, the launch stacks, the kernel metrics while theirs are on, the profiler gates, the watch
+// for the program's first driver call. A room turns a callback off only when this says no.
+bool OtherRoomsUseCallback(const Session& s, CUpti_CallbackDomain domain, CUpti_CallbackId cbid, Room asking) {
+  const auto in = [&](const std::vector<std::pair<CUpti_CallbackDomain, CUpti_CallbackId>>& callbacks) {
+    return std::find(callbacks.begin(), callbacks.end(), std::make_pair(domain, cbid)) != callbacks.end();
+  };
+  if (asking != Room::kCallTimer && s.timer_on.load() && s.timer->Uses(domain, cbid)) return true;
+  if (s.stacks != nullptr && in(LaunchStackCollector::Callbacks())) return true;
+  if (asking != Room::kKernelMetrics && s.metrics != nullptr && s.metrics_callbacks_on.load() &&
+      in(KernelMetricsCollector::Callbacks())) {
+    return true;
+  }
+  if (s.config.capture_range == "cudaProfilerApi" && FindProfilerGate(domain, cbid) != nullptr) return true;
+  return asking != Room::kFirstCallWatch && domain == CUPTI_CB_DOMAIN_DRIVER_API && s.sampling->AwaitingProgramCall();
 }
 
 // Kernel metrics: the launch callbacks on the session's subscriber. A failure turns the metrics
@@ -264,10 +285,9 @@ bool KernelMetricsPhase(Session& s, bool begin) {
   const auto turn_off = [&s, &callbacks](size_t count) {
     for (size_t i = 0; i < count; ++i) {
       const auto [domain, cbid] = callbacks[i];
-      // Still watched for the counters' first set-up on the program's thread: that watch ends them.
-      if (domain == CUPTI_CB_DOMAIN_DRIVER_API && s.sampling->AwaitingProgramCall()) continue;
+      // Still watched for the counters' first set-up, timed, or taken by the stacks: theirs to end.
       std::lock_guard<std::mutex> lock(s.callbacks_mu);
-      if (s.timer_on.load() && s.timer->Uses(domain, cbid)) continue;  // a timed launch
+      if (OtherRoomsUseCallback(s, domain, cbid, Room::kKernelMetrics)) continue;
       s.cupti.DisableCallback(s.subscriber, domain, cbid);
     }
   };
@@ -325,34 +345,6 @@ void StartLaunchStacks(Session& s) {
   }
 }
 
-// Whether the session's own callbacks use this driver call: kernel metrics' launches, launch
-// stacks, the cuProfilerStart/Stop gates.
-bool SessionUsesDriverCallback(const Session& s, CUpti_CallbackId cbid) {
-  if (s.timer_on.load() && s.timer->Uses(CUPTI_CB_DOMAIN_DRIVER_API, cbid)) return true;
-  if (s.stacks != nullptr && LaunchStackCollector::IsDriverLaunch(cbid)) return true;
-  if (s.config.capture_range == "cudaProfilerApi" && FindProfilerGate(CUPTI_CB_DOMAIN_DRIVER_API, cbid) != nullptr) {
-    return true;
-  }
-  if (s.metrics == nullptr || !s.metrics_callbacks_on.load()) return false;
-  for (const auto& [domain, id] : KernelMetricsCollector::Callbacks()) {
-    if (domain == CUPTI_CB_DOMAIN_DRIVER_API && id == cbid) return true;
-  }
-  return false;
-}
-
-// Whether another room of the session uses this callback now: the launch stacks, the kernel
-// metrics while their callbacks are on, the profiler gates, the watch for the program's first
-// driver call.
-bool OthersUseCallback(const Session& s, CUpti_CallbackDomain domain, CUpti_CallbackId cbid) {
-  const auto in = [&](const std::vector<std::pair<CUpti_CallbackDomain, CUpti_CallbackId>>& callbacks) {
-    return std::find(callbacks.begin(), callbacks.end(), std::make_pair(domain, cbid)) != callbacks.end();
-  };
-  if (s.stacks != nullptr && in(LaunchStackCollector::Callbacks())) return true;
-  if (s.metrics != nullptr && s.metrics_callbacks_on.load() && in(KernelMetricsCollector::Callbacks())) return true;
-  if (s.config.capture_range == "cudaProfilerApi" && FindProfilerGate(domain, cbid) != nullptr) return true;
-  return domain == CUPTI_CB_DOMAIN_DRIVER_API && s.sampling->AwaitingProgramCall();
-}
-
 // Lean collection's calls, timed by callbacks turned on with the kinds and off with them
 // (ActivitySelection::SetTimedCallSwitch). A callback CUPTI refuses: one line, the trace goes on
 // with its kernels, copies and the rest, and the next window tries again.
@@ -362,7 +354,8 @@ void SwitchTimedCalls(Session& s, bool on) {
   const auto turn_off = [&s](size_t count) {
     for (size_t i = 0; i < count; ++i) {
       const auto [domain, cbid] = s.timer->callbacks()[i];
-      if (!OthersUseCallback(s, domain, cbid)) s.cupti.DisableCallback(s.subscriber, domain, cbid);
+      if (OtherRoomsUseCallback(s, domain, cbid, Room::kCallTimer)) continue;
+      s.cupti.DisableCallback(s.subscriber, domain, cbid);
     }
   };
   if (!on) {
@@ -397,7 +390,9 @@ void WatchForFirstProgramCall(Session& s) {
   s.capture->SetStopWatchingProgramCalls([&s, ids = std::move(ids)] {
     std::lock_guard<std::mutex> lock(s.callbacks_mu);
     for (uint32_t cbid : ids) {
-      if (!SessionUsesDriverCallback(s, cbid)) s.cupti.DisableCallback(s.subscriber, CUPTI_CB_DOMAIN_DRIVER_API, cbid);
+      if (!OtherRoomsUseCallback(s, CUPTI_CB_DOMAIN_DRIVER_API, cbid, Room::kFirstCallWatch)) {
+        s.cupti.DisableCallback(s.subscriber, CUPTI_CB_DOMAIN_DRIVER_API, cbid);
+      }
     }
   });
 }
