@@ -41,7 +41,7 @@ for ex in sync_every_step launch_overhead; do
   ls -l "$out/monitor_$ex.cuscope" | awk '{print "monitor trace bytes:", $5}'
 done
 
-echo "== Prometheus on the H200: the server's endpoint against a trace of the same run"
+echo "== Prometheus: the server's endpoint against a trace of the same run"
 port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
 "$B/examples/example_inference_server" --workers 4 --rate 300 --warmup 1 --duration 6 --linger 4 \
   --cuscope monitor --prometheus "127.0.0.1:$port" --trace-everything --output "$out/server_monitor" \

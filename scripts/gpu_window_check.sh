@@ -55,8 +55,18 @@ echo "windows named by the range $windows, kernels $with_id, distinct ids $ids"
 check "the NVTX range opens and closes the window" $(( windows == 2 ))
 check "the range's kernels are recorded with their ids" $(( with_id >= 1000 && ids == with_id ))
 
+# The SM activity the GPU counters saw in a trace's windows, to tell a window without GPU work
+# from one whose records were lost.
+sm_active() {
+  "$cli" dump "$1" | awk '$1 == "counter" && /gr__cycles_active/ { split($NF, a, "="); s += a[2]; n++ }
+                          END { if (n) printf "%.1f%% average over %d samples\n", s / n, n; else print "no samples" }'
+}
+
 echo "== PyTorch, --top-down --delay 1 --duration 0.5, ${TOP_DOWN_RUNS:-3} runs"
 if python3 -c "import torch; assert torch.cuda.is_available()" 2>/dev/null; then
+  # One run without cuscope first: on a fresh machine the first PyTorch run had not reached its GPU
+  # work 1.5 s after its first CUDA call (the counters read the SMs idle the whole window).
+  python3 examples/torch_top_down.py --steps 10 >/dev/null
   for run in $(seq 1 "${TOP_DOWN_RUNS:-3}"); do
     name="$OUT/torch_top_down_delayed_$run"
     timeout 120 $cli profile -f --top-down --delay 1 --duration 0.5 -o "$name" -- \
@@ -65,7 +75,7 @@ if python3 -c "import torch; assert torch.cuda.is_available()" 2>/dev/null; then
     [ "$run" -eq 1 ] && { echo "$analysis" | head -6; echo "$analysis" | grep -A6 -m1 "^Top-down" | cut -c1-200; }
     read -r with_id ids <<<"$(distinct_ids "$name.cuscope")"
     profiled=$($cli dump "$name.cuscope" | grep -c '^metrics')
-    echo "run $run: kernels with an id $with_id, distinct ids $ids, metric rows $profiled"
+    echo "run $run: kernels with an id $with_id, distinct ids $ids, metric rows $profiled; SM active in the window $(sm_active "$name.cuscope")"
     check "run $run: the top-down's window kernels are on the timeline" $(( with_id > 100 ))
     check "run $run: each kernel keeps its own correlation id" $(( ids == with_id ))
     check "run $run: the top-down profiled its hot kernels" $(( profiled > 0 ))

@@ -116,6 +116,10 @@ common=(plain bare-kernel bare-kernel+copies+sync bare-lean bare-light+memory-ca
 #   bare-lean-late,bare-lean-ctx,bare-lean-pinned,bare-lean-devbuf32m,bare-lean-ascuscope,bare-kernel,\
 #   bare-kernel-late bench/gpu/overhead_matrix.sh --rounds 7 --torch-reps 2
 if [ -n "${MATRIX_VARIANTS:-}" ]; then IFS=, read -r -a common <<< "$MATRIX_VARIANTS"; fi
+# torch.profiler is PyTorch's own and always runs there: named here, it would run twice on PyTorch
+# and as a second plain run on the launch loop.
+for i in "${!common[@]}"; do [ "${common[$i]}" = torch.profiler ] && unset 'common[i]'; done
+common=("${common[@]}")
 # bare-light is cuscope's light set (kernel,memcpy,memset,nvtx,overhead) bare; with
 # -nolaunch-callback it also times by callback the lean calls but the kernel launches (no per-kernel
 # call has a callback); with -callback every lean call, the launches too; bare-light+memory-callback
