@@ -40,7 +40,7 @@ MonitorSummary SummarizeMonitor(const core::Trace& trace) {
       MonitorDeviceSummary& s = devices[d.device];
       s.device = d.device;
       ++s.intervals;
-      s.span_ns += f.end_ns - f.start_ns;
+      s.span_ns += d.busy_ns + d.idle_ns;  // the interval, less the program's start-up before the device's first operation
       s.busy_ns += d.busy_ns;
       s.idle_ns += d.idle_ns;
       for (int c = 0; c < monitor::kHostCauseCount; ++c) s.idle_by_cause_ns[c] += d.idle_by_cause_ns[c];

@@ -18,7 +18,7 @@ namespace cuscope::analysis {
 struct MonitorDeviceSummary {
   uint32_t device = 0;
   uint64_t intervals = 0;
-  uint64_t span_ns = 0;  // the intervals' summed length
+  uint64_t span_ns = 0;  // busy + idle: the intervals' summed length from the device's first operation on
   uint64_t busy_ns = 0;
   uint64_t idle_ns = 0;
   std::array<uint64_t, monitor::kHostCauseCount> idle_by_cause_ns{};

@@ -59,7 +59,8 @@ struct CounterFigures {
 struct DeviceFigures {
   uint32_t device = 0;
   // busy: the union of the device's kernels, copies and memsets within the interval; idle: the
-  // rest of the interval, split by what the host was doing meanwhile (sums to idle_ns).
+  // rest of the interval from the device's first operation on (the program's start-up before it
+  // is neither), split by what the host was doing meanwhile (sums to idle_ns).
   uint64_t busy_ns = 0;
   uint64_t idle_ns = 0;
   std::array<uint64_t, kHostCauseCount> idle_by_cause_ns{};

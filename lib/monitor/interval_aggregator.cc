@@ -90,6 +90,8 @@ void IntervalAggregator::SeeDevice(uint32_t device) {
 
 void IntervalAggregator::AddBusy(uint32_t device, uint64_t begin, uint64_t end) {
   SeeDevice(device);
+  auto [first, inserted] = first_operation_.try_emplace(device, begin);
+  if (!inserted) first->second = std::min(first->second, begin);
   AddSpan(begin, end, [device](OpenInterval& in) -> Pieces& { return in.devices[device].busy; });
 }
 
@@ -199,6 +201,9 @@ DeviceFigures IntervalAggregator::CloseDevice(uint32_t device, DeviceAccumulator
                                               const std::array<IntervalSet, kHostCauseCount - 1>& host, Interval span) {
   DeviceFigures d;
   d.device = device;
+  // The device's time begins at its first operation (interval_aggregator.h says why).
+  const auto first = first_operation_.find(device);
+  span.begin = first == first_operation_.end() ? span.end : std::clamp(first->second, span.begin, span.end);
   const IntervalSet busy = analysis::UnionOf(std::move(acc.busy));
   d.busy_ns = analysis::CoveredLength(busy, span);
   // Idle stretches, claimed cause by cause in order of precedence; what no call covers was

@@ -12,6 +12,11 @@
 // An activity spanning several intervals gives each its share of busy (or host) time; its count
 // and duration go to the interval it started in. A device that has done anything appears in every
 // later interval, idle ones included, so a server without traffic shows 100% idle, not nothing.
+// A device's time counts from its first kernel, copy or memset on: before it, the program is
+// starting (the context made in its first CUDA call, modules loaded, weights read), and that time
+// is neither busy nor idle, as in a trace's active span. Counted as idle, it made a short run's
+// start-up its dominant cause ("alloc": the context is made inside the first cudaMalloc). A device
+// seen only through its counters appears with no busy or idle time.
 #ifndef CUSCOPE_LIB_MONITOR_INTERVAL_AGGREGATOR_H_
 #define CUSCOPE_LIB_MONITOR_INTERVAL_AGGREGATOR_H_
 
@@ -137,6 +142,7 @@ class IntervalAggregator final : public core::ActivitySink {
   uint64_t latest_end_ = 0;    // of any record
   std::map<int64_t, OpenInterval> open_;
   std::vector<uint32_t> devices_seen_;  // sorted
+  std::map<uint32_t, uint64_t> first_operation_;  // device: the earliest start of its kernels, copies, memsets
   absl::flat_hash_map<std::string, uint32_t> name_ids_;
   std::vector<std::string> names_;
   absl::flat_hash_map<uint64_t, core::ApiTraits> traits_;

@@ -20,9 +20,10 @@ namespace {
 constexpr uint64_t kSecond = 1'000'000'000;
 
 // `intervals` one-second intervals of device 0, each busy `busy_ns` with the idle rest split as
-// given (sync, copy, alloc, setup, launch, outside CUDA shares of the idle time).
+// given (sync, copy, alloc, setup, launch, outside CUDA shares of the idle time). The first
+// interval's first `startup_ns` came before the device's first operation: neither busy nor idle.
 core::Trace MonitorTrace(int intervals, uint64_t busy_ns, std::array<double, monitor::kHostCauseCount> idle_split,
-                         uint64_t kernels_per_interval = 100) {
+                         uint64_t kernels_per_interval = 100, uint64_t startup_ns = 0) {
   core::ChunkBuilder builder(core::testing::FakeApiName);
   for (int i = 0; i < intervals; ++i) {
     monitor::IntervalFigures f;
@@ -30,7 +31,7 @@ core::Trace MonitorTrace(int intervals, uint64_t busy_ns, std::array<double, mon
     f.end_ns = f.start_ns + kSecond;
     monitor::DeviceFigures& d = f.devices.emplace_back();
     d.busy_ns = busy_ns;
-    d.idle_ns = kSecond - busy_ns;
+    d.idle_ns = kSecond - busy_ns - (i == 0 ? startup_ns : 0);
     uint64_t claimed = 0;
     for (int c = 0; c + 1 < monitor::kHostCauseCount; ++c) {
       d.idle_by_cause_ns[c] = static_cast<uint64_t>(idle_split[c] * static_cast<double>(d.idle_ns));
@@ -85,6 +86,22 @@ TEST(MonitorIdleRuleTest, TheBusyThresholdEdge) {
   // At exactly gpu_busy_min_share (0.8) nothing is reported; just below, it is.
   EXPECT_TRUE(IdleFindings(MonitorTrace(10, 800'000'000, {0, 0, 0, 0, 0, 1})).empty());
   EXPECT_EQ(IdleFindings(MonitorTrace(10, 799'000'000, {0, 0, 0, 0, 0, 1})).size(), 1u);
+}
+
+// A short run: 0.8 s of start-up, then the device busy 0.1 s of each second.
+TEST(MonitorIdleRuleTest, TheStartUpBeforeTheFirstOperationIsNotMonitoredTime) {
+  const core::Trace trace = MonitorTrace(3, 100'000'000, {0.6, 0, 0, 0, 0, 0.4}, 100, 800'000'000);
+  const auto findings = IdleFindings(trace);
+  ASSERT_EQ(findings.size(), 1u);
+  // 2.2 s from the first operation, 1.9 s of it idle; counted from the first interval's start it
+  // read 2.7 s of 3.0.
+  EXPECT_NE(findings[0].headline.find("idle 86.4% of 2.2 s monitored from its first operation (busy 13.6%)"),
+            std::string::npos)
+      << findings[0].headline;
+  const Table sum = MonitorSummaryTable(Timeline::Build(trace));
+  ASSERT_EQ(sum.rows.size(), 1u);
+  EXPECT_EQ(sum.rows[0][2], "2.200");  // seconds
+  EXPECT_EQ(sum.rows[0][3], "13.6");   // busy %
 }
 
 TEST(MonitorIdleRuleTest, ADeviceThatRanNoKernelIsNotInUse) {

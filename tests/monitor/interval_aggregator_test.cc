@@ -12,13 +12,14 @@ constexpr uint64_t kMs = 1'000'000;
 constexpr uint64_t kOrigin = 1'000'000'000;  // the session's start on CUPTI's clock
 
 // Callback ids of the fabricated API records, named as CUPTI names them.
-enum : uint32_t { kLaunchCbid = 1, kSyncCbid = 2, kGetDeviceCbid = 3, kMemcpyCbid = 4 };
+enum : uint32_t { kLaunchCbid = 1, kSyncCbid = 2, kGetDeviceCbid = 3, kMemcpyCbid = 4, kMallocCbid = 5 };
 std::string FakeApiName(v1::ApiDomain, uint32_t cbid) {
   switch (cbid) {
     case kLaunchCbid: return "cudaLaunchKernel_v7000";
     case kSyncCbid: return "cudaStreamSynchronize_v3020";
     case kGetDeviceCbid: return "cudaGetDevice_v3020";
     case kMemcpyCbid: return "cudaMemcpy_v3020";
+    case kMallocCbid: return "cudaMalloc_v3020";
   }
   return "";
 }
@@ -62,7 +63,7 @@ TEST(IntervalAggregatorTest, BusyIsTheUnionOfOverlappingKernelsAndIdleTheRest) {
   ASSERT_EQ(closed[0].devices.size(), 1u);
   const DeviceFigures& d = closed[0].devices[0];
   EXPECT_EQ(d.busy_ns, 20 * kMs);
-  EXPECT_EQ(d.idle_ns, 80 * kMs);
+  EXPECT_EQ(d.idle_ns, 70 * kMs);  // from the first kernel's start at 10 ms
   EXPECT_EQ(d.kernels, 2u);
   EXPECT_EQ(d.kernel_gpu_ns, 25 * kMs);  // overlapping kernels each count their own time
   EXPECT_EQ(closed[0].start_ns, kOrigin);
@@ -88,6 +89,45 @@ TEST(IntervalAggregatorTest, IdleIsSplitByWhatTheHostWasDoingSyncBeforeLaunch) {
   EXPECT_EQ(closed[0].launch_calls, 1u);
   EXPECT_EQ(closed[0].sync_calls, 1u);
   EXPECT_EQ(closed[0].sync_wait_ns, 15 * kMs);
+}
+
+// The context is made inside the program's first CUDA call (here a cudaMalloc): counted as idle,
+// that start-up made "alloc" the dominant cause of a short run. An allocation after the device's
+// first operation is idle time like any other.
+TEST(IntervalAggregatorTest, TheStartUpBeforeTheDevicesFirstOperationIsNeitherBusyNorIdle) {
+  IntervalAggregator agg(Options100ms(), kOrigin);
+  agg.Add(Api(kMallocCbid, 0, 60));
+  agg.Add(Kernel(70, 80));
+  agg.Add(Api(kMallocCbid, 120, 150));
+  agg.Add(Kernel(160, 200));
+  const auto closed = agg.CloseBefore(kOrigin + 200 * kMs);
+  ASSERT_EQ(closed.size(), 2u);
+  const DeviceFigures& first = closed[0].devices.at(0);
+  EXPECT_EQ(first.busy_ns, 10 * kMs);
+  EXPECT_EQ(first.idle_ns, 20 * kMs);  // 80 to 100 ms
+  EXPECT_EQ(Idle(first, HostCause::kAlloc), 0u);
+  EXPECT_EQ(Idle(first, HostCause::kOutsideCuda), 20 * kMs);
+  const DeviceFigures& second = closed[1].devices.at(0);
+  EXPECT_EQ(second.busy_ns, 40 * kMs);
+  EXPECT_EQ(second.idle_ns, 60 * kMs);
+  EXPECT_EQ(Idle(second, HostCause::kAlloc), 30 * kMs);
+}
+
+TEST(IntervalAggregatorTest, ADeviceSeenFirstByItsCountersHasNoIdleTimeUntilItsFirstOperation) {
+  IntervalAggregator agg(Options100ms(), kOrigin);
+  agg.AddCounter(1, v1::COUNTER_SOURCE_NVML, "nvml.power_w", {kOrigin + 10 * kMs, kOrigin + 20 * kMs, 90.0});
+  agg.Add(Kernel(100, 110, "k", 1));  // exactly at the second interval's start
+  agg.Add(Kernel(250, 260, "k", 1));
+  const auto closed = agg.CloseBefore(kOrigin + 300 * kMs);
+  ASSERT_EQ(closed.size(), 3u);
+  ASSERT_EQ(closed[0].devices.size(), 1u);  // there, with its counter
+  EXPECT_EQ(closed[0].devices[0].device, 1u);
+  EXPECT_EQ(closed[0].devices[0].busy_ns, 0u);
+  EXPECT_EQ(closed[0].devices[0].idle_ns, 0u);
+  ASSERT_EQ(closed[0].devices[0].counters.size(), 1u);
+  EXPECT_EQ(closed[1].devices.at(0).busy_ns, 10 * kMs);
+  EXPECT_EQ(closed[1].devices[0].idle_ns, 90 * kMs);
+  EXPECT_EQ(closed[2].devices.at(0).idle_ns, 90 * kMs);  // after the first operation, idle from the start
 }
 
 TEST(IntervalAggregatorTest, HostCallsDuringBusyTimeExplainNoIdle) {
@@ -283,7 +323,7 @@ TEST(IntervalAggregatorTest, CloseAllEndsWithThePartialIntervalAtTheStop) {
   EXPECT_EQ(closed[1].start_ns, kOrigin + 100 * kMs);
   EXPECT_EQ(closed[1].end_ns, kOrigin + 150 * kMs);
   EXPECT_EQ(closed[1].devices.at(0).busy_ns, 20 * kMs);
-  EXPECT_EQ(closed[1].devices[0].idle_ns, 30 * kMs);
+  EXPECT_EQ(closed[1].devices[0].idle_ns, 10 * kMs);  // from the kernel's start at 120 ms to the stop
   EXPECT_TRUE(agg.CloseAll(kOrigin + 150 * kMs).empty());
 }
 

@@ -56,8 +56,8 @@ std::vector<Finding> MonitorIdleRule(const Timeline& timeline, const Thresholds&
     f.recoverable_ns = d.idle_ns;
     f.severity = SeverityFor(f.recoverable_ns, d.span_ns, thresholds);
     f.headline = absl::StrFormat(
-        "GPU %u idle %.1f%% of %.1f s monitored (busy %.1f%%); while it idled the host was mostly %s (%.0f%% of "
-        "the idle time)",
+        "GPU %u idle %.1f%% of %.1f s monitored from its first operation (busy %.1f%%); while it idled the host "
+        "was mostly %s (%.0f%% of the idle time)",
         d.device, 100.0 * static_cast<double>(d.idle_ns) / static_cast<double>(d.span_ns),
         static_cast<double>(d.span_ns) / 1e9, 100.0 * busy,
         cause == monitor::HostCause::kOutsideCuda ? std::string("outside CUDA")
