@@ -90,8 +90,6 @@ void IntervalAggregator::SeeDevice(uint32_t device) {
 
 void IntervalAggregator::AddBusy(uint32_t device, uint64_t begin, uint64_t end) {
   SeeDevice(device);
-  auto [first, inserted] = first_operation_.try_emplace(device, begin);
-  if (!inserted) first->second = std::min(first->second, begin);
   AddSpan(begin, end, [device](OpenInterval& in) -> Pieces& { return in.devices[device].busy; });
 }
 
@@ -201,10 +199,17 @@ DeviceFigures IntervalAggregator::CloseDevice(uint32_t device, DeviceAccumulator
                                               const std::array<IntervalSet, kHostCauseCount - 1>& host, Interval span) {
   DeviceFigures d;
   d.device = device;
-  // The device's time begins at its first operation (interval_aggregator.h says why).
-  const auto first = first_operation_.find(device);
-  span.begin = first == first_operation_.end() ? span.end : std::clamp(first->second, span.begin, span.end);
   const IntervalSet busy = analysis::UnionOf(std::move(acc.busy));
+  // The device's time begins at its first operation (interval_aggregator.h says why): the
+  // earliest busy piece of the first interval that has one, intervals closing in order.
+  if (!std::binary_search(devices_started_.begin(), devices_started_.end(), device)) {
+    if (busy.empty()) {
+      span.begin = span.end;
+    } else {
+      span.begin = std::max(span.begin, busy.front().begin);
+      devices_started_.insert(std::upper_bound(devices_started_.begin(), devices_started_.end(), device), device);
+    }
+  }
   d.busy_ns = analysis::CoveredLength(busy, span);
   // Idle stretches, claimed cause by cause in order of precedence; what no call covers was
   // spent outside CUDA.

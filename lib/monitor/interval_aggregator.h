@@ -142,7 +142,7 @@ class IntervalAggregator final : public core::ActivitySink {
   uint64_t latest_end_ = 0;    // of any record
   std::map<int64_t, OpenInterval> open_;
   std::vector<uint32_t> devices_seen_;  // sorted
-  std::map<uint32_t, uint64_t> first_operation_;  // device: the earliest start of its kernels, copies, memsets
+  std::vector<uint32_t> devices_started_;  // sorted: those whose first operation is in a closed interval
   absl::flat_hash_map<std::string, uint32_t> name_ids_;
   std::vector<std::string> names_;
   absl::flat_hash_map<uint64_t, core::ApiTraits> traits_;
