@@ -13,7 +13,7 @@
 // and duration go to the interval it started in. A device that has done anything appears in every
 // later interval, idle ones included, so a server without traffic shows 100% idle, not nothing.
 // A device's time counts from its first kernel, copy or memset on: before it, the program is
-// starting (the context made in its first CUDA call, modules loaded, weights read), and that time
+// starting (the context made inside its first CUDA call, modules loaded), and that time
 // is neither busy nor idle, as in a trace's active span. Counted as idle, it made a short run's
 // start-up its dominant cause ("alloc": the context is made inside the first cudaMalloc). A device
 // seen only through its counters appears with no busy or idle time.
