@@ -26,6 +26,12 @@ int HostIndex(core::ApiCategory category) {
   return -1;
 }
 
+// Adds `device` to a sorted list of device ids, once.
+void InsertSorted(std::vector<uint32_t>& devices, uint32_t device) {
+  const auto at = std::lower_bound(devices.begin(), devices.end(), device);
+  if (at == devices.end() || *at != device) devices.insert(at, device);
+}
+
 }  // namespace
 
 IntervalAggregator::IntervalAggregator(Options options, uint64_t origin_ns)
@@ -82,11 +88,7 @@ void IntervalAggregator::AddSpan(uint64_t begin, uint64_t end, const std::functi
   }
 }
 
-void IntervalAggregator::SeeDevice(uint32_t device) {
-  if (!std::binary_search(devices_seen_.begin(), devices_seen_.end(), device)) {
-    devices_seen_.insert(std::upper_bound(devices_seen_.begin(), devices_seen_.end(), device), device);
-  }
-}
+void IntervalAggregator::SeeDevice(uint32_t device) { InsertSorted(devices_seen_, device); }
 
 void IntervalAggregator::AddBusy(uint32_t device, uint64_t begin, uint64_t end) {
   SeeDevice(device);
@@ -207,7 +209,7 @@ DeviceFigures IntervalAggregator::CloseDevice(uint32_t device, DeviceAccumulator
       span.begin = span.end;
     } else {
       span.begin = std::max(span.begin, busy.front().begin);
-      devices_started_.insert(std::upper_bound(devices_started_.begin(), devices_started_.end(), device), device);
+      InsertSorted(devices_started_, device);
     }
   }
   d.busy_ns = analysis::CoveredLength(busy, span);
