@@ -130,6 +130,18 @@ TEST(IntervalAggregatorTest, ADeviceSeenFirstByItsCountersHasNoIdleTimeUntilItsF
   EXPECT_EQ(closed[2].devices.at(0).idle_ns, 90 * kMs);  // after the first operation, idle from the start
 }
 
+// A kernel CUPTI timed at zero length adds no busy time, so it is not the device's first operation.
+TEST(IntervalAggregatorTest, AZeroLengthKernelIsNotTheFirstOperation) {
+  IntervalAggregator agg(Options100ms(), kOrigin);
+  agg.Add(Kernel(20, 20));
+  agg.Add(Kernel(50, 60));
+  const auto closed = agg.CloseBefore(kOrigin + 100 * kMs);
+  const DeviceFigures& d = closed.at(0).devices.at(0);
+  EXPECT_EQ(d.kernels, 2u);
+  EXPECT_EQ(d.busy_ns, 10 * kMs);
+  EXPECT_EQ(d.idle_ns, 40 * kMs);  // from 50 ms
+}
+
 TEST(IntervalAggregatorTest, HostCallsDuringBusyTimeExplainNoIdle) {
   IntervalAggregator agg(Options100ms(), kOrigin);
   agg.Add(Kernel(0, 100));
