@@ -5,6 +5,7 @@
 
 #include "google/protobuf/stubs/logging.h"
 #include "lib/cli/commands.h"
+#include "lib/core/output_file.h"
 
 namespace {
 
@@ -56,6 +57,8 @@ int main(int argc, char** argv) {
   // A damaged trace is reported by the reader in one line; protobuf's own log lines about the
   // same bytes ("[libprotobuf ERROR ...] String field contains invalid UTF-8") would only bury it.
   google::protobuf::SetLogHandler(nullptr);
+  // An export or report stopped by Ctrl-C or kill leaves no partial file behind.
+  cuscope::core::RemovePartialOutputsOnSignals();
   if (argc < 2 || std::strcmp(argv[1], "--help") == 0 || std::strcmp(argv[1], "-h") == 0 ||
       (std::strcmp(argv[1], "help") == 0 && argc == 2)) {
     std::fputs(kUsage, argc < 2 ? stderr : stdout);

@@ -2,6 +2,8 @@
 #include <chrono>
 #include <cstdio>
 #include <string>
+#include <thread>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
@@ -69,10 +71,14 @@ std::string StatusText(const v1::ProcessStatus& s) {
   return out;
 }
 
-absl::StatusOr<v1::ProcessStatus> AskStatus(const std::string& directory, pid_t pid) {
+constexpr std::chrono::milliseconds kStatusTimeout{5000};
+constexpr std::chrono::milliseconds kPsTimeout{3000};
+
+absl::StatusOr<v1::ProcessStatus> AskStatus(const std::string& directory, pid_t pid,
+                                            std::chrono::milliseconds timeout) {
   v1::ControlRequest request;
   request.mutable_status();
-  auto reply = control::AskProcess(directory, pid, request, std::chrono::milliseconds(5000));
+  auto reply = control::AskProcess(directory, pid, request, timeout);
   if (!reply.ok()) return reply.status();
   if (!reply->error().empty()) return absl::FailedPreconditionError(reply->error());
   return reply->status();
@@ -97,7 +103,7 @@ int RunStatus(const Args& args) {
   if (std::optional<int> exit = HelpOrMistake(parser.Parse(args), kStatusUsage)) return *exit;
   auto target = ResolveControlTarget(pid_text, "status");
   if (!target.ok()) return PrintError(target.status().message());
-  auto status = AskStatus(target->directory, target->pid);
+  auto status = AskStatus(target->directory, target->pid, kStatusTimeout);
   if (!status.ok()) return PrintError(absl::StrCat("status: ", status.status().message()));
   if (format == "json") {
     std::string json;
@@ -124,11 +130,29 @@ int RunPs(const Args& args) {
   int listed = 0;
   if (directory.ok()) {
     control::RemoveStaleSockets(*directory);
-    for (pid_t pid : control::SocketPids(*directory)) {
-      auto status = AskStatus(*directory, pid);
-      if (!status.ok()) continue;  // gone meanwhile, or not answering: nothing to list
-      absl::StrAppendFormat(&rows, "%8d  %-7s  %-9s  %10.1f  %s\n", pid, status->mode(), status->entry(),
-                            status->seconds_running(), core::EscapeForTerminal(status->command_line()));
+    // Asked at once, each with its own deadline: a stopped or stuck process costs ps one timeout,
+    // not one per process, and is listed as not answering.
+    const std::vector<pid_t> pids = control::SocketPids(*directory);
+    std::vector<absl::StatusOr<v1::ProcessStatus>> answers(pids.size(), absl::UnknownError(""));
+    constexpr size_t kAtOnce = 64;
+    for (size_t first = 0; first < pids.size(); first += kAtOnce) {
+      std::vector<std::thread> askers;
+      for (size_t i = first; i < std::min(pids.size(), first + kAtOnce); ++i) {
+        askers.emplace_back([&, i] { answers[i] = AskStatus(*directory, pids[i], kPsTimeout); });
+      }
+      for (std::thread& t : askers) t.join();
+    }
+    for (size_t i = 0; i < pids.size(); ++i) {
+      const absl::StatusOr<v1::ProcessStatus>& status = answers[i];
+      if (status.ok()) {
+        absl::StrAppendFormat(&rows, "%8d  %-7s  %-9s  %10.1f  %s\n", pids[i], status->mode(), status->entry(),
+                              status->seconds_running(), core::EscapeForTerminal(status->command_line()));
+      } else if (absl::IsNotFound(status.status())) {
+        continue;  // gone meanwhile
+      } else {
+        absl::StrAppendFormat(&rows, "%8d  %-7s  %-9s  %10s  (not answering: %s)\n", pids[i], "?", "?", "?",
+                              core::EscapeForTerminal(std::string(status.status().message())));
+      }
       ++listed;
     }
   }

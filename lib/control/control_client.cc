@@ -5,6 +5,7 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstring>
 
 #include "absl/status/status.h"
@@ -24,24 +25,43 @@ absl::StatusOr<v1::ControlReply> AskProcess(const std::string& directory, pid_t 
     ::unlink(path.c_str());
     return absl::NotFoundError(absl::StrCat("no process ", pid));
   }
-  UniqueFd fd(::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0));
+  // Nonblocking from the start: a stopped or stuck process whose socket queue is full would keep a
+  // blocking connect() waiting for good. The whole exchange keeps to one deadline.
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  const auto left = [&deadline] {
+    return std::max(std::chrono::milliseconds(0), std::chrono::duration_cast<std::chrono::milliseconds>(
+                                                      deadline - std::chrono::steady_clock::now()));
+  };
+  UniqueFd fd(::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0));
   if (fd.get() < 0) return absl::UnavailableError(absl::StrCat("cannot make a socket: ", std::strerror(errno)));
-  if (::connect(fd.get(), reinterpret_cast<const sockaddr*>(&*address), sizeof(*address)) != 0) {
-    if (errno == ENOENT) {
+  for (;;) {
+    if (::connect(fd.get(), reinterpret_cast<const sockaddr*>(&*address), sizeof(*address)) == 0) break;
+    const int err = errno;
+    if (err == EINTR) continue;
+    if (err == ENOENT) {
       return absl::NotFoundError(absl::StrCat("process ", pid, " has no control socket in ", directory,
                                               ": no cuscope inside, started by another user, or CUSCOPE_CONTROL=0"));
     }
-    if (errno == ECONNREFUSED) {
+    if (err == ECONNREFUSED) {
       ::unlink(path.c_str());
       return absl::NotFoundError(absl::StrCat("process ", pid, " does not answer: its socket was left by a process ",
                                               "that ended (removed)"));
     }
-    return absl::UnavailableError(absl::StrCat("cannot reach process ", pid, " at ", path, ": ", std::strerror(errno)));
+    if (err != EAGAIN) {
+      return absl::UnavailableError(absl::StrCat("cannot reach process ", pid, " at ", path, ": ", std::strerror(err)));
+    }
+    // EAGAIN: the socket's queue of connections is full; the process is not accepting them.
+    if (left().count() == 0) {
+      return absl::DeadlineExceededError(absl::StrCat("process ", pid, " accepts no connection within ",
+                                                      timeout.count() / 1000.0,
+                                                      " s (its control socket's queue is full: stopped or stuck?)"));
+    }
+    ::usleep(10'000);
   }
   request.set_protocol_version(kProtocolVersion);
-  const absl::Status sent = SendAll(fd.get(), Frame(request), timeout);
+  const absl::Status sent = SendAll(fd.get(), Frame(request), left());
   // A refusal may come before the whole request went: read it either way.
-  auto bytes = ReceiveFramed(fd.get(), kMaxReplyBytes, sent.ok() ? timeout : std::chrono::milliseconds(1000));
+  auto bytes = ReceiveFramed(fd.get(), kMaxReplyBytes, sent.ok() ? left() : std::chrono::milliseconds(1000));
   if (!sent.ok() && !bytes.ok()) {
     return absl::UnavailableError(absl::StrCat("cannot ask process ", pid, ": ", sent.message()));
   }

@@ -15,7 +15,8 @@ namespace cuscope::control {
 // Sends `request` (its protocol_version set here) to process `pid` through its socket in
 // `directory` and returns the reply, which may itself carry an error. NotFound when the process
 // does not exist or has no socket there (a leftover socket of a process that is gone is removed
-// on the way); DeadlineExceeded when no reply comes within `timeout`.
+// on the way); DeadlineExceeded when no reply comes within `timeout`, which covers the whole exchange
+// (the connection too: a process whose socket queue is full does not block the caller).
 absl::StatusOr<v1::ControlReply> AskProcess(const std::string& directory, pid_t pid, v1::ControlRequest request,
                                             std::chrono::milliseconds timeout);
 

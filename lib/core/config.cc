@@ -9,6 +9,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "lib/core/metric_sets.h"
+#include "lib/core/terminal_text.h"
 
 extern char** environ;
 
@@ -17,13 +18,8 @@ namespace {
 
 // The setting as the error line shows it: a value of any length (a pattern of 90,000 characters)
 // is cut, so the one line stays one readable line.
-std::string Shown(const std::string& value, size_t at_most) {
-  if (value.size() <= at_most) return value;
-  return absl::StrCat(value.substr(0, at_most), "... (", value.size(), " characters)");
-}
-
 absl::Status Bad(const std::string& name, const std::string& value, const std::string& why) {
-  return absl::InvalidArgumentError(absl::StrCat(name, "=", Shown(value, 100), ": ", Shown(why, 600)));
+  return absl::InvalidArgumentError(absl::StrCat(name, "=", ShownValue(value), ": ", ShownValue(why, 600)));
 }
 
 absl::StatusOr<bool> ParseBool(const std::string& name, const std::string& v) {
@@ -323,7 +319,7 @@ absl::StatusOr<Config> ParseConfigFromEnvironment(const std::vector<std::pair<st
       c.quiet = *b;
     } else if (name == "CUSCOPE_STACKS") {
       auto sampling = ParseStackSampling(value);
-      if (!sampling.ok()) return absl::InvalidArgumentError(absl::StrCat(name, ": ", sampling.status().message()));
+      if (!sampling.ok()) return Bad(name, value, std::string(sampling.status().message()));
       c.stacks = *sampling;
     } else if (name == "CUSCOPE_UNWINDER") {
       if (value == "libunwind") {
@@ -334,7 +330,7 @@ absl::StatusOr<Config> ParseConfigFromEnvironment(const std::vector<std::pair<st
         return Bad(name, value, "expected libunwind or libgcc");
       }
     } else {
-      return absl::InvalidArgumentError(absl::StrCat("unknown setting ", name,
+      return absl::InvalidArgumentError(absl::StrCat("unknown setting ", ShownValue(name),
                                                      " (known: CUSCOPE_OUTPUT, CUSCOPE_FORCE_OVERWRITE, CUSCOPE_KINDS, "
                                                      "CUSCOPE_BUFFER_SIZE, CUSCOPE_BUFFER_POOL_CAP, "
                                                      "CUSCOPE_FLUSH_PERIOD_MS, CUSCOPE_DELAY, CUSCOPE_DURATION, "

@@ -1,6 +1,7 @@
 #include "lib/core/output_file.h"
 
 #include <fcntl.h>
+#include <signal.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -9,6 +10,7 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
+#include <utility>
 
 #include "absl/strings/str_cat.h"
 
@@ -43,7 +45,60 @@ std::string TempCandidate(const std::string& path) {
   return absl::StrCat(dir, ".", base, ".", suffix, ".tmp");
 }
 
+// The files being written, for RemovePartialOutputs: fixed slots of plain bytes, so that a signal
+// handler can read them. A slot is claimed (kWriting), filled, then published (kReady); the
+// handler removes only published ones.
+constexpr int kSlots = 32;
+constexpr int kFree = 0, kWriting = 1, kReady = 2;
+struct PartialOutput {
+  std::atomic<int> state{kFree};
+  char path[4096];
+};
+PartialOutput g_partial_outputs[kSlots];
+
+int RegisterPartialOutput(const std::string& path) {
+  if (path.size() >= sizeof(PartialOutput::path)) return -1;
+  for (int i = 0; i < kSlots; ++i) {
+    int expected = kFree;
+    if (!g_partial_outputs[i].state.compare_exchange_strong(expected, kWriting)) continue;
+    std::memcpy(g_partial_outputs[i].path, path.c_str(), path.size() + 1);
+    g_partial_outputs[i].state.store(kReady);
+    return i;
+  }
+  return -1;
+}
+
+void UnregisterPartialOutput(int slot) {
+  if (slot >= 0) g_partial_outputs[slot].state.store(kFree);
+}
+
+void RemoveAndReraise(int signal) {
+  RemovePartialOutputs();
+  struct sigaction action {};
+  action.sa_handler = SIG_DFL;
+  ::sigemptyset(&action.sa_mask);
+  ::sigaction(signal, &action, nullptr);
+  ::raise(signal);
+}
+
 }  // namespace
+
+void RemovePartialOutputs() {
+  for (PartialOutput& p : g_partial_outputs) {
+    int expected = kReady;
+    if (p.state.compare_exchange_strong(expected, kWriting)) ::unlink(p.path);  // and the slot stays taken
+  }
+}
+
+void RemovePartialOutputsOnSignals() {
+  for (const int signal : {SIGINT, SIGTERM, SIGHUP}) {
+    struct sigaction action {};
+    action.sa_handler = RemoveAndReraise;
+    ::sigemptyset(&action.sa_mask);
+    action.sa_flags = SA_RESETHAND;
+    ::sigaction(signal, &action, nullptr);
+  }
+}
 
 absl::StatusOr<std::unique_ptr<OutputFile>> OutputFile::Create(const std::string& path, bool overwrite) {
   if (path.empty()) return absl::InvalidArgumentError("no output file name");
@@ -72,6 +127,7 @@ absl::StatusOr<std::unique_ptr<OutputFile>> OutputFile::Create(const std::string
   }
   std::unique_ptr<OutputFile> out(new OutputFile(fd, path, std::move(temp)));
   out->buffer_.reserve(kFlushBytes + (kFlushBytes >> 2));
+  out->registry_slot_ = RegisterPartialOutput(out->written_path());
   return out;
 }
 
@@ -79,7 +135,17 @@ OutputFile::~OutputFile() {
   if (!finished_) Discard();
 }
 
+void OutputFile::SetByteLimit(uint64_t bytes, std::string what, std::string reason) {
+  byte_limit_ = bytes;
+  limit_what_ = std::move(what);
+  limit_reason_ = std::move(reason);
+}
+
 void OutputFile::Flush() {
+  if (status_.ok() && flushed_ + buffer_.size() > byte_limit_) {
+    status_ = absl::ResourceExhaustedError(absl::StrCat(limit_what_, " stopped at ", byte_limit_,
+                                                        " bytes, its bound: ", limit_reason_));
+  }
   if (!status_.ok() || fd_ < 0) {
     buffer_.clear();
     return;
@@ -115,6 +181,7 @@ absl::Status OutputFile::Close() {
     return status_;
   }
   finished_ = true;
+  UnregisterPartialOutput(registry_slot_);
   return status_;
 }
 
@@ -126,6 +193,12 @@ void OutputFile::Discard() {
   buffer_.clear();
   if (!finished_) ::unlink(written_path().c_str());
   finished_ = true;
+  UnregisterPartialOutput(registry_slot_);
+}
+
+std::string TraceOutputBoundReason(uint64_t trace_bytes) {
+  return absl::StrCat(kOutputBytesPerTraceByte, " times the trace's ", trace_bytes, " bytes plus ", kOutputFixedBytes,
+                      " (the trace repeats long names or stacks far more than a real one does)");
 }
 
 absl::Status WriteOutputFile(const std::string& path, std::string_view contents, bool overwrite) {

@@ -43,8 +43,13 @@ class OutputFile {
   std::string& buffer() { return buffer_; }
   void Append(std::string_view bytes) { buffer_.append(bytes.data(), bytes.size()); }
   void MaybeFlush() {
-    if (buffer_.size() >= kFlushBytes) Flush();
+    if (buffer_.size() >= kFlushBytes || flushed_ + buffer_.size() > byte_limit_) Flush();
   }
+
+  // Ends the output once more than `bytes` are handed to it: status() becomes ResourceExhausted,
+  // saying `what` passed its bound and naming `reason` (what the bound is), and nothing more is written.
+  // A writer that checks status() after each event stops within one event of the bound.
+  void SetByteLimit(uint64_t bytes, std::string what, std::string reason);
 
   // Writes out the buffer, closes the file and (with overwrite) renames it into place; the first
   // error of any step. On an error nothing is left behind.
@@ -66,13 +71,38 @@ class OutputFile {
   const std::string& written_path() const { return temp_path_.empty() ? path_ : temp_path_; }
 
   int fd_ = -1;
-  bool finished_ = false;  // closed or discarded
+  int registry_slot_ = -1;  // where RemovePartialOutputs finds written_path(); -1: not registered
+  bool finished_ = false;   // closed or discarded
   std::string path_;
   std::string temp_path_;  // empty without overwrite
   std::string buffer_;
   uint64_t flushed_ = 0;
+  uint64_t byte_limit_ = UINT64_MAX;
+  std::string limit_what_, limit_reason_;
   absl::Status status_;
 };
+
+// The most a view of a trace (export, dump, report) writes for a trace of `trace_bytes`: 256 bytes
+// for each byte of the trace plus 64 KiB. Real traces come to 3 (Perfetto) to 10 (Chrome JSON,
+// dump) times their size; a trace made to amplify (one long name or deep stack named by every
+// record) is stopped at the bound with one error line rather than filling the disk.
+inline constexpr uint64_t kOutputBytesPerTraceByte = 256;
+inline constexpr uint64_t kOutputFixedBytes = 64 * 1024;
+inline uint64_t TraceOutputBound(uint64_t trace_bytes) {
+  return trace_bytes > (UINT64_MAX - kOutputFixedBytes) / kOutputBytesPerTraceByte
+             ? UINT64_MAX
+             : kOutputBytesPerTraceByte * trace_bytes + kOutputFixedBytes;
+}
+// The reason SetByteLimit names for that bound.
+std::string TraceOutputBoundReason(uint64_t trace_bytes);
+
+// Removes the files of every OutputFile being written (a temporary file, or without overwrite the
+// file created at the path): async-signal-safe, for a handler of a signal that ends the process.
+void RemovePartialOutputs();
+// Installs handlers for SIGINT, SIGTERM and SIGHUP that call RemovePartialOutputs() and then end
+// the process by the same signal, as it would have ended without them (the `cuscope` command's
+// main: an export stopped with Ctrl-C leaves no hidden file of hundreds of megabytes behind).
+void RemovePartialOutputsOnSignals();
 
 // Writes `contents` as the whole file at `path`, by the rule above.
 absl::Status WriteOutputFile(const std::string& path, std::string_view contents, bool overwrite);

@@ -35,11 +35,11 @@ absl::StatusOr<StackSampling> ParseStackSampling(std::string_view text) {
     s.mode = StackSampling::Mode::kFirst;
   } else {
     return absl::InvalidArgumentError(
-        absl::StrCat("'", t, "' is not a stack sampling: expected none, all, every:N (one launch in N) or first:K (the "
-                     "first K launches of each kernel)"));
+        absl::StrCat("not a stack sampling: expected none, all, every:N (one launch in N) or first:K (the first K "
+                     "launches of each kernel)"));
   }
   if (!absl::SimpleAtoi(count, &s.n) || s.n == 0) {
-    return absl::InvalidArgumentError(absl::StrCat("'", t, "': the count after the colon must be a whole number >= 1"));
+    return absl::InvalidArgumentError("the count after the colon must be a whole number >= 1");
   }
   if (s.mode == StackSampling::Mode::kEvery && s.n == 1) s.mode = StackSampling::Mode::kAll;
   return s;

@@ -49,4 +49,17 @@ std::string EscapeForTerminal(std::string_view s) { return Escape(s, false); }
 
 std::string EscapeTextForTerminal(std::string_view text) { return Escape(text, true); }
 
+std::string ShownValue(std::string_view value, size_t at_most) {
+  if (value.size() <= at_most) return std::string(value);
+  std::string out(Utf8Prefix(value, at_most));
+  out.append("... (").append(std::to_string(value.size())).append(" characters)");
+  return out;
+}
+
+std::string LineForTerminal(std::string_view message) {
+  std::string line = EscapeForTerminal(message);
+  if (line.size() > kMaxLineBytes) line = ShownValue(line, kMaxLineBytes);
+  return line;
+}
+
 }  // namespace cuscope::core

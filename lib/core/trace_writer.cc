@@ -37,6 +37,13 @@ absl::StatusOr<std::unique_ptr<TraceWriter>> TraceWriter::Create(const std::stri
     ::close(fd);
     return absl::PermissionDeniedError(absl::StrCat("output path ", path, " is not a regular file"));
   }
+  // The file is truncated and written in place (a trace is read while it grows, and survives a
+  // crash under its own name): a file with another name linked to it would be overwritten too.
+  if (st.st_nlink > 1) {
+    ::close(fd);
+    return absl::PermissionDeniedError(absl::StrCat("output path ", path, " has ", st.st_nlink,
+                                                    " hard links; refusing to write through them (remove it first)"));
+  }
   if (::ftruncate(fd, 0) != 0 || ::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) & ~O_NONBLOCK) != 0) {
     const int err = errno;
     ::close(fd);

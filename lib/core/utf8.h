@@ -40,6 +40,16 @@ inline bool IsC1Control(std::string_view s, size_t i) {
   return static_cast<unsigned char>(s[i]) == 0xc2 && static_cast<unsigned char>(s[i + 1]) <= 0x9f;
 }
 
+// The longest prefix of `s` of at most `max_bytes` that does not end inside a multi-byte sequence
+// (for cutting a name to a size: the cut never makes a well-formed string ill-formed).
+inline std::string_view Utf8Prefix(std::string_view s, size_t max_bytes) {
+  if (s.size() <= max_bytes) return s;
+  size_t end = max_bytes;
+  // Step back over continuation bytes to the start of the sequence the cut falls in.
+  while (end > 0 && (static_cast<unsigned char>(s[end]) & 0xc0) == 0x80 && max_bytes - end < 3) --end;
+  return s.substr(0, end);
+}
+
 }  // namespace cuscope::core
 
 #endif  // CUSCOPE_LIB_CORE_UTF8_H_

@@ -19,6 +19,7 @@
 #include "lib/core/metric_sets.h"
 #include "lib/core/output_name.h"
 #include "lib/core/python_stack.h"
+#include "lib/core/terminal_text.h"
 #include "lib/core/trace_writer.h"
 #include "lib/cupti/call_timer.h"
 #include "lib/cupti/capture_controller.h"
@@ -55,7 +56,8 @@ struct Session {
   Session(const core::Config& c, std::string e, CuptiApi& api) : config(c), entry(std::move(e)), cupti(api) {}
 
   void Warn(const std::string& msg) const {
-    if (!config.quiet) std::fprintf(stderr, "cuscope: %s\n", msg.c_str());
+    // Messages quote paths and names the program or a peer chose: escaped and cut like the CLI's.
+    if (!config.quiet) std::fprintf(stderr, "cuscope: %s\n", core::LineForTerminal(msg).c_str());
   }
 
   const core::Config config;

@@ -4,13 +4,22 @@
 
 #include "absl/strings/str_cat.h"
 #include "lib/core/json_string.h"
+#include "lib/core/utf8.h"
 
 namespace cuscope::exporter {
 
 // Names come from the program (NVTX, kernels): the escaper writes bytes that are not UTF-8 as
 // U+FFFD, which would otherwise make the file unreadable.
-void ChromeJsonWriter::String(std::string_view text) {
-  core::AppendJsonString(text, core::JsonEscaping::kMinimal, &out_->buffer());
+void ChromeJsonWriter::String(std::string_view text, size_t max_bytes) {
+  if (text.size() <= max_bytes) {
+    core::AppendJsonString(text, core::JsonEscaping::kMinimal, &out_->buffer());
+    return;
+  }
+  // Cut where a character ends, and say so: "<prefix>... (N bytes)".
+  const std::string_view prefix = core::Utf8Prefix(text, max_bytes);
+  std::string cut(prefix);
+  absl::StrAppend(&cut, "... (", text.size(), " bytes)");
+  core::AppendJsonString(cut, core::JsonEscaping::kMinimal, &out_->buffer());
 }
 
 void ChromeJsonWriter::Time(std::string_view key, uint64_t ns, bool relative) {
@@ -52,7 +61,7 @@ void ChromeJsonWriter::Args(absl::Span<const Arg> args) {
   for (const Arg& arg : args) {
     if (!first) out.push_back(',');
     first = false;
-    String(arg.name.text);
+    String(arg.name.text, kMaxArgBytes);
     out.push_back(':');
     switch (arg.type) {
       case Arg::Type::kUint: absl::StrAppend(&out, arg.u); break;
@@ -66,7 +75,7 @@ void ChromeJsonWriter::Args(absl::Span<const Arg> args) {
         }
         break;
       case Arg::Type::kBool: out.append(arg.b ? "true" : "false"); break;
-      case Arg::Type::kString: String(arg.s.text); break;
+      case Arg::Type::kString: String(arg.s.text, kMaxArgBytes); break;
     }
   }
   out.push_back('}');
@@ -80,14 +89,14 @@ void ChromeJsonWriter::Metadata(std::string_view name, uint32_t pid, const uint3
   BeginEvent('M', place, tid != nullptr);
   std::string& out = out_->buffer();
   out.append(",\"name\":");
-  String(name);
+  String(name, kMaxNameBytes);
   out.append(",\"args\":{");
-  String(key);
+  String(key, kMaxNameBytes);
   out.push_back(':');
   if (is_number) {
     absl::StrAppend(&out, number);
   } else {
-    String(text);
+    String(text, kMaxNameBytes);
   }
   out.append("}}");
 }
@@ -170,10 +179,10 @@ absl::Status ChromeJsonWriter::AddSlice(const Slice& slice) {
   Time("dur", slice.end - slice.start, false);
   std::string& out = out_->buffer();
   out.append(",\"name\":");
-  String(slice.name.text);
+  String(slice.name.text, kMaxNameBytes);
   if (!slice.category.text.empty()) {
     out.append(",\"cat\":");
-    String(slice.category.text);
+    String(slice.category.text, kMaxArgBytes);
   }
   Args(slice.args);
   // One bind id per event (event_sink.h: a slice has a flow in or a flow out, not both).
@@ -194,10 +203,10 @@ absl::Status ChromeJsonWriter::AddInstant(const Instant& instant) {
   Time("ts", instant.time, true);
   std::string& out = out_->buffer();
   out.append(",\"s\":\"t\",\"name\":");
-  String(instant.name.text);
+  String(instant.name.text, kMaxNameBytes);
   if (!instant.category.text.empty()) {
     out.append(",\"cat\":");
-    String(instant.category.text);
+    String(instant.category.text, kMaxArgBytes);
   }
   Args(instant.args);
   out.push_back('}');
@@ -213,9 +222,9 @@ absl::Status ChromeJsonWriter::AddCounter(uint64_t track, uint64_t time, double 
   Time("ts", time, true);
   std::string& out = out_->buffer();
   out.append(",\"name\":");
-  String(place.counter_name);
+  String(place.counter_name, kMaxNameBytes);
   out.append(",\"args\":{");
-  String(place.unit);
+  String(place.unit, kMaxArgBytes);
   out.push_back(':');
   if (std::isfinite(value)) {
     absl::StrAppend(&out, value);
@@ -231,9 +240,9 @@ absl::Status ChromeJsonWriter::Finish() {
   std::string& out = out_->buffer();
   out.append("\n],\"displayTimeUnit\":\"ns\",\"otherData\":{\"cuscope_first_ns\":");
   // As a string: a number this large would be read as a double.
-  String(absl::StrCat(origin_));
+  String(absl::StrCat(origin_), kMaxNameBytes);
   out.append(",\"cuscope_source\":");
-  String(source_path_);
+  String(source_path_, SIZE_MAX);
   out.append(",\"cuscope_time_unit\":\"us since cuscope_first_ns\"}}\n");
   return out_->status();
 }

@@ -13,6 +13,11 @@
 //     "bind_id" and "flow_in", so a flow binds to its slices whatever their timestamps;
 //   * args are the event's "args" object.
 //
+// Chrome JSON has no interning: every event spells its strings out. A name longer than
+// kMaxNameBytes (a kernel's full template name can be kilobytes; a hostile trace's, megabytes) is
+// cut there and ends "... (N bytes)", a string argument at kMaxArgBytes, so that an event stays
+// about a kilobyte whatever the trace names (Perfetto interns, and keeps names whole).
+//
 // Timestamps: microseconds (with three decimals, so nanoseconds stay exact) since the trace's
 // first timestamp, ExportInfo.first_ns, which the output records as "cuscope_first_ns" in
 // "otherData": as absolute CUPTI nanoseconds (about 1.7e18) a JSON number, read as a double,
@@ -36,6 +41,8 @@ class ChromeJsonWriter final : public EventSink {
   // Process and thread ids of tracks that are not host processes and threads start here: above
   // any Linux pid (pid_max is at most 2^22) and within the 32 bits viewers keep.
   static constexpr uint32_t kSyntheticBase = 1'000'000'000;
+  static constexpr size_t kMaxNameBytes = 1024;
+  static constexpr size_t kMaxArgBytes = 512;
 
   // `out` must outlive the writer; the caller closes it after Finish().
   explicit ChromeJsonWriter(core::OutputFile* out) : out_(out) {}
@@ -61,7 +68,8 @@ class ChromeJsonWriter final : public EventSink {
                 int64_t number, bool is_number);
   void Time(std::string_view key, uint64_t ns, bool relative);
   void Args(absl::Span<const Arg> args);
-  void String(std::string_view text);
+  // `text` as a JSON string, cut to `max_bytes` (see above).
+  void String(std::string_view text, size_t max_bytes);
   uint32_t SyntheticTid(uint32_t pid, int64_t preferred);
 
   core::OutputFile* out_;

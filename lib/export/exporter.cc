@@ -842,13 +842,16 @@ absl::StatusOr<ExportSummary> ExportToFile(const std::string& trace_path, const 
     absl::StatusOr<std::unique_ptr<core::TraceReader>> probe = core::TraceReader::Open(trace_path);
     if (!probe.ok()) return probe.status();
   }
-  struct stat in, out;
-  if (::stat(trace_path.c_str(), &in) == 0 && ::stat(output_path.c_str(), &out) == 0 && in.st_dev == out.st_dev &&
-      in.st_ino == out.st_ino) {
+  struct stat in {}, out {};
+  if (::stat(trace_path.c_str(), &in) != 0) return absl::NotFoundError(absl::StrCat("cannot read ", trace_path));
+  if (::stat(output_path.c_str(), &out) == 0 && in.st_dev == out.st_dev && in.st_ino == out.st_ino) {
     return absl::InvalidArgumentError(absl::StrCat("the output ", output_path, " is the input trace"));
   }
   absl::StatusOr<std::unique_ptr<core::OutputFile>> file = core::OutputFile::Create(output_path, options.overwrite);
   if (!file.ok()) return file.status();
+  const uint64_t trace_bytes = static_cast<uint64_t>(in.st_size);
+  (*file)->SetByteLimit(core::TraceOutputBound(trace_bytes), absl::StrCat("the export to ", output_path),
+                        core::TraceOutputBoundReason(trace_bytes));
   std::unique_ptr<EventSink> writer;
   if (options.format == ExportFormat::kPerfetto) {
     writer = std::make_unique<PerfettoWriter>(file->get());

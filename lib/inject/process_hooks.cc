@@ -9,6 +9,7 @@
 #include <string>
 
 #include "absl/strings/str_cat.h"
+#include "lib/core/terminal_text.h"
 #include "lib/cupti/activity_collector.h"
 #include "lib/cupti/cupti_location.h"
 
@@ -37,7 +38,9 @@ void InstallHooks() {
 
 bool SessionQuiet() { return g_quiet.load(); }
 
-void PrintLine(const std::string& message) { std::fprintf(stderr, "cuscope: %s\n", message.c_str()); }
+void PrintLine(const std::string& message) {
+  std::fprintf(stderr, "cuscope: %s\n", core::LineForTerminal(message).c_str());
+}
 
 void RouteNvtxToCupti() {
   if (std::getenv("NVTX_INJECTION64_PATH") != nullptr) return;

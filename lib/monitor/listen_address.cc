@@ -7,6 +7,7 @@
 #include "absl/strings/ascii.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "lib/core/terminal_text.h"
 
 namespace cuscope::monitor {
 namespace {
@@ -15,7 +16,8 @@ inline constexpr char kLoopback[] = "127.0.0.1";
 
 absl::Status Invalid(absl::string_view text, absl::string_view why) {
   return absl::InvalidArgumentError(
-      absl::StrCat("metrics address \"", text, "\": ", why, " (want PORT, ADDR:PORT or [IPV6]:PORT)"));
+      absl::StrCat("metrics address \"", core::ShownValue(std::string_view(text.data(), text.size())), "\": ", why,
+                   " (want PORT, ADDR:PORT or [IPV6]:PORT)"));
 }
 
 // Digits only: absl::SimpleAtoi alone would also take "+80" and " 80".
@@ -47,11 +49,16 @@ absl::StatusOr<ListenAddress> ParseListenAddress(absl::string_view text) {
       address.ipv6 = true;
       in6_addr parsed6;
       if (inet_pton(AF_INET6, address.host.c_str(), &parsed6) != 1) return Invalid(text, "not an IPv6 address");
+      if (IN6_IS_ADDR_MULTICAST(&parsed6)) return Invalid(text, "a multicast address, which no server listens on");
     } else {
       address.host = std::string(host);
       in_addr parsed4;
       if (inet_pton(AF_INET, address.host.c_str(), &parsed4) != 1) {
         return Invalid(text, "not a numeric IPv4 address (IPv6 goes in brackets)");
+      }
+      const uint32_t host_order = ntohl(parsed4.s_addr);
+      if (host_order == INADDR_BROADCAST || IN_MULTICAST(host_order)) {
+        return Invalid(text, "a broadcast or multicast address, which no server listens on");
       }
     }
   }

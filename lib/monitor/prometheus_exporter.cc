@@ -105,7 +105,10 @@ absl::StatusOr<std::unique_ptr<PrometheusExporter>> PrometheusExporter::Start(ab
     callbacks.log_access = KeepServerLog;
     server->totals = std::make_shared<TotalsCollectable>(max_kernel_labels);
     server->exposer = std::make_unique<prometheus::Exposer>(
-        std::vector<std::string>{"listening_ports", where, "num_threads", "2"}, &callbacks);
+        std::vector<std::string>{"listening_ports", where, "num_threads", absl::StrCat(kWorkers), "request_timeout_ms",
+                                 absl::StrCat(kRequestTimeoutMs), "connection_queue", absl::StrCat(kConnectionQueue),
+                                 "enable_keep_alive", "no"},
+        &callbacks);
     server->exposer->RegisterCollectable(server->totals);
     const std::vector<int> ports = server->exposer->GetListeningPorts();
     if (ports.empty()) return absl::UnavailableError(absl::StrCat("metrics endpoint: not listening on ", where));

@@ -8,6 +8,12 @@
 //
 // Errors are values: nothing thrown by the server library leaves Start, and the server's own log
 // lines are kept off the host's stderr. Destroying the exporter stops the server and its threads.
+//
+// Any local user can connect to the endpoint (loopback included) and read it. Idle connections
+// must not stop the scrapes: kWorkers threads serve connections, each dropping a peer whose request
+// has not arrived within kRequestTimeoutMs, and at most kConnectionQueue accepted connections wait
+// for a worker (more stay in the kernel's listen queue). A scrape waits behind at most
+// (idle connections / kWorkers) request timeouts; the tests measure 2 and 224 idle connections.
 #ifndef CUSCOPE_LIB_MONITOR_PROMETHEUS_EXPORTER_H_
 #define CUSCOPE_LIB_MONITOR_PROMETHEUS_EXPORTER_H_
 
@@ -24,6 +30,10 @@ namespace cuscope::monitor {
 
 class PrometheusExporter {
  public:
+  static constexpr int kWorkers = 32;
+  static constexpr int kRequestTimeoutMs = 500;
+  static constexpr int kConnectionQueue = 64;
+
   // `address`: as ParseListenAddress takes it ("PORT", "ADDR:PORT", "[IPV6]:PORT"; port 0: a
   // free one). InvalidArgument for an address that does not parse, Unavailable when the server
   // cannot listen there (port in use, address not on this machine), both naming the address.

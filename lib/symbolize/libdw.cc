@@ -22,9 +22,7 @@ Libdw Load() {
                    Find(handle, "dwfl_module_info", l.module_info) &&
                    Find(handle, "dwfl_module_getsrc", l.module_getsrc) && Find(handle, "dwfl_lineinfo", l.lineinfo) &&
                    Find(handle, "dwfl_module_addrname", l.module_addrname) &&
-                   Find(handle, "dwfl_standard_find_debuginfo", l.standard_find_debuginfo) &&
                    Find(handle, "dwfl_offline_section_address", l.offline_section_address) &&
-                   Find(handle, "dwfl_build_id_find_elf", l.build_id_find_elf) &&
                    Find(handle, "dwfl_module_addrdie", l.module_addrdie) &&
                    Find(handle, "dwarf_getscopes", l.getscopes) && Find(handle, "dwarf_tag", l.tag) &&
                    Find(handle, "dwarf_attr", l.attr) && Find(handle, "dwarf_attr_integrate", l.attr_integrate) &&

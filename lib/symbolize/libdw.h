@@ -19,9 +19,7 @@ struct Libdw {
   decltype(&::dwfl_module_getsrc) module_getsrc = nullptr;
   decltype(&::dwfl_lineinfo) lineinfo = nullptr;
   decltype(&::dwfl_module_addrname) module_addrname = nullptr;
-  decltype(&::dwfl_standard_find_debuginfo) standard_find_debuginfo = nullptr;
   decltype(&::dwfl_offline_section_address) offline_section_address = nullptr;
-  decltype(&::dwfl_build_id_find_elf) build_id_find_elf = nullptr;
   // The scopes around an address (inlined calls), for the launch code nvcc inlines.
   decltype(&::dwfl_module_addrdie) module_addrdie = nullptr;
   decltype(&::dwarf_getscopes) getscopes = nullptr;

@@ -1,10 +1,11 @@
 #include "lib/symbolize/native_source_lines.h"
 
 #include <dwarf.h>
-#include <sys/stat.h>
+#include <unistd.h>
 
 #include <cstdint>
 #include <cstdlib>
+#include <cstring>
 #include <map>
 #include <optional>
 #include <string>
@@ -15,6 +16,7 @@
 #include "absl/strings/str_join.h"
 #include "lib/core/launch_glue.h"
 #include "lib/symbolize/libdw.h"
+#include "lib/symbolize/module_file.h"
 
 namespace cuscope::symbolize {
 namespace {
@@ -26,11 +28,44 @@ struct OpenModule {
   Dwarf_Addr first_address = 0;  // where the image's first loaded segment lies: a frame's offset counts from it
 };
 
+// libdwfl asks for a module's separate debug file here (its standard search would follow the
+// module's .gnu_debuglink name anywhere, and ask debuginfod servers): by the module's build id under
+// the debug directories; a dwz alternate file (named by the debug file, CRC 0) only inside them.
+int FindDebugFile(Dwfl_Module* module, void** /*userdata*/, const char* /*module_name*/, Dwarf_Addr /*base*/,
+                  const char* file_name, const char* debuglink_file, GElf_Word debuglink_crc,
+                  char** debuginfo_file_name) {
+  *debuginfo_file_name = nullptr;
+  absl::StatusOr<int> fd = absl::NotFoundError("");
+  std::string path;
+  if (debuglink_file != nullptr && debuglink_crc == 0) {
+    path = debuglink_file;
+    if (!path.empty() && path.front() != '/' && file_name != nullptr) {
+      const std::string dir = file_name;
+      path = absl::StrCat(dir.substr(0, dir.find_last_of('/') + 1), path);
+    }
+    if (InsideDirectories(path, DebugDirectories())) fd = OpenModuleFile(path);
+  } else {
+    const unsigned char* bits = nullptr;
+    GElf_Addr note_address = 0;
+    const int size = LoadLibdw().module_build_id(module, &bits, &note_address);
+    if (size <= 0) return -1;
+    const std::string build_id(reinterpret_cast<const char*>(bits), static_cast<size_t>(size));
+    fd = OpenDebugFileForBuildId(build_id, DebugDirectories());
+    path = BuildIdDebugPath(DebugDirectories().front(), build_id);
+  }
+  if (!fd.ok()) return -1;
+  *debuginfo_file_name = ::strdup(path.c_str());
+  return *fd;
+}
+
+// No module is found by name: each is reported with a descriptor opened here.
+int FindNoElf(Dwfl_Module*, void**, const char*, Dwarf_Addr, char**, Elf**) { return -1; }
+
 class ModuleFiles {
  public:
   explicit ModuleFiles(const Libdw& dw) : dw_(dw) {
-    callbacks_.find_elf = dw.build_id_find_elf;
-    callbacks_.find_debuginfo = dw.standard_find_debuginfo;  // also /usr/lib/debug/.build-id/...
+    callbacks_.find_elf = FindNoElf;
+    callbacks_.find_debuginfo = FindDebugFile;
     callbacks_.section_address = dw.offline_section_address;
     callbacks_.debuginfo_path = &debuginfo_path_;
   }
@@ -42,30 +77,40 @@ class ModuleFiles {
     }
   }
 
-  enum class Outcome { kRead, kMissing, kRebuilt };
+  enum class Outcome { kRead, kMissing, kRebuilt, kRefused };
   struct Entry {
     Outcome outcome = Outcome::kMissing;
     OpenModule open;  // with kRead
+    std::string why;  // with kRefused
   };
   // The module `path` if its file is the build `build_id` names, read once per path and id; `first`
   // is set on the call that read it.
   const Entry& Get(const std::string& path, const std::string& build_id, bool& first) {
     auto [it, added] = entries_.try_emplace(std::make_pair(path, build_id));
     first = added;
-    if (added) it->second.outcome = Open(path, build_id, it->second.open);
+    if (added) it->second.outcome = Open(path, build_id, it->second);
     return it->second;
   }
 
  private:
-  Outcome Open(const std::string& path, const std::string& build_id, OpenModule& m) {
-    // The path comes from the trace: only a regular file is opened (a FIFO or a device named there
-    // would block or never end).
-    struct stat st {};
-    if (::stat(path.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) return Outcome::kMissing;
+  Outcome Open(const std::string& path, const std::string& build_id, Entry& entry) {
+    // The path comes from the trace: module_file.h opens it, with its checks, and libdw gets the
+    // descriptor.
+    absl::StatusOr<int> fd = OpenModuleFile(path);
+    if (!fd.ok()) {
+      if (absl::IsNotFound(fd.status())) return Outcome::kMissing;
+      entry.why = std::string(fd.status().message());
+      return Outcome::kRefused;
+    }
+    OpenModule& m = entry.open;
     m.dwfl = dw_.begin(&callbacks_);
-    if (m.dwfl == nullptr) return Outcome::kMissing;
+    if (m.dwfl == nullptr) {
+      ::close(*fd);
+      return Outcome::kMissing;
+    }
     dw_.report_begin(m.dwfl);
-    m.module = dw_.report_elf(m.dwfl, path.c_str(), path.c_str(), -1, 0, false);
+    m.module = dw_.report_elf(m.dwfl, path.c_str(), path.c_str(), *fd, 0, false);  // takes the descriptor
+    if (m.module == nullptr) ::close(*fd);
     dw_.report_end(m.dwfl, nullptr, nullptr);
     const unsigned char* bits = nullptr;
     GElf_Addr note_address = 0;
@@ -86,7 +131,7 @@ class ModuleFiles {
   }
 
   const Libdw& dw_;
-  char* debuginfo_path_ = nullptr;  // libdwfl's default search path
+  char* debuginfo_path_ = nullptr;  // unused: FindDebugFile searches DebugDirectories()
   Dwfl_Callbacks callbacks_{};
   std::map<std::pair<std::string, std::string>, Entry> entries_;  // a map: entries stay where they are
 };
@@ -179,6 +224,7 @@ SourceLineSummary AddNativeSourceLines(core::Dictionary& dict, const std::functi
       if (entry.outcome == ModuleFiles::Outcome::kRead) ++summary.modules_read;
       if (entry.outcome == ModuleFiles::Outcome::kRebuilt) summary.modules_rebuilt.push_back(module);
       if (entry.outcome == ModuleFiles::Outcome::kMissing) summary.modules_missing.push_back(module);
+      if (entry.outcome == ModuleFiles::Outcome::kRefused) summary.modules_refused.push_back(entry.why);
     }
     if (entry.outcome != ModuleFiles::Outcome::kRead) continue;
     const Dwarf_Addr address = entry.open.first_address + f.module_offset();
@@ -224,6 +270,10 @@ std::vector<std::string> SourceLineNotes(const SourceLineSummary& summary) {
                                  " module(s) of the launch stacks are not on this machine; their frames keep "
                                  "module+offset: ",
                                  listed(summary.modules_missing)));
+  }
+  if (!summary.modules_refused.empty()) {
+    notes.push_back(absl::StrCat("cuscope: ", summary.modules_refused.size(),
+                                 " file(s) the launch stacks name were not read: ", listed(summary.modules_refused)));
   }
   return notes;
 }

@@ -1,6 +1,7 @@
 // Native frames' source files and lines, added where a trace is read: from the DWARF line tables of
 // the modules the launch stacks name, as the files lie on this machine (or their separate debug
-// files under /usr/lib/debug), through elfutils' libdw, loaded when present (libdw.so.1).
+// files under /usr/lib/debug, by build id), through elfutils' libdw, loaded when present (libdw.so.1).
+// Files are opened and checked by module_file.h before libdw reads them.
 //
 // The collector records a native frame as module path + offset + the module's GNU build id, and
 // resolves no line in the program (DWARF is large and slow to read; the writer has no time for it).
@@ -28,6 +29,7 @@ struct SourceLineSummary {
   size_t modules_read = 0;           // files whose build id matched
   std::vector<std::string> modules_rebuilt;  // the file here has another build id
   std::vector<std::string> modules_missing;  // no such file here, or not readable as ELF
+  std::vector<std::string> modules_refused;  // "PATH: why": failed module_file.h's checks (a FIFO, a huge ELF)
   bool libdw_missing = false;        // libdw.so.1 could not be loaded: nothing was resolved
 };
 

@@ -39,7 +39,7 @@ TEST(ProfileCommandTest, AMistakeIsOneLineAndAPointerToTheHelp) {
   const std::string out = ::testing::internal::GetCapturedStdout();
   EXPECT_EQ(rc, 2);
   EXPECT_EQ(err,
-            "cuscope: CUSCOPE_STACKS: 'often' is not a stack sampling: expected none, all, every:N (one launch in N) or "
+            "cuscope: CUSCOPE_STACKS=often: not a stack sampling: expected none, all, every:N (one launch in N) or "
             "first:K (the first K launches of each kernel)\n(cuscope profile --help lists the options)\n");
   EXPECT_EQ(out, "");
 }

@@ -13,6 +13,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <string>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "gmock/gmock.h"
@@ -158,7 +159,7 @@ TEST_F(ControlServerTest, GarbageGetsAnErrorReplyAndTheServerGoesOn) {
   EXPECT_TRUE(ok->error().empty());
 }
 
-TEST_F(ControlServerTest, APeerThatSendsNothingIsDroppedAfterTheTimeout) {
+TEST_F(ControlServerTest, APeerThatSendsNothingIsDroppedAfterTheFirstBytesTimeout) {
   auto server = Serve();
   ASSERT_NE(server, nullptr);
   const auto start = std::chrono::steady_clock::now();
@@ -166,9 +167,114 @@ TEST_F(ControlServerTest, APeerThatSendsNothingIsDroppedAfterTheTimeout) {
   const auto waited = std::chrono::steady_clock::now() - start;
   ASSERT_TRUE(reply.ok()) << reply.status();
   EXPECT_THAT(ParseReply(*reply)->error(), HasSubstr("nothing arrived in time"));
+  EXPECT_GE(waited, ControlServer::kFirstBytesTimeout - milliseconds(50));
+  EXPECT_LT(waited, ControlServer::kFirstBytesTimeout + milliseconds(1500));
+  EXPECT_TRUE(AskProcess(dir_, ::getpid(), StatusRequest(), milliseconds(5000)).ok());
+}
+
+// A peer that starts a request and stalls has the whole request timeout, then a refusal.
+TEST_F(ControlServerTest, APeerThatStallsMidRequestIsRefusedAfterTheRequestTimeout) {
+  auto server = Serve();
+  ASSERT_NE(server, nullptr);
+  const auto start = std::chrono::steady_clock::now();
+  auto reply = SendRaw(Frame(StatusRequest()).substr(0, 1), /*close_write=*/false);
+  const auto waited = std::chrono::steady_clock::now() - start;
+  ASSERT_TRUE(reply.ok()) << reply.status();
+  EXPECT_THAT(ParseReply(*reply)->error(), HasSubstr("nothing arrived in time"));
   EXPECT_GE(waited, ControlServer::kRequestTimeout - milliseconds(100));
   EXPECT_LT(waited, ControlServer::kRequestTimeout + milliseconds(2000));
-  EXPECT_TRUE(AskProcess(dir_, ::getpid(), StatusRequest(), milliseconds(5000)).ok());
+}
+
+// A connection that sends nothing and stays open, as a stuck client or another user's program
+// holding the socket would.
+// With `wait`, connect() blocks until the connection is queued; without, it may fail (a full queue).
+UniqueFd SilentPeer(const std::string& path, bool wait = true) {
+  sockaddr_un address{};
+  address.sun_family = AF_UNIX;
+  std::strncpy(address.sun_path, path.c_str(), sizeof(address.sun_path) - 1);
+  UniqueFd fd(::socket(AF_UNIX, SOCK_STREAM | (wait ? 0 : SOCK_NONBLOCK), 0));
+  EXPECT_TRUE(::connect(fd.get(), reinterpret_cast<const sockaddr*>(&address), sizeof(address)) == 0 || !wait);
+  return fd;
+}
+
+// The review: the server answered one peer at a time, 2 s each, so six silent peers made `status`
+// time out. Now every peer is served at once: the request is answered while they wait.
+TEST_F(ControlServerTest, SilentPeersDoNotDelayARequest) {
+  auto server = Serve();
+  ASSERT_NE(server, nullptr);
+  std::vector<UniqueFd> silent;
+  for (int i = 0; i < 6; ++i) silent.push_back(SilentPeer(server->path()));
+  ::usleep(50'000);  // accepted by now
+  const auto start = std::chrono::steady_clock::now();
+  auto reply = AskProcess(dir_, ::getpid(), StatusRequest(), milliseconds(5000));
+  const auto waited = std::chrono::steady_clock::now() - start;
+  ASSERT_TRUE(reply.ok()) << reply.status();
+  EXPECT_LT(waited, milliseconds(300)) << "answered behind the silent peers";
+}
+
+// More silent peers than the server serves at once: the request waits in the queue for the first
+// of them to be dropped (kFirstBytesTimeout), not for all of them in turn.
+TEST_F(ControlServerTest, MorePeersThanServedAtOnceCostOneFirstBytesTimeout) {
+  auto server = Serve();
+  ASSERT_NE(server, nullptr);
+  std::vector<UniqueFd> silent;
+  for (size_t i = 0; i < ControlServer::kMaxPeers + 4; ++i) silent.push_back(SilentPeer(server->path()));
+  const auto start = std::chrono::steady_clock::now();
+  auto reply = AskProcess(dir_, ::getpid(), StatusRequest(), milliseconds(5000));
+  const auto waited = std::chrono::steady_clock::now() - start;
+  ASSERT_TRUE(reply.ok()) << reply.status();
+  EXPECT_GE(waited, ControlServer::kFirstBytesTimeout - milliseconds(100)) << "queued behind the first peers";
+  EXPECT_LT(waited, ControlServer::kFirstBytesTimeout * 2 + milliseconds(500));
+}
+
+// The review: a silent peer delayed the program's exit by 1.8 s (the server read it before it
+// looked at its wake pipe again). Stopping the server never waits for a peer.
+TEST_F(ControlServerTest, StoppingTheServerDoesNotWaitForAPeer) {
+  auto server = Serve();
+  ASSERT_NE(server, nullptr);
+  UniqueFd silent = SilentPeer(server->path());
+  UniqueFd stalled = SilentPeer(server->path());
+  const std::string half = Frame(StatusRequest()).substr(0, 1);
+  ASSERT_EQ(::send(stalled.get(), half.data(), half.size(), MSG_NOSIGNAL), 1);
+  ::usleep(50'000);
+  const auto start = std::chrono::steady_clock::now();
+  server.reset();
+  EXPECT_LT(std::chrono::steady_clock::now() - start, milliseconds(100));
+}
+
+// A stopped or stuck process: its socket's queue of connections fills, and a blocking connect()
+// then waits for good (`ps` hung). The client connects without blocking, within its deadline.
+TEST_F(ControlServerTest, AFullConnectionQueueIsADeadlineNotAHang) {
+  const std::string path = SocketPath(dir_, ::getpid());
+  auto address = UnixAddress(path);
+  ASSERT_TRUE(address.ok());
+  UniqueFd listener(::socket(AF_UNIX, SOCK_STREAM, 0));  // listens, never accepts: a stopped process
+  ASSERT_EQ(::bind(listener.get(), reinterpret_cast<const sockaddr*>(&*address), sizeof(*address)), 0);
+  ASSERT_EQ(::listen(listener.get(), 1), 0);
+  std::vector<UniqueFd> queued;
+  for (int i = 0; i < 8; ++i) queued.push_back(SilentPeer(path, /*wait=*/false));  // more than the queue holds
+  const auto start = std::chrono::steady_clock::now();
+  auto reply = AskProcess(dir_, ::getpid(), StatusRequest(), milliseconds(500));
+  const auto waited = std::chrono::steady_clock::now() - start;
+  EXPECT_EQ(reply.status().code(), absl::StatusCode::kDeadlineExceeded) << reply.status();
+  EXPECT_THAT(std::string(reply.status().message()), HasSubstr("queue is full"));
+  EXPECT_LT(waited, milliseconds(1500));
+  EXPECT_GE(waited, milliseconds(450));
+}
+
+// The same process, but accepting and never answering (stopped after the connection): the reply's
+// deadline, as before.
+TEST_F(ControlServerTest, AProcessThatAcceptsButNeverAnswersIsADeadline) {
+  const std::string path = SocketPath(dir_, ::getpid());
+  auto address = UnixAddress(path);
+  ASSERT_TRUE(address.ok());
+  UniqueFd listener(::socket(AF_UNIX, SOCK_STREAM, 0));
+  ASSERT_EQ(::bind(listener.get(), reinterpret_cast<const sockaddr*>(&*address), sizeof(*address)), 0);
+  ASSERT_EQ(::listen(listener.get(), 8), 0);
+  const auto start = std::chrono::steady_clock::now();
+  auto reply = AskProcess(dir_, ::getpid(), StatusRequest(), milliseconds(500));
+  EXPECT_EQ(reply.status().code(), absl::StatusCode::kDeadlineExceeded) << reply.status();
+  EXPECT_LT(std::chrono::steady_clock::now() - start, milliseconds(1500));
 }
 
 TEST_F(ControlServerTest, LeftoverSocketsOfEndedProcessesAreRemoved) {

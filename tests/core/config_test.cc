@@ -65,7 +65,7 @@ TEST(ConfigTest, LaunchStacksAreOffByDefaultAndTakeASampling) {
   EXPECT_EQ(c->stacks.n, 10u);
   auto bad = ParseConfigFromEnvironment({{"CUSCOPE_STACKS", "often"}});
   ASSERT_FALSE(bad.ok());
-  EXPECT_NE(bad.status().message().find("CUSCOPE_STACKS: 'often' is not a stack sampling"), std::string::npos)
+  EXPECT_NE(bad.status().message().find("CUSCOPE_STACKS=often: not a stack sampling"), std::string::npos)
       << bad.status();
   // Trace mode only: monitor and flight modes keep no per-launch record to attach a stack to.
   for (const char* mode : {"monitor", "flight"}) {
@@ -279,6 +279,23 @@ TEST(ConfigTest, UnknownVariableIsNamed) {
   auto c = ParseConfigFromEnvironment({{"CUSCOPE_OUTPTU", "x"}});
   ASSERT_FALSE(c.ok());
   EXPECT_NE(std::string(c.status().message()).find("CUSCOPE_OUTPTU"), std::string::npos);
+}
+
+// The review's ~100 KB error lines: every refusal quotes at most the first 100 characters of what
+// it refuses, the setting's name included.
+TEST(ConfigTest, ErrorLinesQuoteAHugeValueOrNameCut) {
+  const std::string huge(100'000, 'x');
+  for (const Env& env : std::vector<Env>{{{"CUSCOPE_STACKS", huge}},
+                                         {{"CUSCOPE_STACKS", "every:" + huge}},
+                                         {{"CUSCOPE_" + huge, "1"}},
+                                         {{"CUSCOPE_UNWINDER", huge}},
+                                         {{"CUSCOPE_MODE", huge}}}) {
+    auto c = ParseConfigFromEnvironment(env);
+    ASSERT_FALSE(c.ok());
+    EXPECT_LT(c.status().message().size(), 2000u) << c.status().message().substr(0, 300);
+    EXPECT_NE(std::string(c.status().message()).find(" characters)"), std::string::npos)
+        << c.status().message().substr(0, 300);
+  }
 }
 
 TEST(ConfigTest, TheCommandsLibraryVariableIsAccepted) {

@@ -3,7 +3,9 @@
 #include "lib/core/output_file.h"
 
 #include <dirent.h>
+#include <signal.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cstdlib>
@@ -102,6 +104,63 @@ TEST(OutputFileTest, DiscardAndAnUnclosedFileLeaveNothing) {
     }
     EXPECT_TRUE(Entries(dir).empty()) << overwrite;
   }
+}
+
+// An export killed by SIGTERM or SIGINT (Ctrl-C) left its hidden temporary file (828 MB in the
+// review). With the command's handlers the process still ends by the signal, and nothing is left:
+// not the temporary file (overwrite), not the half-written file at the path (without).
+TEST(OutputFileTest, ASignalThatEndsTheProcessLeavesNoPartialFile) {
+  for (const int signal : {SIGTERM, SIGINT, SIGHUP}) {
+    for (const bool overwrite : {true, false}) {
+      const std::string dir = NewDir();
+      const pid_t child = ::fork();
+      if (child == 0) {
+        RemovePartialOutputsOnSignals();
+        auto file = OutputFile::Create(dir + "/trace.json", overwrite);
+        if (!file.ok()) ::_exit(3);
+        (*file)->Append(std::string(OutputFile::kFlushBytes * 2, 'x'));
+        (*file)->MaybeFlush();
+        ::raise(signal);
+        ::_exit(4);  // not reached
+      }
+      int status = 0;
+      ASSERT_EQ(::waitpid(child, &status, 0), child);
+      ASSERT_TRUE(WIFSIGNALED(status)) << "exited " << WEXITSTATUS(status);
+      EXPECT_EQ(WTERMSIG(status), signal) << "ended by the same signal";
+      EXPECT_TRUE(Entries(dir).empty()) << "signal " << signal << ", overwrite " << overwrite;
+    }
+  }
+}
+
+// A closed file is the user's: the handler removes only files still being written.
+TEST(OutputFileTest, TheHandlerLeavesClosedFilesAlone) {
+  const std::string dir = NewDir();
+  ASSERT_TRUE(WriteOutputFile(dir + "/done", "whole", true).ok());
+  auto open = OutputFile::Create(dir + "/partial", false);
+  ASSERT_TRUE(open.ok());
+  RemovePartialOutputs();
+  EXPECT_EQ(Read(dir + "/done"), "whole");
+  EXPECT_EQ(Entries(dir), std::vector<std::string>{"done"});
+}
+
+// The bound a view of a trace keeps to: writing stops with one error once past it, and nothing is
+// left of the output.
+TEST(OutputFileTest, AByteLimitStopsTheOutputWithOneError) {
+  const std::string dir = NewDir();
+  auto file = OutputFile::Create(dir + "/big", false);
+  ASSERT_TRUE(file.ok());
+  (*file)->SetByteLimit(1000, "the export to big", "a test's bound");
+  (*file)->Append(std::string(1000, 'x'));
+  (*file)->MaybeFlush();
+  EXPECT_TRUE((*file)->status().ok()) << "at the bound, not past it";
+  (*file)->Append("y");
+  (*file)->MaybeFlush();
+  EXPECT_EQ((*file)->status().code(), absl::StatusCode::kResourceExhausted);
+  EXPECT_EQ((*file)->status().message(), "the export to big stopped at 1000 bytes, its bound: a test's bound");
+  EXPECT_FALSE((*file)->Close().ok());
+  EXPECT_TRUE(Entries(dir).empty());
+  EXPECT_EQ(TraceOutputBound(1000), 256u * 1000 + 65536);
+  EXPECT_EQ(TraceOutputBound(UINT64_MAX / 2), UINT64_MAX) << "no overflow";
 }
 
 TEST(OutputFileTest, ModeIsTheUmasksNotTheTemporaryFiles) {

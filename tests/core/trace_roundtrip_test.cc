@@ -243,6 +243,29 @@ TEST(TraceWriterTest, DoesNotFollowASymbolicLink) {
   ::unlink(target.c_str());
 }
 
+// `capture -f` (and CUSCOPE_FORCE_OVERWRITE) truncate in place: a hard link at the path would carry
+// the truncation to the other name. Refused, and both names keep their contents; a file with one
+// link is still replaced.
+TEST(TraceWriterTest, DoesNotWriteThroughAHardLink) {
+  const std::string other = TempPath("hard_link_target");
+  const std::string path = TempPath("hard_link.cuscope");
+  ::unlink(other.c_str());
+  ::unlink(path.c_str());
+  { std::ofstream(other) << "precious"; }
+  ASSERT_EQ(::link(other.c_str(), path.c_str()), 0);
+  auto w = TraceWriter::Create(path, true);
+  ASSERT_FALSE(w.ok());
+  EXPECT_NE(w.status().message().find("has 2 hard links"), std::string::npos) << w.status();
+  std::string content;
+  std::ifstream(other) >> content;
+  EXPECT_EQ(content, "precious");
+  ASSERT_EQ(::unlink(other.c_str()), 0);  // one link left: replaced as asked
+  auto replaced = TraceWriter::Create(path, true);
+  ASSERT_TRUE(replaced.ok()) << replaced.status();
+  EXPECT_TRUE((*replaced)->Close().ok());
+  ::unlink(path.c_str());
+}
+
 // The writer runs inside the profiled program: a FIFO at the output path (with or without a reader)
 // or a device is refused at once, never blocked on or written to.
 TEST(TraceWriterTest, FifoOrDeviceAtThePathIsRefusedWithoutBlocking) {

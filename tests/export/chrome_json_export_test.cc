@@ -3,6 +3,8 @@
 #include <google/protobuf/struct.pb.h>
 #include <google/protobuf/util/json_util.h>
 
+#include <unistd.h>
+
 #include <algorithm>
 #include <map>
 #include <string>
@@ -218,6 +220,95 @@ TEST_F(ChromeJsonExportTest, EscapesNames) {
   }
   EXPECT_TRUE(kernel);
   EXPECT_TRUE(mark);
+}
+
+// The review's trace: a 197 KB trace whose kernels all name one very long name became 2.4 GB of
+// Chrome JSON (no interning: each event spells its name out). Names are cut at 1 KiB, arguments at
+// 512 bytes, where a character ends, and say how long they were; the file stays valid JSON.
+TEST(ChromeJsonWriterTest, LongNamesAreCutAndSaySo) {
+  TestTrace t;
+  const std::string long_name = "_Z" + std::string(50'000, 'k') + "\xc3\xa9";
+  t.Api("cudaLaunchKernel_v7000", 0, 1000, 1);
+  t.Kernel(long_name.c_str(), 2000, 3000, 7, 1);
+  t.EndChunk();
+  const std::string out = TempPath(".json");
+  ExportOptions options;
+  options.format = ExportFormat::kChromeJson;
+  options.findings = false;
+  auto summary = ExportToFile(t.Write(), out, options);
+  ASSERT_TRUE(summary.ok()) << summary.status();
+  Struct root;
+  const std::string text = ReadFile(out);
+  ASSERT_TRUE(google::protobuf::util::JsonStringToMessage(text, &root).ok());
+  EXPECT_LT(text.size(), 16u * 1024) << "the name once at most 1 KiB, its mangled form 512 bytes";
+  bool found = false;
+  for (const Value& e : root.fields().at("traceEvents").list_value().values()) {
+    const Struct& ev = e.struct_value();
+    if (ev.fields().at("ph").string_value() != "X" || ev.fields().at("name").string_value().rfind("_Zkk", 0) != 0) {
+      continue;
+    }
+    found = true;
+    const std::string name = ev.fields().at("name").string_value();
+    EXPECT_EQ(name, std::string("_Z") + std::string(1022, 'k') + "... (50004 bytes)");
+    const std::string mangled = ev.fields().at("args").struct_value().fields().at("mangled name").string_value();
+    EXPECT_EQ(mangled, std::string("_Z") + std::string(510, 'k') + "... (50004 bytes)");
+  }
+  EXPECT_TRUE(found);
+}
+
+// A cut never splits a character: a 2-byte character across the 1 KiB mark is left out whole.
+TEST(ChromeJsonWriterTest, ACutEndsWhereACharacterEnds) {
+  const std::string path = TempPath(".json");
+  auto file = core::OutputFile::Create(path, false);
+  ASSERT_TRUE(file.ok());
+  ChromeJsonWriter writer(file->get());
+  ASSERT_TRUE(writer.Start(ExportInfo{100, 200, "in"}).ok());
+  Track group;
+  group.id = 1;
+  group.type = TrackType::kGroup;
+  group.name = "g";
+  ASSERT_TRUE(writer.AddTrack(group).ok());
+  Slice s;
+  s.track = 1;
+  s.start = 150;
+  s.end = 160;
+  const std::string name = std::string(ChromeJsonWriter::kMaxNameBytes - 1, 'a') + "\xc3\xa9" + "tail";
+  s.name = Name{0, name};
+  ASSERT_TRUE(writer.AddSlice(s).ok());
+  ASSERT_TRUE(writer.Finish().ok());
+  ASSERT_TRUE((*file)->Close().ok());
+  const std::string text = ReadFile(path);
+  EXPECT_NE(text.find(std::string(ChromeJsonWriter::kMaxNameBytes - 1, 'a') + "... (1029 bytes)"), std::string::npos);
+  Struct root;
+  EXPECT_TRUE(google::protobuf::util::JsonStringToMessage(text, &root).ok());
+}
+
+// Whatever a trace holds, an export stops at 256 times its size plus 64 KiB with one error, and
+// leaves no file: here 30,000 kernels, each a few bytes in the trace, naming one 1 KiB name of
+// characters JSON escapes (\u0001: 6 bytes each).
+TEST(ExportBoundTest, AnExportPastItsBoundStopsWithOneErrorAndNoFile) {
+  TestTrace t;
+  const std::string name(1000, '\x01');
+  for (uint64_t i = 0; i < 30'000; ++i) t.Kernel(name.c_str(), 2000 + 10 * i, 2005 + 10 * i, 7, 0);
+  t.EndChunk();
+  const std::string input = t.Write();
+  for (const ExportFormat format : {ExportFormat::kChromeJson, ExportFormat::kPerfetto}) {
+    const std::string out = TempPath(".out");
+    ExportOptions options;
+    options.format = format;
+    options.findings = false;
+    auto summary = ExportToFile(input, out, options);
+    if (format == ExportFormat::kPerfetto) {
+      // Perfetto interns the name: about the trace's size.
+      ASSERT_TRUE(summary.ok()) << summary.status();
+      continue;
+    }
+    ASSERT_FALSE(summary.ok());
+    EXPECT_EQ(summary.status().code(), absl::StatusCode::kResourceExhausted);
+    EXPECT_NE(summary.status().message().find("256 times the trace's"), std::string::npos) << summary.status();
+    EXPECT_EQ(summary.status().message().find('\n'), std::string::npos);
+    EXPECT_NE(::access(out.c_str(), F_OK), 0) << "the partial output is removed";
+  }
 }
 
 // The trace format cannot carry bytes that are not UTF-8, but the writer must never write a file a

@@ -33,5 +33,28 @@ TEST(ListenAddressTest, BadAddressesAreRefusedByName) {
   }
 }
 
+// A CUSCOPE_PROMETHEUS of 100 KB: the error line quotes its first 100 characters.
+TEST(ListenAddressTest, AHugeAddressIsQuotedCut) {
+  const std::string huge = std::string(100'000, '9') + "x";
+  absl::StatusOr<ListenAddress> a = ParseListenAddress(huge);
+  ASSERT_FALSE(a.ok());
+  EXPECT_LT(a.status().message().size(), 400u);
+  EXPECT_NE(a.status().message().find("(100001 characters)"), absl::string_view::npos) << a.status();
+}
+
+// The review's 255.255.255.255:0 was accepted; no server listens on a broadcast or multicast address.
+TEST(ListenAddressTest, BroadcastAndMulticastAddressesAreRefused) {
+  for (const char* bad : {"255.255.255.255:0", "255.255.255.255:9400", "224.0.0.1:9400", "239.255.255.250:1900",
+                          "[ff02::1]:9400"}) {
+    absl::StatusOr<ListenAddress> a = ParseListenAddress(bad);
+    ASSERT_FALSE(a.ok()) << bad;
+    EXPECT_NE(a.status().message().find("multicast"), absl::string_view::npos) << a.status();
+  }
+  // The edges: the last address below multicast, the first above it, and every interface.
+  for (const char* good : {"223.255.255.255:9400", "240.0.0.1:9400", "0.0.0.0:0", "[::]:9400"}) {
+    EXPECT_TRUE(ParseListenAddress(good).ok()) << good;
+  }
+}
+
 }  // namespace
 }  // namespace cuscope::monitor

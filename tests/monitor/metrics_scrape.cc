@@ -6,13 +6,27 @@
 #include <sys/time.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <cstdlib>
 #include <cstring>
 #include <sstream>
 
 namespace cuscope::monitor::testing {
 
-std::optional<std::string> Scrape(const std::string& host, int port) {
+int IdleConnection(const std::string& host, int port) {
+  sockaddr_in address{};
+  address.sin_family = AF_INET;
+  address.sin_port = htons(static_cast<uint16_t>(port));
+  if (inet_pton(AF_INET, host.c_str(), &address.sin_addr) != 1) return -1;
+  const int fd = socket(AF_INET, SOCK_STREAM, 0);
+  if (fd >= 0 && connect(fd, reinterpret_cast<sockaddr*>(&address), sizeof(address)) != 0) {
+    close(fd);
+    return -1;
+  }
+  return fd;
+}
+
+std::optional<std::string> Scrape(const std::string& host, int port, int timeout_seconds) {
   sockaddr_storage address{};
   socklen_t length = 0;
   auto* v4 = reinterpret_cast<sockaddr_in*>(&address);
@@ -30,7 +44,7 @@ std::optional<std::string> Scrape(const std::string& host, int port) {
   }
   const int fd = socket(address.ss_family, SOCK_STREAM, 0);
   if (fd < 0) return std::nullopt;
-  timeval timeout{5, 0};
+  timeval timeout{timeout_seconds, 0};
   setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, sizeof(timeout));
   setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &timeout, sizeof(timeout));
   if (connect(fd, reinterpret_cast<sockaddr*>(&address), length) != 0) {
@@ -45,7 +59,10 @@ std::optional<std::string> Scrape(const std::string& host, int port) {
   std::string response;
   char buffer[4096];
   ssize_t n;
-  while ((n = recv(fd, buffer, sizeof(buffer), 0)) > 0) response.append(buffer, static_cast<size_t>(n));
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(timeout_seconds);
+  while (std::chrono::steady_clock::now() < deadline && (n = recv(fd, buffer, sizeof(buffer), 0)) > 0) {
+    response.append(buffer, static_cast<size_t>(n));
+  }
   close(fd);
   const size_t body = response.find("\r\n\r\n");
   if (response.rfind("HTTP/1.", 0) != 0 || body == std::string::npos) return std::nullopt;

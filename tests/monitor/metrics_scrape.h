@@ -8,8 +8,11 @@
 
 namespace cuscope::monitor::testing {
 
-// The response body, or nullopt when nothing listens at host:port (IPv4 or IPv6 host).
-std::optional<std::string> Scrape(const std::string& host, int port);
+// The response body, or nullopt when nothing listens at host:port (IPv4 or IPv6 host) or no whole
+// response comes within `timeout_seconds`.
+std::optional<std::string> Scrape(const std::string& host, int port, int timeout_seconds = 5);
+// A TCP connection to host:port (IPv4) that sends nothing, as an idle client holds it; -1 on failure.
+int IdleConnection(const std::string& host, int port);
 // The value on the line "<series> <value>", e.g. series `cuscope_kernels_total{device="0"}`.
 std::optional<double> SampleValue(const std::string& body, const std::string& series);
 

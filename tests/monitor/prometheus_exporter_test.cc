@@ -6,8 +6,10 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
@@ -82,6 +84,52 @@ TEST(PrometheusExporterTest, ServesTheRunningTotalsWithHelpAndType) {
   EXPECT_EQ(SampleValue(*body, "cuscope_gpu_sm_clock_hertz{device=\"0\"}"), 1.98e9);
   // Nothing copied by memsets: no memset series until there is one.
   EXPECT_EQ(body->find("cuscope_memsets_total"), std::string::npos);
+}
+
+// The review: two idle TCP connections from any local user stalled every scrape for about 30 s (two
+// workers, civetweb's 30 s request timeout). A scrape now goes past them at once.
+TEST(PrometheusExporterTest, IdleConnectionsDoNotStallAScrape) {
+  std::unique_ptr<PrometheusExporter> exporter = StartOrDie("0");
+  ASSERT_NE(exporter, nullptr);
+  exporter->Publish(Interval(400'000'000, 300'000'000));
+  std::vector<int> idle;
+  for (int i = 0; i < 2; ++i) idle.push_back(testing::IdleConnection("127.0.0.1", exporter->port()));
+  for (int fd : idle) ASSERT_GE(fd, 0);
+  ::usleep(100'000);
+  const auto start = std::chrono::steady_clock::now();
+  const std::optional<std::string> body = Scrape("127.0.0.1", exporter->port());
+  const auto took = std::chrono::steady_clock::now() - start;
+  ASSERT_TRUE(body.has_value());
+  EXPECT_EQ(SampleValue(*body, "cuscope_kernels_total{device=\"0\"}"), 3.0);
+  EXPECT_LT(took, std::chrono::milliseconds(500));
+  for (int fd : idle) ::close(fd);
+}
+
+// 224 idle connections made a scrape time out. Each worker drops an idle peer after the request
+// timeout, so a scrape behind them waits about (224 / workers) x 0.5 s, well inside Prometheus'
+// default scrape timeout of 10 s; and one every second keeps working while they are held.
+TEST(PrometheusExporterTest, HundredsOfIdleConnectionsDelayAScrapeBySecondsNotMinutes) {
+  std::unique_ptr<PrometheusExporter> exporter = StartOrDie("0");
+  ASSERT_NE(exporter, nullptr);
+  exporter->Publish(Interval(400'000'000, 300'000'000));
+  std::vector<int> idle;
+  for (int i = 0; i < 224; ++i) {
+    const int fd = testing::IdleConnection("127.0.0.1", exporter->port());
+    if (fd >= 0) idle.push_back(fd);
+  }
+  EXPECT_EQ(idle.size(), 224u);
+  const auto start = std::chrono::steady_clock::now();
+  const std::optional<std::string> body = Scrape("127.0.0.1", exporter->port(), 10);
+  const auto took = std::chrono::steady_clock::now() - start;
+  ASSERT_TRUE(body.has_value()) << "no answer within Prometheus' default scrape timeout";
+  const double expected_s = 224.0 / PrometheusExporter::kWorkers * PrometheusExporter::kRequestTimeoutMs / 1000.0;
+  EXPECT_LT(took, std::chrono::milliseconds(static_cast<int>(expected_s * 1000 * 1.5) + 500));
+  // Scrapes a second apart go on meanwhile.
+  for (int i = 0; i < 3; ++i) {
+    ::usleep(1'000'000);
+    EXPECT_TRUE(Scrape("127.0.0.1", exporter->port(), 2).has_value()) << "scrape " << i;
+  }
+  for (int fd : idle) ::close(fd);
 }
 
 TEST(PrometheusExporterTest, CountersNeverGoDownBetweenScrapes) {

@@ -5,11 +5,17 @@
 // one line says why. Then `cuscope stats` and `cuscope export` on a trace with such a frame show it.
 #include "lib/symbolize/native_source_lines.h"
 
+#include <elf.h>
+#include <fcntl.h>
+#include <signal.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cstdint>
 #include <cstdio>
+#include <cstring>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -129,8 +135,85 @@ TEST(NativeSourceLinesTest, AModuleThatIsNoRegularFileIsNotOpened) {
   core::Dictionary dict = DictionaryOf({from_fifo, from_device});
   const SourceLineSummary summary = AddNativeSourceLines(dict, SkipNone);
   EXPECT_EQ(summary.frames_resolved, 0u);
-  EXPECT_EQ(summary.modules_missing, (std::vector<std::string>{fifo, "/dev/zero"}));
+  EXPECT_EQ(summary.modules_refused,
+            (std::vector<std::string>{fifo + ": not a regular file", "/dev/zero: not a regular file"}));
+  const std::vector<std::string> notes = SourceLineNotes(summary);
+  ASSERT_EQ(notes.size(), 1u);
+  EXPECT_THAT(notes[0], HasSubstr("2 file(s) the launch stacks name were not read: " + fifo + ": not a regular file"));
   ::unlink(fifo.c_str());
+}
+
+// Runs `work` in a child process and says whether it ended within `seconds` (a hang fails the test
+// instead of blocking the suite).
+bool EndsWithin(int seconds, const std::function<bool()>& work) {
+  const pid_t child = ::fork();
+  if (child == 0) _exit(work() ? 0 : 1);
+  for (int waited_ms = 0; waited_ms < seconds * 1000; waited_ms += 20) {
+    int status = 0;
+    if (::waitpid(child, &status, WNOHANG) == child) return WIFEXITED(status) && WEXITSTATUS(status) == 0;
+    ::usleep(20'000);
+  }
+  ::kill(child, SIGKILL);
+  ::waitpid(child, nullptr, 0);
+  return false;
+}
+
+// The review's first trace: a module without DWARF whose .gnu_debuglink names a FIFO beside it.
+// libdw's standard search opened that FIFO and blocked analyze, export, report and stats for good;
+// separate debug files are now looked up by build id under the debug directories only.
+TEST(NativeSourceLinesTest, ADebugLinkNamingAFifoIsNeverOpened) {
+  const std::string dir = ::testing::TempDir() + "/debuglink_fifo_" + std::to_string(::getpid());
+  ASSERT_EQ(::system(("rm -rf " + dir + " && mkdir -p " + dir).c_str()), 0);
+  const FrameSpec site = ThisCallSite();
+  const std::string stripped = dir + "/inference_server";
+  const std::string debug = dir + "/inference_server.debug";
+  ASSERT_EQ(::system(("cp " + site.module + " " + debug).c_str()), 0);  // objcopy reads it for the CRC
+  ASSERT_EQ(::system(("objcopy --strip-debug --add-gnu-debuglink=" + debug + " " + site.module + " " + stripped).c_str()),
+            0);
+  ASSERT_EQ(::unlink(debug.c_str()), 0);
+  ASSERT_EQ(::mkfifo(debug.c_str(), 0600), 0);
+  FrameSpec from_stripped = site;
+  from_stripped.module = stripped;  // the same build id: objcopy keeps the note
+  EXPECT_TRUE(EndsWithin(30, [&] {
+    core::Dictionary dict = DictionaryOf({from_stripped});
+    const SourceLineSummary summary = AddNativeSourceLines(dict, SkipNone);
+    return summary.modules_read == 1 && summary.frames_resolved == 0;  // read, but no DWARF found for it
+  })) << "reading the module's lines blocked or failed";
+  ASSERT_EQ(::system(("rm -rf " + dir).c_str()), 0);
+}
+
+// The review's second trace: a module path naming a sparse file with an ELF header that claims 20
+// million sections (libelf took 4 GB for it in 5 s). Refused from its header.
+TEST(NativeSourceLinesTest, AnElfClaimingMillionsOfSectionsIsRefusedFromItsHeader) {
+  const std::string path = ::testing::TempDir() + "/twenty_million_sections_" + std::to_string(::getpid());
+  ::unlink(path.c_str());
+  const uint64_t sections = 20'000'000;
+  Elf64_Ehdr h{};
+  std::memcpy(h.e_ident, ELFMAG, SELFMAG);
+  h.e_ident[EI_CLASS] = ELFCLASS64;
+  h.e_ident[EI_DATA] = ELFDATA2LSB;
+  h.e_ident[EI_VERSION] = EV_CURRENT;
+  h.e_type = ET_DYN;
+  h.e_machine = EM_X86_64;
+  h.e_version = EV_CURRENT;
+  h.e_shentsize = sizeof(Elf64_Shdr);
+  h.e_shoff = 4096;
+  Elf64_Shdr first{};
+  first.sh_size = sections;
+  const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL, 0600);
+  ASSERT_GE(fd, 0);
+  ASSERT_EQ(::write(fd, &h, sizeof(h)), static_cast<ssize_t>(sizeof(h)));
+  ASSERT_EQ(::pwrite(fd, &first, sizeof(first), 4096), static_cast<ssize_t>(sizeof(first)));
+  ASSERT_EQ(::ftruncate(fd, static_cast<off_t>(4096 + sections * sizeof(Elf64_Shdr))), 0);
+  ::close(fd);
+  FrameSpec huge = ThisCallSite();
+  huge.module = path;
+  core::Dictionary dict = DictionaryOf({huge});
+  const SourceLineSummary summary = AddNativeSourceLines(dict, SkipNone);
+  EXPECT_EQ(summary.frames_resolved, 0u);
+  ASSERT_EQ(summary.modules_refused.size(), 1u);
+  EXPECT_THAT(summary.modules_refused[0], HasSubstr("extended section numbering"));
+  ::unlink(path.c_str());
 }
 
 TEST(NativeSourceLinesTest, FramesWithoutBuildIdAndPythonFramesAreLeftAlone) {
