@@ -347,6 +347,14 @@ TEST(SocketDirectoryTest, ADirectoryOthersMayEnterOrThatIsALinkIsRefused) {
   const std::string link = base + "/link";
   ASSERT_EQ(::symlink(made.c_str(), link.c_str()), 0);
   EXPECT_THAT(std::string(PrepareDirectory(link, true).message()), HasSubstr("not a directory"));
+  // Another user made it first (anyone can, in /tmp): refused, so the sockets go nowhere another
+  // user controls. Making one as another user needs root.
+  if (::getuid() == 0) {
+    const std::string planted = base + "/planted";
+    ASSERT_EQ(::mkdir(planted.c_str(), 0700), 0);
+    ASSERT_EQ(::chown(planted.c_str(), 65534, 65534), 0);
+    EXPECT_THAT(std::string(PrepareDirectory(planted, true).message()), HasSubstr("belongs to user 65534"));
+  }
   std::system(absl::StrCat("rm -rf '", base, "'").c_str());
 }
 

@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <array>
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <string>
@@ -46,13 +47,19 @@ Output RunShell(const std::string& command) {
 // fake_workload with CUSCOPE_* settings; stops (and is reaped) when the object goes.
 class Workload {
  public:
-  explicit Workload(const std::vector<std::string>& settings) {
+  // With `stderr_path`, the process's stderr goes to that file.
+  explicit Workload(const std::vector<std::string>& settings, const std::string& stderr_path = "") {
     int in[2], out[2];
-    if (::pipe(in) != 0 || ::pipe(out) != 0) return;
+    // Close-on-exec: a second workload must not inherit this one's input (it would never see EOF).
+    if (::pipe2(in, O_CLOEXEC) != 0 || ::pipe2(out, O_CLOEXEC) != 0) return;
     pid_ = ::fork();
     if (pid_ == 0) {
       ::dup2(in[0], 0);
       ::dup2(out[1], 1);
+      if (!stderr_path.empty()) {
+        const int err = ::open(stderr_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
+        if (err >= 0) ::dup2(err, 2);
+      }
       ::close(in[1]);
       ::close(out[0]);
       for (const std::string& s : settings) ::putenv(const_cast<char*>(s.c_str()));
@@ -203,6 +210,56 @@ TEST_F(ControlCliTest, ASnapshotFromAFlightRecorderAndRefusalsInTraceMode) {
   Output not_ours = Cuscope("status --pid 1");
   EXPECT_EQ(not_ours.exit_code, 2);
   EXPECT_THAT(not_ours.text, HasSubstr("has no control socket"));
+}
+
+// A capture name with a newline and an escape sequence: the program's own line about the capture
+// (on its stderr) shows them escaped, as the command's does, in one line.
+TEST_F(ControlCliTest, ACapturePathIsEscapedInTheProgramsLine) {
+  const std::string err_path = dir_ + "/program.err";
+  Workload w({"CUSCOPE_MODE=monitor", "CUSCOPE_OUTPUT=", "CUSCOPE_FLUSH_PERIOD_MS=100"}, err_path);
+  ASSERT_TRUE(w.ready());
+  Output capture = Cuscope(absl::StrCat("capture --pid ", w.pid(), " --duration 0.2 -o \"$(printf 'evil\\nline\\033[2J')\""));
+  EXPECT_EQ(capture.exit_code, 0) << capture.text;
+  EXPECT_EQ(w.Stop(), 0);
+  std::string err;
+  {
+    std::FILE* f = std::fopen(err_path.c_str(), "r");
+    ASSERT_NE(f, nullptr);
+    char buffer[4096];
+    for (size_t n; (n = std::fread(buffer, 1, sizeof(buffer), f)) > 0;) err.append(buffer, n);
+    std::fclose(f);
+  }
+  EXPECT_THAT(err, HasSubstr("evil\\x0aline\\x1b[2J.cuscope")) << err;
+  EXPECT_EQ(err.find('\x1b'), std::string::npos) << "no raw escape reaches the terminal";
+  for (absl::string_view line : absl::StrSplit(err, '\n')) {
+    if (absl::StrContains(line, "capture")) {
+      EXPECT_TRUE(absl::StartsWith(line, "cuscope: ")) << line;
+    }
+  }
+}
+
+// A stopped process (SIGSTOP) answers nothing: `ps` lists it as not answering within its own
+// deadline and lists the others; `status` on it is a deadline, not a hang.
+TEST_F(ControlCliTest, AStoppedProcessIsListedAsNotAnswering) {
+  Workload stopped({"CUSCOPE_MODE=monitor", "CUSCOPE_OUTPUT=", "CUSCOPE_QUIET=1"});
+  Workload running({"CUSCOPE_MODE=monitor", "CUSCOPE_OUTPUT=", "CUSCOPE_QUIET=1"});
+  ASSERT_TRUE(stopped.ready());
+  ASSERT_TRUE(running.ready());
+  ASSERT_EQ(::kill(stopped.pid(), SIGSTOP), 0);
+  const auto start = std::chrono::steady_clock::now();
+  Output ps = Cuscope("ps");
+  const auto took = std::chrono::steady_clock::now() - start;
+  EXPECT_EQ(ps.exit_code, 0) << ps.text;
+  EXPECT_THAT(ps.text, HasSubstr(absl::StrCat(running.pid(), "  monitor  injection")));
+  EXPECT_THAT(ps.text, HasSubstr(absl::StrCat(stopped.pid(), "  ?")));
+  EXPECT_THAT(ps.text, HasSubstr("not answering"));
+  EXPECT_LT(took, std::chrono::seconds(6)) << "one deadline for all, not one each";
+  Output status = Cuscope(absl::StrCat("status --pid ", stopped.pid()));
+  EXPECT_EQ(status.exit_code, 2);
+  EXPECT_THAT(status.text, HasSubstr("did not answer within"));
+  ASSERT_EQ(::kill(stopped.pid(), SIGCONT), 0);
+  EXPECT_EQ(stopped.Stop(), 0);
+  EXPECT_EQ(running.Stop(), 0);
 }
 
 }  // namespace

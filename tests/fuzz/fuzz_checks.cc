@@ -14,7 +14,9 @@
 #include "absl/strings/str_cat.h"
 #include "google/protobuf/util/json_util.h"
 #include "lib/analysis/analyzer.h"
+#include "lib/cli/trace_dump.h"
 #include "lib/control/protocol.h"
+#include "lib/core/output_file.h"
 #include "lib/core/trace.h"
 #include "lib/core/trace_reader.h"
 #include "lib/export/exporter.h"
@@ -167,6 +169,29 @@ std::string CheckAnalyzer(std::string_view bytes) {
   return "";
 }
 
+std::string CheckDump(std::string_view bytes) {
+  auto reader = core::TraceReader::FromBytes(std::string(bytes));
+  if (!reader.ok()) return "";
+  std::FILE* sink = std::fopen("/dev/null", "w");
+  if (sink == nullptr) return "";
+  cli::DumpOptions options;
+  options.byte_bound = core::TraceOutputBound(bytes.size());
+  options.bound_reason = core::TraceOutputBoundReason(bytes.size());
+  const absl::StatusOr<cli::DumpResult> dumped = cli::DumpTrace(**reader, options, sink);
+  std::fclose(sink);
+  if (dumped.ok()) {
+    if (dumped->bytes > options.byte_bound) {
+      return absl::StrCat("dump wrote ", dumped->bytes, " bytes for a ", bytes.size(), "-byte trace (the bound is ",
+                          options.byte_bound, ")");
+    }
+    return "";
+  }
+  if (!absl::IsResourceExhausted(dumped.status()) && !absl::IsDataLoss(dumped.status())) {
+    return absl::StrCat("dump failed with ", dumped.status().ToString());
+  }
+  return "";
+}
+
 std::string CheckExporter(std::string_view bytes) {
   const std::string& dir = ExportDir();
   const int fd = MemoryFile(bytes);
@@ -212,7 +237,8 @@ std::string CheckExporter(std::string_view bytes) {
     if (!problem.empty()) break;
   }
   ::close(fd);
-  return problem;
+  if (!problem.empty()) return problem;
+  return CheckDump(bytes);
 }
 
 std::string CheckControlRequest(std::string_view bytes) {

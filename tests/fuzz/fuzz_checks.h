@@ -11,6 +11,8 @@
 #include <string>
 #include <string_view>
 
+#include "lib/core/output_file.h"
+
 namespace cuscope::fuzz {
 
 // The trace reader on arbitrary bytes: loading from memory and from a file agree; a refusal is
@@ -25,9 +27,14 @@ std::string CheckAnalyzer(std::string_view bytes);
 
 // The exporters on arbitrary bytes: Perfetto and Chrome JSON, each with and without findings. A
 // trace the reader loads is exported (a cut or damaged one as far as it goes); one it refuses is
-// refused by the export with the reader's error; and each output is at most
-// kExportBytesPerInputByte times the input's size plus kExportFixedBytes.
+// refused by the export with the reader's error; each output is at most kExportBytesPerInputByte
+// times the input's size plus kExportFixedBytes (core::TraceOutputBound: the exporter stops there
+// with an error); and CheckDump holds.
 std::string CheckExporter(std::string_view bytes);
+
+// `cuscope dump` on arbitrary bytes: a trace the reader opens is dumped within the same bound, or
+// stopped at it (ResourceExhausted), or as far as a damaged chunk (DataLoss).
+std::string CheckDump(std::string_view bytes);
 
 // The control socket's request parser on arbitrary bytes: a refusal is an InvalidArgument with a
 // sentence to send back; an accepted request is exactly one frame, passes every documented check
@@ -37,9 +44,9 @@ std::string CheckControlRequest(std::string_view bytes);
 
 // What one byte of a trace can become in an export: an empty copy row costs 2 bytes and becomes a
 // slice with its arguments (about 250 bytes of JSON); the fixed part is the output's own framing
-// and the tracks every trace declares.
-inline constexpr size_t kExportBytesPerInputByte = 256;
-inline constexpr size_t kExportFixedBytes = 64 * 1024;
+// and the tracks every trace declares. The exporter and dump enforce it (lib/core/output_file.h).
+inline constexpr size_t kExportBytesPerInputByte = core::kOutputBytesPerTraceByte;
+inline constexpr size_t kExportFixedBytes = core::kOutputFixedBytes;
 
 }  // namespace cuscope::fuzz
 

@@ -9,6 +9,9 @@
 #include <fstream>
 #include <string>
 
+#include <vector>
+
+#include "lib/core/chunk_builder.h"
 #include "lib/core/trace_format.h"
 
 namespace cuscope::fuzz {
@@ -150,6 +153,39 @@ std::string HeaderWithDevices(uint32_t count) {
   return out;
 }
 
+// `launches` kernels, each a few bytes in the file, all naming one kernel of `name_bytes` bytes and,
+// with `frames`, one call stack of that many frames whose functions have names of 1,000 bytes.
+// Exported to Chrome JSON (no interning) or dumped, every record spelled the name and the stack
+// out in full: a 197 KB trace became 2.4 GB of JSON, a 31 KB one 601 MB of dump.
+std::string RecordsNamingOneLongNameAndStack(size_t name_bytes, int launches, int frames) {
+  core::ChunkBuilder b([](v1::ApiDomain, uint32_t) { return std::string("cudaLaunchKernel_v7000"); });
+  uint32_t stack = 0;
+  if (frames > 0) {
+    std::vector<uint32_t> ids;
+    for (int f = 0; f < frames; ++f) {
+      ids.push_back(b.InternFrame("/opt/app/server", 0x1000 + 16 * static_cast<uint64_t>(f),
+                                  "_ZN5model" + std::string(1000, 'f') + std::to_string(f) + "Ev", 0));
+    }
+    stack = b.InternStack(ids);
+  }
+  const std::string name = "_Z" + std::string(name_bytes, 'k') + "v";  // the record keeps a view of it
+  for (int i = 0; i < launches; ++i) {
+    core::KernelActivity k;
+    k.start = 1'000'000 + 10 * static_cast<uint64_t>(i);
+    k.end = k.start + 5;
+    k.correlation_id = 1 + static_cast<uint64_t>(i);
+    k.stream = 7;
+    k.config.name = name;
+    b.Add(k);
+    if (stack != 0) b.AddLaunchStack(k.correlation_id, stack);
+  }
+  std::string out = Header(1);
+  v1::Chunk c;
+  b.TakeChunk(&c);
+  AppendChunk(c, &out);
+  return out;
+}
+
 bool Write(const std::string& dir, const std::string& name, const std::string& bytes) {
   std::ofstream f(dir + "/" + name, std::ios::binary | std::ios::trunc);
   f.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
@@ -173,6 +209,8 @@ int main(int argc, char** argv) {
                   Write(dir, "registers_per_thread_at_the_field_limit", ProfiledKernelWithRegisters(0xffffu)) &&
                   Write(dir, "sixty_four_devices_then_device_256", DevicesThen(64, 256)) &&
                   Write(dir, "two_thousand_devices", ManyDevices(2000)) &&
-                  Write(dir, "header_declaring_a_thousand_devices", HeaderWithDevices(1000));
+                  Write(dir, "header_declaring_a_thousand_devices", HeaderWithDevices(1000)) &&
+                  Write(dir, "kernels_naming_one_long_name", RecordsNamingOneLongNameAndStack(20'000, 5'000, 0)) &&
+                  Write(dir, "launches_naming_one_deep_stack", RecordsNamingOneLongNameAndStack(100, 5'000, 64));
   return ok ? 0 : 1;
 }

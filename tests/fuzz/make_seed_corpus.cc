@@ -140,6 +140,48 @@ std::string AllKinds(int chunks) {
     graph_kernel.graph_id = 1;
     graph_kernel.graph_node_id = 9100 + c;
     b.Add(graph_kernel);
+    // GPU counters over time (PM sampling and NVML), the top-down's choice, and a monitor interval
+    // (monitor mode's figures), each with the strings it names.
+    b.AddCounterSeries(0, v1::COUNTER_SOURCE_PM_SAMPLING, "sm__cycles_active.avg.pct_of_peak_sustained_elapsed",
+                       {{t, t + 10'000, 71.5}, {t + 10'000, t + 20'000, 64.0}});
+    b.AddCounterSeries(0, v1::COUNTER_SOURCE_NVML, "nvml.power_w", {{t + 5'000, t + 5'000, 310}});
+    core::HotKernelChoice hot;
+    hot.name = "_Z4gemmPKfS0_Pf";
+    hot.shape.grid = {128, 1, 1};
+    hot.shape.block = {256, 1, 1};
+    hot.total_ns = 9'000;
+    hot.launches = 3;
+    b.AddTopDownSelection(t + 35'000, 12'000, {hot});
+    v1::MonitorInterval* interval = b.AddMonitorInterval();
+    interval->set_start_ns(t);
+    interval->set_end_ns(t + 40'000);
+    interval->set_launch_calls(3);
+    interval->set_sync_calls(1);
+    interval->set_sync_wait_ns(2'000);
+    v1::MonitorDevice* device = interval->add_devices();
+    device->set_device(0);
+    device->set_busy_ns(30'000);
+    device->set_idle_ns(10'000);
+    device->add_idle_by_cause_ns(10'000);
+    device->set_kernels(3);
+    device->set_kernel_gpu_ns(12'000);
+    v1::MonitorKernel* top = device->add_top_kernels();
+    top->set_name(b.InternString("_Z4gemmPKfS0_Pf"));
+    top->set_grid_x(128);
+    top->set_block_x(256);
+    top->set_launches(3);
+    top->set_gpu_ns(12'000);
+    v1::MonitorCopy* copy = device->add_copies();
+    copy->set_kind(v1::COPY_KIND_HTOD);
+    copy->set_count(1);
+    copy->set_bytes(1 << 20);
+    copy->set_gpu_ns(1'000);
+    v1::MonitorCounter* counter = device->add_counters();
+    counter->set_name(b.InternString("nvml.power_w"));
+    counter->set_source(v1::COUNTER_SOURCE_NVML);
+    counter->set_samples(1);
+    counter->set_mean(310);
+    counter->set_max(310);
     t += 40'000;
     v1::Block cb;
     b.TakeChunk(cb.mutable_chunk());
