@@ -2,6 +2,7 @@
 
 #include "lib/analysis/gpu_counters.h"
 #include "lib/analysis/monitor_summary.h"
+#include "lib/analysis/nccl_summary.h"
 #include "lib/analysis/tables.h"
 
 namespace cuscope::analysis {
@@ -23,6 +24,7 @@ constexpr ReportEntry kReports[] = {
     {"cuda_gpu_mem_time_sum", MemoryTimeSummary},
     {"cuda_gpu_mem_size_sum", MemorySizeSummary},
     {"cuda_kern_exec_sum", KernelExecutionSummary},
+    {"nccl_sum", NcclSummary},
     // With the default thresholds: `stats` takes no threshold overrides.
     {"kern_metrics", [](const Timeline& timeline) { return KernelMetricsSummary(timeline); }},
     {"gpu_metrics", GpuMetricsSummary},

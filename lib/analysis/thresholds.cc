@@ -65,6 +65,14 @@ const std::vector<ThresholdInfo>& ThresholdTable() {
        "points between timeline kernel busy % and sampled SM active % that flag an interval"},
       {"throttle_min_kernel_share", &Thresholds::throttle_min_kernel_share,
        "share of kernel busy time under power/thermal clock slowdown to report"},
+      {"comm_exposed_min_share", &Thresholds::comm_exposed_min_share,
+       "share of a device's active span in communication with no compute beside it to report"},
+      {"straggler_min_skew_us", &Thresholds::straggler_min_skew_us,
+       "how much later than the others (us) a rank must start a collective to count as its late rank"},
+      {"straggler_min_share", &Thresholds::straggler_min_share,
+       "share of the matched collectives a rank must be late for to be named the straggler"},
+      {"step_imbalance_min_share", &Thresholds::step_imbalance_min_share,
+       "how much longer than the median rank (share) the slowest rank's step must take to report"},
   };
   return kTable;
 }

@@ -151,6 +151,21 @@ struct Thresholds {
   // time by under 1.5%, less than run-to-run noise (`cuscope diff` calls 2% no clear change), and a
   // single NVML reading (every 10-100 ms) covering a short burst would raise it.
   double throttle_min_kernel_share = 0.05;
+
+  // ---- comm.exposed (one trace) and ranks.* (a set of rank traces) --------------------------------
+  // Communication (NCCL kernels) with no compute kernel beside it on its device adds its whole time
+  // to the step: reported when at least this share of the device's counted active span is such
+  // exposed communication. 5%: as the severity's warning share, what a tuning step can win.
+  double comm_exposed_min_share = 0.05;
+  // A rank is the straggler of a collective when it arrives (its kernel starts) last by more than
+  // this, and of the run when it is so for at least `straggler_min_share` of the collectives
+  // matched across ranks. 50 us: below it, launch jitter (a kernel start varies by tens of
+  // microseconds between ranks with identical work).
+  double straggler_min_skew_us = 50;
+  double straggler_min_share = 0.5;
+  // A step whose slowest rank takes this much longer than the median rank is imbalanced (10%: the
+  // step time NCCL's synchronizing collectives make every rank wait for).
+  double step_imbalance_min_share = 0.10;
 };
 
 struct ThresholdInfo {

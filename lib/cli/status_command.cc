@@ -30,7 +30,8 @@ constexpr const char kPsUsage[] =
     "usage: cuscope ps\n"
     "\n"
     "Lists this user's processes that have cuscope inside (and a control socket: CUSCOPE_CONTROL is on by\n"
-    "default): process id, mode, how cuscope came in, seconds running, command line.\n";
+    "default): process id, mode, how cuscope came in, rank in a distributed job (of its world size),\n"
+    "seconds running, command line.\n";
 
 // A duration in the unit that shows it best: "12.345 s", "3.210 ms", "1.000 us".
 std::string Seconds(uint64_t ns) {
@@ -39,10 +40,20 @@ std::string Seconds(uint64_t ns) {
   return absl::StrFormat("%.3f us", ns / 1e3);
 }
 
+// "3/8" (rank of world size), "3", or "-" outside a distributed job.
+std::string RankText(const v1::ProcessStatus& s) {
+  if (s.rank() < 0) return "-";
+  return s.world_size() > 0 ? absl::StrCat(s.rank(), "/", s.world_size()) : absl::StrCat(s.rank());
+}
+
 std::string StatusText(const v1::ProcessStatus& s) {
   std::string out = absl::StrCat("process ", s.pid(), ": ", core::EscapeForTerminal(s.command_line()), "\n");
   absl::StrAppendFormat(&out, "  cuscope %s, %s mode (%s), running %.1f s\n", s.cuscope_version(), s.mode(),
                         s.entry(), s.seconds_running());
+  if (s.rank() >= 0) {
+    absl::StrAppend(&out, "  rank ", RankText(s), s.local_rank() >= 0 ? absl::StrCat(" (local ", s.local_rank(), ")") : "",
+                    s.job_id().empty() ? "" : absl::StrCat(", job ", core::EscapeForTerminal(s.job_id())), "\n");
+  }
   if (!s.output_path().empty()) absl::StrAppend(&out, "  trace file: ", core::EscapeForTerminal(s.output_path()), "\n");
   if (s.prometheus_port() != 0) absl::StrAppend(&out, "  Prometheus endpoint: port ", s.prometheus_port(), "\n");
   if (s.mode() == "flight") {
@@ -145,12 +156,13 @@ int RunPs(const Args& args) {
     for (size_t i = 0; i < pids.size(); ++i) {
       const absl::StatusOr<v1::ProcessStatus>& status = answers[i];
       if (status.ok()) {
-        absl::StrAppendFormat(&rows, "%8d  %-7s  %-9s  %10.1f  %s\n", pids[i], status->mode(), status->entry(),
-                              status->seconds_running(), core::EscapeForTerminal(status->command_line()));
+        absl::StrAppendFormat(&rows, "%8d  %-7s  %-9s  %-9s  %10.1f  %s\n", pids[i], status->mode(), status->entry(),
+                              RankText(*status), status->seconds_running(),
+                              core::EscapeForTerminal(status->command_line()));
       } else if (absl::IsNotFound(status.status())) {
         continue;  // gone meanwhile
       } else {
-        absl::StrAppendFormat(&rows, "%8d  %-7s  %-9s  %10s  (not answering: %s)\n", pids[i], "?", "?", "?",
+        absl::StrAppendFormat(&rows, "%8d  %-7s  %-9s  %-9s  %10s  (not answering: %s)\n", pids[i], "?", "?", "?", "?",
                               core::EscapeForTerminal(std::string(status.status().message())));
       }
       ++listed;
@@ -160,7 +172,8 @@ int RunPs(const Args& args) {
     std::printf("no process of this user has cuscope inside\n");
     return 0;
   }
-  std::printf("%8s  %-7s  %-9s  %10s  %s\n%s", "PID", "MODE", "ENTRY", "SECONDS", "COMMAND", rows.c_str());
+  std::printf("%8s  %-7s  %-9s  %-9s  %10s  %s\n%s", "PID", "MODE", "ENTRY", "RANK", "SECONDS", "COMMAND",
+              rows.c_str());
   return 0;
 }
 

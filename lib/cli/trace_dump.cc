@@ -1,6 +1,8 @@
 #include "lib/cli/trace_dump.h"
 
+#include <algorithm>
 #include <cinttypes>
+#include <cstring>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -57,8 +59,15 @@ std::string HeaderText(const v1::Header& h) {
   std::string out = absl::StrFormat("trace format %u, cuscope %s, entry %s\n", h.format_version(),
                                     E(s.library_version()), E(s.entry()));
   absl::StrAppendFormat(&out, "process %u on %s: %s\n", s.pid(), E(s.host()), E(absl::StrJoin(command_line, " ")));
-  absl::StrAppendFormat(&out, "CUPTI %u, driver %u, runtime %u, rank %d/%d (local %d)\n", s.cupti_version(),
+  absl::StrAppendFormat(&out, "CUPTI %u, driver %u, runtime %u, rank %d/%d (local %d)", s.cupti_version(),
                         s.driver_version(), s.runtime_version(), s.rank(), s.world_size(), s.local_rank());
+  if (!s.launcher().empty()) absl::StrAppend(&out, ", ", E(s.launcher()));
+  if (!s.job_id().empty()) absl::StrAppend(&out, " job ", E(s.job_id()));
+  out.push_back('\n');
+  if (s.clock_ref_realtime_ns() != 0) {
+    absl::StrAppendFormat(&out, "clocks: CUPTI %u ns = wall clock %u ns; boot %s\n", s.clock_ref_cupti_ns(),
+                          s.clock_ref_realtime_ns(), E(s.boot_id()));
+  }
   absl::StrAppendFormat(&out, "activity kinds: %s; buffers %" PRIu64 " B, cap %" PRIu64 " B, flush %u ms\n",
                         E(absl::StrJoin(h.config().activity_kinds(), ",")), h.config().buffer_bytes(),
                         h.config().buffer_pool_cap_bytes(), h.config().flush_period_ms());
@@ -156,6 +165,30 @@ void ChunkPrinter::Print(const core::DecodedChunk& c) {
     out_.Put(absl::StrFormat("nvtx     %s %s id=%" PRIu64 " tid=%" PRIu64 " %s%s%s\n", Rel(n.time),
                              v1::NvtxKind_Name(n.kind), n.id, d_.thread(n.thread).tid(), E(d_.str(n.domain)),
                              n.domain ? ":" : "", E(d_.str(n.name))));
+  }
+  for (const auto& p : c.nvtx_payloads) {
+    if (!Take()) return;
+    std::string value;
+    switch (p.kind) {
+      case v1::NVTX_PAYLOAD_KIND_UINT64: value = absl::StrCat("uint64 ", p.bits); break;
+      case v1::NVTX_PAYLOAD_KIND_INT64: value = absl::StrCat("int64 ", static_cast<int64_t>(p.bits)); break;
+      case v1::NVTX_PAYLOAD_KIND_DOUBLE: {
+        double d = 0;
+        std::memcpy(&d, &p.bits, sizeof(d));
+        value = absl::StrCat("double ", d);
+        break;
+      }
+      case v1::NVTX_PAYLOAD_KIND_EXTENDED: {
+        value = absl::StrFormat("schema 0x%x, %u bytes:", p.schema_id, p.data.size());
+        for (size_t i = 0; i < std::min<size_t>(p.data.size(), 64); ++i) {
+          absl::StrAppendFormat(&value, "%s%02x", i % 8 == 0 ? " " : "", static_cast<unsigned char>(p.data[i]));
+        }
+        if (p.data.size() > 64) value.append(" ...");
+        break;
+      }
+      default: value = "unknown"; break;
+    }
+    out_.Put(absl::StrFormat("payload  id=%u %s\n", p.id, value));
   }
   for (const auto& m : c.memory_ops) {
     if (!Take()) return;

@@ -8,6 +8,7 @@
 #include "lib/core/record_codec/memory_operation.h"
 #include "lib/core/record_codec/memset.h"
 #include "lib/core/record_codec/nvtx_marker.h"
+#include "lib/core/record_codec/nvtx_payload.h"
 #include "lib/core/record_codec/overhead.h"
 #include "lib/core/record_codec/synchronization.h"
 #include "lib/core/record_codec/top_down.h"
@@ -206,6 +207,11 @@ void ChunkBuilder::Add(const NvtxActivity& a) {
   const uint32_t domain = InternString(a.domain);
   EncodeNvtxMarker(a, thread, name, domain, BaseTime(a.time), chunk_.add_nvtx_markers());
   ++pending_;
+}
+
+void ChunkBuilder::Add(const NvtxPayloadRecord& p) {
+  EncodeNvtxPayload(p, chunk_.add_nvtx_payloads());
+  ++pending_;  // as a launch stack: the chunk is written for it
 }
 
 void ChunkBuilder::Add(const MemoryOpRecord& r) {

@@ -39,6 +39,8 @@ class ChunkBuilder final : public ActivitySink {
   void Add(const NvtxActivity& a) override;
   void Add(const MemoryOpRecord& r) override;
   void Add(const OverheadActivity& a) override;
+  // An annotation of a marker (the trace's record counts leave it out).
+  void Add(const NvtxPayloadRecord& p) override;
   void AddUntranslated(uint32_t cupti_kind) override { ++untranslated_; }
   void AddIncomplete(uint32_t cupti_kind) override { ++incomplete_; }
 

@@ -7,6 +7,7 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "lib/core/launch_place.h"
 #include "lib/core/terminal_text.h"
 
 namespace cuscope::core {
@@ -49,6 +50,17 @@ absl::StatusOr<std::string> ExpandFixed(const std::string& pattern, const Output
         break;
       case '%': out.push_back('%'); break;
       case 'n': out.push_back('\x01'); *has_seq = true; break;
+      case 'r': {
+        // The rank as the launcher says (launch_place.h); outside a launcher, "p" and the pid, so
+        // that processes still get names of their own.
+        const LaunchPlace place = ctx.getenv ? LaunchPlaceFrom(ctx.getenv) : LaunchPlace{};
+        if (place.has_rank()) {
+          absl::StrAppend(&out, place.rank);
+        } else {
+          absl::StrAppend(&out, "p", ctx.pid);
+        }
+        break;
+      }
       case 'q': {
         const size_t close = pattern.find('}', i);
         if (i + 1 >= pattern.size() || pattern[i + 1] != '{' || close == std::string::npos) {
@@ -67,7 +79,7 @@ absl::StatusOr<std::string> ExpandFixed(const std::string& pattern, const Output
       }
       default:
         return absl::InvalidArgumentError(absl::StrCat("output name: unknown escape %", std::string(1, e),
-                                                       " (known: %p %h %n %q{VAR} %%)"));
+                                                       " (known: %p %h %r %n %q{VAR} %%)"));
     }
   }
   if (!absl::EndsWith(out, kExtension)) out += kExtension;

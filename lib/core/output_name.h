@@ -20,7 +20,8 @@ struct OutputNameContext {
   std::function<bool(const std::string&)> exists;
 };
 
-// Expands %p, %h, %n, %q{VAR} and %%; appends ".cuscope" unless the name already ends with it.
+// Expands %p, %h, %r (the rank in a distributed job, launch_place.h; "p<pid>" outside one), %n,
+// %q{VAR} and %%; appends ".cuscope" unless the name already ends with it.
 // An unknown escape or an unset %q variable is an error that names it.
 absl::StatusOr<std::string> ExpandOutputName(const std::string& pattern, const OutputNameContext& ctx);
 

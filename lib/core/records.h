@@ -135,6 +135,17 @@ struct NvtxActivity {
   std::string_view domain;
 };
 
+// The payload of an NVTX marker (CUPTI's marker data), by the marker's id. Scalars keep their 64
+// bits; an extended payload its schema id and at most kMaxNvtxPayloadBytes of its data.
+inline constexpr size_t kMaxNvtxPayloadBytes = 4096;
+struct NvtxPayloadRecord {
+  uint64_t id = 0;
+  v1::NvtxPayloadKind kind = v1::NVTX_PAYLOAD_KIND_UNKNOWN;
+  uint64_t bits = 0;
+  uint64_t schema_id = 0;
+  std::string data;
+};
+
 struct OverheadActivity {
   uint64_t start = 0;
   uint64_t end = 0;
@@ -164,6 +175,8 @@ class ActivitySink {
   virtual void Add(const NvtxActivity& a) = 0;
   virtual void Add(const MemoryOpRecord& r) = 0;
   virtual void Add(const OverheadActivity& a) = 0;
+  // Payloads annotate NVTX markers: a sink that keeps no markers ignores them.
+  virtual void Add(const NvtxPayloadRecord& /*p*/) {}
   // A record of a kind this version does not record.
   virtual void AddUntranslated(uint32_t cupti_kind) = 0;
   // A record whose activity had not finished when CUPTI handed it over (no timestamps).
@@ -264,6 +277,7 @@ struct RecordRows {
   // Annotations of launches, not activity: not counted as records.
   std::vector<LaunchStackRow> launch_stacks;
   std::vector<GraphNodeRow> graph_nodes;
+  std::vector<NvtxPayloadRecord> nvtx_payloads;
 
   size_t record_count() const {
     return kernels.size() + api_calls.size() + memcpys.size() + memsets.size() + syncs.size() + nvtx.size() +

@@ -33,6 +33,7 @@ Trace ReadAll(TraceReader& reader) {
     if (c.top_down) t.top_down.push_back(std::move(*c.top_down));
     MoveAppend(c.monitor_intervals, t.monitor_intervals);
     if (c.stats) t.stats = c.stats;
+    if (c.clock_reference) t.clock_references.push_back(*c.clock_reference);
   }
   t.header = reader.header();
   t.dict = reader.dictionary();
@@ -57,6 +58,7 @@ void RecordRows::ClearRows() {
   counter_samples.clear();
   launch_stacks.clear();
   graph_nodes.clear();
+  nvtx_payloads.clear();
 }
 
 void RecordRows::AppendRows(RecordRows& other) {
@@ -72,6 +74,7 @@ void RecordRows::AppendRows(RecordRows& other) {
   MoveAppend(other.counter_samples, counter_samples);
   MoveAppend(other.launch_stacks, launch_stacks);
   MoveAppend(other.graph_nodes, graph_nodes);
+  MoveAppend(other.nvtx_payloads, nvtx_payloads);
 }
 
 absl::StatusOr<Trace> LoadTrace(const std::string& path) {

@@ -25,6 +25,8 @@ struct Trace : RecordRows {
   std::vector<v1::MonitorInterval> monitor_intervals;
   // The last chunk's running totals: the session's, if it ended cleanly.
   std::optional<v1::CaptureStats> stats;
+  // CUPTI's clock and the wall clock read together, after the header's, oldest first.
+  std::vector<v1::ClockReference> clock_references;
 
   // How the read went.
   uint64_t chunks = 0;

@@ -19,6 +19,7 @@
 #include "lib/core/record_codec/nvtx_marker.h"
 #include "lib/core/record_codec/overhead.h"
 #include "lib/core/record_codec/synchronization.h"
+#include "lib/core/record_codec/nvtx_payload.h"
 #include "lib/core/record_codec/top_down.h"
 #include "lib/core/trace_format.h"
 
@@ -57,6 +58,7 @@ void DecodedChunk::Clear() {
   top_down.reset();
   monitor_intervals.clear();
   stats.reset();
+  clock_reference.reset();
 }
 
 absl::Status DecodeChunk(const v1::Chunk& chunk, const Dictionary& dict, DecodedChunk* out) {
@@ -87,6 +89,10 @@ absl::Status DecodeChunk(const v1::Chunk& chunk, const Dictionary& dict, Decoded
   if (chunk.has_top_down()) {
     if (auto st = CheckTopDownSelection(chunk.top_down(), context); !st.ok()) return st;
     out->top_down = chunk.top_down();
+  }
+  if (chunk.has_clock_reference()) out->clock_reference = chunk.clock_reference();
+  if (auto st = DecodeEach(chunk.nvtx_payloads(), context, &out->nvtx_payloads, DecodeNvtxPayload); !st.ok()) {
+    return st;
   }
   for (const v1::MonitorInterval& interval : chunk.monitor_intervals()) {
     if (auto st = CheckMonitorInterval(interval, context); !st.ok()) return st;

@@ -48,6 +48,7 @@ struct DecodedChunk : RecordRows {
   std::optional<v1::TopDownSelection> top_down;
   std::vector<v1::MonitorInterval> monitor_intervals;
   std::optional<v1::CaptureStats> stats;
+  std::optional<v1::ClockReference> clock_reference;
   void Clear();
 };
 

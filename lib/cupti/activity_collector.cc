@@ -16,6 +16,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "lib/core/call_stack.h"
+#include "lib/core/launch_place.h"
 #include "lib/core/metric_sets.h"
 #include "lib/core/output_name.h"
 #include "lib/core/python_stack.h"
@@ -417,7 +418,8 @@ void WatchForContext(Session& s) {
 // The endpoint is an extra: a port in use or a bad address is one line, and the figures go on
 // (to the file, and to an endpoint started next time).
 void StartPrometheus(Session& s) {
-  auto exporter = monitor::PrometheusExporter::Start(s.config.prometheus);
+  auto exporter = monitor::PrometheusExporter::Start(s.config.prometheus, monitor::kDefaultKernelLabels,
+                                                     monitor::LaunchLabels(core::CurrentLaunchPlace()));
   if (!exporter.ok()) {
     s.Warn(absl::StrCat("no Prometheus endpoint: ", exporter.status().message(), "; monitoring goes on"));
     return;
@@ -722,6 +724,11 @@ absl::StatusOr<v1::ProcessStatus> CollectorStatus() {
   v1::ProcessStatus status;
   status.set_pid(static_cast<uint32_t>(::getpid()));
   status.set_command_line(ProcessCommandLine());
+  const core::LaunchPlace place = core::CurrentLaunchPlace();
+  status.set_rank(place.rank);
+  status.set_world_size(place.world_size);
+  status.set_local_rank(place.local_rank);
+  status.set_job_id(place.job_id);
   status.set_cuscope_version(core::kVersion);
   status.set_mode(ModeName(s->config.mode));
   status.set_entry(s->entry);

@@ -47,6 +47,9 @@ ActivitySelection ActivitySelection::FromConfig(const core::Config& config, Cupt
   for (const ActivityKindName& k : kActivityKinds) {
     if (config.kind_enabled(k.name)) s.kinds_.push_back(k.kind);
   }
+  // NVTX payloads (nvtxRangePushEx and friends; NCCL's collectives carry communicator and bytes)
+  // come in marker data records beside the markers.
+  if (config.kind_enabled("nvtx")) s.kinds_.push_back(CUPTI_ACTIVITY_KIND_MARKER_DATA);
   const bool lean_records = config.kind_enabled("api") && !TimesLeanCalls(config);
   if (lean_records) {
     // The synchronization records the callbacks would have written come from CUPTI's kind then.

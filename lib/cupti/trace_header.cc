@@ -5,10 +5,10 @@
 
 #include <cstdlib>
 #include <fstream>
-#include <initializer_list>
 #include <vector>
 
 #include "lib/core/gpu_counters.h"
+#include "lib/core/launch_place.h"
 #include "lib/core/version.h"
 #include "lib/cupti/pm_sampling_config.h"
 
@@ -29,11 +29,18 @@ std::vector<std::string> CommandLine() {
   return args;
 }
 
-int32_t EnvInt(std::initializer_list<const char*> names) {
-  for (const char* n : names) {
-    if (const char* v = std::getenv(n); v != nullptr && *v != '\0') return std::atoi(v);
-  }
-  return -1;
+uint64_t RealtimeNow() {
+  timespec ts;
+  clock_gettime(CLOCK_REALTIME, &ts);
+  return static_cast<uint64_t>(ts.tv_sec) * 1000000000ull + ts.tv_nsec;
+}
+
+// The kernel's id of this boot: traces with the same one on the same host share CUPTI's clock.
+std::string BootId() {
+  std::ifstream f("/proc/sys/kernel/random/boot_id");
+  std::string id;
+  std::getline(f, id);
+  return id.size() <= 64 ? id : "";
 }
 
 void AddSession(const std::string& entry, CuptiApi& cupti, uint64_t start_ns, v1::Session* session) {
@@ -44,10 +51,18 @@ void AddSession(const std::string& entry, CuptiApi& cupti, uint64_t start_ns, v1
   session->set_start_time_ns(start_ns);
   session->set_cupti_version(cupti.Version());
   session->set_entry(entry);
-  session->set_rank(EnvInt({"RANK", "OMPI_COMM_WORLD_RANK", "PMI_RANK", "SLURM_PROCID"}));
-  session->set_local_rank(EnvInt({"LOCAL_RANK", "OMPI_COMM_WORLD_LOCAL_RANK", "SLURM_LOCALID"}));
-  session->set_world_size(EnvInt({"WORLD_SIZE", "OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "SLURM_NTASKS"}));
-  session->set_clock_ref_cupti_ns(cupti.Timestamp());
+  const core::LaunchPlace place = core::CurrentLaunchPlace();
+  session->set_rank(place.rank);
+  session->set_local_rank(place.local_rank);
+  session->set_world_size(place.world_size);
+  session->set_local_world_size(place.local_world_size);
+  session->set_node_rank(place.node_rank);
+  session->set_launcher(place.launcher.substr(0, 256));
+  session->set_job_id(place.job_id.substr(0, 256));
+  session->set_boot_id(BootId());
+  const v1::ClockReference clocks = ReadClockReference(cupti);
+  session->set_clock_ref_cupti_ns(clocks.cupti_ns());
+  session->set_clock_ref_realtime_ns(clocks.realtime_ns());
   session->set_clock_ref_monotonic_ns(MonotonicNow());
   session->set_library_version(core::kVersion);
 }
@@ -75,6 +90,17 @@ void AddConfig(const core::Config& config, v1::CaptureConfig* cfg) {
 }
 
 }  // namespace
+
+v1::ClockReference ReadClockReference(CuptiApi& cupti) {
+  const uint64_t before = RealtimeNow();
+  const uint64_t cupti_ns = cupti.Timestamp();
+  const uint64_t after = RealtimeNow();
+  v1::ClockReference ref;
+  ref.set_cupti_ns(cupti_ns);
+  ref.set_realtime_ns(before + (after - before) / 2);
+  ref.set_uncertainty_ns((after - before + 1) / 2);
+  return ref;
+}
 
 v1::Header BuildTraceHeader(const core::Config& config, const std::string& entry, CuptiApi& cupti, uint64_t start_ns) {
   v1::Header h;

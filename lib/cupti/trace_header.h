@@ -17,6 +17,10 @@ namespace cuscope::cupti {
 // session's start on CUPTI's clock.
 v1::Header BuildTraceHeader(const core::Config& config, const std::string& entry, CuptiApi& cupti, uint64_t start_ns);
 
+// CUPTI's clock and CLOCK_REALTIME read together: the realtime clock just before and after CUPTI's,
+// their mean, and half their distance as the uncertainty.
+v1::ClockReference ReadClockReference(CuptiApi& cupti);
+
 }  // namespace cuscope::cupti
 
 #endif  // CUSCOPE_LIB_CUPTI_TRACE_HEADER_H_

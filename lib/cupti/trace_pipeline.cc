@@ -12,6 +12,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "lib/core/call_stack.h"
+#include "lib/cupti/trace_header.h"
 #include "lib/monitor/figures_codec.h"
 
 namespace cuscope::cupti {
@@ -674,6 +675,12 @@ void TracePipeline::WriteChunk(bool final_chunk) {
   if (builder_.pending_records() == 0 && !had_windows && !final_chunk) return;
   records_written_ += builder_.pending_records();
   builder_.TakeChunk(&chunk_);
+  // The clocks read together now and then (and at the end): traces of several hosts are aligned by
+  // them over a long run, however the clocks drift apart.
+  if (const uint64_t now = cupti_.Timestamp(); now - last_clock_reference_ns_ >= kClockReferencePeriodNs || final_chunk) {
+    *chunk_.mutable_clock_reference() = ReadClockReference(cupti_);
+    last_clock_reference_ns_ = now;
+  }
   kernels_written_ += chunk_.kernels().duration_size();
   FillCaptureStats(chunk_.mutable_stats());
   if (flight_recording()) {

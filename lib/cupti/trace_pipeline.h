@@ -316,6 +316,9 @@ class TracePipeline {
   ReplayedLaunches replayed_;                     // every profiled launch of the session
   uint64_t records_written_ = 0;
   uint64_t kernels_written_ = 0;
+  // The last chunk given a clock reference, on CUPTI's clock (writer thread).
+  static constexpr uint64_t kClockReferencePeriodNs = 10'000'000'000ull;
+  uint64_t last_clock_reference_ns_ = 0;
   uint64_t writer_ns_ = 0;
   uint64_t chunks_written_ = 0;
   uint64_t write_errors_ = 0;

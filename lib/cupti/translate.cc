@@ -1,5 +1,9 @@
 #include "lib/cupti/translate.h"
 
+#include <algorithm>
+#include <cstdlib>
+#include <cstring>
+
 namespace cuscope::cupti {
 namespace {
 
@@ -195,6 +199,50 @@ void TranslateMarker(const CUpti_ActivityMarker2& m, core::ActivitySink& sink) {
   sink.Add(a);
 }
 
+// A marker's payload. An extended one (NVTX's payload extension: NCCL's collectives) arrives as a
+// pointer to an nvtxPayloadData_t {schema id, size, data pointer} that CUPTI allocated with malloc,
+// its data too: both are copied here (at most kMaxNvtxPayloadBytes of the data) and freed, as
+// CUPTI's documentation of CUpti_ActivityMarkerData2 asks of its reader.
+void TranslateMarkerData(const CUpti_ActivityMarkerData2& m, core::ActivitySink& sink) {
+  core::NvtxPayloadRecord p;
+  p.id = m.id;
+  switch (m.payloadKind) {
+    case CUPTI_METRIC_VALUE_KIND_UINT64:
+      p.kind = v1::NVTX_PAYLOAD_KIND_UINT64;
+      p.bits = m.payload.metricValueUint64;
+      break;
+    case CUPTI_METRIC_VALUE_KIND_INT64:
+      p.kind = v1::NVTX_PAYLOAD_KIND_INT64;
+      p.bits = static_cast<uint64_t>(m.payload.metricValueInt64);
+      break;
+    case CUPTI_METRIC_VALUE_KIND_DOUBLE:
+      p.kind = v1::NVTX_PAYLOAD_KIND_DOUBLE;
+      std::memcpy(&p.bits, &m.payload.metricValueDouble, sizeof(p.bits));
+      break;
+    case CUPTI_METRIC_VALUE_KIND_NVTX_EXTENDED_PAYLOAD: {
+      // nvtxPayloadData_t's layout (nvToolsExtPayload.h): uint64 schemaId, size_t size, const void* payload.
+      struct PayloadData {
+        uint64_t schema_id;
+        size_t size;
+        const void* data;
+      };
+      auto* payload = reinterpret_cast<PayloadData*>(static_cast<uintptr_t>(m.payload.metricValueNvtxExtendedPayload));
+      if (payload == nullptr) return;
+      p.kind = v1::NVTX_PAYLOAD_KIND_EXTENDED;
+      p.schema_id = payload->schema_id;
+      if (payload->data != nullptr) {
+        p.data.assign(static_cast<const char*>(payload->data), std::min(payload->size, core::kMaxNvtxPayloadBytes));
+        std::free(const_cast<void*>(payload->data));
+      }
+      std::free(payload);
+      break;
+    }
+    default:
+      return;  // a color or a category alone: nothing the trace keeps
+  }
+  sink.Add(p);
+}
+
 void TranslateMemory(const CUpti_ActivityMemory4& m, core::ActivitySink& sink) {
   core::MemoryOpRecord r;
   r.time = m.timestamp;
@@ -264,6 +312,9 @@ void TranslateActivity(const CUpti_Activity& record, core::ActivitySink& sink, c
       break;
     case CUPTI_ACTIVITY_KIND_MARKER:
       TranslateMarker(reinterpret_cast<const CUpti_ActivityMarker2&>(record), sink);
+      break;
+    case CUPTI_ACTIVITY_KIND_MARKER_DATA:
+      TranslateMarkerData(reinterpret_cast<const CUpti_ActivityMarkerData2&>(record), sink);
       break;
     case CUPTI_ACTIVITY_KIND_MEMORY2:
       TranslateMemory(reinterpret_cast<const CUpti_ActivityMemory4&>(record), sink);

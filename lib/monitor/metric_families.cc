@@ -190,12 +190,28 @@ const std::vector<GpuCounterGauge>& GpuCounterGauges() {
   return *kGauges;
 }
 
-std::vector<prometheus::MetricFamily> MetricFamilies(const RunningTotals& totals) {
+ProcessLabels LaunchLabels(const core::LaunchPlace& place) {
+  ProcessLabels labels;
+  if (place.rank >= 0) labels.push_back({"rank", std::to_string(place.rank)});
+  if (place.local_rank >= 0) labels.push_back({"local_rank", std::to_string(place.local_rank)});
+  if (!place.job_id.empty()) labels.push_back({"job_id", place.job_id.substr(0, 128)});
+  return labels;
+}
+
+std::vector<prometheus::MetricFamily> MetricFamilies(const RunningTotals& totals, const ProcessLabels& process_labels) {
   Families out;
   AddProcessCounters(totals, out);
   for (const DeviceTotals& d : totals.devices()) AddDeviceCounters(d, out);
   for (const DeviceTotals& d : totals.devices()) AddDeviceGauges(d, out);
-  return std::move(out).Take();
+  std::vector<prometheus::MetricFamily> families = std::move(out).Take();
+  if (!process_labels.empty()) {
+    for (prometheus::MetricFamily& family : families) {
+      for (ClientMetric& metric : family.metric) {
+        for (const auto& [name, value] : process_labels) metric.label.push_back({name, value});
+      }
+    }
+  }
+  return families;
 }
 
 }  // namespace cuscope::monitor

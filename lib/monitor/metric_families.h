@@ -13,12 +13,16 @@
 //   cuscope_cupti_dropped_records_total, cuscope_late_records_total.
 // Gauges, per device, the latest interval: cuscope_gpu_utilization_ratio and the GPU counters
 //   (GpuCounterGauges(); any other counter as cuscope_gpu_counter{counter="<name>"}).
-// A family with nothing to show yet is left out.
+// A family with nothing to show yet is left out. Every series also carries the process's labels
+// (ProcessLabels: rank, local_rank, job_id under a launcher).
 #ifndef CUSCOPE_LIB_MONITOR_METRIC_FAMILIES_H_
 #define CUSCOPE_LIB_MONITOR_METRIC_FAMILIES_H_
 
+#include <string>
+#include <utility>
 #include <vector>
 
+#include "lib/core/launch_place.h"
 #include "lib/monitor/running_totals.h"
 #include "prometheus/metric_family.h"
 
@@ -35,7 +39,16 @@ struct GpuCounterGauge {
 };
 const std::vector<GpuCounterGauge>& GpuCounterGauges();
 
-std::vector<prometheus::MetricFamily> MetricFamilies(const RunningTotals& totals);
+// Labels every series of the process carries, after its own: `rank` (and `local_rank`, `job_id`)
+// when the process runs in a distributed job, so that a fleet's dashboard compares ranks.
+using ProcessLabels = std::vector<std::pair<std::string, std::string>>;
+
+// The labels of a process in a distributed job: rank, local_rank, job_id, each when known; none
+// outside a launcher.
+ProcessLabels LaunchLabels(const core::LaunchPlace& place);
+
+std::vector<prometheus::MetricFamily> MetricFamilies(const RunningTotals& totals,
+                                                     const ProcessLabels& process_labels = {});
 
 }  // namespace cuscope::monitor
 

@@ -20,7 +20,8 @@ namespace {
 // The running totals, rendered afresh at each scrape (a scrape reads one consistent snapshot).
 class TotalsCollectable : public prometheus::Collectable {
  public:
-  explicit TotalsCollectable(size_t max_kernel_labels) : totals_(max_kernel_labels) {}
+  TotalsCollectable(size_t max_kernel_labels, ProcessLabels process_labels)
+      : totals_(max_kernel_labels), process_labels_(std::move(process_labels)) {}
 
   void Add(const IntervalFigures& interval) {
     std::lock_guard<std::mutex> lock(mutex_);
@@ -31,7 +32,7 @@ class TotalsCollectable : public prometheus::Collectable {
   std::vector<prometheus::MetricFamily> Collect() const override {
     std::lock_guard<std::mutex> lock(mutex_);
     try {
-      return MetricFamilies(totals_);
+      return MetricFamilies(totals_, process_labels_);
     } catch (const std::exception&) {
       return {};
     }
@@ -40,6 +41,7 @@ class TotalsCollectable : public prometheus::Collectable {
  private:
   mutable std::mutex mutex_;
   RunningTotals totals_;
+  const ProcessLabels process_labels_;
 };
 
 // civetweb reports through this callback; non-zero: "handled", it prints nothing itself. The last
@@ -89,7 +91,8 @@ PrometheusExporter::PrometheusExporter(std::unique_ptr<Server> server, int port,
 PrometheusExporter::~PrometheusExporter() = default;
 
 absl::StatusOr<std::unique_ptr<PrometheusExporter>> PrometheusExporter::Start(absl::string_view address,
-                                                                              size_t max_kernel_labels) {
+                                                                              size_t max_kernel_labels,
+                                                                              ProcessLabels process_labels) {
   absl::StatusOr<ListenAddress> listen = ParseListenAddress(address);
   if (!listen.ok()) return listen.status();
   const std::string where = listen->ToString();
@@ -103,7 +106,7 @@ absl::StatusOr<std::unique_ptr<PrometheusExporter>> PrometheusExporter::Start(ab
     CivetCallbacks callbacks;
     callbacks.log_message = KeepServerLog;
     callbacks.log_access = KeepServerLog;
-    server->totals = std::make_shared<TotalsCollectable>(max_kernel_labels);
+    server->totals = std::make_shared<TotalsCollectable>(max_kernel_labels, std::move(process_labels));
     server->exposer = std::make_unique<prometheus::Exposer>(
         std::vector<std::string>{"listening_ports", where, "num_threads", absl::StrCat(kWorkers), "request_timeout_ms",
                                  absl::StrCat(kRequestTimeoutMs), "connection_queue", absl::StrCat(kConnectionQueue),

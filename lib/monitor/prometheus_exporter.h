@@ -24,6 +24,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "lib/monitor/figures.h"
+#include "lib/monitor/metric_families.h"
 #include "lib/monitor/running_totals.h"
 
 namespace cuscope::monitor {
@@ -37,8 +38,10 @@ class PrometheusExporter {
   // `address`: as ParseListenAddress takes it ("PORT", "ADDR:PORT", "[IPV6]:PORT"; port 0: a
   // free one). InvalidArgument for an address that does not parse, Unavailable when the server
   // cannot listen there (port in use, address not on this machine), both naming the address.
+  // `process_labels` go on every series (metric_families.h).
   static absl::StatusOr<std::unique_ptr<PrometheusExporter>> Start(absl::string_view address,
-                                                                   size_t max_kernel_labels = kDefaultKernelLabels);
+                                                                   size_t max_kernel_labels = kDefaultKernelLabels,
+                                                                   ProcessLabels process_labels = {});
   ~PrometheusExporter();
   PrometheusExporter(const PrometheusExporter&) = delete;
   PrometheusExporter& operator=(const PrometheusExporter&) = delete;

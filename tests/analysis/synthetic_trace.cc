@@ -1,5 +1,7 @@
 #include "tests/analysis/synthetic_trace.h"
 
+#include <cstring>
+
 #include <unistd.h>
 
 #include <atomic>
@@ -306,6 +308,36 @@ void SyntheticTrace::NvtxRange(const std::string& name, double start_us, double 
   ++next_nvtx_;
 }
 
+void SyntheticTrace::NcclCall(const std::string& api, double start_us, double end_us, uint64_t communicator,
+                              uint64_t bytes, int32_t extra, uint64_t tid) {
+  core::NvtxActivity a;
+  a.kind = v1::NVTX_KIND_RANGE_START;
+  a.time = Us(start_us);
+  a.id = next_nvtx_;
+  a.pid = 42;
+  a.tid = tid;
+  a.name = api;
+  a.domain = "NCCL";
+  builder_->Add(a);
+  if (bytes != 0) {
+    core::NvtxPayloadRecord p;
+    p.id = a.id;
+    p.kind = v1::NVTX_PAYLOAD_KIND_EXTENDED;
+    p.schema_id = (uint64_t{1} << 24) + 5;
+    p.data.resize(24, '\0');
+    std::memcpy(p.data.data(), &communicator, 8);
+    std::memcpy(p.data.data() + 8, &bytes, 8);
+    std::memcpy(p.data.data() + 16, &extra, 4);
+    if (api == "ncclAllGather" || api == "ncclAllToAll") p.data.resize(16);
+    builder_->Add(p);
+  }
+  a.kind = v1::NVTX_KIND_RANGE_END;
+  a.time = Us(end_us);
+  a.name = "";
+  builder_->Add(a);
+  ++next_nvtx_;
+}
+
 std::string SyntheticTrace::Write() {
   if (!path_.empty()) return path_;
   path_ = TempTracePath();
@@ -316,6 +348,7 @@ std::string SyntheticTrace::Write() {
   v1::Chunk chunk;
   builder_->TakeChunk(&chunk);
   chunk.mutable_stats()->set_records_written(1);
+  if (clock_reference_.cupti_ns() != 0) *chunk.mutable_clock_reference() = clock_reference_;
   EXPECT_TRUE((*writer)->WriteChunk(chunk).ok());
   EXPECT_TRUE((*writer)->Close().ok());
   return path_;

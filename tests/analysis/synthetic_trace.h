@@ -112,6 +112,16 @@ class SyntheticTrace {
   v1::Header& header() { return header_; }
   void StreamWaitEvent(uint32_t stream, double start_us, double duration_us);
   void NvtxRange(const std::string& name, double start_us, double end_us, uint64_t tid = 1);
+  // An NCCL call as NCCL 2.25+ marks it: an NVTX range named `api` in the "NCCL" domain with its
+  // extended payload (schema 2^24 + sid: the communicator's hash, the bytes, one int), or with no
+  // payload when `bytes` is 0.
+  void NcclCall(const std::string& api, double start_us, double end_us, uint64_t communicator, uint64_t bytes,
+                int32_t extra = 0, uint64_t tid = 1);
+  // The clock reference the last chunk carries (CUPTI time and wall clock read together).
+  void ClockReference(uint64_t cupti_ns, uint64_t realtime_ns) {
+    clock_reference_.set_cupti_ns(cupti_ns);
+    clock_reference_.set_realtime_ns(realtime_ns);
+  }
 
   core::ChunkBuilder& builder() { return *builder_; }
   // Writes the file (or reuses it when already written) and returns its path.
@@ -131,6 +141,7 @@ class SyntheticTrace {
   uint32_t InternStack(const std::vector<std::pair<std::string, std::string>>& frames, uint64_t first_offset);
   std::map<std::pair<std::string, std::string>, uint64_t> frame_offsets_;
   uint64_t next_nvtx_ = 1;
+  v1::ClockReference clock_reference_;
   std::string path_;
 };
 

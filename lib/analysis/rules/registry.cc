@@ -5,8 +5,8 @@
 namespace cuscope::analysis {
 namespace {
 
-constexpr FindingRule kFindingRules[] = {GpuIdleRule,    LaunchOverheadRule,  SyncPointsRule, CopiesRule,
-                                         StreamsRule,    HotKernelsRule,      KernelInternalsRule,
+constexpr FindingRule kFindingRules[] = {GpuIdleRule,    LaunchOverheadRule,  SyncPointsRule,    CopiesRule,
+                                         StreamsRule,    CommunicationRule,   HotKernelsRule,    KernelInternalsRule,
                                          ThrottleRule,   MonitorIdleRule};
 
 // How complete the trace is comes first, then what metric collection did to it.

@@ -37,6 +37,8 @@ std::vector<Finding> KernelInternalsRule(const Timeline& timeline, const Thresho
 // reasons, how much kernel time they covered, the SM clock then against the highest read.
 std::vector<Finding> ThrottleRule(const Timeline& timeline, const Thresholds& thresholds);
 std::vector<Finding> MonitorIdleRule(const Timeline& timeline, const Thresholds& thresholds);
+// comm.exposed: NCCL kernels running with no compute beside them on their device (communication.h).
+std::vector<Finding> CommunicationRule(const Timeline& timeline, const Thresholds& thresholds);
 
 // Warnings about the trace itself: the tail cut off, damage after some chunk, records dropped
 // during capture, operations still running at its end, no final statistics.
