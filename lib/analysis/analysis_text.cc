@@ -73,6 +73,37 @@ std::string RenderKernelInternals(const Analysis& analysis) {
 
 }  // namespace
 
+std::string RenderFindingText(const Finding& f, int rank) {
+  const auto esc = [](std::string_view text) { return core::EscapeForTerminal(text); };
+  std::string out;
+  absl::StrAppend(&out, rank, ". [", std::string(SeverityName(f.severity)), "] ", f.rule_id, ": ", esc(f.headline),
+                  "\n");
+  if (f.recoverable_ns > 0) absl::StrAppend(&out, "   could recover: up to ", FormatDuration(f.recoverable_ns), "\n");
+  std::string numbers;
+  std::vector<std::string> metrics;  // PerfWorks counter values: many, so wrapped
+  for (const Number& n : f.numbers) {
+    if (n.unit == "id") continue;
+    if (n.key.find("__") != std::string::npos) {
+      metrics.push_back(absl::StrCat(esc(n.key), "=", FormatNumber(n)));
+      continue;
+    }
+    absl::StrAppend(&numbers, numbers.empty() ? "" : ", ", esc(n.key), "=", FormatNumber(n));
+  }
+  if (!numbers.empty()) absl::StrAppend(&out, "   numbers: ", numbers, "\n");
+  if (!metrics.empty()) out += WrapItems(metrics, "   metrics: ", "     ");
+  for (const Offender& o : f.offenders) {
+    absl::StrAppend(&out, "   ", o.kind, ": ", esc(o.name), " (");
+    if (o.count > 0) absl::StrAppend(&out, o.count, "x, ");
+    absl::StrAppend(&out, FormatDuration(o.time_ns), ")\n");
+  }
+  for (const Span& sp : f.spans) {
+    absl::StrAppend(&out, "   span: ", esc(sp.label), " [", sp.begin, " .. ", sp.end, "] ns (",
+                    FormatDuration(sp.end > sp.begin ? sp.end - sp.begin : 0), ")\n");
+  }
+  absl::StrAppend(&out, "   advice: ", esc(f.recommendation), "\n\n");
+  return out;
+}
+
 std::string RenderAnalysisText(const Analysis& analysis, const std::string& trace_path, size_t top_rows,
                                core::KernelNameStyle names) {
   const v1::TraceSummary& s = analysis.summary;
@@ -127,31 +158,7 @@ std::string RenderAnalysisText(const Analysis& analysis, const std::string& trac
     absl::StrAppend(&out, "Findings (most severe and most costly first):\n\n");
     int rank = 0;
     for (const Finding& f : analysis.findings) {
-      absl::StrAppend(&out, ++rank, ". [", std::string(SeverityName(f.severity)), "] ", f.rule_id, ": ", esc(f.headline),
-                      "\n");
-      if (f.recoverable_ns > 0) absl::StrAppend(&out, "   could recover: up to ", FormatDuration(f.recoverable_ns), "\n");
-      std::string numbers;
-      std::vector<std::string> metrics;  // PerfWorks counter values: many, so wrapped
-      for (const Number& n : f.numbers) {
-        if (n.unit == "id") continue;
-        if (n.key.find("__") != std::string::npos) {
-          metrics.push_back(absl::StrCat(esc(n.key), "=", FormatNumber(n)));
-          continue;
-        }
-        absl::StrAppend(&numbers, numbers.empty() ? "" : ", ", esc(n.key), "=", FormatNumber(n));
-      }
-      if (!numbers.empty()) absl::StrAppend(&out, "   numbers: ", numbers, "\n");
-      if (!metrics.empty()) out += WrapItems(metrics, "   metrics: ", "     ");
-      for (const Offender& o : f.offenders) {
-        absl::StrAppend(&out, "   ", o.kind, ": ", esc(o.name), " (");
-        if (o.count > 0) absl::StrAppend(&out, o.count, "x, ");
-        absl::StrAppend(&out, FormatDuration(o.time_ns), ")\n");
-      }
-      for (const Span& sp : f.spans) {
-        absl::StrAppend(&out, "   span: ", esc(sp.label), " [", sp.begin, " .. ", sp.end, "] ns (",
-                        FormatDuration(sp.end > sp.begin ? sp.end - sp.begin : 0), ")\n");
-      }
-      absl::StrAppend(&out, "   advice: ", esc(f.recommendation), "\n\n");
+      out += RenderFindingText(f, ++rank);
       if (f.rule_id == "hot.kernels" && !internals_shown) {
         out += internals;
         internals_shown = true;

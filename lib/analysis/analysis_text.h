@@ -18,6 +18,10 @@ namespace cuscope::analysis {
 std::string RenderAnalysisText(const Analysis& analysis, const std::string& trace_path, size_t top_rows,
                                core::KernelNameStyle names = core::KernelNameStyle::kBase);
 
+// One finding as the report lists it: "N. [severity] rule: headline", then what it could recover,
+// its numbers, offenders, spans and advice, each on a line of its own; names escaped.
+std::string RenderFindingText(const Finding& finding, int rank);
+
 }  // namespace cuscope::analysis
 
 #endif  // CUSCOPE_LIB_ANALYSIS_ANALYSIS_TEXT_H_

@@ -102,6 +102,8 @@ v1::KernelVerdict ToProto(const KernelVerdict& v) {
   return p;
 }
 
+}  // namespace
+
 v1::Finding ToProto(const Finding& f) {
   v1::Finding pf;
   pf.set_rule_id(f.rule_id);
@@ -138,6 +140,8 @@ v1::Table ToProto(const Table& t) {
   }
   return pt;
 }
+
+namespace {
 
 v1::KernelInternalsSummary ToProto(const KernelInternalsSummary& s) {
   v1::KernelInternalsSummary ps;
@@ -179,15 +183,19 @@ v1::Report ToReport(const Analysis& analysis, const std::string& trace_path) {
   return r;
 }
 
-std::string RenderAnalysisJson(const Analysis& analysis, const std::string& trace_path) {
+std::string ReportJson(const v1::Report& report) {
   google::protobuf::util::JsonPrintOptions options;
   options.add_whitespace = true;
   options.preserve_proto_field_names = true;
   options.always_print_primitive_fields = true;
   std::string json;
-  const auto status = google::protobuf::util::MessageToJsonString(ToReport(analysis, trace_path), &json, options);
+  const auto status = google::protobuf::util::MessageToJsonString(report, &json, options);
   if (!status.ok()) return absl::StrCat("{\"error\":", JsonQuote(std::string(status.message())), "}");
   return json;
+}
+
+std::string RenderAnalysisJson(const Analysis& analysis, const std::string& trace_path) {
+  return ReportJson(ToReport(analysis, trace_path));
 }
 
 }  // namespace cuscope::analysis

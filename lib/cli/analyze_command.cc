@@ -2,14 +2,18 @@
 //                       [--threshold NAME=VALUE]... [--top N] [--kernel-names STYLE]
 #include <cstdio>
 #include <cstdlib>
+#include <optional>
 #include <string>
+#include <vector>
 
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "lib/analysis/analyzer.h"
 #include "lib/cli/arguments.h"
 #include "lib/cli/commands.h"
 #include "lib/cli/source_lines.h"
 #include "lib/core/terminal_text.h"
+#include "lib/ranks/rank_traces.h"
 
 namespace cuscope::cli {
 namespace {
@@ -17,10 +21,17 @@ namespace {
 constexpr const char kAnalyzeUsage[] =
     "usage: cuscope analyze TRACE [--format text|json] [--fail-on info|warning|error]\n"
     "                             [--threshold NAME=VALUE]... [--top N] [--kernel-names STYLE]\n"
+    "       cuscope analyze RANK_TRACE RANK_TRACE... [--step NAME] [-j N] [same options]\n"
     "\n"
     "Says what holds the program back: the baseline (timeline window, kernel time, GPU utilization, launch\n"
     "rate), ranked findings with their evidence, then the tables behind them. A top-down trace (profile\n"
     "--top-down) adds its hot kernels with their verdicts; sampled GPU counters add their picture over time.\n"
+    "\n"
+    "Given the traces of a job's ranks (profile -o rank_%r under torchrun, mpirun or srun), analyzes them\n"
+    "together on one clock: NCCL's share and overlap per rank, each collective's arrival skew and the rank\n"
+    "that comes late (and why), and the step imbalance.\n"
+    "  --step NAME          the NVTX range that marks a step (default: the most repeated outermost range)\n"
+    "  -j N                 traces read at once (default: the cores, at most 8; each holds one trace)\n"
     "  --format text|json   text for people (default); json follows proto/cuscope/v1/report.proto\n"
     "  --fail-on SEVERITY   exit 1 when a finding is at least this severe (for CI)\n"
     "  --threshold N=V      override a rule threshold; --threshold help lists them\n"
@@ -35,11 +46,35 @@ void PrintThresholds() {
   }
 }
 
+// Several traces: the ranks of a job, analyzed together.
+int AnalyzeRanks(const std::vector<std::string>& paths, const ranks::RankTracesOptions& options,
+                 const std::string& format, size_t top_rows, std::optional<analysis::Severity> fail_on) {
+  absl::StatusOr<ranks::RankSetReport> report = ranks::AnalyzeRankTraces(paths, options);
+  if (!report.ok()) return PrintError(std::string(report.status().message()));
+  if (format == "json") {
+    std::fputs(ranks::RenderRankSetJson(*report).c_str(), stdout);
+    std::fputs("\n", stdout);
+    for (const std::string& w : report->warnings) {
+      std::fprintf(stderr, "cuscope: warning: %s\n", core::EscapeTextForTerminal(w).c_str());
+    }
+  } else {
+    std::fputs(core::EscapeTextForTerminal(ranks::RenderRankSetText(*report, top_rows)).c_str(), stdout);
+  }
+  if (fail_on) {
+    for (const analysis::Finding& f : report->findings) {
+      if (f.severity >= *fail_on) return 1;
+    }
+  }
+  return 0;
+}
+
 }  // namespace
 
 int RunAnalyze(const Args& args) {
   analysis::AnalyzeOptions options;
-  std::string path, format = "text";
+  std::vector<std::string> paths;
+  std::string format = "text";
+  ranks::RankTracesOptions rank_options;
   std::optional<analysis::Severity> fail_on;
   core::KernelNameStyle names = core::KernelNameStyle::kBase;
   bool list_thresholds = false;
@@ -68,14 +103,32 @@ int RunAnalyze(const Args& args) {
     return absl::OkStatus();
   });
   parser.Option({"--kernel-names"}, "--kernel-names takes base, demangled or mangled", KeepKernelNameStyle(&names));
+  parser.Option({"--step"}, "--step takes the name of an NVTX range", [&](const std::string& v) {
+    rank_options.summary.step_range = v;
+    return v.empty() ? absl::InvalidArgumentError("--step takes the name of an NVTX range") : absl::OkStatus();
+  });
+  parser.Option({"-j", "--jobs"}, "-j takes a number of traces to read at once (1-256)", [&](const std::string& v) {
+    if (!absl::SimpleAtoi(v, &rank_options.jobs) || rank_options.jobs < 1 || rank_options.jobs > 256) {
+      return absl::InvalidArgumentError("-j takes a number of traces to read at once (1-256)");
+    }
+    return absl::OkStatus();
+  });
   parser.UnknownOptionMessage(UnknownOptionOf("analyze"));
-  parser.Positional(KeepOne(&path, "analyze takes one trace file"));
+  parser.Positional([&](const std::string& arg) {
+    paths.push_back(arg);
+    return absl::OkStatus();
+  });
   if (std::optional<int> exit = HelpOrMistake(parser.Parse(args), kAnalyzeUsage)) return *exit;
   if (list_thresholds) {
     PrintThresholds();
     return 0;
   }
-  if (path.empty()) return PrintError("analyze: no trace file given (usage: cuscope analyze TRACE)");
+  if (paths.empty()) return PrintError("analyze: no trace file given (usage: cuscope analyze TRACE)");
+  if (paths.size() > 1) {
+    rank_options.summary.thresholds = options.thresholds;
+    return AnalyzeRanks(paths, rank_options, format, options.top_rows, fail_on);
+  }
+  const std::string& path = paths.front();
 
   absl::StatusOr<core::Trace> trace = core::LoadTrace(path);
   if (!trace.ok()) return PrintError(std::string(trace.status().message()));  // names the path

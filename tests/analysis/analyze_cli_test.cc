@@ -119,6 +119,42 @@ TEST(AnalyzeCommand, JsonFollowsTheReportSchema) {
   EXPECT_NE(r.out.find("\"recoverable_ns\""), std::string::npos);
 }
 
+// Several traces: the ranks of one job, analyzed together. Two ranks, rank 1 with 3 ms more compute
+// before each all-reduce: the user's path through the command.
+std::string RankTrace(int rank, double extra_compute_us) {
+  SyntheticTrace s;
+  s.header().mutable_session()->set_rank(rank);
+  s.header().mutable_session()->set_world_size(2);
+  s.header().mutable_session()->set_launcher("torchrun");
+  for (int step = 0; step < 10; ++step) {
+    const double t0 = step * 10'000.0;
+    s.NvtxRange("train_step", t0, t0 + 9'900);
+    const double compute = 5'000 + extra_compute_us;
+    s.Launch("gemm", t0 + 10, 5, t0 + 100, compute);
+    const double arrival = t0 + 100 + compute;
+    const uint64_t corr = s.Api("cuLaunchKernelEx", arrival - 30, 5);
+    s.Kernel("_Z31ncclDevKernel_AllGather_RING_LL24ncclDevKernelArgsStorageILm4096EE", arrival, t0 + 100 + 8'000 + 500 - arrival, 9, corr);
+  }
+  return s.Write();
+}
+
+TEST(AnalyzeCommand, SeveralTracesAreTheRanksOfAJob) {
+  const Outcome r = Capture(RunAnalyze, {RankTrace(0, 0), RankTrace(1, 3'000), "-j", "1", "--fail-on", "warning"});
+  EXPECT_EQ(r.code, 1) << r.err;
+  EXPECT_NE(r.out.find("cuscope analyze: 2 rank traces (torchrun); 10 collectives matched on every rank, 10 "
+                       "'train_step' steps on every rank"),
+            std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("ranks.straggler: rank 1 is the straggler"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("ranks.step_imbalance: steps imbalanced: rank 1 is the slowest"), std::string::npos);
+  const Outcome json = Capture(RunAnalyze, {RankTrace(0, 0), RankTrace(1, 3'000), "--format", "json"});
+  EXPECT_NE(json.out.find("\"rule_id\": \"ranks.straggler\""), std::string::npos);
+  const Outcome step = Capture(RunAnalyze, {RankTrace(0, 0), RankTrace(1, 0), "--step", "no_such_range"});
+  EXPECT_EQ(step.code, 0);
+  EXPECT_EQ(step.out.find("steps on every rank"), std::string::npos) << "a step range no rank has";
+  EXPECT_EQ(Capture(RunAnalyze, {RankTrace(0, 0), RankTrace(1, 0), "-j", "0"}).code, 2);
+}
+
 TEST(AnalyzeCommand, NotATraceIsOneErrorLineAndExitTwo) {
   const std::string path = cuscope::testing::TempTracePath();
   std::ofstream(path) << "hello, I am a text file\n";

@@ -1,0 +1,469 @@
+#include "lib/ranks/rank_set.h"
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <set>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+
+namespace cuscope::ranks {
+namespace {
+
+using analysis::Finding;
+using analysis::FormatDuration;
+using analysis::FormatPercent;
+
+double Median(std::vector<double> v) {
+  if (v.empty()) return 0;
+  const size_t mid = v.size() / 2;
+  std::nth_element(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(mid), v.end());
+  const double upper = v[mid];
+  if (v.size() % 2) return upper;
+  return (*std::max_element(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(mid)) + upper) / 2;
+}
+
+uint64_t Positive(double v) { return v > 0 ? static_cast<uint64_t>(std::llround(v)) : 0; }
+
+std::string Dec(double v) { return absl::StrFormat("%.1f", v); }
+
+// What made a late rank late, from its summed excess over the others (per instance it was last).
+std::string LateCause(const RankRow& r, uint64_t* excess_ns) {
+  const double n = static_cast<double>(std::max<uint64_t>(r.last_arrivals, 1));
+  const double compute = static_cast<double>(r.excess_compute_ns) / n;
+  const double idle = static_cast<double>(r.excess_idle_ns) / n;
+  const double copy = static_cast<double>(r.excess_copy_ns) / n;
+  const double sync = static_cast<double>(r.excess_sync_ns) / n;
+  if (compute >= idle && compute >= copy && compute > 0) {
+    *excess_ns = Positive(compute);
+    return absl::StrCat("more compute before the collective: +", FormatDuration(Positive(compute)),
+                        " of kernels on its GPU each time");
+  }
+  if (idle >= copy && idle > 0) {
+    *excess_ns = Positive(idle);
+    std::string text = absl::StrCat("a host gap: its GPU sat idle ", FormatDuration(Positive(idle)),
+                                    " longer before each collective");
+    if (sync > 0.5 * idle) {
+      absl::StrAppend(&text, ", ", FormatDuration(Positive(sync)), " of it while a host thread waited in a synchronization");
+    } else {
+      absl::StrAppend(&text, " while its host was busy elsewhere (outside CUDA, or launching late)");
+    }
+    return text;
+  }
+  if (copy > 0) {
+    *excess_ns = Positive(copy);
+    return absl::StrCat("an input copy: +", FormatDuration(Positive(copy)), " of copies before each collective");
+  }
+  *excess_ns = 0;
+  return "nothing its trace shows before the collective (it reached the collective later on the host: a launch "
+         "called late, or work outside CUDA)";
+}
+
+}  // namespace
+
+void RankSetAnalyzer::Add(const RankSummary& s) {
+  RankRow row;
+  row.id = s.id;
+  row.clock_aligned = s.clock_aligned;
+  row.truncated = s.truncated;
+  row.active_ns = s.active_ns;
+  row.kernel_ns = s.kernel_ns;
+  row.communication_ns = s.communication_ns;
+  row.overlapped_ns = s.overlapped_ns;
+  row.exposed_ns = s.exposed_ns;
+  row.nccl_calls = s.nccl_calls;
+  row.nccl_calls_without_kernel = s.nccl_calls_without_kernel;
+  row.collectives = s.collectives.size();
+  row.findings = s.findings;
+  std::vector<double> durations, work;
+  for (const StepTiming& st : s.steps) {
+    durations.push_back(static_cast<double>(st.duration()));
+    work.push_back(static_cast<double>(st.work_ns()));
+  }
+  row.steps = s.steps.size();
+  row.step_median_ns = Median(durations);
+  row.step_work_median_ns = Median(std::move(work));
+
+  std::lock_guard<std::mutex> lock(mu_);
+  const auto row_index = static_cast<uint32_t>(rows_.size());
+  if (!s.collectives.empty()) ++ranks_with_collectives_;
+  std::vector<uint32_t> key_of(s.keys.size());
+  for (size_t k = 0; k < s.keys.size(); ++k) {
+    auto [it, added] = key_ids_.try_emplace(s.keys[k], static_cast<uint32_t>(keys_.size()));
+    if (added) keys_.push_back(s.keys[k]);
+    key_of[k] = it->second;
+  }
+  for (const CollectiveArrival& a : s.collectives) {
+    Instance& in = instances_[(static_cast<uint64_t>(key_of[a.key]) << 32) | a.sequence];
+    if (in.ranks == 0) {
+      in.collective = a.collective;
+      in.first_start = a.start;
+      in.late_row = row_index;
+      in.late_before = a.before;
+    } else {
+      const auto offset = static_cast<int64_t>(a.start - in.first_start);
+      in.sum_offset += offset;
+      in.min_offset = std::min(in.min_offset, offset);
+      if (offset > in.max_offset) {
+        in.max_offset = offset;
+        in.late_row = row_index;
+        in.late_before = a.before;
+      }
+    }
+    in.sum_before.Add(a.before);
+    ++in.ranks;
+  }
+  if (steps_.size() < s.steps.size()) steps_.resize(s.steps.size());
+  for (size_t i = 0; i < s.steps.size(); ++i) {
+    const StepTiming& st = s.steps[i];
+    steps_[i].push_back(StepCell{row_index, st.duration(), st.work_ns(), st.compute_ns, st.copy_ns});
+  }
+  if (!s.step_name.empty()) ++step_names_[s.step_name];
+  rows_.push_back(std::move(row));
+}
+
+RankSetReport RankSetAnalyzer::Finish() {
+  std::lock_guard<std::mutex> lock(mu_);
+  RankSetReport out;
+  const double min_skew = thresholds_.straggler_min_skew_us * 1000.0;
+  // Per (key, collective): the skews of its matched instances, and who was late how often.
+  struct KeyStats {
+    std::vector<double> skews;
+    std::map<uint32_t, uint64_t> late;  // row -> instances
+  };
+  std::map<std::pair<uint32_t, analysis::Collective>, KeyStats> by_key;
+  uint64_t unmatched = 0;
+  double total_wait_ns = 0;
+  const uint32_t complete = ranks_with_collectives_;
+  for (const auto& [id, in] : instances_) {
+    if (complete < 2 || in.ranks != complete) {
+      ++unmatched;
+      continue;
+    }
+    ++out.matched_instances;
+    const double n = in.ranks;
+    const double skew = static_cast<double>(in.max_offset - in.min_offset);
+    total_wait_ns += n * static_cast<double>(in.max_offset) - static_cast<double>(in.sum_offset);
+    KeyStats& ks = by_key[{static_cast<uint32_t>(id >> 32), in.collective}];
+    ks.skews.push_back(skew);
+    if (skew < min_skew) continue;
+    ++ks.late[in.late_row];
+    RankRow& late = rows_[in.late_row];
+    ++late.last_arrivals;
+    const double others_mean = (static_cast<double>(in.sum_offset) - static_cast<double>(in.max_offset)) / (n - 1);
+    late.late_ns += Positive(static_cast<double>(in.max_offset) - others_mean);
+    const auto excess = [&](uint64_t late_value, uint64_t sum_value) {
+      return static_cast<int64_t>(static_cast<double>(late_value) -
+                                  (static_cast<double>(sum_value) - static_cast<double>(late_value)) / (n - 1));
+    };
+    late.excess_compute_ns += excess(in.late_before.compute_ns, in.sum_before.compute_ns);
+    late.excess_copy_ns += excess(in.late_before.copy_ns, in.sum_before.copy_ns);
+    late.excess_idle_ns += excess(in.late_before.idle_ns, in.sum_before.idle_ns);
+    late.excess_sync_ns += excess(in.late_before.sync_ns, in.sum_before.sync_ns);
+  }
+
+  std::vector<double> active;
+  for (const RankRow& r : rows_) active.push_back(static_cast<double>(r.active_ns));
+  const uint64_t span = Positive(Median(active));
+
+  // ranks.straggler
+  if (out.matched_instances > 0) {
+    const auto top = std::max_element(rows_.begin(), rows_.end(), [](const RankRow& a, const RankRow& b) {
+      return a.last_arrivals < b.last_arrivals;
+    });
+    const double share = static_cast<double>(top->last_arrivals) / static_cast<double>(out.matched_instances);
+    if (top->last_arrivals > 0 && share >= thresholds_.straggler_min_share) {
+      Finding f;
+      f.rule_id = "ranks.straggler";
+      uint64_t excess = 0;
+      const std::string cause = LateCause(*top, &excess);
+      const uint64_t late_each = top->late_ns / top->last_arrivals;
+      const uint64_t wait_per_rank = Positive(total_wait_ns / std::max<double>(complete, 1));
+      f.headline = absl::StrFormat(
+          "%s is the straggler: it starts %s of the %u collectives matched on all %u ranks last, %s after the other "
+          "ranks' mean; they wait for it inside their NCCL kernels (%s per rank in all). Cause: %s",
+          top->id.Label(), FormatPercent(share), out.matched_instances, complete, FormatDuration(late_each),
+          FormatDuration(wait_per_rank), cause);
+      f.Add("rank", top->id.rank, "count");
+      f.Add("late_share", share, "%");
+      f.Add("late_each_ns", static_cast<double>(late_each), "ns");
+      f.Add("wait_per_rank_ns", static_cast<double>(wait_per_rank), "ns");
+      f.Add("cause_excess_ns", static_cast<double>(excess), "ns");
+      f.Add("excess_compute_ns", static_cast<double>(top->excess_compute_ns) / top->last_arrivals, "ns");
+      f.Add("excess_idle_ns", static_cast<double>(top->excess_idle_ns) / top->last_arrivals, "ns");
+      f.Add("excess_copy_ns", static_cast<double>(top->excess_copy_ns) / top->last_arrivals, "ns");
+      for (const RankRow& r : rows_) {
+        if (r.last_arrivals > 0) f.offenders.push_back({"rank", r.id.Label(), r.last_arrivals, r.late_ns});
+      }
+      std::sort(f.offenders.begin(), f.offenders.end(),
+                [](const analysis::Offender& a, const analysis::Offender& b) { return a.count > b.count; });
+      f.recommendation =
+          "balance the work: give the late rank less (a smaller shard, an even split of layers or sequence lengths), "
+          "or take off what only it does before the collective (logging, checkpoints, data loading on rank 0); if it "
+          "waits on the host, overlap its input pipeline with compute";
+      f.recoverable_ns = wait_per_rank;
+      f.severity = analysis::SeverityFor(wait_per_rank, span, thresholds_);
+      out.findings.push_back(std::move(f));
+    }
+  }
+
+  if (!step_names_.empty()) {
+    out.step_name = std::max_element(step_names_.begin(), step_names_.end(), [](const auto& a, const auto& b) {
+                      return a.second < b.second;
+                    })->first;
+    if (step_names_.size() > 1) {
+      std::vector<std::string> names;
+      for (const auto& [name, count] : step_names_) names.push_back(absl::StrCat("'", name, "' (", count, ")"));
+      out.warnings.push_back(absl::StrCat("the ranks' step ranges differ: ", absl::StrJoin(names, ", "),
+                                          "; name one with --step NAME"));
+    }
+  }
+
+  // ranks.step_imbalance
+  const uint32_t ranks_with_steps = std::count_if(rows_.begin(), rows_.end(), [](const RankRow& r) { return r.steps > 0; });
+  if (ranks_with_steps >= 2) {
+    std::vector<double> imbalances, shares, durations;
+    std::map<uint32_t, uint64_t> slowest_count;
+    std::map<uint32_t, std::pair<double, double>> slowest_excess;  // row -> (compute, copy) summed
+    for (const std::vector<StepCell>& cells : steps_) {
+      if (cells.size() != ranks_with_steps) continue;
+      ++out.matched_steps;
+      std::vector<double> work, compute, copy, duration;
+      for (const StepCell& c : cells) {
+        work.push_back(static_cast<double>(c.work));
+        compute.push_back(static_cast<double>(c.compute));
+        copy.push_back(static_cast<double>(c.copy));
+        duration.push_back(static_cast<double>(c.duration));
+      }
+      const auto slowest = std::max_element(cells.begin(), cells.end(),
+                                            [](const StepCell& a, const StepCell& b) { return a.work < b.work; });
+      const double median_work = Median(work);
+      const double median_duration = Median(duration);
+      const double imbalance = static_cast<double>(slowest->work) - median_work;
+      imbalances.push_back(imbalance);
+      durations.push_back(median_duration);
+      shares.push_back(median_duration > 0 ? imbalance / median_duration : 0);
+      ++slowest_count[slowest->row];
+      auto& [dc, dp] = slowest_excess[slowest->row];
+      dc += static_cast<double>(slowest->compute) - Median(compute);
+      dp += static_cast<double>(slowest->copy) - Median(copy);
+    }
+    const double share = Median(shares);
+    if (out.matched_steps > 0 && share >= thresholds_.step_imbalance_min_share) {
+      const auto top = std::max_element(slowest_count.begin(), slowest_count.end(),
+                                        [](const auto& a, const auto& b) { return a.second < b.second; });
+      const RankRow& slow = rows_[top->first];
+      const double imbalance = Median(imbalances);
+      const double step = Median(durations);
+      const auto& [dc, dp] = slowest_excess[top->first];
+      const double n = static_cast<double>(top->second);
+      Finding f;
+      f.rule_id = "ranks.step_imbalance";
+      f.headline = absl::StrFormat(
+          "steps imbalanced: %s is the slowest of %u ranks in %u of %u '%s' steps, with %s more GPU work per step "
+          "than the median rank (%s of the %s step): %s",
+          slow.id.Label(), ranks_with_steps, top->second, out.matched_steps, out.step_name,
+          FormatDuration(Positive(imbalance)), FormatPercent(share), FormatDuration(Positive(step)),
+          dc >= dp ? absl::StrCat(FormatDuration(Positive(dc / n)), " more compute")
+                   : absl::StrCat(FormatDuration(Positive(dp / n)), " more copies"));
+      f.Add("rank", slow.id.rank, "count");
+      f.Add("imbalance_ns", imbalance, "ns");
+      f.Add("imbalance_share", share, "%");
+      f.Add("step_ns", step, "ns");
+      f.Add("slowest_steps", static_cast<double>(top->second), "count");
+      f.Add("excess_compute_ns", dc / n, "ns");
+      f.Add("excess_copy_ns", dp / n, "ns");
+      for (const auto& [row, count] : slowest_count) f.offenders.push_back({"rank", rows_[row].id.Label(), count, 0});
+      std::sort(f.offenders.begin(), f.offenders.end(),
+                [](const analysis::Offender& a, const analysis::Offender& b) { return a.count > b.count; });
+      f.recommendation =
+          "every rank waits for the slowest at the step's collectives: even out the work per rank (batch sizes, "
+          "sequence lengths, the layers of a pipeline stage, what only one rank does), then check again";
+      f.recoverable_ns = Positive(imbalance * static_cast<double>(out.matched_steps));
+      f.severity = analysis::SeverityFor(f.recoverable_ns, span, thresholds_);
+      out.findings.push_back(std::move(f));
+    }
+  }
+  // ranks.comm_exposed: the ranks' own comm.exposed, together.
+  {
+    std::vector<const RankRow*> exposed;
+    std::map<std::string, uint64_t> by_collective;
+    for (const RankRow& r : rows_) {
+      for (const Finding& f : r.findings) {
+        if (f.rule_id != "comm.exposed") continue;
+        exposed.push_back(&r);
+        for (const analysis::Offender& o : f.offenders) by_collective[o.name] += o.time_ns;
+        break;
+      }
+    }
+    if (!exposed.empty()) {
+      std::vector<double> ns, share;
+      for (const RankRow* r : exposed) {
+        ns.push_back(static_cast<double>(r->exposed_ns));
+        share.push_back(r->active_ns ? static_cast<double>(r->exposed_ns) / static_cast<double>(r->active_ns) : 0);
+      }
+      const auto top = std::max_element(by_collective.begin(), by_collective.end(),
+                                        [](const auto& a, const auto& b) { return a.second < b.second; });
+      Finding f;
+      f.rule_id = "ranks.comm_exposed";
+      f.headline = absl::StrFormat(
+          "communication not overlapped on %u of %u ranks: %s exposed per rank (median, %s of its active span); %s "
+          "on the critical path",
+          exposed.size(), rows_.size(), FormatDuration(Positive(Median(ns))), FormatPercent(Median(share)),
+          top == by_collective.end() ? std::string("NCCL") : top->first);
+      f.Add("ranks", static_cast<double>(exposed.size()), "count");
+      f.Add("exposed_ns_median", Median(ns), "ns");
+      f.Add("exposed_share_median", Median(share), "%");
+      for (const auto& [name, t] : by_collective) f.offenders.push_back({"collective", name, 0, t});
+      std::sort(f.offenders.begin(), f.offenders.end(),
+                [](const analysis::Offender& a, const analysis::Offender& b) { return a.time_ns > b.time_ns; });
+      f.recommendation = exposed.front()->findings.front().recommendation;
+      f.recoverable_ns = Positive(Median(ns));
+      f.severity = analysis::SeverityFor(f.recoverable_ns, span, thresholds_);
+      out.findings.push_back(std::move(f));
+    }
+  }
+  std::stable_sort(out.findings.begin(), out.findings.end(), [](const Finding& a, const Finding& b) {
+    return a.severity != b.severity ? a.severity > b.severity : a.recoverable_ns > b.recoverable_ns;
+  });
+
+  // Warnings about the set itself.
+  {
+    std::map<int32_t, std::vector<std::string>> by_rank;
+    std::set<std::string> jobs, boots;
+    std::set<int32_t> world_sizes;
+    uint64_t unranked = 0, unaligned = 0;
+    for (const RankRow& r : rows_) {
+      if (r.id.rank >= 0) by_rank[r.id.rank].push_back(r.id.path); else ++unranked;
+      if (!r.id.job_id.empty()) jobs.insert(r.id.job_id);
+      boots.insert(r.id.host + "/" + r.id.boot_id);
+      if (r.id.world_size > 0) world_sizes.insert(r.id.world_size);
+      if (!r.clock_aligned) ++unaligned;
+      if (r.truncated) out.warnings.push_back(absl::StrCat(r.id.Label(), ": its trace is cut or damaged (", r.id.path, ")"));
+    }
+    if (unranked > 0) {
+      out.warnings.push_back(absl::StrCat(unranked, " trace(s) name no rank (no launcher variables in the process): "
+                                                     "they are named by their position"));
+    }
+    for (const auto& [rank, paths] : by_rank) {
+      if (paths.size() > 1) {
+        out.warnings.push_back(absl::StrCat("rank ", rank, " appears in ", paths.size(), " traces (",
+                                            absl::StrJoin(paths, ", "), "): are they of one run?"));
+      }
+    }
+    if (jobs.size() > 1) out.warnings.push_back(absl::StrCat("the traces come from ", jobs.size(), " jobs: ", absl::StrJoin(jobs, ", ")));
+    if (world_sizes.size() == 1 && *world_sizes.begin() != static_cast<int32_t>(rows_.size())) {
+      out.warnings.push_back(absl::StrCat("the job had ", *world_sizes.begin(), " ranks; ", rows_.size(),
+                                          " trace(s) given: the figures cover those"));
+    }
+    if (unaligned > 0 && boots.size() > 1) {
+      out.warnings.push_back(absl::StrCat(unaligned, " trace(s) carry no clock reference (written before cuscope "
+                                                     "recorded one) and the traces come from several hosts or boots: "
+                                                     "arrival times across them are not comparable"));
+    }
+    if (unmatched > 0 && complete >= 2) {
+      out.warnings.push_back(absl::StrCat(unmatched, " collective instance(s) were not found on every rank (a trace "
+                                                     "cut short, or collectives of a subset of the ranks): left out"));
+    }
+    if (complete > 0 && complete < rows_.size()) {
+      out.warnings.push_back(absl::StrCat(rows_.size() - complete, " rank(s) ran no NCCL kernel: no arrival to compare"));
+    }
+  }
+
+  // Tables. Rows by rank (those without one after them, as given).
+  std::vector<uint32_t> order(rows_.size());
+  for (uint32_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::stable_sort(order.begin(), order.end(), [this](uint32_t a, uint32_t b) {
+    const RankRow& x = rows_[a];
+    const RankRow& y = rows_[b];
+    if ((x.id.rank < 0) != (y.id.rank < 0)) return y.id.rank < 0;
+    return x.id.rank >= 0 ? x.id.rank < y.id.rank : x.id.index < y.id.index;
+  });
+  analysis::Table ranks;
+  ranks.name = "ranks";
+  ranks.title = "each rank: kernel time, NCCL's time and how much of it overlapped compute, collectives it started last, "
+                "and its steps";
+  using analysis::ColumnType;
+  ranks.columns = {{"Rank", ColumnType::kText},          {"Host", ColumnType::kText},
+                   {"PID", ColumnType::kInteger},       {"Kernel Time (ns)", ColumnType::kInteger},
+                   {"NCCL Time (ns)", ColumnType::kInteger}, {"NCCL (%)", ColumnType::kPercent},
+                   {"Overlapped (%)", ColumnType::kPercent}, {"Exposed (ns)", ColumnType::kInteger},
+                   {"Collectives", ColumnType::kInteger},    {"Last (%)", ColumnType::kPercent},
+                   {"Late By Avg (ns)", ColumnType::kDecimal}, {"Steps", ColumnType::kInteger},
+                   {"Step Med (ns)", ColumnType::kDecimal},   {"Step Work Med (ns)", ColumnType::kDecimal},
+                   {"Trace", ColumnType::kText}};
+  for (uint32_t i : order) {
+    const RankRow& r = rows_[i];
+    const auto pct = [](uint64_t part, uint64_t whole) {
+      return whole == 0 ? std::string() : Dec(100.0 * static_cast<double>(part) / static_cast<double>(whole));
+    };
+    ranks.rows.push_back(
+        {r.id.rank >= 0 ? absl::StrCat(r.id.rank) : r.id.Label(), r.id.host, absl::StrCat(r.id.pid),
+         absl::StrCat(r.kernel_ns), absl::StrCat(r.communication_ns), pct(r.communication_ns, r.kernel_ns),
+         pct(r.overlapped_ns, r.communication_ns), absl::StrCat(r.exposed_ns), absl::StrCat(r.collectives),
+         pct(r.last_arrivals, out.matched_instances),
+         r.last_arrivals ? Dec(static_cast<double>(r.late_ns) / static_cast<double>(r.last_arrivals)) : "",
+         absl::StrCat(r.steps), r.steps ? Dec(r.step_median_ns) : "", r.steps ? Dec(r.step_work_median_ns) : "",
+         r.id.path});
+  }
+  out.tables.push_back(std::move(ranks));
+
+  analysis::Table collectives;
+  collectives.name = "rank_collectives";
+  collectives.title = "collectives matched on every rank, per communicator (or NCCL stream) and collective: the spread "
+                      "of the ranks' kernel starts, and the rank most often last";
+  collectives.columns = {{"Key", ColumnType::kText},           {"Collective", ColumnType::kText},
+                         {"Instances", ColumnType::kInteger},  {"Skew Med (ns)", ColumnType::kDecimal},
+                         {"Skew Max (ns)", ColumnType::kDecimal}, {"Most Often Last", ColumnType::kText},
+                         {"Last (%)", ColumnType::kPercent}};
+  for (auto& [key, ks] : by_key) {
+    const double max_skew = *std::max_element(ks.skews.begin(), ks.skews.end());
+    const size_t instances = ks.skews.size();
+    const double median = Median(std::move(ks.skews));
+    std::string late;
+    std::string late_share;
+    if (!ks.late.empty()) {
+      const auto top = std::max_element(ks.late.begin(), ks.late.end(),
+                                        [](const auto& a, const auto& b) { return a.second < b.second; });
+      late = rows_[top->first].id.Label();
+      late_share = Dec(100.0 * static_cast<double>(top->second) / static_cast<double>(instances));
+    }
+    collectives.rows.push_back({keys_[key.first], std::string(analysis::CollectiveName(key.second)),
+                                absl::StrCat(instances), Dec(median), Dec(max_skew), late, late_share});
+  }
+  out.tables.push_back(std::move(collectives));
+
+  analysis::Table steps;
+  steps.name = "rank_steps";
+  steps.title = "steps found on every rank: the median step time, the rank with the most GPU work and its excess over "
+                "the median rank";
+  steps.columns = {{"Step", ColumnType::kInteger},          {"Ranks", ColumnType::kInteger},
+                   {"Step Med (ns)", ColumnType::kDecimal}, {"Work Med (ns)", ColumnType::kDecimal},
+                   {"Slowest", ColumnType::kText},          {"Imbalance (ns)", ColumnType::kDecimal},
+                   {"Imbalance (%)", ColumnType::kPercent}};
+  for (size_t i = 0; i < steps_.size(); ++i) {
+    const std::vector<StepCell>& cells = steps_[i];
+    if (cells.size() != ranks_with_steps || cells.size() < 2) continue;
+    std::vector<double> work, duration;
+    for (const StepCell& c : cells) {
+      work.push_back(static_cast<double>(c.work));
+      duration.push_back(static_cast<double>(c.duration));
+    }
+    const auto slowest = std::max_element(cells.begin(), cells.end(),
+                                          [](const StepCell& a, const StepCell& b) { return a.work < b.work; });
+    const double median_work = Median(work);
+    const double median_duration = Median(duration);
+    const double imbalance = static_cast<double>(slowest->work) - median_work;
+    steps.rows.push_back({absl::StrCat(i), absl::StrCat(cells.size()), Dec(median_duration), Dec(median_work),
+                          rows_[slowest->row].id.Label(), Dec(imbalance),
+                          median_duration > 0 ? Dec(100.0 * imbalance / median_duration) : ""});
+  }
+  out.tables.push_back(std::move(steps));
+
+  for (uint32_t i : order) out.ranks.push_back(rows_[i]);
+  return out;
+}
+
+}  // namespace cuscope::ranks

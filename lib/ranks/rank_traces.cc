@@ -1,0 +1,47 @@
+#include "lib/ranks/rank_traces.h"
+
+#include <algorithm>
+#include <atomic>
+#include <mutex>
+#include <thread>
+
+#include "absl/strings/str_cat.h"
+#include "lib/analysis/timeline.h"
+#include "lib/core/trace.h"
+
+namespace cuscope::ranks {
+
+absl::StatusOr<RankSetReport> AnalyzeRankTraces(const std::vector<std::string>& paths,
+                                                const RankTracesOptions& options) {
+  RankSetAnalyzer analyzer(options.summary.thresholds);
+  std::atomic<size_t> next{0};
+  std::mutex errors_mu;
+  std::vector<std::string> errors;
+  const auto work = [&] {
+    for (size_t i = next++; i < paths.size(); i = next++) {
+      absl::StatusOr<core::Trace> trace = core::LoadTrace(paths[i]);
+      if (!trace.ok()) {
+        std::lock_guard<std::mutex> lock(errors_mu);
+        errors.push_back(std::string(trace.status().message()));
+        continue;
+      }
+      const analysis::Timeline timeline = analysis::Timeline::Build(*trace);
+      analyzer.Add(SummarizeRank(timeline, paths[i], static_cast<int>(i), options.summary));
+    }
+  };
+  const unsigned cores = std::max(1u, std::thread::hardware_concurrency());
+  const size_t jobs = std::min<size_t>(paths.size(), options.jobs > 0 ? static_cast<size_t>(options.jobs)
+                                                                      : std::min(cores, 8u));
+  std::vector<std::thread> workers;
+  for (size_t j = 1; j < jobs; ++j) workers.emplace_back(work);
+  work();
+  for (std::thread& t : workers) t.join();
+  if (errors.size() == paths.size()) {
+    return absl::InvalidArgumentError(errors.empty() ? "no trace given" : errors.front());
+  }
+  RankSetReport report = analyzer.Finish();
+  for (const std::string& e : errors) report.warnings.insert(report.warnings.begin(), absl::StrCat(e, "; left out"));
+  return report;
+}
+
+}  // namespace cuscope::ranks

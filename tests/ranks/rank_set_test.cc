@@ -1,0 +1,303 @@
+// A job's rank traces analyzed together, on synthetic traces of a data-parallel loop: each step a
+// compute kernel, then an all-reduce that every rank's NCCL kernel finishes together (the last rank
+// to arrive sets the end). Balanced ranks, one straggler by compute, by a host gap, by an input
+// copy; communication overlapped and exposed; two hosts whose clocks differ; steps imbalanced; each
+// with its negative control and the thresholds' edges.
+#include "lib/ranks/rank_set.h"
+
+#include <string>
+#include <vector>
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "lib/analysis/timeline.h"
+#include "lib/ranks/clock_alignment.h"
+#include "lib/ranks/rank_summary.h"
+#include "lib/ranks/rank_traces.h"
+#include "tests/analysis/synthetic_trace.h"
+
+namespace cuscope::ranks {
+namespace {
+
+using ::testing::HasSubstr;
+using testing::SyntheticTrace;
+
+constexpr const char* kAllReduce = "_Z39ncclDevKernel_AllReduce_Sum_f32_RING_LL24ncclDevKernelArgsStorageILm4096EE";
+constexpr double kStepUs = 20'000;
+constexpr double kComputeUs = 10'000;
+constexpr double kAllReduceUs = 1'000;
+
+struct Job {
+  int ranks = 4;
+  int steps = 20;
+  int late_rank = -1;          // the straggler, if any
+  double extra_compute_us = 0; // its extra compute before each all-reduce
+  double host_gap_us = 0;      // or its GPU idle before the all-reduce (the launch came late)
+  double copy_us = 0;          // or an input copy before it
+  bool overlap = false;        // the all-reduce beside a second compute kernel
+  bool payloads = true;        // NCCL's NVTX ranges with payloads
+  double jitter_us = 3;        // arrival jitter between ranks
+};
+
+// Rank `r`'s trace; its CUPTI clock runs `clock_shift_us` ahead of the wall clock (another host),
+// with a clock reference saying so unless `reference` is false.
+std::string RankTrace(const Job& job, int r, double clock_shift_us = 0, bool reference = true) {
+  SyntheticTrace t;
+  v1::Session* s = t.header().mutable_session();
+  s->set_rank(r);
+  s->set_local_rank(r);
+  s->set_world_size(job.ranks);
+  s->set_launcher("torchrun");
+  s->set_job_id("job-7");
+  s->set_host(clock_shift_us != 0 ? "node-b" : "node-a");
+  s->set_boot_id(clock_shift_us != 0 ? "boot-b" : "boot-a");
+  s->set_pid(1000 + r);
+  if (reference) {
+    s->set_clock_ref_cupti_ns(testing::Us(clock_shift_us));
+    s->set_clock_ref_realtime_ns(testing::Us(0));
+  }
+  const bool late = r == job.late_rank;
+  for (int step = 0; step < job.steps; ++step) {
+    const double t0 = step * kStepUs + clock_shift_us;
+    t.NvtxRange("step", t0, t0 + kStepUs - 100, 1);
+    const double compute = kComputeUs + (late ? job.extra_compute_us : 0);
+    t.Launch("_Z4gemmPKfS0_Pf", t0 + 10, 5, t0 + 100, compute, 7, 1);
+    double ready = t0 + 100 + compute;
+    if (late && job.copy_us > 0) {
+      const uint64_t corr = t.Api("cudaMemcpyAsync", ready - 50, 5);
+      t.Memcpy(v1::COPY_KIND_HTOD, ready, job.copy_us, 1 << 20, true, v1::MEMORY_KIND_PINNED, 7, corr);
+      ready += job.copy_us;
+    }
+    if (late) ready += job.host_gap_us;
+    // Arrival: this rank's all-reduce kernel starts; jitter spreads the ranks a little.
+    const double jitter = job.jitter_us * ((r * 7 + step * 3) % 5) / 4.0;
+    // The latest arrival among the ranks, for the common end.
+    double latest = t0 + 100 + kComputeUs + job.jitter_us;
+    if (job.late_rank >= 0) latest += job.extra_compute_us + job.copy_us + job.host_gap_us;
+    const double arrival = (job.overlap ? t0 + 100 + compute / 2 : ready) + jitter;
+    const double end = (job.overlap ? t0 + 100 + compute / 2 + job.jitter_us : latest) + kAllReduceUs;
+    if (job.payloads) {
+      t.NcclCall("ncclAllReduce", arrival - 40, arrival - 5, 0x5eed, 64ull << 20, 0, 1);
+    }
+    const uint64_t corr = t.Api("cuLaunchKernelEx", arrival - 30, 5, 1);
+    t.Kernel(kAllReduce, arrival, end - arrival, 9, corr);
+  }
+  return t.Write();
+}
+
+std::vector<std::string> JobTraces(const Job& job) {
+  std::vector<std::string> paths;
+  for (int r = 0; r < job.ranks; ++r) paths.push_back(RankTrace(job, r));
+  return paths;
+}
+
+RankSetReport Analyze(const std::vector<std::string>& paths, analysis::Thresholds thresholds = {}) {
+  RankTracesOptions options;
+  options.summary.thresholds = thresholds;
+  options.jobs = 2;
+  absl::StatusOr<RankSetReport> report = AnalyzeRankTraces(paths, options);
+  EXPECT_TRUE(report.ok()) << report.status();
+  return report.ok() ? *std::move(report) : RankSetReport{};
+}
+
+const analysis::Finding* FindingOf(const RankSetReport& r, const std::string& rule) {
+  for (const analysis::Finding& f : r.findings) {
+    if (f.rule_id == rule) return &f;
+  }
+  return nullptr;
+}
+
+TEST(RankSetTest, BalancedRanksNameNoStraggler) {
+  const RankSetReport r = Analyze(JobTraces(Job{}));
+  ASSERT_EQ(r.ranks.size(), 4u);
+  EXPECT_EQ(r.matched_instances, 20u);
+  EXPECT_EQ(FindingOf(r, "ranks.straggler"), nullptr);
+  EXPECT_EQ(FindingOf(r, "ranks.step_imbalance"), nullptr);
+  for (int i = 0; i < 4; ++i) EXPECT_EQ(r.ranks[i].id.rank, i) << "rows by rank";
+  EXPECT_TRUE(r.warnings.empty()) << r.warnings.front();
+  EXPECT_EQ(r.step_name, "step");
+  EXPECT_EQ(r.matched_steps, 20u);
+}
+
+TEST(RankSetTest, AStragglerByComputeIsNamedWithItsCause) {
+  Job job;
+  job.late_rank = 3;
+  job.extra_compute_us = 4'000;
+  const RankSetReport r = Analyze(JobTraces(job));
+  const analysis::Finding* f = FindingOf(r, "ranks.straggler");
+  ASSERT_NE(f, nullptr);
+  EXPECT_THAT(f->headline, HasSubstr("rank 3 is the straggler"));
+  EXPECT_THAT(f->headline, HasSubstr("more compute before the collective"));
+  EXPECT_EQ(f->number("rank"), 3);
+  EXPECT_EQ(f->number("late_share"), 1.0);
+  // 4 ms later than the others' mean, within the jitter.
+  EXPECT_NEAR(*f->number("late_each_ns"), 4e6, 0.05e6);
+  EXPECT_NEAR(*f->number("excess_compute_ns"), 4e6, 0.05e6);
+  // Three ranks wait ~4 ms inside each of 20 all-reduces: 60 ms per rank over 4 ranks.
+  EXPECT_NEAR(*f->number("wait_per_rank_ns"), 3 * 20 * 4e6 / 4, 1e6);
+  // The same rank is the step's slowest, by the extra compute.
+  const analysis::Finding* steps = FindingOf(r, "ranks.step_imbalance");
+  ASSERT_NE(steps, nullptr);
+  EXPECT_THAT(steps->headline, HasSubstr("rank 3 is the slowest of 4 ranks in 20 of 20 'step' steps"));
+  EXPECT_NEAR(*steps->number("imbalance_ns"), 4e6, 0.01e6) << "within 10% of the delay: exactly it here";
+}
+
+TEST(RankSetTest, AStragglerByAHostGapIsNamedWithItsCause) {
+  Job job;
+  job.late_rank = 2;
+  job.host_gap_us = 3'000;
+  const RankSetReport r = Analyze(JobTraces(job));
+  const analysis::Finding* f = FindingOf(r, "ranks.straggler");
+  ASSERT_NE(f, nullptr);
+  EXPECT_THAT(f->headline, HasSubstr("rank 2 is the straggler"));
+  EXPECT_THAT(f->headline, HasSubstr("a host gap: its GPU sat idle"));
+  EXPECT_NEAR(*f->number("excess_idle_ns"), 3e6, 0.05e6);
+  // The same GPU work on every rank: no step imbalance by work (the host gap is the straggler's).
+  EXPECT_EQ(FindingOf(r, "ranks.step_imbalance"), nullptr);
+}
+
+TEST(RankSetTest, AStragglerByAnInputCopyIsNamedWithItsCause) {
+  Job job;
+  job.late_rank = 1;
+  job.copy_us = 2'000;
+  const RankSetReport r = Analyze(JobTraces(job));
+  const analysis::Finding* f = FindingOf(r, "ranks.straggler");
+  ASSERT_NE(f, nullptr);
+  EXPECT_THAT(f->headline, HasSubstr("rank 1 is the straggler"));
+  EXPECT_THAT(f->headline, HasSubstr("an input copy"));
+  EXPECT_NEAR(*f->number("excess_copy_ns"), 2e6, 0.05e6);
+}
+
+TEST(RankSetTest, ExposedCommunicationIsReportedAndOverlappedIsNot) {
+  const RankSetReport exposed = Analyze(JobTraces(Job{}));
+  const analysis::Finding* f = FindingOf(exposed, "ranks.comm_exposed");
+  ASSERT_NE(f, nullptr);
+  EXPECT_THAT(f->headline, HasSubstr("communication not overlapped on 4 of 4 ranks"));
+  EXPECT_THAT(f->headline, HasSubstr("AllReduce on the critical path"));
+  Job overlapped;
+  overlapped.overlap = true;
+  const RankSetReport quiet = Analyze(JobTraces(overlapped));
+  EXPECT_EQ(FindingOf(quiet, "ranks.comm_exposed"), nullptr);
+  ASSERT_EQ(quiet.ranks.size(), 4u);
+  EXPECT_EQ(quiet.ranks[0].exposed_ns, 0u);
+  EXPECT_GT(quiet.ranks[0].overlapped_ns, 0u);
+}
+
+// Ranks 2 and 3 on a host whose CUPTI clock reads 5 s ahead: with the clock references the ranks
+// line up and nothing is late; without them rank 2 and 3 look 5 s late, and a warning says the
+// times are not comparable.
+TEST(RankSetTest, TwoHostsWithOffsetClocksLineUpByTheirReferences) {
+  const Job job;
+  std::vector<std::string> aligned, unaligned;
+  for (int r = 0; r < 4; ++r) {
+    const double shift = r >= 2 ? 5e6 : 0;
+    aligned.push_back(RankTrace(job, r, shift, true));
+    unaligned.push_back(RankTrace(job, r, shift, false));
+  }
+  const RankSetReport good = Analyze(aligned);
+  EXPECT_EQ(FindingOf(good, "ranks.straggler"), nullptr);
+  EXPECT_TRUE(good.warnings.empty());
+  ASSERT_GE(good.tables.size(), 2u);
+  EXPECT_LT(std::stod(good.tables[1].rows[0][3]), 10'000) << "median skew: the jitter";
+  const RankSetReport bad = Analyze(unaligned);
+  ASSERT_GE(bad.tables.size(), 2u);
+  EXPECT_GT(std::stod(bad.tables[1].rows[0][3]), 4.9e9) << "5 s apart without alignment";
+  ASSERT_FALSE(bad.warnings.empty());
+  EXPECT_THAT(bad.warnings.back(), HasSubstr("no clock reference"));
+}
+
+TEST(RankSetTest, WithoutNcclPayloadsCollectivesMatchByTheirStreamsOrder) {
+  Job job;
+  job.payloads = false;
+  job.late_rank = 0;
+  job.extra_compute_us = 1'000;
+  const RankSetReport r = Analyze(JobTraces(job));
+  EXPECT_EQ(r.matched_instances, 20u);
+  const analysis::Finding* f = FindingOf(r, "ranks.straggler");
+  ASSERT_NE(f, nullptr);
+  EXPECT_THAT(f->headline, HasSubstr("rank 0 is the straggler"));
+  ASSERT_FALSE(r.tables.size() < 2);
+  EXPECT_EQ(r.tables[1].rows[0][0], "NCCL stream 1");
+}
+
+// The skew threshold's edge: a rank 60 us late is the straggler with the 50 us default, not with
+// 70 us. The share threshold: late at every instance passes 100%, not over it.
+TEST(RankSetTest, StragglerThresholdEdges) {
+  Job job;
+  job.late_rank = 3;
+  job.extra_compute_us = 60;
+  job.jitter_us = 0;
+  const std::vector<std::string> paths = JobTraces(job);
+  EXPECT_NE(FindingOf(Analyze(paths), "ranks.straggler"), nullptr);
+  analysis::Thresholds wide;
+  wide.straggler_min_skew_us = 70;
+  EXPECT_EQ(FindingOf(Analyze(paths, wide), "ranks.straggler"), nullptr);
+  analysis::Thresholds all;
+  all.straggler_min_share = 1.0;
+  EXPECT_NE(FindingOf(Analyze(paths, all), "ranks.straggler"), nullptr);
+  all.straggler_min_share = 1.01;
+  EXPECT_EQ(FindingOf(Analyze(paths, all), "ranks.straggler"), nullptr);
+}
+
+TEST(RankSetTest, StepImbalanceThresholdEdge) {
+  Job job;
+  job.late_rank = 1;
+  job.extra_compute_us = 2'000;  // 2 ms of a ~19.9 ms step: 10.05%
+  const std::vector<std::string> paths = JobTraces(job);
+  analysis::Thresholds at;
+  at.step_imbalance_min_share = 0.10;
+  EXPECT_NE(FindingOf(Analyze(paths, at), "ranks.step_imbalance"), nullptr);
+  at.step_imbalance_min_share = 0.11;
+  EXPECT_EQ(FindingOf(Analyze(paths, at), "ranks.step_imbalance"), nullptr);
+}
+
+TEST(RankSetTest, WarningsSayWhatTheSetLacks) {
+  const Job job;
+  std::vector<std::string> paths = JobTraces(job);
+  paths.pop_back();  // 3 of 4 ranks
+  paths.push_back(paths.front());  // rank 0 twice
+  paths.push_back("/nonexistent/rank_9.cuscope");
+  const RankSetReport r = Analyze(paths);
+  std::string all;
+  for (const std::string& w : r.warnings) all += w + "\n";
+  EXPECT_THAT(all, HasSubstr("rank 0 appears in 2 traces"));
+  EXPECT_THAT(all, HasSubstr("/nonexistent/rank_9.cuscope: No such file or directory; left out"));
+  RankTracesOptions options;
+  EXPECT_FALSE(AnalyzeRankTraces({"/nonexistent/a", "/nonexistent/b"}, options).ok()) << "no trace readable";
+}
+
+TEST(ClockAlignmentTest, InterpolatesBetweenReferencesAndHoldsOutside) {
+  v1::Header h;
+  h.mutable_session()->set_clock_ref_cupti_ns(1'000);
+  h.mutable_session()->set_clock_ref_realtime_ns(11'000);  // offset 10,000
+  v1::ClockReference later;
+  later.set_cupti_ns(2'000);
+  later.set_realtime_ns(12'100);  // offset 10,100: the clocks drifted 100 ns
+  const ClockAlignment a = ClockAlignment::FromTrace(h, {later});
+  EXPECT_TRUE(a.known());
+  EXPECT_EQ(a.ToWall(1'000), 11'000u);
+  EXPECT_EQ(a.ToWall(1'500), 11'550u);
+  EXPECT_EQ(a.ToWall(500), 10'500u) << "before the first: its offset";
+  EXPECT_EQ(a.ToWall(3'000), 13'100u) << "after the last: its offset";
+  EXPECT_EQ(a.drift_ns(), 100);
+  const ClockAlignment none = ClockAlignment::FromTrace(v1::Header(), {});
+  EXPECT_FALSE(none.known());
+  EXPECT_EQ(none.ToWall(42), 42u);
+}
+
+TEST(RankSetTest, TextAndJsonCarryTheFindingsAndTables) {
+  Job job;
+  job.late_rank = 3;
+  job.extra_compute_us = 4'000;
+  const RankSetReport r = Analyze(JobTraces(job));
+  const std::string text = RenderRankSetText(r, 10);
+  EXPECT_THAT(text, HasSubstr("cuscope analyze: 4 rank traces, job job-7 (torchrun); 20 collectives matched"));
+  EXPECT_THAT(text, HasSubstr("ranks.straggler: rank 3 is the straggler"));
+  EXPECT_THAT(text, HasSubstr("rank_collectives"));
+  const std::string json = RenderRankSetJson(r);
+  EXPECT_THAT(json, HasSubstr("\"rule_id\": \"ranks.straggler\""));
+  EXPECT_THAT(json, HasSubstr("\"name\": \"ranks\""));
+}
+
+}  // namespace
+}  // namespace cuscope::ranks
