@@ -1,5 +1,6 @@
 #include "lib/core/launch_place.h"
 
+#include <algorithm>
 #include <cstdlib>
 #include <initializer_list>
 
@@ -14,8 +15,10 @@ int32_t FirstNumber(const EnvironmentLookup& env, std::initializer_list<const ch
   for (const char* name : names) {
     const std::optional<std::string> v = env(name);
     if (!v || v->empty()) continue;
+    // Digits only: SimpleAtoi alone would also take "+3" and " 3".
+    if (!std::all_of(v->begin(), v->end(), [](char c) { return c >= '0' && c <= '9'; })) continue;
     int32_t n = -1;
-    if (v->front() != '+' && absl::SimpleAtoi(*v, &n) && n >= 0) return n;
+    if (absl::SimpleAtoi(*v, &n) && n >= 0) return n;
   }
   return -1;
 }
