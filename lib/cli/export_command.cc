@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstdio>
 #include <string>
+#include <vector>
 
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
@@ -14,6 +15,7 @@
 #include "lib/cli/source_lines.h"
 #include "lib/core/terminal_text.h"
 #include "lib/export/exporter.h"
+#include "lib/export/rank_export.h"
 
 namespace cuscope::cli {
 namespace {
@@ -21,6 +23,7 @@ namespace {
 constexpr const char kExportUsage[] =
     "usage: cuscope export [--format perfetto|chrome-json] TRACE [-o FILE] [-f] [--no-findings]\n"
     "                      [--bucket-us N]\n"
+    "       cuscope export RANK_TRACE RANK_TRACE... -o FILE [same options]\n"
     "\n"
     "Writes TRACE as a timeline for trace viewers: a track per GPU stream under its GPU with a\n"
     "utilization counter, a track per host thread with its CUDA calls and NVTX ranges, arrows from\n"
@@ -32,7 +35,10 @@ constexpr const char kExportUsage[] =
     "  --no-findings           skip the analysis pass: no findings track, and the trace is read one\n"
     "                          chunk at a time only (the analysis holds the whole trace)\n"
     "  --bucket-us N           width of the GPU utilization buckets in microseconds (default: 1, 2 or\n"
-    "                          5 times a power of ten, at least 1 us, 5000 of which cover the trace)\n";
+    "                          5 times a power of ten, at least 1 us, 5000 of which cover the trace)\n"
+    "\n"
+    "Several traces (the ranks of a job) go into one file, a process per rank on one clock (each\n"
+    "trace's CUPTI time placed on the wall clock by its clock references); -o is then required.\n";
 
 std::string DefaultOutput(const std::string& trace, exporter::ExportFormat format) {
   std::string base = trace;
@@ -63,7 +69,8 @@ void WarnOfLargeJson(const std::string& path) {
 int RunExport(const Args& args) {
   exporter::ExportOptions options;
   options.add_source_lines = [](core::Dictionary& dict) { AddSourceLines(dict); };
-  std::string path, output;
+  std::vector<std::string> paths;
+  std::string output;
   ArgumentParser parser;
   parser.Option({"--format"}, "export: --format takes perfetto or chrome-json", [&](const std::string& v) {
     std::optional<exporter::ExportFormat> format = exporter::ParseExportFormat(v);
@@ -92,13 +99,23 @@ int RunExport(const Args& args) {
     return absl::OkStatus();
   });
   parser.UnknownOptionMessage(UnknownOptionOf("export"));
-  parser.Positional(KeepOne(&path, "export takes one trace file"));
+  parser.Positional([&](const std::string& arg) {
+    paths.push_back(arg);
+    return absl::OkStatus();
+  });
   if (std::optional<int> exit = HelpOrMistake(parser.Parse(args), kExportUsage)) return *exit;
-  if (path.empty()) return PrintError("export: no trace file given (usage: cuscope export TRACE -o FILE)");
-  if (output.empty()) output = DefaultOutput(path, options.format);
-  if (options.format == exporter::ExportFormat::kChromeJson) WarnOfLargeJson(path);
+  if (paths.empty()) return PrintError("export: no trace file given (usage: cuscope export TRACE -o FILE)");
+  if (paths.size() > 1 && output.empty()) {
+    return PrintError("export: several traces go into one file: name it with -o FILE");
+  }
+  if (output.empty()) output = DefaultOutput(paths.front(), options.format);
+  if (options.format == exporter::ExportFormat::kChromeJson) {
+    for (const std::string& path : paths) WarnOfLargeJson(path);
+  }
 
-  absl::StatusOr<exporter::ExportSummary> summary = exporter::ExportToFile(path, output, options);
+  absl::StatusOr<exporter::ExportSummary> summary = paths.size() > 1
+                                                        ? exporter::ExportRanksToFile(paths, output, options)
+                                                        : exporter::ExportToFile(paths.front(), output, options);
   if (!summary.ok()) return PrintError(std::string(summary.status().message()));
   for (const std::string& w : summary->warnings) {
     std::fprintf(stderr, "cuscope: warning: %s\n", core::EscapeTextForTerminal(w).c_str());
