@@ -238,6 +238,19 @@ TEST_F(ControlCliTest, ACapturePathIsEscapedInTheProgramsLine) {
   }
 }
 
+// Under a launcher ps and status show where the process stands in its job.
+TEST_F(ControlCliTest, PsAndStatusShowTheRank) {
+  Workload w({"CUSCOPE_MODE=monitor", "CUSCOPE_OUTPUT=", "CUSCOPE_QUIET=1", "RANK=3", "LOCAL_RANK=1", "WORLD_SIZE=8",
+              "TORCHELASTIC_RUN_ID=job-7"});
+  ASSERT_TRUE(w.ready());
+  Output ps = Cuscope("ps");
+  EXPECT_THAT(ps.text, HasSubstr("RANK"));
+  EXPECT_THAT(ps.text, HasSubstr(absl::StrCat(w.pid(), "  monitor  injection  3/8")));
+  Output status = Cuscope(absl::StrCat("status --pid ", w.pid()));
+  EXPECT_THAT(status.text, HasSubstr("rank 3/8 (local 1), job job-7"));
+  EXPECT_EQ(w.Stop(), 0);
+}
+
 // A stopped process (SIGSTOP) answers nothing: `ps` lists it as not answering within its own
 // deadline and lists the others; `status` on it is a deadline, not a hang.
 TEST_F(ControlCliTest, AStoppedProcessIsListedAsNotAnswering) {

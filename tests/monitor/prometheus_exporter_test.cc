@@ -132,6 +132,24 @@ TEST(PrometheusExporterTest, HundredsOfIdleConnectionsDelayAScrapeBySecondsNotMi
   for (int fd : idle) ::close(fd);
 }
 
+// Under a launcher every series carries the process's rank (and local rank, job id), so that a fleet's
+// dashboard compares ranks; outside one, none of those labels.
+TEST(PrometheusExporterTest, EverySeriesCarriesTheRankUnderALauncher) {
+  core::LaunchPlace place;
+  place.rank = 3;
+  place.local_rank = 1;
+  place.job_id = "job-7";
+  auto exporter = PrometheusExporter::Start("0", kDefaultKernelLabels, LaunchLabels(place));
+  ASSERT_TRUE(exporter.ok()) << exporter.status();
+  (*exporter)->Publish(Interval(400'000'000, 300'000'000));
+  const std::optional<std::string> body = Scrape("127.0.0.1", (*exporter)->port());
+  ASSERT_TRUE(body.has_value());
+  EXPECT_EQ(SampleValue(*body, "cuscope_kernels_total{device=\"0\",rank=\"3\",local_rank=\"1\",job_id=\"job-7\"}"), 3.0)
+      << *body;
+  EXPECT_EQ(SampleValue(*body, "cuscope_monitor_intervals_total{rank=\"3\",local_rank=\"1\",job_id=\"job-7\"}"), 1.0);
+  EXPECT_TRUE(LaunchLabels(core::LaunchPlace{}).empty()) << "outside a launcher: no labels";
+}
+
 TEST(PrometheusExporterTest, CountersNeverGoDownBetweenScrapes) {
   std::unique_ptr<PrometheusExporter> exporter = StartOrDie("0");
   ASSERT_NE(exporter, nullptr);
