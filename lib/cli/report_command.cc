@@ -63,7 +63,9 @@ int RunReport(const Args& args) {
     return absl::OkStatus();
   });
   parser.UnknownOptionMessage(UnknownOptionOf("report"));
-  parser.Positional(KeepOne(&path, "report takes one trace file"));
+  parser.Positional(KeepOne(&path,
+                            "report takes one trace file (a job's ranks together: cuscope analyze RANK_TRACE... "
+                            "and cuscope export RANK_TRACE... -o FILE)"));
   if (std::optional<int> exit = HelpOrMistake(parser.Parse(args), kReportUsage)) return *exit;
   if (path.empty()) return PrintError("report: no trace file given (usage: cuscope report TRACE -o FILE)");
   if (output.empty()) output = DefaultOutput(path);
