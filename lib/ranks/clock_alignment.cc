@@ -27,14 +27,17 @@ int64_t ClockAlignment::OffsetAt(uint64_t cupti_ns) const {
                                      [](uint64_t t, const auto& p) { return t < p.first; });
   const auto prev = std::prev(next);
   const double share = static_cast<double>(cupti_ns - prev->first) / static_cast<double>(next->first - prev->first);
-  return prev->second + static_cast<int64_t>(share * static_cast<double>(next->second - prev->second));
+  const double offset = static_cast<double>(prev->second) +
+                        share * (static_cast<double>(next->second) - static_cast<double>(prev->second));
+  // Between two int64 values, but a double's rounding could still step out of the range.
+  return static_cast<int64_t>(std::clamp(offset, -9.2e18, 9.2e18));
 }
 
 int64_t ClockAlignment::drift_ns() const {
   if (points_.size() < 2) return 0;
   const auto [lo, hi] = std::minmax_element(points_.begin(), points_.end(),
                                             [](const auto& x, const auto& y) { return x.second < y.second; });
-  return hi->second - lo->second;
+  return static_cast<int64_t>(static_cast<uint64_t>(hi->second) - static_cast<uint64_t>(lo->second));
 }
 
 }  // namespace cuscope::ranks

@@ -25,7 +25,8 @@ class ClockAlignment {
   static ClockAlignment FromTrace(const v1::Header& header, const std::vector<v1::ClockReference>& references);
 
   // `cupti_ns` on the wall clock (ns since the epoch).
-  uint64_t ToWall(uint64_t cupti_ns) const { return static_cast<uint64_t>(static_cast<int64_t>(cupti_ns) + OffsetAt(cupti_ns)); }
+  // (Modular arithmetic: a trace's values are input, and no reading of them may overflow.)
+  uint64_t ToWall(uint64_t cupti_ns) const { return cupti_ns + static_cast<uint64_t>(OffsetAt(cupti_ns)); }
   // Wall clock minus CUPTI time at `cupti_ns`.
   int64_t OffsetAt(uint64_t cupti_ns) const;
   // Whether the trace had a reference; false: its times are kept as they are.

@@ -103,7 +103,10 @@ void RankSetAnalyzer::Add(const RankSummary& s) {
       in.late_row = row_index;
       in.late_before = a.before;
     } else {
-      const auto offset = static_cast<int64_t>(a.start - in.first_start);
+      // Offsets past about 13 days are not a skew but a trace of another run: clamped, so that no sum
+      // of them overflows whatever the traces hold.
+      constexpr int64_t kMaxOffset = int64_t{1} << 50;
+      const auto offset = std::clamp(static_cast<int64_t>(a.start - in.first_start), -kMaxOffset, kMaxOffset);
       in.sum_offset += offset;
       in.min_offset = std::min(in.min_offset, offset);
       if (offset > in.max_offset) {

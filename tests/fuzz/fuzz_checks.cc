@@ -19,6 +19,8 @@
 #include "lib/core/output_file.h"
 #include "lib/core/trace.h"
 #include "lib/core/trace_reader.h"
+#include "lib/ranks/rank_set.h"
+#include "lib/ranks/rank_summary.h"
 #include "lib/export/exporter.h"
 
 namespace cuscope::fuzz {
@@ -165,6 +167,19 @@ std::string CheckAnalyzer(std::string_view bytes) {
   if (static_cast<size_t>(report.findings_size()) != a.findings.size() ||
       static_cast<size_t>(report.warnings_size()) != a.warnings.size()) {
     return "JSON report lost findings or warnings";
+  }
+  // The same trace as two ranks of a job (`analyze A B`): summarized, folded, rendered.
+  const analysis::Timeline timeline = analysis::Timeline::Build(*trace);
+  ranks::RankSetAnalyzer set{analysis::Thresholds()};
+  for (int i = 0; i < 2; ++i) set.Add(ranks::SummarizeRank(timeline, "fuzz.cuscope", i, ranks::RankSummaryOptions()));
+  const ranks::RankSetReport ranks_report = set.Finish();
+  if (ranks_report.ranks.size() != 2) return "the rank set lost a rank";
+  if (!absl::StartsWith(ranks::RenderRankSetText(ranks_report, 5), "cuscope analyze: 2 rank traces")) {
+    return "the rank set's text lacks its first line";
+  }
+  v1::Report ranks_json;
+  if (!google::protobuf::util::JsonStringToMessage(ranks::RenderRankSetJson(ranks_report), &ranks_json).ok()) {
+    return "the rank set's JSON does not parse back";
   }
   return "";
 }

@@ -22,7 +22,8 @@ namespace cuscope::fuzz {
 std::string CheckTraceReader(std::string_view bytes);
 
 // The analyzer end to end: if the bytes load, the analysis, its text and its JSON report are
-// produced, the JSON parses back as a report.proto Report, and a cut or damaged trace is said so.
+// produced, the JSON parses back as a report.proto Report, and a cut or damaged trace is said so;
+// and the trace analyzed as two ranks of a job (rank_set.h) renders too.
 std::string CheckAnalyzer(std::string_view bytes);
 
 // The exporters on arbitrary bytes: Perfetto and Chrome JSON, each with and without findings. A
