@@ -122,12 +122,13 @@ int RunExport(const Args& args) {
   }
   std::printf(
       "wrote %s (%s, %.1f MB): %llu kernels, %llu copies and memsets, %llu API calls, %llu flows, "
-      "%llu NVTX ranges, %llu findings\n",
+      "%llu NVTX ranges, %llu findings (%llu drawn with their spans)\n",
       core::EscapeForTerminal(output).c_str(), std::string(exporter::ExportFormatName(options.format)).c_str(),
       static_cast<double>(summary->bytes_written) / 1e6, static_cast<unsigned long long>(summary->kernels),
       static_cast<unsigned long long>(summary->memcpys + summary->memsets),
       static_cast<unsigned long long>(summary->api_calls), static_cast<unsigned long long>(summary->flows),
-      static_cast<unsigned long long>(summary->nvtx_ranges), static_cast<unsigned long long>(summary->findings));
+      static_cast<unsigned long long>(summary->nvtx_ranges), static_cast<unsigned long long>(summary->findings_total),
+      static_cast<unsigned long long>(summary->findings));
   if (options.format == exporter::ExportFormat::kPerfetto) {
     std::printf("open it at https://ui.perfetto.dev (Open trace file)\n");
   }

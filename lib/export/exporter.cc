@@ -432,6 +432,7 @@ absl::Status ExportPass::ExportFindings() {
     const analysis::Span* span;
   };
   std::vector<Mark> marks;
+  summary_->findings_total = findings_.size();
   for (size_t i = 0; i < findings_.size(); ++i) {
     const analysis::Finding& f = findings_[i];
     if (f.spans.empty()) continue;

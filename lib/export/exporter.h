@@ -71,7 +71,8 @@ struct ExportSummary {
   uint64_t nvtx_marks = 0;
   uint64_t overheads = 0;
   uint64_t flows = 0;  // API calls a flow starts from
-  uint64_t findings = 0;
+  uint64_t findings = 0;        // findings drawn: those with spans, a track each
+  uint64_t findings_total = 0;  // every finding of the analysis, as `cuscope analyze` lists them
   uint64_t finding_spans = 0;
   uint64_t windows = 0;
   uint64_t counter_samples = 0;

@@ -184,6 +184,7 @@ absl::StatusOr<ExportSummary> ExportRanksToFile(const std::vector<std::string>& 
     total.nvtx_marks += one->nvtx_marks;
     total.flows += one->flows;
     total.findings += one->findings;
+    total.findings_total += one->findings_total;
     total.tracks += one->tracks;
     for (const std::string& w : one->warnings) total.warnings.push_back(absl::StrCat(trace_paths[i], ": ", w));
   }

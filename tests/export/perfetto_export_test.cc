@@ -363,6 +363,8 @@ TEST_F(PerfettoExportTest, FindingsAsMarkedSpans) {
   // A GPU idle for 99% of 10 ms is a finding with the idle gaps as spans.
   EXPECT_GE(with_spans, 1u);
   EXPECT_EQ(summary_.findings, with_spans);
+  // Every finding counts in the total, as `cuscope analyze` lists them, drawn or not.
+  EXPECT_EQ(summary_.findings_total, findings->size());
 }
 
 TEST_F(PerfettoExportTest, WithoutFindingsNoFindingsTrack) {
