@@ -53,16 +53,16 @@ grep -E "^NCCL [0-9]|NCCL INFO (AllReduce|AllGather|ReduceScatter|Broadcast):" "
 echo "== monitor mode under torchrun: each rank's endpoint carries its rank"
 mkdir -p "$tmp/monitor"
 (cd "$tmp/monitor" && "$cli" profile -q --mode monitor --prometheus 0 -- python3 -m torch.distributed.run \
-    --standalone --nproc_per_node=2 "$OLDPWD/examples/torch_ranks.py" --backend gloo --steps 10 --seconds 12 \
+    --standalone --nproc_per_node=2 "$OLDPWD/examples/torch_ranks.py" --backend gloo --steps 10 --seconds 20 \
     > monitor.log 2>&1) &
 job=$!
-sleep 7
+sleep 14  # torchrun starts the ranks after a few seconds; an interval is published about 1.5 s after it ends
 "$cli" ps
 for pid in $("$cli" ps | awk 'NR > 1 && $4 != "-" { print $1 }'); do
   port=$("$cli" status --pid "$pid" | awk '/Prometheus endpoint/ { print $NF }')
   echo "-- pid $pid, port $port:"
   python3 -c "import urllib.request,sys; print(urllib.request.urlopen('http://127.0.0.1:$port/metrics', timeout=5).read().decode())" \
-    | grep -E "^cuscope_(kernels_total|gpu_busy_seconds_total)" | head -3
+    | grep -E "^cuscope_(kernels_total|gpu_busy_seconds_total|monitor_intervals_total)" | head -4
 done
 wait $job
 tar -C "$tmp" -czf "$out/rank_traces.tgz" $(cd "$tmp" && ls -d gloo_* one_rank.cuscope 2>/dev/null)

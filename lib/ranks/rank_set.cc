@@ -190,7 +190,7 @@ RankSetReport RankSetAnalyzer::Finish() {
           top->id.Label(), FormatPercent(share), out.matched_instances, complete, FormatDuration(late_each),
           FormatDuration(wait_per_rank), cause);
       f.Add("rank", top->id.rank, "count");
-      f.Add("late_share", share, "%");
+      f.Add("late_share", share, "ratio");
       f.Add("late_each_ns", static_cast<double>(late_each), "ns");
       f.Add("wait_per_rank_ns", static_cast<double>(wait_per_rank), "ns");
       f.Add("cause_excess_ns", static_cast<double>(excess), "ns");
@@ -242,16 +242,21 @@ RankSetReport RankSetAnalyzer::Finish() {
       }
       const auto slowest = std::max_element(cells.begin(), cells.end(),
                                             [](const StepCell& a, const StepCell& b) { return a.work < b.work; });
-      const double median_work = Median(work);
+      const size_t at = static_cast<size_t>(slowest - cells.begin());
+      // Against the median of the other ranks: with two ranks the median of all would sit halfway.
+      const auto others = [at](std::vector<double> v) {
+        v.erase(v.begin() + static_cast<std::ptrdiff_t>(at));
+        return Median(std::move(v));
+      };
       const double median_duration = Median(duration);
-      const double imbalance = static_cast<double>(slowest->work) - median_work;
+      const double imbalance = static_cast<double>(slowest->work) - others(work);
       imbalances.push_back(imbalance);
       durations.push_back(median_duration);
       shares.push_back(median_duration > 0 ? imbalance / median_duration : 0);
       ++slowest_count[slowest->row];
       auto& [dc, dp] = slowest_excess[slowest->row];
-      dc += static_cast<double>(slowest->compute) - Median(compute);
-      dp += static_cast<double>(slowest->copy) - Median(copy);
+      dc += static_cast<double>(slowest->compute) - others(std::move(compute));
+      dp += static_cast<double>(slowest->copy) - others(std::move(copy));
     }
     const double share = Median(shares);
     if (out.matched_steps > 0 && share >= thresholds_.step_imbalance_min_share) {
@@ -266,14 +271,14 @@ RankSetReport RankSetAnalyzer::Finish() {
       f.rule_id = "ranks.step_imbalance";
       f.headline = absl::StrFormat(
           "steps imbalanced: %s is the slowest of %u ranks in %u of %u '%s' steps, with %s more GPU work per step "
-          "than the median rank (%s of the %s step): %s",
+          "than the other ranks' median (%s of the %s step): %s",
           slow.id.Label(), ranks_with_steps, top->second, out.matched_steps, out.step_name,
           FormatDuration(Positive(imbalance)), FormatPercent(share), FormatDuration(Positive(step)),
           dc >= dp ? absl::StrCat(FormatDuration(Positive(dc / n)), " more compute")
                    : absl::StrCat(FormatDuration(Positive(dp / n)), " more copies"));
       f.Add("rank", slow.id.rank, "count");
       f.Add("imbalance_ns", imbalance, "ns");
-      f.Add("imbalance_share", share, "%");
+      f.Add("imbalance_share", share, "ratio");
       f.Add("step_ns", step, "ns");
       f.Add("slowest_steps", static_cast<double>(top->second), "count");
       f.Add("excess_compute_ns", dc / n, "ns");
@@ -318,7 +323,7 @@ RankSetReport RankSetAnalyzer::Finish() {
           top == by_collective.end() ? std::string("NCCL") : top->first);
       f.Add("ranks", static_cast<double>(exposed.size()), "count");
       f.Add("exposed_ns_median", Median(ns), "ns");
-      f.Add("exposed_share_median", Median(share), "%");
+      f.Add("exposed_share_median", Median(share), "ratio");
       for (const auto& [name, t] : by_collective) f.offenders.push_back({"collective", name, 0, t});
       std::sort(f.offenders.begin(), f.offenders.end(),
                 [](const analysis::Offender& a, const analysis::Offender& b) { return a.time_ns > b.time_ns; });
@@ -441,7 +446,7 @@ RankSetReport RankSetAnalyzer::Finish() {
   analysis::Table steps;
   steps.name = "rank_steps";
   steps.title = "steps found on every rank: the median step time, the rank with the most GPU work and its excess over "
-                "the median rank";
+                "the other ranks' median";
   steps.columns = {{"Step", ColumnType::kInteger},          {"Ranks", ColumnType::kInteger},
                    {"Step Med (ns)", ColumnType::kDecimal}, {"Work Med (ns)", ColumnType::kDecimal},
                    {"Slowest", ColumnType::kText},          {"Imbalance (ns)", ColumnType::kDecimal},
@@ -458,7 +463,8 @@ RankSetReport RankSetAnalyzer::Finish() {
                                           [](const StepCell& a, const StepCell& b) { return a.work < b.work; });
     const double median_work = Median(work);
     const double median_duration = Median(duration);
-    const double imbalance = static_cast<double>(slowest->work) - median_work;
+    work.erase(work.begin() + (slowest - cells.begin()));
+    const double imbalance = static_cast<double>(slowest->work) - Median(std::move(work));
     steps.rows.push_back({absl::StrCat(i), absl::StrCat(cells.size()), Dec(median_duration), Dec(median_work),
                           rows_[slowest->row].id.Label(), Dec(imbalance),
                           median_duration > 0 ? Dec(100.0 * imbalance / median_duration) : ""});

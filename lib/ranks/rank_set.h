@@ -14,8 +14,8 @@
 //                 a host thread spent in a synchronization), more copies.
 // A rank late at `straggler_min_share` of the instances matched on every rank is the straggler
 // (ranks.straggler). Steps (NVTX, any backend: gloo, MPI, NCCL) compare each rank's GPU work per
-// step, without communication: the slowest rank's excess over the median rank, as a share of the
-// median step time, past `step_imbalance_min_share` is ranks.step_imbalance. Communication with no
+// step, without communication: the slowest rank's excess over the other ranks' median, as a share of
+// the median step time, past `step_imbalance_min_share` is ranks.step_imbalance. Communication with no
 // compute beside it on the ranks is ranks.comm_exposed ("communication not overlapped"), naming the
 // collective on the critical path.
 #ifndef CUSCOPE_LIB_RANKS_RANK_SET_H_

@@ -17,6 +17,7 @@ absl::StatusOr<RankSetReport> AnalyzeRankTraces(const std::vector<std::string>& 
   std::atomic<size_t> next{0};
   std::mutex errors_mu;
   std::vector<std::string> errors;
+  std::vector<std::string> idle;  // traces of processes with no rank and no GPU work
   const auto work = [&] {
     for (size_t i = next++; i < paths.size(); i = next++) {
       absl::StatusOr<core::Trace> trace = core::LoadTrace(paths[i]);
@@ -26,7 +27,14 @@ absl::StatusOr<RankSetReport> AnalyzeRankTraces(const std::vector<std::string>& 
         continue;
       }
       const analysis::Timeline timeline = analysis::Timeline::Build(*trace);
-      analyzer.Add(SummarizeRank(timeline, paths[i], static_cast<int>(i), options.summary));
+      RankSummary summary = SummarizeRank(timeline, paths[i], static_cast<int>(i), options.summary);
+      if (summary.id.rank < 0 && timeline.devices().empty()) {
+        // No rank and no GPU work: a launcher (torchrun's own process imports torch), not a rank.
+        std::lock_guard<std::mutex> lock(errors_mu);
+        idle.push_back(paths[i]);
+        continue;
+      }
+      analyzer.Add(summary);
     }
   };
   const unsigned cores = std::max(1u, std::thread::hardware_concurrency());
@@ -41,6 +49,9 @@ absl::StatusOr<RankSetReport> AnalyzeRankTraces(const std::vector<std::string>& 
   }
   RankSetReport report = analyzer.Finish();
   for (const std::string& e : errors) report.warnings.insert(report.warnings.begin(), absl::StrCat(e, "; left out"));
+  for (const std::string& p : idle) {
+    report.warnings.push_back(absl::StrCat(p, ": no rank and no GPU work (a launcher's own process): left out"));
+  }
   return report;
 }
 

@@ -266,6 +266,32 @@ TEST(RankSetTest, WarningsSayWhatTheSetLacks) {
   EXPECT_FALSE(AnalyzeRankTraces({"/nonexistent/a", "/nonexistent/b"}, options).ok()) << "no trace readable";
 }
 
+// torchrun's own process imports torch and writes a trace too: no rank, no GPU work. It is left out
+// with a line, not counted as a rank.
+TEST(RankSetTest, ALaunchersOwnTraceIsLeftOut) {
+  std::vector<std::string> paths = JobTraces(Job{});
+  SyntheticTrace launcher;
+  launcher.header().mutable_session()->set_pid(77);
+  launcher.Api("cuInit", 0, 10);
+  paths.push_back(launcher.Write());
+  const RankSetReport r = Analyze(paths);
+  EXPECT_EQ(r.ranks.size(), 4u);
+  ASSERT_FALSE(r.warnings.empty());
+  EXPECT_THAT(r.warnings.back(), HasSubstr("no rank and no GPU work (a launcher's own process): left out"));
+}
+
+// Two ranks: the slowest against the other's work, not against a median halfway between them.
+TEST(RankSetTest, WithTwoRanksTheImbalanceIsTheWholeDifference) {
+  Job job;
+  job.ranks = 2;
+  job.late_rank = 1;
+  job.extra_compute_us = 4'000;
+  const RankSetReport r = Analyze(JobTraces(job));
+  const analysis::Finding* steps = FindingOf(r, "ranks.step_imbalance");
+  ASSERT_NE(steps, nullptr);
+  EXPECT_NEAR(*steps->number("imbalance_ns"), 4e6, 0.01e6);
+}
+
 TEST(ClockAlignmentTest, InterpolatesBetweenReferencesAndHoldsOutside) {
   v1::Header h;
   h.mutable_session()->set_clock_ref_cupti_ns(1'000);

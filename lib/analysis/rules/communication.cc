@@ -78,9 +78,9 @@ std::vector<Finding> CommunicationRule(const Timeline& timeline, const Threshold
     f.Add("communication_ns", static_cast<double>(d.communication_ns), "ns");
     f.Add("exposed_ns", static_cast<double>(exposed), "ns");
     f.Add("overlapped_ns", static_cast<double>(d.overlapped_ns), "ns");
-    f.Add("exposed_share", static_cast<double>(exposed) / static_cast<double>(span), "%");
+    f.Add("exposed_share", static_cast<double>(exposed) / static_cast<double>(span), "ratio");
     f.Add("communication_share_of_kernel_time",
-          d.kernel_ns == 0 ? 0 : static_cast<double>(d.communication_ns) / static_cast<double>(d.kernel_ns), "%");
+          d.kernel_ns == 0 ? 0 : static_cast<double>(d.communication_ns) / static_cast<double>(d.kernel_ns), "ratio");
     for (const auto& [c, ns] : by_collective) {
       if (ns == 0) continue;
       f.offenders.push_back(Offender{"collective", std::string(CollectiveName(c)), 0, ns});
