@@ -15,6 +15,7 @@
 #include <new>
 
 #include "lib/analysis/analyzer.h"
+#include "lib/analysis/rules/rules.h"
 #include "lib/core/trace.h"
 
 namespace {
@@ -148,7 +149,20 @@ void BM_AnalyzeTrace(benchmark::State& state) {
 }
 // The figure of record: 10 million records. The 1 million one is quick to run under a profiler
 // (--benchmark_filter=BM_AnalyzeTrace/1000000).
+// The communication rule alone (comm.exposed: every kernel's name parsed once per signature, NCCL's
+// kernels joined to their calls, interval sets per device), on the same trace: its share of the
+// whole analysis above.
+void BM_CommunicationRule(benchmark::State& state) {
+  const Trace trace = GenerateTrace(static_cast<uint64_t>(state.range(0)));
+  const cuscope::analysis::Timeline timeline = cuscope::analysis::Timeline::Build(trace);
+  for (auto _ : state) {
+    benchmark::DoNotOptimize(cuscope::analysis::CommunicationRule(timeline, cuscope::analysis::Thresholds()));
+  }
+  state.SetItemsProcessed(static_cast<int64_t>(state.iterations() * trace.record_count()));
+}
+
 BENCHMARK(BM_AnalyzeTrace)->Arg(10'000'000)->Unit(benchmark::kMillisecond)->Iterations(3);
+BENCHMARK(BM_CommunicationRule)->Arg(10'000'000)->Unit(benchmark::kMillisecond)->Iterations(3);
 BENCHMARK(BM_AnalyzeTrace)->Arg(1'000'000)->Unit(benchmark::kMillisecond)->Iterations(1);
 
 }  // namespace

@@ -48,6 +48,9 @@ grep -E "^NCCL [0-9]|NCCL INFO (AllReduce|AllGather|ReduceScatter|Broadcast):" "
 "$cli" stats --report nvtx_sum "$tmp/one_rank.cuscope" | head -14
 "$cli" dump "$tmp/one_rank.cuscope" | grep -E "^nvtx .*NCCL|^payload" | head -12
 "$cli" stats --report cuda_gpu_kern_sum "$tmp/one_rank.cuscope" | head -8
+# Whether this NCCL build marks its calls with payloads at all (NCCL_NVTX_DISABLE exists from 2.28).
+nccl=$(python3 -c "import glob, os, torch; d = os.path.dirname(torch.__file__); print((glob.glob(d + '/../nvidia/nccl/lib/libnccl.so*') + glob.glob(d + '/lib/libnccl*'))[0])" 2>/dev/null)
+echo "NCCL library: $nccl; payload schema names in it: $(grep -a -c 'Message size \[bytes\]' "$nccl" 2>/dev/null), NCCL_NVTX_DISABLE: $(grep -a -c NVTX_DISABLE "$nccl" 2>/dev/null)"
 "$cli" analyze "$tmp/one_rank.cuscope" | head -12
 
 echo "== monitor mode under torchrun: each rank's endpoint carries its rank"
