@@ -119,6 +119,7 @@ Communication BuildCommunication(const Timeline& timeline) {
   for (const DeviceTimeline& d : timeline.devices()) {
     DeviceCommunication dc;
     dc.device = d.device;
+    const size_t first_op = out.ops.size();  // this device's ops start here
     std::vector<Interval> communication, compute;
     for (OpRef ref : d.ops) {
       if (ref.kind() != OpKind::kKernel) continue;
@@ -147,12 +148,16 @@ Communication BuildCommunication(const Timeline& timeline) {
     }
     if (communication.empty() && compute.empty()) continue;
     const IntervalSet comm_set = UnionOf(std::move(communication));
-    const IntervalSet compute_set = UnionOf(std::move(compute));
+    dc.compute = UnionOf(std::move(compute));
     dc.communication_ns = TotalLength(comm_set);
-    dc.compute_ns = TotalLength(compute_set);
-    dc.overlapped_ns = TotalLength(Intersect(comm_set, compute_set));
-    dc.kernel_ns = TotalLength(Union(comm_set, compute_set));
-    out.devices.push_back(dc);
+    dc.compute_ns = TotalLength(dc.compute);
+    dc.overlapped_ns = TotalLength(Intersect(comm_set, dc.compute));
+    dc.kernel_ns = TotalLength(Union(comm_set, dc.compute));
+    for (size_t i = first_op; i < out.ops.size(); ++i) {
+      CommunicationOp& op = out.ops[i];
+      op.exposed_ns = (op.end - op.start) - CoveredLength(dc.compute, Interval{op.start, op.end});
+    }
+    out.devices.push_back(std::move(dc));
   }
   std::stable_sort(out.ops.begin(), out.ops.end(),
                    [](const CommunicationOp& a, const CommunicationOp& b) { return a.start < b.start; });

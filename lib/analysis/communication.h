@@ -46,6 +46,7 @@ struct CommunicationOp {
   std::optional<uint64_t> communicator;
   std::optional<uint64_t> bytes;
   uint32_t calls = 0;
+  uint64_t exposed_ns = 0;  // of its time, with no other kernel of its device computing
 };
 
 struct DeviceCommunication {
@@ -55,6 +56,7 @@ struct DeviceCommunication {
   uint64_t overlapped_ns = 0;     // communication while another kernel computed
   uint64_t exposed_ns() const { return communication_ns - overlapped_ns; }
   uint64_t kernel_ns = 0;  // union of all its kernels
+  IntervalSet compute;     // its kernels that are not NCCL's, as a set
 };
 
 struct Communication {

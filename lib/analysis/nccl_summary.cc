@@ -56,17 +56,6 @@ Table NcclSummary(const Timeline& timeline) {
   for (const core::KernelRow& k : trace.kernels) {
     if (timeline.OnTimeline(k) && k.end > k.start) kernel_ns += k.end - k.start;
   }
-  // Exposed time per op: outside the union of its device's compute kernels.
-  std::vector<std::pair<uint32_t, IntervalSet>> compute_by_device;
-  for (const DeviceTimeline& d : timeline.devices()) {
-    std::vector<Interval> compute;
-    for (OpRef ref : d.ops) {
-      if (ref.kind() != OpKind::kKernel) continue;
-      const core::KernelRow& k = trace.kernels[ref.index()];
-      if (!IsNcclKernel(trace.dict.str(trace.dict.signature(k.signature).name()))) compute.push_back(timeline.OpInterval(ref));
-    }
-    compute_by_device.emplace_back(d.device, UnionOf(std::move(compute)));
-  }
   for (const CommunicationOp& op : comm.ops) {
     Row& r = rows[static_cast<size_t>(op.collective)];
     const uint64_t ns = op.end - op.start;
@@ -76,9 +65,7 @@ Table NcclSummary(const Timeline& timeline) {
       r.bytes += *op.bytes;
       r.timed_with_bytes_ns += ns;
     }
-    for (const auto& [device, compute] : compute_by_device) {
-      if (device == op.device) r.exposed_ns += ns - CoveredLength(compute, Interval{op.start, op.end});
-    }
+    r.exposed_ns += op.exposed_ns;
     const NcclKernelName name =
         ParseNcclKernelName(trace.dict.str(trace.dict.signature(trace.kernels[op.kernel].signature).name()));
     std::string variant = name.algorithm;

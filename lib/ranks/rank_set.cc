@@ -61,6 +61,53 @@ std::string LateCause(const RankRow& r, uint64_t* excess_ns) {
          "called late, or work outside CUDA)";
 }
 
+// One step found on every rank with steps: its median time, the rank with the most GPU work and its
+// excess over the other ranks' median (with two ranks the median of all would sit halfway).
+struct StepComparison {
+  size_t index = 0;
+  size_t ranks = 0;
+  uint32_t slowest_row = 0;
+  double median_duration = 0;
+  double median_work = 0;
+  double imbalance = 0;       // the slowest's work minus the others' median
+  double excess_compute = 0;  // of it, compute
+  double excess_copy = 0;     // of it, copies
+};
+
+template <typename Cell>
+std::vector<StepComparison> CompareSteps(const std::vector<std::vector<Cell>>& steps, size_t ranks_with_steps) {
+  std::vector<StepComparison> out;
+  if (ranks_with_steps < 2) return out;
+  for (size_t i = 0; i < steps.size(); ++i) {
+    const std::vector<Cell>& cells = steps[i];
+    if (cells.size() != ranks_with_steps) continue;
+    std::vector<double> work, compute, copy, duration;
+    for (const Cell& c : cells) {
+      work.push_back(static_cast<double>(c.work));
+      compute.push_back(static_cast<double>(c.compute));
+      copy.push_back(static_cast<double>(c.copy));
+      duration.push_back(static_cast<double>(c.duration));
+    }
+    const auto slowest = std::max_element(cells.begin(), cells.end(), [](const Cell& a, const Cell& b) { return a.work < b.work; });
+    const auto at = slowest - cells.begin();
+    const auto others = [at](std::vector<double> v) {
+      v.erase(v.begin() + at);
+      return Median(std::move(v));
+    };
+    StepComparison c;
+    c.index = i;
+    c.ranks = cells.size();
+    c.slowest_row = slowest->row;
+    c.median_duration = Median(duration);
+    c.median_work = Median(work);
+    c.imbalance = static_cast<double>(slowest->work) - others(std::move(work));
+    c.excess_compute = static_cast<double>(slowest->compute) - others(std::move(compute));
+    c.excess_copy = static_cast<double>(slowest->copy) - others(std::move(copy));
+    out.push_back(c);
+  }
+  return out;
+}
+
 }  // namespace
 
 void RankSetAnalyzer::Add(const RankSummary& s) {
@@ -225,39 +272,22 @@ RankSetReport RankSetAnalyzer::Finish() {
   }
 
   // ranks.step_imbalance
-  const uint32_t ranks_with_steps = std::count_if(rows_.begin(), rows_.end(), [](const RankRow& r) { return r.steps > 0; });
+  const size_t ranks_with_steps = std::count_if(rows_.begin(), rows_.end(), [](const RankRow& r) { return r.steps > 0; });
+  const std::vector<StepComparison> steps = CompareSteps(steps_, ranks_with_steps);
   if (ranks_with_steps >= 2) {
     std::vector<double> imbalances, shares, durations;
     std::map<uint32_t, uint64_t> slowest_count;
     std::map<uint32_t, std::pair<double, double>> slowest_excess;  // row -> (compute, copy) summed
-    for (const std::vector<StepCell>& cells : steps_) {
-      if (cells.size() != ranks_with_steps) continue;
-      ++out.matched_steps;
-      std::vector<double> work, compute, copy, duration;
-      for (const StepCell& c : cells) {
-        work.push_back(static_cast<double>(c.work));
-        compute.push_back(static_cast<double>(c.compute));
-        copy.push_back(static_cast<double>(c.copy));
-        duration.push_back(static_cast<double>(c.duration));
-      }
-      const auto slowest = std::max_element(cells.begin(), cells.end(),
-                                            [](const StepCell& a, const StepCell& b) { return a.work < b.work; });
-      const size_t at = static_cast<size_t>(slowest - cells.begin());
-      // Against the median of the other ranks: with two ranks the median of all would sit halfway.
-      const auto others = [at](std::vector<double> v) {
-        v.erase(v.begin() + static_cast<std::ptrdiff_t>(at));
-        return Median(std::move(v));
-      };
-      const double median_duration = Median(duration);
-      const double imbalance = static_cast<double>(slowest->work) - others(work);
-      imbalances.push_back(imbalance);
-      durations.push_back(median_duration);
-      shares.push_back(median_duration > 0 ? imbalance / median_duration : 0);
-      ++slowest_count[slowest->row];
-      auto& [dc, dp] = slowest_excess[slowest->row];
-      dc += static_cast<double>(slowest->compute) - others(std::move(compute));
-      dp += static_cast<double>(slowest->copy) - others(std::move(copy));
+    for (const StepComparison& c : steps) {
+      imbalances.push_back(c.imbalance);
+      durations.push_back(c.median_duration);
+      shares.push_back(c.median_duration > 0 ? c.imbalance / c.median_duration : 0);
+      ++slowest_count[c.slowest_row];
+      auto& [dc, dp] = slowest_excess[c.slowest_row];
+      dc += c.excess_compute;
+      dp += c.excess_copy;
     }
+    out.matched_steps = steps.size();
     const double share = Median(shares);
     if (out.matched_steps > 0 && share >= thresholds_.step_imbalance_min_share) {
       const auto top = std::max_element(slowest_count.begin(), slowest_count.end(),
@@ -443,33 +473,20 @@ RankSetReport RankSetAnalyzer::Finish() {
   }
   out.tables.push_back(std::move(collectives));
 
-  analysis::Table steps;
-  steps.name = "rank_steps";
-  steps.title = "steps found on every rank: the median step time, the rank with the most GPU work and its excess over "
+  analysis::Table step_table;
+  step_table.name = "rank_steps";
+  step_table.title = "steps found on every rank: the median step time, the rank with the most GPU work and its excess over "
                 "the other ranks' median";
-  steps.columns = {{"Step", ColumnType::kInteger},          {"Ranks", ColumnType::kInteger},
+  step_table.columns = {{"Step", ColumnType::kInteger},          {"Ranks", ColumnType::kInteger},
                    {"Step Med (ns)", ColumnType::kDecimal}, {"Work Med (ns)", ColumnType::kDecimal},
                    {"Slowest", ColumnType::kText},          {"Imbalance (ns)", ColumnType::kDecimal},
                    {"Imbalance (%)", ColumnType::kPercent}};
-  for (size_t i = 0; i < steps_.size(); ++i) {
-    const std::vector<StepCell>& cells = steps_[i];
-    if (cells.size() != ranks_with_steps || cells.size() < 2) continue;
-    std::vector<double> work, duration;
-    for (const StepCell& c : cells) {
-      work.push_back(static_cast<double>(c.work));
-      duration.push_back(static_cast<double>(c.duration));
-    }
-    const auto slowest = std::max_element(cells.begin(), cells.end(),
-                                          [](const StepCell& a, const StepCell& b) { return a.work < b.work; });
-    const double median_work = Median(work);
-    const double median_duration = Median(duration);
-    work.erase(work.begin() + (slowest - cells.begin()));
-    const double imbalance = static_cast<double>(slowest->work) - Median(std::move(work));
-    steps.rows.push_back({absl::StrCat(i), absl::StrCat(cells.size()), Dec(median_duration), Dec(median_work),
-                          rows_[slowest->row].id.Label(), Dec(imbalance),
-                          median_duration > 0 ? Dec(100.0 * imbalance / median_duration) : ""});
+  for (const StepComparison& c : steps) {
+    step_table.rows.push_back({absl::StrCat(c.index), absl::StrCat(c.ranks), Dec(c.median_duration), Dec(c.median_work),
+                               rows_[c.slowest_row].id.Label(), Dec(c.imbalance),
+                               c.median_duration > 0 ? Dec(100.0 * c.imbalance / c.median_duration) : ""});
   }
-  out.tables.push_back(std::move(steps));
+  out.tables.push_back(std::move(step_table));
 
   for (uint32_t i : order) out.ranks.push_back(rows_[i]);
   return out;

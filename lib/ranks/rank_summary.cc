@@ -40,29 +40,21 @@ struct DeviceSets {
   uint64_t first_op = 0;
 };
 
-std::map<uint32_t, DeviceSets> BuildDeviceSets(const analysis::Timeline& timeline) {
-  const core::Trace& trace = timeline.trace();
+// The device sets: compute from the communication model (kernels that are not NCCL's), copies and
+// everything from the timeline.
+std::map<uint32_t, DeviceSets> BuildDeviceSets(const analysis::Timeline& timeline, const analysis::Communication& comm) {
   std::map<uint32_t, DeviceSets> out;
-  absl::flat_hash_map<uint32_t, bool> nccl_signature;
   for (const analysis::DeviceTimeline& d : timeline.devices()) {
     DeviceSets& sets = out[d.device];
-    std::vector<Interval> compute, copies;
+    std::vector<Interval> copies;
     for (OpRef ref : d.ops) {
-      const Interval span = timeline.OpInterval(ref);
-      if (ref.kind() != OpKind::kKernel) {
-        copies.push_back(span);
-        continue;
-      }
-      const core::KernelRow& k = trace.kernels[ref.index()];
-      auto [it, added] = nccl_signature.try_emplace(k.signature, false);
-      if (added) it->second = analysis::IsNcclKernel(trace.dict.str(trace.dict.signature(k.signature).name()));
-      if (!it->second) compute.push_back(span);
+      if (ref.kind() != OpKind::kKernel) copies.push_back(timeline.OpInterval(ref));
     }
-    sets.compute = analysis::UnionOf(std::move(compute));
     sets.copies = analysis::UnionOf(std::move(copies));
     sets.busy = d.busy;
     sets.first_op = d.active.begin;
   }
+  for (const analysis::DeviceCommunication& d : comm.devices) out[d.device].compute = d.compute;
   return out;
 }
 
@@ -129,8 +121,8 @@ std::vector<Interval> StepInstances(const analysis::Timeline& timeline, const st
   return best;
 }
 
-void AddSteps(const analysis::Timeline& timeline, const ClockAlignment& clock, const std::string& name,
-              RankSummary& out) {
+void AddSteps(const analysis::Timeline& timeline, const analysis::Communication& comm, const ClockAlignment& clock,
+              const std::string& name, RankSummary& out) {
   const std::vector<Interval> steps = StepInstances(timeline, name);
   if (steps.empty()) return;
   out.step_name = name;
@@ -150,14 +142,14 @@ void AddSteps(const analysis::Timeline& timeline, const ClockAlignment& clock, c
     --it;
     return call->start <= it->end ? it - steps.begin() : -1;
   };
-  absl::flat_hash_map<uint32_t, bool> nccl_signature;
-  for (const core::KernelRow& k : trace.kernels) {
+  std::vector<bool> nccl(trace.kernels.size(), false);
+  for (const analysis::CommunicationOp& op : comm.ops) nccl[op.kernel] = true;
+  for (size_t i = 0; i < trace.kernels.size(); ++i) {
+    const core::KernelRow& k = trace.kernels[i];
     if (!timeline.OnTimeline(k) || k.end <= k.start) continue;
     const int64_t s = step_of(k.correlation_id);
     if (s < 0) continue;
-    auto [it, added] = nccl_signature.try_emplace(k.signature, false);
-    if (added) it->second = analysis::IsNcclKernel(trace.dict.str(trace.dict.signature(k.signature).name()));
-    (it->second ? out.steps[s].communication_ns : out.steps[s].compute_ns) += k.end - k.start;
+    (nccl[i] ? out.steps[s].communication_ns : out.steps[s].compute_ns) += k.end - k.start;
   }
   for (const core::MemcpyRecord& m : trace.memcpys) {
     if (const int64_t s = step_of(m.correlation_id); s >= 0 && m.end > m.start) out.steps[s].copy_ns += m.end - m.start;
@@ -213,7 +205,7 @@ RankSummary SummarizeRank(const analysis::Timeline& timeline, const std::string&
     if (!c.ran_kernel) ++out.nccl_calls_without_kernel;
   }
 
-  const std::map<uint32_t, DeviceSets> sets = BuildDeviceSets(timeline);
+  const std::map<uint32_t, DeviceSets> sets = BuildDeviceSets(timeline, comm);
   const IntervalSet host_sync = HostSyncCalls(timeline);
   absl::flat_hash_map<std::string, uint32_t> key_index;
   std::map<std::pair<uint32_t, uint32_t>, uint32_t> stream_order;  // (device, stream) -> NCCL stream number
@@ -249,7 +241,7 @@ RankSummary SummarizeRank(const analysis::Timeline& timeline, const std::string&
   }
 
   const std::string step = options.step_range.empty() ? ChooseStepRange(timeline) : options.step_range;
-  if (!step.empty()) AddSteps(timeline, clock, step, out);
+  if (!step.empty()) AddSteps(timeline, comm, clock, step, out);
   out.findings = analysis::CommunicationRule(timeline, options.thresholds);
   return out;
 }

@@ -26,26 +26,11 @@ const DeviceTimeline* DeviceOf(const Timeline& timeline, uint32_t device) {
   return nullptr;
 }
 
-// Exposed time per collective on one device: each NCCL kernel's time outside the device's compute.
-std::map<Collective, uint64_t> ExposedByCollective(const Timeline& timeline, const Communication& comm,
-                                                   uint32_t device) {
-  const core::Trace& trace = timeline.trace();
-  std::vector<Interval> compute;
-  if (const DeviceTimeline* d = DeviceOf(timeline, device)) {
-    for (OpRef ref : d->ops) {
-      if (ref.kind() != OpKind::kKernel) continue;
-      const core::KernelRow& k = trace.kernels[ref.index()];
-      if (!IsNcclKernel(trace.dict.str(trace.dict.signature(k.signature).name()))) {
-        compute.push_back(timeline.OpInterval(ref));
-      }
-    }
-  }
-  const IntervalSet compute_set = UnionOf(std::move(compute));
+// Exposed time per collective on one device.
+std::map<Collective, uint64_t> ExposedByCollective(const Communication& comm, uint32_t device) {
   std::map<Collective, uint64_t> exposed;
   for (const CommunicationOp& op : comm.ops) {
-    if (op.device != device) continue;
-    const Interval span{op.start, op.end};
-    exposed[op.collective] += span.length() - CoveredLength(compute_set, span);
+    if (op.device == device) exposed[op.collective] += op.exposed_ns;
   }
   return exposed;
 }
@@ -62,7 +47,7 @@ std::vector<Finding> CommunicationRule(const Timeline& timeline, const Threshold
     const uint64_t span = device->counted_active_ns();
     const uint64_t exposed = d.exposed_ns();
     if (span == 0 || exposed < thresholds.comm_exposed_min_share * static_cast<double>(span)) continue;
-    const std::map<Collective, uint64_t> by_collective = ExposedByCollective(timeline, comm, d.device);
+    const std::map<Collective, uint64_t> by_collective = ExposedByCollective(comm, d.device);
     const auto top = std::max_element(by_collective.begin(), by_collective.end(),
                                       [](const auto& a, const auto& b) { return a.second < b.second; });
     Finding f;
