@@ -387,8 +387,10 @@ RankSetReport RankSetAnalyzer::Finish() {
     }
     for (const auto& [rank, paths] : by_rank) {
       if (paths.size() > 1) {
+        const std::vector<std::string> shown(paths.begin(), paths.begin() + std::min<size_t>(paths.size(), 3));
         out.warnings.push_back(absl::StrCat("rank ", rank, " appears in ", paths.size(), " traces (",
-                                            absl::StrJoin(paths, ", "), "): are they of one run?"));
+                                            absl::StrJoin(shown, ", "), paths.size() > 3 ? ", ..." : "",
+                                            "): are they of one run?"));
       }
     }
     if (jobs.size() > 1) out.warnings.push_back(absl::StrCat("the traces come from ", jobs.size(), " jobs: ", absl::StrJoin(jobs, ", ")));

@@ -48,9 +48,17 @@ absl::StatusOr<RankSetReport> AnalyzeRankTraces(const std::vector<std::string>& 
     return absl::InvalidArgumentError(errors.empty() ? "no trace given" : errors.front());
   }
   RankSetReport report = analyzer.Finish();
-  for (const std::string& e : errors) report.warnings.insert(report.warnings.begin(), absl::StrCat(e, "; left out"));
-  for (const std::string& p : idle) {
-    report.warnings.push_back(absl::StrCat(p, ": no rank and no GPU work (a launcher's own process): left out"));
+  // Each named, up to a few; the rest counted (a glob of thousands must not print thousands of lines).
+  constexpr size_t kNamed = 5;
+  std::vector<std::string> front;
+  for (size_t i = 0; i < errors.size() && i < kNamed; ++i) front.push_back(absl::StrCat(errors[i], "; left out"));
+  if (errors.size() > kNamed) front.push_back(absl::StrCat(errors.size() - kNamed, " more traces could not be read: left out"));
+  report.warnings.insert(report.warnings.begin(), front.begin(), front.end());
+  for (size_t i = 0; i < idle.size() && i < kNamed; ++i) {
+    report.warnings.push_back(absl::StrCat(idle[i], ": no rank and no GPU work (a launcher's own process): left out"));
+  }
+  if (idle.size() > kNamed) {
+    report.warnings.push_back(absl::StrCat(idle.size() - kNamed, " more traces with no rank and no GPU work: left out"));
   }
   return report;
 }
