@@ -109,12 +109,18 @@ Communication BuildCommunication(const Timeline& timeline) {
   CallsByThread by_thread;
   for (uint32_t i = 0; i < out.calls.size(); ++i) by_thread[out.calls[i].thread].push_back(i);
 
-  // What each kernel signature is, parsed once.
-  absl::flat_hash_map<uint32_t, NcclKernelName> names;
+  // What each kernel signature is, parsed once; a trace without NCCL's kernels (most) ends here,
+  // before any per-kernel work.
+  const core::Dictionary& dict = trace.dict;
+  std::vector<NcclKernelName> names(dict.signature_count() + 1);
+  bool any_nccl = false;
+  for (uint32_t id = 1; id <= dict.signature_count(); ++id) {
+    names[id] = ParseNcclKernelName(dict.str(dict.signature(id).name()));
+    any_nccl |= names[id].nccl;
+  }
+  if (!any_nccl) return out;
   const auto name_of = [&](const core::KernelRow& k) -> const NcclKernelName& {
-    auto [it, added] = names.try_emplace(k.signature);
-    if (added) it->second = ParseNcclKernelName(trace.dict.str(trace.dict.signature(k.signature).name()));
-    return it->second;
+    return names[k.signature < names.size() ? k.signature : 0];
   };
   for (const DeviceTimeline& d : timeline.devices()) {
     DeviceCommunication dc;

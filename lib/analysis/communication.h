@@ -62,6 +62,7 @@ struct DeviceCommunication {
 struct Communication {
   std::vector<CommunicationOp> ops;  // by start
   std::vector<NcclCall> calls;       // by start
+  // The devices that ran NCCL kernels (none: the trace has no communication kernels).
   std::vector<DeviceCommunication> devices;
   bool has_calls() const { return !calls.empty(); }
   bool has_payloads = false;  // some call carried NCCL's payload

@@ -40,21 +40,22 @@ struct DeviceSets {
   uint64_t first_op = 0;
 };
 
-// The device sets: compute from the communication model (kernels that are not NCCL's), copies and
-// everything from the timeline.
+// The sets of the devices that ran NCCL kernels (only their collectives look back): compute from the
+// communication model (kernels that are not NCCL's), copies and everything from the timeline.
 std::map<uint32_t, DeviceSets> BuildDeviceSets(const analysis::Timeline& timeline, const analysis::Communication& comm) {
   std::map<uint32_t, DeviceSets> out;
+  for (const analysis::DeviceCommunication& c : comm.devices) out[c.device].compute = c.compute;
   for (const analysis::DeviceTimeline& d : timeline.devices()) {
-    DeviceSets& sets = out[d.device];
+    auto it = out.find(d.device);
+    if (it == out.end()) continue;
     std::vector<Interval> copies;
     for (OpRef ref : d.ops) {
       if (ref.kind() != OpKind::kKernel) copies.push_back(timeline.OpInterval(ref));
     }
-    sets.copies = analysis::UnionOf(std::move(copies));
-    sets.busy = d.busy;
-    sets.first_op = d.active.begin;
+    it->second.copies = analysis::UnionOf(std::move(copies));
+    it->second.busy = d.busy;
+    it->second.first_op = d.active.begin;
   }
-  for (const analysis::DeviceCommunication& d : comm.devices) out[d.device].compute = d.compute;
   return out;
 }
 
@@ -191,9 +192,11 @@ RankSummary SummarizeRank(const analysis::Timeline& timeline, const std::string&
   out.clock_drift_ns = clock.drift_ns();
 
   const analysis::Communication comm = analysis::BuildCommunication(timeline);
-  for (const analysis::DeviceTimeline& d : timeline.devices()) out.active_ns += d.counted_active_ns();
+  for (const analysis::DeviceTimeline& d : timeline.devices()) {
+    out.active_ns += d.counted_active_ns();
+    out.kernel_ns += d.kernel_time_ns;
+  }
   for (const analysis::DeviceCommunication& d : comm.devices) {
-    out.kernel_ns += d.kernel_ns;
     out.communication_ns += d.communication_ns;
     out.overlapped_ns += d.overlapped_ns;
     out.exposed_ns += d.exposed_ns();
@@ -206,7 +209,7 @@ RankSummary SummarizeRank(const analysis::Timeline& timeline, const std::string&
   }
 
   const std::map<uint32_t, DeviceSets> sets = BuildDeviceSets(timeline, comm);
-  const IntervalSet host_sync = HostSyncCalls(timeline);
+  const IntervalSet host_sync = comm.ops.empty() ? IntervalSet() : HostSyncCalls(timeline);
   absl::flat_hash_map<std::string, uint32_t> key_index;
   std::map<std::pair<uint32_t, uint32_t>, uint32_t> stream_order;  // (device, stream) -> NCCL stream number
   std::vector<uint32_t> next_sequence;

@@ -83,7 +83,7 @@ struct RankSummary {
   bool clock_aligned = false;  // the trace had a clock reference
   int64_t clock_drift_ns = 0;
   uint64_t active_ns = 0;          // sum over devices of their counted active span
-  uint64_t kernel_ns = 0;          // union of kernels, summed over devices
+  uint64_t kernel_ns = 0;          // kernel time: the kernels' durations summed (as cuda_gpu_kern_sum)
   uint64_t communication_ns = 0;   // union of NCCL kernels
   uint64_t overlapped_ns = 0;      // of it, beside compute
   uint64_t exposed_ns = 0;         // of it, with nothing beside it
