@@ -5,6 +5,7 @@
 #include <utility>
 
 #include "lib/analysis/monitor_summary.h"
+#include "lib/analysis/nccl_summary.h"
 #include "lib/analysis/rules/registry.h"
 
 namespace cuscope::analysis {
@@ -65,6 +66,8 @@ std::vector<Table> SupportingTables(const core::Trace& trace, const Timeline& ti
     if (repeated) tables.push_back(std::move(steps));
   }
   if (!trace.memcpys.empty() || !trace.memsets.empty()) tables.push_back(MemoryTimeSummary(timeline));
+  // A rank of a distributed job: NCCL's kernels and calls per collective.
+  if (Table nccl = NcclSummary(timeline); !nccl.rows.empty()) tables.push_back(std::move(nccl));
   tables.push_back(ApiSummary(timeline));
   tables.push_back(KernelExecutionSummary(timeline));
   if (!trace.counter_samples.empty()) tables.push_back(GpuMetricsSummary(timeline));

@@ -2,11 +2,13 @@
 // kernels, overlap and exposed time, the comm.exposed rule and the nccl_sum table.
 #include "lib/analysis/communication.h"
 
+#include <algorithm>
 #include <cstring>
 #include <string>
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "lib/analysis/analyzer.h"
 #include "lib/analysis/nccl.h"
 #include "lib/analysis/nccl_summary.h"
 #include "lib/analysis/rules/rules.h"
@@ -265,6 +267,19 @@ TEST(NcclSummaryTest, TimeBytesAndBusBandwidthPerCollective) {
   EXPECT_EQ(row[11], "1600000") << "all exposed";
   EXPECT_EQ(row[12], "AllReduce");
   EXPECT_EQ(row[13], "RING LL");
+}
+
+// `analyze` shows nccl_sum among its tables for a trace with NCCL, and not for one without.
+TEST(NcclSummaryTest, AnalyzeShowsItOnlyWhereThereIsCommunication) {
+  const auto has_table = [](const core::Trace& trace) {
+    const Analysis a = Analyze(trace, AnalyzeOptions());
+    return std::any_of(a.tables.begin(), a.tables.end(), [](const Table& t) { return t.name == "nccl_sum"; });
+  };
+  SyntheticTrace nccl = Step(/*overlap=*/true, 2);
+  EXPECT_TRUE(has_table(nccl.Load()));
+  SyntheticTrace plain;
+  plain.Launch("_Z4gemmPKfS0_Pf", 0, 5, 10, 100);
+  EXPECT_FALSE(has_table(plain.Load()));
 }
 
 }  // namespace
