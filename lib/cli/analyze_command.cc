@@ -11,6 +11,7 @@
 #include "lib/analysis/analyzer.h"
 #include "lib/cli/arguments.h"
 #include "lib/cli/commands.h"
+#include "lib/cli/rank_set_options.h"
 #include "lib/cli/source_lines.h"
 #include "lib/core/terminal_text.h"
 #include "lib/ranks/rank_traces.h"
@@ -29,9 +30,7 @@ constexpr const char kAnalyzeUsage[] =
     "\n"
     "Given the traces of a job's ranks (profile -o rank_%r under torchrun, mpirun or srun), analyzes them\n"
     "together on one clock: NCCL's share and overlap per rank, each collective's arrival skew and the rank\n"
-    "that comes late (and why), and the step imbalance.\n"
-    "  --step NAME          the NVTX range that marks a step (default: the most repeated outermost range)\n"
-    "  -j N                 traces read at once (default: the cores, at most 8; each holds one trace)\n"
+    "that comes late (and why), and the step imbalance.\n" CUSCOPE_RANK_SET_OPTIONS_USAGE
     "  --format text|json   text for people (default); json follows proto/cuscope/v1/report.proto\n"
     "  --fail-on SEVERITY   exit 1 when a finding is at least this severe (for CI)\n"
     "  --threshold N=V      override a rule threshold; --threshold help lists them\n"
@@ -103,16 +102,7 @@ int RunAnalyze(const Args& args) {
     return absl::OkStatus();
   });
   parser.Option({"--kernel-names"}, "--kernel-names takes base, demangled or mangled", KeepKernelNameStyle(&names));
-  parser.Option({"--step"}, "--step takes the name of an NVTX range", [&](const std::string& v) {
-    rank_options.summary.step_range = v;
-    return v.empty() ? absl::InvalidArgumentError("--step takes the name of an NVTX range") : absl::OkStatus();
-  });
-  parser.Option({"-j", "--jobs"}, "-j takes a number of traces to read at once (1-256)", [&](const std::string& v) {
-    if (!absl::SimpleAtoi(v, &rank_options.jobs) || rank_options.jobs < 1 || rank_options.jobs > 256) {
-      return absl::InvalidArgumentError("-j takes a number of traces to read at once (1-256)");
-    }
-    return absl::OkStatus();
-  });
+  AddRankSetOptions(parser, &rank_options);
   parser.UnknownOptionMessage(UnknownOptionOf("analyze"));
   parser.Positional([&](const std::string& arg) {
     paths.push_back(arg);

@@ -313,7 +313,11 @@ RankSetReport RankSetAnalyzer::Finish() {
       f.Add("slowest_steps", static_cast<double>(top->second), "count");
       f.Add("excess_compute_ns", dc / n, "ns");
       f.Add("excess_copy_ns", dp / n, "ns");
-      for (const auto& [row, count] : slowest_count) f.offenders.push_back({"rank", rows_[row].id.Label(), count, 0});
+      // Each rank that was the slowest in some steps, with its extra GPU work in them.
+      for (const auto& [row, count] : slowest_count) {
+        const auto& [row_compute, row_copy] = slowest_excess[row];
+        f.offenders.push_back({"rank", rows_[row].id.Label(), count, Positive(row_compute + row_copy)});
+      }
       std::sort(f.offenders.begin(), f.offenders.end(),
                 [](const analysis::Offender& a, const analysis::Offender& b) { return a.count > b.count; });
       f.recommendation =

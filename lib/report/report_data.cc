@@ -11,6 +11,7 @@
 #include "lib/analysis/tables.h"
 #include "lib/core/kernel_names.h"
 #include "lib/core/kernel_selection.h"
+#include "lib/report/analysis_json.h"
 #include "lib/report/json.h"
 #include "lib/report/timeline_lanes.h"
 
@@ -33,20 +34,6 @@ struct UnprofiledKernel {
   uint64_t count = 0;
   uint64_t time_ns = 0;
 };
-
-std::string ColumnTypeName(analysis::ColumnType t) {
-  switch (t) {
-    case analysis::ColumnType::kText:
-      return "text";
-    case analysis::ColumnType::kInteger:
-      return "integer";
-    case analysis::ColumnType::kPercent:
-      return "percent";
-    case analysis::ColumnType::kDecimal:
-      return "decimal";
-  }
-  return "text";
-}
 
 // "session" and "devices": the run, from the trace header.
 void WriteRun(const core::Trace& trace, const TimeAxis& axis, JsonWriter* w) {
@@ -81,32 +68,6 @@ void WriteSummary(const v1::TraceSummary& s, JsonWriter* w) {
     w->EndObject();
   }
   w->EndArray().EndObject();
-}
-
-// "findings", ranked as the analysis ranked them; their spans on the document's time axis.
-void WriteFindings(const std::vector<analysis::Finding>& findings, const TimeAxis& axis, JsonWriter* w) {
-  w->Key("findings").BeginArray();
-  for (const analysis::Finding& f : findings) {
-    w->BeginObject().Field("rule_id", f.rule_id).Field("severity", analysis::SeverityName(f.severity));
-    w->Field("headline", core::RenameKernelNamesIn(f.headline, core::KernelNameStyle::kBase)).Field("recoverable_ns", f.recoverable_ns);
-    w->Field("recommendation", f.recommendation).Key("numbers").BeginArray();
-    for (const analysis::Number& n : f.numbers) {
-      w->BeginObject().Field("key", n.key).Field("value", n.value).Field("unit", n.unit).EndObject();
-    }
-    w->EndArray().Key("offenders").BeginArray();
-    for (const analysis::Offender& o : f.offenders) {
-      w->BeginObject().Field("kind", o.kind).Field("name", o.name);
-      if (o.kind == "kernel") w->Field("display", core::ShortKernelName(o.name));
-      w->Field("count", o.count).Field("time_ns", o.time_ns).EndObject();
-    }
-    w->EndArray().Key("spans").BeginArray();
-    for (const analysis::Span& sp : f.spans) {
-      w->BeginObject().Field("start", axis.Relative(sp.begin)).Field("end", axis.Relative(std::max(sp.begin, sp.end)));
-      w->Field("label", sp.label).EndObject();
-    }
-    w->EndArray().EndObject();
-  }
-  w->EndArray();
 }
 
 void WriteKernelVerdicts(const std::vector<analysis::KernelVerdict>& verdicts, JsonWriter* w) {
@@ -217,26 +178,6 @@ std::vector<analysis::Table> PageTables(const core::Trace& trace, const Timeline
   return tables;
 }
 
-// "tables", each with its column types and at most `max_rows` rows (and the count of all).
-void WriteTables(const std::vector<analysis::Table>& tables, size_t max_rows, JsonWriter* w) {
-  w->Key("tables").BeginArray();
-  for (const analysis::Table& t : tables) {
-    w->BeginObject().Field("name", t.name).Field("title", t.title).Key("columns").BeginArray();
-    for (const analysis::Column& c : t.columns) {
-      w->BeginObject().Field("name", c.name).Field("type", ColumnTypeName(c.type)).EndObject();
-    }
-    w->EndArray().Field("total_rows", static_cast<uint64_t>(t.rows.size())).Key("rows").BeginArray();
-    for (size_t r = 0; r < t.rows.size() && r < max_rows; ++r) {
-      w->BeginArray();
-      // The page is read by people: kernel names short, as in the timeline (the trace keeps them whole).
-      for (const std::string& cell : t.rows[r]) w->String(core::RenameKernelNamesIn(cell, core::KernelNameStyle::kBase));
-      w->EndArray();
-    }
-    w->EndArray().EndObject();
-  }
-  w->EndArray();
-}
-
 // A lane's slices as drawn: merged when the lane has more than its `share` of the slice budget,
 // else one slice per recorded item.
 std::vector<Slice> DrawnSlices(const std::vector<SliceInput>& items, const TimeAxis& axis, uint64_t bucket_ns,
@@ -326,11 +267,11 @@ std::string BuildReportData(const Timeline& timeline, const analysis::Analysis& 
   w.Key("warnings").BeginArray();
   for (const std::string& warning : analysis.warnings) w.String(warning);
   w.EndArray();
-  WriteFindings(analysis.findings, axis, &w);
+  WriteFindingsJson(analysis.findings, axis.origin, /*with_spans=*/true, &w);
   WriteKernelVerdicts(analysis.kernel_verdicts, &w);
   WriteRoofline(analysis.kernel_verdicts, UnprofiledKernels(trace, timeline, analysis.kernel_verdicts),
                 options.max_not_measured, &w);
-  WriteTables(PageTables(trace, timeline, analysis), options.max_table_rows, &w);
+  WriteTablesJson(PageTables(trace, timeline, analysis), options.max_table_rows, &w);
   // From the timeline.
   NameTable names;
   std::vector<Lane> lanes = CollectLanes(trace, timeline, &names);

@@ -12,6 +12,7 @@
 #include "absl/status/status.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "google/protobuf/struct.pb.h"
 #include "google/protobuf/util/json_util.h"
 #include "lib/analysis/analyzer.h"
 #include "lib/cli/trace_dump.h"
@@ -21,6 +22,7 @@
 #include "lib/core/trace_reader.h"
 #include "lib/ranks/rank_set.h"
 #include "lib/ranks/rank_summary.h"
+#include "lib/report/rank_set_page.h"
 #include "lib/export/exporter.h"
 
 namespace cuscope::fuzz {
@@ -180,6 +182,11 @@ std::string CheckAnalyzer(std::string_view bytes) {
   v1::Report ranks_json;
   if (!google::protobuf::util::JsonStringToMessage(ranks::RenderRankSetJson(ranks_report), &ranks_json).ok()) {
     return "the rank set's JSON does not parse back";
+  }
+  // And its page (`report A B`): the document the page's script parses.
+  google::protobuf::Struct page;
+  if (!google::protobuf::util::JsonStringToMessage(report::BuildRankSetReportData(ranks_report), &page).ok()) {
+    return "the rank set's page data does not parse back";
   }
   return "";
 }

@@ -15,81 +15,16 @@
 #include "lib/ranks/rank_summary.h"
 #include "lib/ranks/rank_traces.h"
 #include "tests/analysis/synthetic_trace.h"
+#include "tests/ranks/rank_job.h"
 
 namespace cuscope::ranks {
 namespace {
 
 using ::testing::HasSubstr;
+using testing::Job;
+using testing::JobTraces;
+using testing::RankTrace;
 using testing::SyntheticTrace;
-
-constexpr const char* kAllReduce = "_Z39ncclDevKernel_AllReduce_Sum_f32_RING_LL24ncclDevKernelArgsStorageILm4096EE";
-constexpr double kStepUs = 20'000;
-constexpr double kComputeUs = 10'000;
-constexpr double kAllReduceUs = 1'000;
-
-struct Job {
-  int ranks = 4;
-  int steps = 20;
-  int late_rank = -1;          // the straggler, if any
-  double extra_compute_us = 0; // its extra compute before each all-reduce
-  double host_gap_us = 0;      // or its GPU idle before the all-reduce (the launch came late)
-  double copy_us = 0;          // or an input copy before it
-  bool overlap = false;        // the all-reduce beside a second compute kernel
-  bool payloads = true;        // NCCL's NVTX ranges with payloads
-  double jitter_us = 3;        // arrival jitter between ranks
-};
-
-// Rank `r`'s trace; its CUPTI clock runs `clock_shift_us` ahead of the wall clock (another host),
-// with a clock reference saying so unless `reference` is false.
-std::string RankTrace(const Job& job, int r, double clock_shift_us = 0, bool reference = true) {
-  SyntheticTrace t;
-  v1::Session* s = t.header().mutable_session();
-  s->set_rank(r);
-  s->set_local_rank(r);
-  s->set_world_size(job.ranks);
-  s->set_launcher("torchrun");
-  s->set_job_id("job-7");
-  s->set_host(clock_shift_us != 0 ? "node-b" : "node-a");
-  s->set_boot_id(clock_shift_us != 0 ? "boot-b" : "boot-a");
-  s->set_pid(1000 + r);
-  if (reference) {
-    s->set_clock_ref_cupti_ns(testing::Us(clock_shift_us));
-    s->set_clock_ref_realtime_ns(testing::Us(0));
-  }
-  const bool late = r == job.late_rank;
-  for (int step = 0; step < job.steps; ++step) {
-    const double t0 = step * kStepUs + clock_shift_us;
-    t.NvtxRange("step", t0, t0 + kStepUs - 100, 1);
-    const double compute = kComputeUs + (late ? job.extra_compute_us : 0);
-    t.Launch("_Z4gemmPKfS0_Pf", t0 + 10, 5, t0 + 100, compute, 7, 1);
-    double ready = t0 + 100 + compute;
-    if (late && job.copy_us > 0) {
-      const uint64_t corr = t.Api("cudaMemcpyAsync", ready - 50, 5);
-      t.Memcpy(v1::COPY_KIND_HTOD, ready, job.copy_us, 1 << 20, true, v1::MEMORY_KIND_PINNED, 7, corr);
-      ready += job.copy_us;
-    }
-    if (late) ready += job.host_gap_us;
-    // Arrival: this rank's all-reduce kernel starts; jitter spreads the ranks a little.
-    const double jitter = job.jitter_us * ((r * 7 + step * 3) % 5) / 4.0;
-    // The latest arrival among the ranks, for the common end.
-    double latest = t0 + 100 + kComputeUs + job.jitter_us;
-    if (job.late_rank >= 0) latest += job.extra_compute_us + job.copy_us + job.host_gap_us;
-    const double arrival = (job.overlap ? t0 + 100 + compute / 2 : ready) + jitter;
-    const double end = (job.overlap ? t0 + 100 + compute / 2 + job.jitter_us : latest) + kAllReduceUs;
-    if (job.payloads) {
-      t.NcclCall("ncclAllReduce", arrival - 40, arrival - 5, 0x5eed, 64ull << 20, 0, 1);
-    }
-    const uint64_t corr = t.Api("cuLaunchKernelEx", arrival - 30, 5, 1);
-    t.Kernel(kAllReduce, arrival, end - arrival, 9, corr);
-  }
-  return t.Write();
-}
-
-std::vector<std::string> JobTraces(const Job& job) {
-  std::vector<std::string> paths;
-  for (int r = 0; r < job.ranks; ++r) paths.push_back(RankTrace(job, r));
-  return paths;
-}
 
 RankSetReport Analyze(const std::vector<std::string>& paths, analysis::Thresholds thresholds = {}) {
   RankTracesOptions options;
@@ -140,6 +75,11 @@ TEST(RankSetTest, AStragglerByComputeIsNamedWithItsCause) {
   ASSERT_NE(steps, nullptr);
   EXPECT_THAT(steps->headline, HasSubstr("rank 3 is the slowest of 4 ranks in 20 of 20 'step' steps"));
   EXPECT_NEAR(*steps->number("imbalance_ns"), 4e6, 0.01e6) << "within 10% of the delay: exactly it here";
+  // The offender is the rank, with its extra GPU work over the steps it was the slowest in.
+  ASSERT_EQ(steps->offenders.size(), 1u);
+  EXPECT_EQ(steps->offenders[0].name, "rank 3");
+  EXPECT_EQ(steps->offenders[0].count, 20u);
+  EXPECT_NEAR(static_cast<double>(steps->offenders[0].time_ns), 20 * 4e6, 0.2e6);
 }
 
 TEST(RankSetTest, AStragglerByAHostGapIsNamedWithItsCause) {

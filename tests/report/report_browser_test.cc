@@ -20,6 +20,9 @@
 #include "lib/analysis/analyzer.h"
 #include "lib/core/metric_sets.h"
 #include "lib/report/html_report.h"
+#include "lib/report/rank_set_page.h"
+#include "lib/ranks/rank_traces.h"
+#include "tests/ranks/rank_job.h"
 #include "tests/report/report_test_traces.h"
 
 namespace cuscope::report {
@@ -266,6 +269,43 @@ TEST(ReportBrowserTest, RooflinePointsAreDrawn) {
   EXPECT_NE(dom.find("FP16 tensor 960 TFLOP/s"), std::string::npos);
   EXPECT_NE(dom.find("id=\"roofline-points\""), std::string::npos);
   EXPECT_NE(dom.find("gemm [grid 1024 1 1, block 256 1 1]"), std::string::npos);
+}
+
+// A job's rank traces: the ranks' chart instead of the timeline and the roofline, the straggler's
+// row marked, its finding's headline rendered, and "show all" on a set too big to list at once.
+TEST(ReportBrowserTest, RankSetPageDrawsTheRanks) {
+  testing::Job job;
+  job.ranks = 70;
+  job.steps = 6;
+  job.late_rank = 3;
+  job.extra_compute_us = 4'000;
+  ranks::RankTracesOptions options;
+  absl::StatusOr<ranks::RankSetReport> set = ranks::AnalyzeRankTraces(testing::JobTraces(job), options);
+  ASSERT_TRUE(set.ok()) << set.status();
+  ASSERT_FALSE(set->findings.empty());
+  std::string page = RenderRankSetHtmlReport(*set);
+  constexpr char kDriver[] = R"js(<script>
+document.querySelectorAll('#ranks button').forEach((b) => b.click());
+document.body.dataset.rankRows = String(document.querySelectorAll('#rank-chart tbody tr').length);
+</script>
+)js";
+  page.insert(page.rfind("</body>"), kDriver);
+  const std::string html = absl::StrCat(TempDir(), "/ranks.html");
+  std::ofstream(html) << page;
+  const std::string dom = RenderedDom(html);
+  ExpectRenderedCleanly(dom, html);
+  for (const analysis::Finding& f : set->findings) {
+    EXPECT_NE(dom.find(DomText(f.headline)), std::string::npos) << "headline not rendered: " << f.headline;
+  }
+  EXPECT_NE(dom.find("rank 3 is the straggler"), std::string::npos);
+  EXPECT_NE(dom.find("id=\"ranks-section\">"), std::string::npos) << "shown";
+  EXPECT_NE(dom.find("id=\"timeline-section\" hidden"), std::string::npos);
+  EXPECT_NE(dom.find("id=\"roofline-section\" hidden"), std::string::npos);
+  EXPECT_NE(dom.find("<tr class=\"named-rank\"><td class=\"name\""), std::string::npos);
+  EXPECT_NE(dom.find(">rank 3</td>"), std::string::npos);
+  EXPECT_NE(dom.find("data-rank-rows=\"70\""), std::string::npos) << "all ranks after show all";
+  EXPECT_NE(dom.find("id=\"table-rank_collectives\""), std::string::npos);
+  EXPECT_NE(dom.find(">70</div>"), std::string::npos) << "the ranks card";
 }
 
 }  // namespace

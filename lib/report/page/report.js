@@ -76,7 +76,11 @@ function fmtNumber(n) {
 }
 
 const D = JSON.parse($('cuscope-data').textContent);
-const TL = D.timeline;
+// A rank set's page (format cuscope-rank-report/1) has no timeline, roofline or trace summary:
+// the ranks' chart takes their place.
+const RANK_SET = D.format === 'cuscope-rank-report/1';
+const TL = D.timeline || {span_ns: 0, bucket_ns: 1, lanes: [], names: [], recorded_slices: 0, drawn_slices: 0,
+  merged_lanes: 0};
 const NAMES = TL.names;
 
 // Slice categories, in the order of report_data.h's SliceCategory.
@@ -100,6 +104,7 @@ function sliceColor(category, name) {
 
 // ---- Header and overview.
 function renderOverview() {
+  if (RANK_SET) { renderRankSetOverview(); return; }
   const s = D.summary;
   const devs = D.devices.map((d) => 'GPU ' + d.id + ': ' + d.name + ' (sm_' + d.compute_capability.replace('.', '') +
     ', ' + d.sm_count + ' SMs)');
@@ -108,8 +113,6 @@ function renderOverview() {
     devs.join('; '), D.session.command ? 'command: ' + D.session.command : ''].filter(Boolean).join(' · ');
   document.title = 'cuscope report: ' + D.trace;
   const cards = $('cards');
-  const card = (label, value, sub) => el('div', {class: 'card'}, el('div', {class: 'label', text: label}),
-    el('div', {class: 'value', text: value}), sub ? el('div', {class: 'sub', text: sub}) : null);
   cards.appendChild(card('End to end', fmtDur(s.span_ns), 'first to last recorded activity'));
   for (const d of s.devices) {
     cards.appendChild(card('GPU ' + d.device + ' busy', fmtPct(d.busy_share), 'of its active ' +
@@ -120,13 +123,36 @@ function renderOverview() {
   cards.appendChild(card('Kernels', fmtInt(s.kernels), fmtDur(kernelTime) + ' kernel time'));
   cards.appendChild(card('Copies / memsets', fmtInt(s.memcpys) + ' / ' + fmtInt(s.memsets)));
   cards.appendChild(card('CUDA API calls', fmtInt(s.api_calls), fmtInt(s.records) + ' records'));
-  const bySeverity = {error: 0, warning: 0, info: 0};
-  for (const f of D.findings) bySeverity[f.severity] = (bySeverity[f.severity] || 0) + 1;
-  cards.appendChild(card('Findings', String(D.findings.length),
-    bySeverity.error + ' error, ' + bySeverity.warning + ' warning, ' + bySeverity.info + ' info'));
+  cards.appendChild(card('Findings', String(D.findings.length), findingCounts()));
   const warn = $('warnings');
   for (const w of D.warnings) warn.appendChild(el('li', {text: w}));
   if (s.truncated) warn.appendChild(el('li', {text: 'the trace is truncated: the report covers what was read'}));
+}
+
+const card = (label, value, sub) => el('div', {class: 'card'}, el('div', {class: 'label', text: label}),
+  el('div', {class: 'value', text: value}), sub ? el('div', {class: 'sub', text: sub}) : null);
+
+function findingCounts() {
+  const bySeverity = {error: 0, warning: 0, info: 0};
+  for (const f of D.findings) bySeverity[f.severity] = (bySeverity[f.severity] || 0) + 1;
+  return bySeverity.error + ' error, ' + bySeverity.warning + ' warning, ' + bySeverity.info + ' info';
+}
+
+function renderRankSetOverview() {
+  const R = D.ranks;
+  $('run-info').textContent = [D.trace, D.session.host ? 'hosts: ' + D.session.host : ''].filter(Boolean).join(' · ');
+  document.title = 'cuscope report: ' + D.trace;
+  const cards = $('cards');
+  cards.appendChild(card('Ranks', fmtInt(R.rows.length), D.session.host ? 'on ' + D.session.host : ''));
+  let communication = 0, exposed = 0;
+  for (const r of R.rows) { communication += r.communication_ns; exposed += r.exposed_ns; }
+  cards.appendChild(card('Collectives matched', fmtInt(R.matched_instances), 'on every rank with collectives'));
+  cards.appendChild(card('Communication', fmtDur(communication), fmtDur(exposed) + ' of it exposed, all ranks'));
+  cards.appendChild(card('Steps', R.step_name ? fmtInt(R.matched_steps) : '-',
+    R.step_name ? '\'' + R.step_name + '\' on every rank' : 'no NVTX range repeats on the ranks'));
+  cards.appendChild(card('Findings', String(D.findings.length), findingCounts()));
+  const warn = $('warnings');
+  for (const w of D.warnings) warn.appendChild(el('li', {text: w}));
 }
 
 // ---- Findings.
@@ -435,6 +461,7 @@ function setupTimelineEvents() {
 }
 
 function renderTimeline() {
+  if (!D.timeline) { $('timeline-section').hidden = true; return; }
   layout();
   clampView(0, TL.span_ns);
   const note = $('timeline-note');
@@ -467,6 +494,7 @@ function renderTimeline() {
 
 // ---- Roofline (log-log SVG).
 function renderRoofline() {
+  if (!D.roofline) { $('roofline-section').hidden = true; return; }
   const R = D.roofline, box = $('roofline');
   const points = R.points;
   const device = D.devices.find((d) => points.length ? d.id === points[0].device : d.peak_dram_bytes_per_second > 0) ||
@@ -605,6 +633,62 @@ function rooflineChart(device, points) {
   return root;
 }
 
+// ---- The ranks side by side (a rank set's page): per rank its median step and the GPU work in it,
+// its communication split into exposed and overlapped, and how often and by how much it was the last
+// to arrive at a collective. Bars share one scale per column; the ranks the findings name are marked.
+function renderRanks() {
+  if (!RANK_SET) return;
+  $('ranks-section').hidden = false;
+  const R = D.ranks, box = $('ranks');
+  const named = new Set();
+  for (const f of D.findings) {
+    for (const n of f.numbers) if (n.key === 'rank') named.add(Number(n.value));
+  }
+  let maxStep = 0, maxComm = 0, maxLate = 0;
+  for (const r of R.rows) {
+    maxStep = Math.max(maxStep, r.step_median_ns);
+    maxComm = Math.max(maxComm, r.communication_ns);
+    maxLate = Math.max(maxLate, r.late_ns);
+  }
+  const WIDTH = 160;
+  const bar = (parts, max) => el('div', {class: 'rank-bar', style: 'width:' + WIDTH + 'px'},
+    parts.map(([value, cls, title]) => el('i', {class: cls, title,
+      style: 'width:' + (max > 0 ? Math.max(0, WIDTH * value / max) : 0).toFixed(1) + 'px'})));
+  const steps = R.step_name !== '';
+  const head = el('tr', {}, el('th', {text: 'rank'}), el('th', {text: 'host'}),
+    steps ? el('th', {text: 'median \'' + R.step_name + '\' step (GPU work | rest)'}) : null,
+    el('th', {text: 'communication (exposed | overlapped by compute)'}),
+    el('th', {text: 'last to arrive at a collective'}));
+  const body = el('tbody');
+  const addRows = (from, to) => {
+    for (let i = from; i < to; ++i) {
+      const r = R.rows[i];
+      const work = Math.min(r.step_work_median_ns, r.step_median_ns);
+      body.appendChild(el('tr', {class: named.has(r.rank) ? 'named-rank' : null},
+        el('td', {class: 'name', text: r.label, title: r.path + (r.clock_aligned ? '' : ' (no clock reference)')}),
+        el('td', {class: 'name', text: r.host}),
+        steps ? el('td', {}, bar([[work, 'work', 'GPU work ' + fmtDur(work)],
+          [r.step_median_ns - work, 'rest', 'rest of the step ' + fmtDur(r.step_median_ns - work)]], maxStep),
+        el('span', {class: 'note', text: ' ' + fmtDur(r.step_median_ns) + ' (' + fmtDur(work) + ' work)'})) : null,
+        el('td', {}, bar([[r.exposed_ns, 'exposed', 'exposed ' + fmtDur(r.exposed_ns)],
+          [r.overlapped_ns, 'overlapped', 'overlapped ' + fmtDur(r.overlapped_ns)]], maxComm),
+        el('span', {class: 'note', text: ' ' + fmtDur(r.communication_ns) + ' (' + fmtDur(r.exposed_ns) +
+          ' exposed)'})),
+        el('td', {}, bar([[r.late_ns, 'late', 'later than the others by ' + fmtDur(r.late_ns) + ' in all']], maxLate),
+          el('span', {class: 'note', text: ' ' + fmtInt(r.last_arrivals) + '× of ' + fmtInt(R.matched_instances) +
+            (r.late_ns ? ', ' + fmtDur(r.late_ns) + ' late in all' : '')}))));
+    }
+  };
+  const SHOWN = 64;
+  addRows(0, Math.min(SHOWN, R.rows.length));
+  box.appendChild(el('div', {class: 'table-block'}, el('table', {id: 'rank-chart'}, el('thead', {}, head), body)));
+  if (R.rows.length > SHOWN) {
+    const more = el('button', {text: 'show all ' + R.rows.length + ' ranks'});
+    more.addEventListener('click', () => { addRows(SHOWN, R.rows.length); more.remove(); });
+    box.appendChild(more);
+  }
+}
+
 // ---- Summary tables.
 function formatCell(value, type) {
   if (type === 'text') return value;
@@ -681,7 +765,8 @@ function renderFlame() {
   box.style.height = (depth * rowHeight) + 'px';
 }
 
-for (const [name, fn] of [['overview', renderOverview], ['findings', renderFindings], ['timeline', renderTimeline],
+for (const [name, fn] of [['overview', renderOverview], ['findings', renderFindings], ['ranks', renderRanks],
+  ['timeline', renderTimeline],
   ['roofline', renderRoofline], ['flame', renderFlame], ['tables', renderTables]]) {
   try {
     fn();
