@@ -5,11 +5,11 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "google/protobuf/struct.pb.h"
-#include "google/protobuf/util/json_util.h"
 #include "gtest/gtest.h"
 #include "lib/core/gpu_counters.h"
 #include "lib/core/metric_sets.h"
 #include "lib/report/report_data.h"
+#include "tests/report/report_test_support.h"
 #include "tests/report/report_test_traces.h"
 
 namespace cuscope::report {
@@ -18,31 +18,13 @@ namespace {
 using ::cuscope::testing::SyntheticTrace;
 using google::protobuf::Struct;
 using google::protobuf::Value;
+using testing::At;
+using testing::EmbeddedData;
 
 size_t Count(const std::string& text, const std::string& what) {
   size_t n = 0;
   for (size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + what.size())) ++n;
   return n;
-}
-
-// The JSON the page embeds, parsed.
-Struct EmbeddedData(const std::string& page) {
-  const std::string open = "<script type=\"application/json\" id=\"cuscope-data\">";
-  const size_t begin = page.find(open);
-  EXPECT_NE(begin, std::string::npos);
-  const size_t end = page.find("</script>", begin);
-  Struct data;
-  const auto status =
-      google::protobuf::util::JsonStringToMessage(page.substr(begin + open.size(), end - begin - open.size()), &data);
-  EXPECT_TRUE(status.ok()) << status;
-  return data;
-}
-
-const Value& At(const Struct& s, const std::string& key) {
-  static const Value kNull;
-  auto it = s.fields().find(key);
-  EXPECT_NE(it, s.fields().end()) << key;
-  return it == s.fields().end() ? kNull : it->second;
 }
 
 // A launch-bound loop, and one kernel profiled with the roofline set: 2.4e9 FP32 operations over

@@ -5,39 +5,26 @@
 
 #include <unistd.h>
 
-#include <fstream>
-#include <sstream>
 #include <string>
 #include <vector>
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "google/protobuf/struct.pb.h"
-#include "google/protobuf/util/json_util.h"
 #include "gtest/gtest.h"
 #include "lib/cli/commands.h"
 #include "lib/ranks/rank_traces.h"
 #include "tests/ranks/rank_job.h"
+#include "tests/report/report_test_support.h"
 
 namespace cuscope::report {
 namespace {
 
 using google::protobuf::Struct;
 using google::protobuf::Value;
-
-Struct Parse(const std::string& json) {
-  Struct data;
-  const auto status = google::protobuf::util::JsonStringToMessage(json, &data);
-  EXPECT_TRUE(status.ok()) << status;
-  return data;
-}
-
-const Value& At(const Struct& s, const std::string& key) {
-  static const Value kNull;
-  auto it = s.fields().find(key);
-  EXPECT_NE(it, s.fields().end()) << key;
-  return it == s.fields().end() ? kNull : it->second;
-}
+using testing::At;
+using testing::ReadFile;
+using testing::ParseJsonObject;
 
 ranks::RankSetReport AnalyzeJob(const testing::Job& job) {
   ranks::RankTracesOptions options;
@@ -59,7 +46,7 @@ TEST(RankSetPageTest, AStragglersRowAndFindingAreOnThePage) {
   testing::Job job;
   job.late_rank = 3;
   job.extra_compute_us = 4'000;
-  const Struct data = Parse(BuildRankSetReportData(AnalyzeJob(job)));
+  const Struct data = ParseJsonObject(BuildRankSetReportData(AnalyzeJob(job)));
   EXPECT_EQ(At(data, "format").string_value(), "cuscope-rank-report/1");
   EXPECT_EQ(At(data, "trace").string_value(), "4 rank traces, job job-7 (torchrun)");
   EXPECT_EQ(At(At(data, "session").struct_value(), "host").string_value(), "node-a");
@@ -101,7 +88,7 @@ TEST(RankSetPageTest, AStragglersRowAndFindingAreOnThePage) {
 }
 
 TEST(RankSetPageTest, ABalancedJobNamesNoRank) {
-  const Struct data = Parse(BuildRankSetReportData(AnalyzeJob(testing::Job{})));
+  const Struct data = ParseJsonObject(BuildRankSetReportData(AnalyzeJob(testing::Job{})));
   const std::vector<std::string> ids = RuleIds(data);
   EXPECT_EQ(std::find(ids.begin(), ids.end(), "ranks.straggler"), ids.end());
   EXPECT_EQ(std::find(ids.begin(), ids.end(), "ranks.step_imbalance"), ids.end());
@@ -118,17 +105,10 @@ TEST(RankSetPageTest, TheTitleNamesTheSetAndItsHosts) {
   absl::StatusOr<ranks::RankSetReport> report = ranks::AnalyzeRankTraces(paths, options);
   ASSERT_TRUE(report.ok()) << report.status();
   EXPECT_EQ(RankSetTitle(*report), "2 rank traces, job job-7 (torchrun)");
-  const Struct data = Parse(BuildRankSetReportData(*report));
+  const Struct data = ParseJsonObject(BuildRankSetReportData(*report));
   EXPECT_EQ(At(At(data, "session").struct_value(), "host").string_value(), "node-a, node-b");
   const std::string page = RenderRankSetHtmlReport(*report);
   EXPECT_TRUE(absl::StrContains(page, "<title>cuscope report: 2 rank traces, job job-7 (torchrun)</title>"));
-}
-
-std::string ReadFile(const std::string& path) {
-  std::ifstream in(path);
-  std::ostringstream s;
-  s << in.rdbuf();
-  return s.str();
 }
 
 TEST(RankSetPageTest, TheCommandWritesOnePageForSeveralTraces) {
@@ -136,9 +116,7 @@ TEST(RankSetPageTest, TheCommandWritesOnePageForSeveralTraces) {
   job.late_rank = 1;
   job.host_gap_us = 3'000;
   const std::vector<std::string> paths = testing::JobTraces(job);
-  const char* dir = std::getenv("TEST_TMPDIR");
-  const std::string out = absl::StrCat(dir ? dir : "/tmp", "/cuscope_rank_page_", getpid(), ".html");
-  std::remove(out.c_str());
+  const std::string out = testing::TempPath("cuscope_rank_page", ".html");
   std::vector<std::string> args = paths;
   // Without -o there is no one name to derive from several traces: refused, nothing written.
   EXPECT_EQ(cli::RunReport(args), 2);

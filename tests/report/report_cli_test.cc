@@ -11,26 +11,15 @@
 #include "gtest/gtest.h"
 #include "lib/cli/commands.h"
 #include "lib/report/tuning_log.h"
+#include "tests/report/report_test_support.h"
 #include "tests/report/report_test_traces.h"
 
 namespace cuscope::cli {
 namespace {
 
-std::string TempPath(const std::string& extension) {
-  static std::atomic<int> counter{0};
-  const char* dir = std::getenv("TEST_TMPDIR");
-  const std::string path =
-      absl::StrCat(dir ? dir : "/tmp", "/cuscope_cli_report_", getpid(), "_", counter++, extension);
-  std::remove(path.c_str());
-  return path;
-}
+using testing::ReadFile;
 
-std::string ReadFile(const std::string& path) {
-  std::ifstream in(path);
-  std::ostringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
+std::string TempPath(const std::string& extension) { return testing::TempPath("cuscope_cli_report", extension); }
 
 TEST(ReportCommandTest, WritesTheFile) {
   const std::string trace = testing::LaunchBoundRun();

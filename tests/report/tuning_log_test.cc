@@ -13,6 +13,7 @@
 #include "absl/strings/str_split.h"
 #include "absl/time/time.h"
 #include "gtest/gtest.h"
+#include "tests/report/report_test_support.h"
 #include "tests/report/report_test_traces.h"
 
 namespace cuscope::report {
@@ -25,20 +26,9 @@ DiffOptions EndToEnd() {
   return options;
 }
 
-std::string TempLog(const std::string& extension) {
-  static std::atomic<int> counter{0};
-  const char* dir = std::getenv("TEST_TMPDIR");
-  const std::string path = absl::StrCat(dir ? dir : "/tmp", "/cuscope_log_test_", getpid(), "_", counter++, extension);
-  std::remove(path.c_str());
-  return path;
-}
+using testing::ReadFile;
 
-std::string ReadFile(const std::string& path) {
-  std::ifstream in(path);
-  std::ostringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
+std::string TempLog(const std::string& extension) { return testing::TempPath("cuscope_log_test", extension); }
 
 struct Runs {
   std::vector<RunFigures> base, next;
