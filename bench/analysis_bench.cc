@@ -15,6 +15,7 @@
 #include <new>
 
 #include "lib/analysis/analyzer.h"
+#include "lib/analysis/communication.h"
 #include "lib/analysis/rules/rules.h"
 #include "lib/core/trace.h"
 
@@ -161,8 +162,56 @@ void BM_CommunicationRule(benchmark::State& state) {
   state.SetItemsProcessed(static_cast<int64_t>(state.iterations() * trace.record_count()));
 }
 
+// NCCL's kernels joined to their calls when no call encloses their launches (a CUDA graph replay
+// launches outside every NCCL range): `n` short NCCL calls on one thread, then `n` NCCL kernels
+// launched after them. Each lookup walks at most the ranges' nesting, never back over the calls:
+// the time grows with n, not with n squared.
+Trace NcclCallsThenKernels(uint64_t n) {
+  Trace trace;
+  v1::Chunk defs;
+  const char* names[] = {"ncclDevKernel_AllReduce_Sum_f32_RING_LL", "cudaGraphLaunch_v10000", "NCCL", "ncclAllReduce"};
+  for (uint32_t i = 0; i < 4; ++i) {
+    auto* str = defs.add_strings();
+    str->set_id(i + 1);
+    str->set_value(names[i]);
+  }
+  auto* k = defs.add_kernel_signatures();
+  k->set_id(1);
+  k->set_name(1);
+  auto* f = defs.add_api_functions();
+  f->set_id(1);
+  f->set_domain(v1::API_DOMAIN_RUNTIME);
+  f->set_callback_id(1);
+  f->set_name(2);
+  auto* th = defs.add_threads();
+  th->set_id(1);
+  th->set_tid(1);
+  (void)trace.dict.Absorb(defs);
+  uint64_t t = 1'000'000'000;
+  for (uint64_t i = 0; i < n; ++i, t += 1000) {
+    trace.nvtx.push_back({t, v1::NVTX_KIND_RANGE_START, i + 1, 1, 4, 3});
+    trace.nvtx.push_back({t + 500, v1::NVTX_KIND_RANGE_END, i + 1, 1, 0, 0});
+  }
+  for (uint64_t i = 0; i < n; ++i, t += 10'000) {
+    trace.api_calls.push_back({t, t + 1000, i + 1, 1, 1, 0});
+    trace.kernels.push_back({t + 2000, t + 7000, i + 1, 1, 9, 0, 0, 0});
+  }
+  return trace;
+}
+
+void BM_NcclKernelsOutsideTheirCalls(benchmark::State& state) {
+  const Trace trace = NcclCallsThenKernels(static_cast<uint64_t>(state.range(0)));
+  const cuscope::analysis::Timeline timeline = cuscope::analysis::Timeline::Build(trace);
+  for (auto _ : state) {
+    const cuscope::analysis::Communication comm = cuscope::analysis::BuildCommunication(timeline);
+    benchmark::DoNotOptimize(comm.ops.data());
+  }
+  state.SetItemsProcessed(static_cast<int64_t>(state.iterations() * state.range(0)));
+}
+
 BENCHMARK(BM_AnalyzeTrace)->Arg(10'000'000)->Unit(benchmark::kMillisecond)->Iterations(3);
 BENCHMARK(BM_CommunicationRule)->Arg(10'000'000)->Unit(benchmark::kMillisecond)->Iterations(3);
+BENCHMARK(BM_NcclKernelsOutsideTheirCalls)->Arg(10'000)->Arg(100'000)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_AnalyzeTrace)->Arg(1'000'000)->Unit(benchmark::kMillisecond)->Iterations(1);
 
 }  // namespace

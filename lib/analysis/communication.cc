@@ -1,6 +1,7 @@
 #include "lib/analysis/communication.h"
 
 #include <algorithm>
+#include <utility>
 
 #include "absl/container/flat_hash_map.h"
 
@@ -9,51 +10,86 @@ namespace {
 
 constexpr std::string_view kNcclDomain = "NCCL";
 
-// The calls of each thread, by start (indices into Communication.calls).
-using CallsByThread = absl::flat_hash_map<uint32_t, std::vector<uint32_t>>;
+constexpr int64_t kNone = -1;
+// Ranges nest a few deep (a collective inside a group); a trace that claims more is not followed
+// further, so that no input makes a lookup walk far.
+constexpr int kMaxNesting = 64;
 
-// The innermost call on `thread` whose range holds `time`, or -1.
-int64_t CallAt(const std::vector<NcclCall>& calls, const std::vector<uint32_t>& on_thread, uint64_t time) {
-  auto it = std::upper_bound(on_thread.begin(), on_thread.end(), time,
-                             [&calls](uint64_t t, uint32_t i) { return t < calls[i].start; });
-  // Ranges of one thread nest: walk back to the latest one that still holds `time`.
-  while (it != on_thread.begin()) {
-    --it;
-    if (calls[*it].end >= time) return *it;
+// One thread's calls, by start (indices into Communication.calls), each with the call whose range
+// encloses it (kNone at the outermost level), and the collectives of each outermost group: what the
+// ncclGroupEnd that closes it launches.
+struct ThreadCalls {
+  std::vector<uint32_t> calls;
+  std::vector<int64_t> parent;  // by position in `calls`: the enclosing call's position
+  absl::flat_hash_map<uint32_t, std::vector<uint32_t>> group_members;  // ncclGroupEnd call -> collectives
+};
+using CallsByThread = absl::flat_hash_map<uint32_t, ThreadCalls>;
+
+// Parents from the nesting of the ranges (one stack pass), and groups from ncclGroupStart and
+// ncclGroupEnd in call order (their depth counted, so that nested groups belong to the outermost).
+void IndexThread(const std::vector<NcclCall>& calls, ThreadCalls& t) {
+  t.parent.assign(t.calls.size(), kNone);
+  std::vector<size_t> open;  // positions whose range is still open
+  size_t depth = 0;
+  std::vector<uint32_t> members;
+  for (size_t pos = 0; pos < t.calls.size(); ++pos) {
+    const NcclCall& call = calls[t.calls[pos]];
+    while (!open.empty() && calls[t.calls[open.back()]].end < call.start) open.pop_back();
+    if (!open.empty()) t.parent[pos] = static_cast<int64_t>(open.back());
+    open.push_back(pos);
+    if (call.api == "ncclGroupStart") {
+      ++depth;
+    } else if (call.api == "ncclGroupEnd") {
+      if (depth > 0 && --depth == 0) t.group_members[t.calls[pos]] = std::exchange(members, {});
+    } else if (depth > 0 && call.collective != Collective::kUnknown) {
+      members.push_back(t.calls[pos]);
+    }
   }
-  return -1;
+}
+
+// The position in `t` of the innermost call whose range holds `time`, or kNone: the latest call
+// that starts by then, else the nearest of its enclosing calls that is still open.
+int64_t InnermostAt(const std::vector<NcclCall>& calls, const ThreadCalls& t, uint64_t time) {
+  auto it = std::upper_bound(t.calls.begin(), t.calls.end(), time,
+                             [&calls](uint64_t at, uint32_t i) { return at < calls[i].start; });
+  if (it == t.calls.begin()) return kNone;
+  int64_t pos = (it - t.calls.begin()) - 1;
+  for (int depth = 0; pos != kNone && depth < kMaxNesting; ++depth) {
+    if (calls[t.calls[static_cast<size_t>(pos)]].end >= time) return pos;
+    pos = t.parent[static_cast<size_t>(pos)];
+  }
+  return kNone;
 }
 
 void Join(NcclCall& call, CommunicationOp& op) {
   call.ran_kernel = true;
   ++op.calls;
+  if (op.collective == Collective::kUnknown) op.collective = call.collective;
   if (!call.payload) return;
   op.bytes = op.bytes.value_or(0) + call.payload->bytes;
   if (call.payload->communicator && !op.communicator) op.communicator = call.payload->communicator;
 }
 
-// Joins `op`, launched on `thread` at `time`, to its calls.
-void JoinToCalls(std::vector<NcclCall>& calls, const std::vector<uint32_t>& on_thread, uint64_t time,
-                 CommunicationOp& op) {
-  const int64_t at = CallAt(calls, on_thread, time);
-  if (at < 0) return;
-  NcclCall& call = calls[static_cast<size_t>(at)];
-  if (call.collective != Collective::kUnknown) {
-    Join(call, op);
-    if (op.collective == Collective::kUnknown) op.collective = call.collective;
+// Joins `op`, launched on the thread of `t` at `time`, to its calls: the innermost enclosing call
+// that is a collective, or the end of a group. A group's collectives go to the first kernel its end
+// launched (handed over once, so that however many kernels a group launches, each member is looked
+// at once).
+void JoinToCalls(std::vector<NcclCall>& calls, ThreadCalls& t, uint64_t time, CommunicationOp& op) {
+  int64_t pos = InnermostAt(calls, t, time);
+  for (int depth = 0; pos != kNone && depth < kMaxNesting; ++depth, pos = t.parent[static_cast<size_t>(pos)]) {
+    const uint32_t index = t.calls[static_cast<size_t>(pos)];
+    NcclCall& call = calls[index];
+    if (call.collective != Collective::kUnknown) {
+      Join(call, op);
+      return;
+    }
+    auto group = t.group_members.find(index);
+    if (group == t.group_members.end()) continue;  // an inner group's end, or no collective
+    for (uint32_t member : group->second) {
+      if (!calls[member].ran_kernel) Join(calls[member], op);
+    }
+    t.group_members.erase(group);
     return;
-  }
-  if (call.api != "ncclGroupEnd") return;
-  // A group: every collective called since its ncclGroupStart on this thread, not yet joined.
-  auto it = std::lower_bound(on_thread.begin(), on_thread.end(), call.start,
-                             [&calls](uint32_t i, uint64_t t) { return calls[i].start < t; });
-  while (it != on_thread.begin()) {
-    --it;
-    NcclCall& member = calls[*it];
-    if (member.api == "ncclGroupStart") break;
-    if (member.collective == Collective::kUnknown || member.ran_kernel) continue;
-    Join(member, op);
-    if (op.collective == Collective::kUnknown) op.collective = member.collective;
   }
 }
 
@@ -107,7 +143,8 @@ Communication BuildCommunication(const Timeline& timeline) {
   out.calls = NcclCalls(trace);
   for (const NcclCall& c : out.calls) out.has_payloads |= c.payload.has_value();
   CallsByThread by_thread;
-  for (uint32_t i = 0; i < out.calls.size(); ++i) by_thread[out.calls[i].thread].push_back(i);
+  for (uint32_t i = 0; i < out.calls.size(); ++i) by_thread[out.calls[i].thread].calls.push_back(i);
+  for (auto& [thread, calls] : by_thread) IndexThread(out.calls, calls);
 
   // What each kernel signature is, parsed once; a trace without NCCL's kernels (most) ends here,
   // before any per-kernel work.
@@ -149,10 +186,9 @@ Communication BuildCommunication(const Timeline& timeline) {
           JoinToCalls(out.calls, calls->second, launch->start, op);
         }
       }
-      out.communication_kernel_ns += span.length();
       out.ops.push_back(op);
     }
-    if (communication.empty() && compute.empty()) continue;
+    if (communication.empty()) continue;  // a device that only computed
     const IntervalSet comm_set = UnionOf(std::move(communication));
     dc.compute = UnionOf(std::move(compute));
     dc.communication_ns = TotalLength(comm_set);

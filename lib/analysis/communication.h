@@ -3,9 +3,10 @@
 // communication ran while other kernels computed and how much was exposed: GPU time when only
 // communication ran, the part on the critical path.
 //
-// A kernel is joined to its calls through the call that launched it (its correlation id): the NCCL
-// range around that launch on the launching thread is the call; a launch inside ncclGroupEnd runs
-// every collective called since the group's ncclGroupStart on that thread (their bytes summed).
+// A kernel is joined to its calls through the call that launched it (its correlation id): the
+// innermost NCCL range around that launch on the launching thread is the call; a launch inside the
+// ncclGroupEnd that closes the outermost group runs every collective called in that group on that
+// thread (their bytes summed; the group's first kernel takes them all).
 // Without NCCL's NVTX ranges (nvtx not recorded, NCCL_NVTX_DISABLE, NCCL before 2.16) kernels have
 // no bytes or communicator, and say so.
 #ifndef CUSCOPE_LIB_ANALYSIS_COMMUNICATION_H_
@@ -64,9 +65,7 @@ struct Communication {
   std::vector<NcclCall> calls;       // by start
   // The devices that ran NCCL kernels (none: the trace has no communication kernels).
   std::vector<DeviceCommunication> devices;
-  bool has_calls() const { return !calls.empty(); }
   bool has_payloads = false;  // some call carried NCCL's payload
-  uint64_t communication_kernel_ns = 0;  // sum of NCCL kernel durations
 };
 
 Communication BuildCommunication(const Timeline& timeline);

@@ -187,8 +187,6 @@ std::string_view CollectiveName(Collective c) {
   return "unknown";
 }
 
-bool IsNcclKernel(std::string_view name) { return KernelIdentifier(name).starts_with("nccl"); }
-
 NcclKernelName ParseNcclKernelName(std::string_view name) {
   NcclKernelName out;
   const std::string_view id = KernelIdentifier(name);
@@ -258,17 +256,6 @@ std::optional<NcclCallPayload> DecodeNcclPayload(std::string_view api, uint64_t 
   return p;
 }
 
-std::string ReductionName(int32_t op) {
-  switch (op) {
-    case 0: return "sum";
-    case 1: return "prod";
-    case 2: return "max";
-    case 3: return "min";
-    case 4: return "avg";
-    default: return absl::StrCat("op ", op);
-  }
-}
-
 double BusBandwidthFactor(Collective c, int ranks) {
   if (ranks < 1) return 0;
   const double n = ranks;
@@ -287,15 +274,19 @@ double BusBandwidthFactor(Collective c, int ranks) {
   return 0;
 }
 
-double AlgorithmBytes(Collective c, uint64_t call_bytes, int ranks) {
+bool BytesArePerRank(Collective c) {
   switch (c) {
     case Collective::kAllGather:
     case Collective::kReduceScatter:
     case Collective::kAllToAll:
     case Collective::kGather:
-    case Collective::kScatter: return static_cast<double>(call_bytes) * std::max(ranks, 1);
-    default: return static_cast<double>(call_bytes);
+    case Collective::kScatter: return true;
+    default: return false;
   }
+}
+
+double AlgorithmBytes(Collective c, uint64_t call_bytes, int ranks) {
+  return static_cast<double>(call_bytes) * (BytesArePerRank(c) ? std::max(ranks, 1) : 1);
 }
 
 }  // namespace cuscope::analysis

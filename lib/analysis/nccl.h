@@ -56,8 +56,6 @@ struct NcclKernelName {
 
 // `name` mangled (as CUPTI reports it) or demangled.
 NcclKernelName ParseNcclKernelName(std::string_view name);
-// Cheaper than parsing: whether a kernel of this name is NCCL's.
-bool IsNcclKernel(std::string_view name);
 
 // An NCCL API call's name as its NVTX range gives it ("ncclAllReduce", "ncclSend", ...): the
 // collective; nullopt for calls that are no collective (ncclGroupStart, ncclCommInitRank, ...).
@@ -74,8 +72,6 @@ struct NcclCallPayload {
 // Decodes the payload of a call of `collective` (`api` tells Send from Recv) from its schema id and
 // bytes; nullopt when the schema is not one of NCCL's or the size is none of its layouts.
 std::optional<NcclCallPayload> DecodeNcclPayload(std::string_view api, uint64_t schema_id, std::string_view data);
-// "sum", "prod", "max", "min", "avg", or "op N".
-std::string ReductionName(int32_t op);
 
 // nccl-tests' convention: bus bandwidth = algorithm bandwidth x this factor for `ranks` ranks
 // (AllReduce 2(n-1)/n; AllGather, ReduceScatter, AllToAll, Gather, Scatter (n-1)/n; the others 1),
@@ -83,8 +79,11 @@ std::string ReductionName(int32_t op);
 // ReduceScatter and AllToAll, whose counts are per rank) over its time. 0 for an unknown collective
 // or fewer than one rank.
 double BusBandwidthFactor(Collective c, int ranks);
+// Whether NCCL counts a call's bytes as one rank's share (AllGather, ReduceScatter, AllToAll,
+// Gather, Scatter): the bytes moved then need the number of ranks.
+bool BytesArePerRank(Collective c);
 // The bytes that algorithm bandwidth divides: `call_bytes` (NCCL's per-rank count) times the ranks
-// where NCCL counts one rank's share.
+// where BytesArePerRank.
 double AlgorithmBytes(Collective c, uint64_t call_bytes, int ranks);
 
 }  // namespace cuscope::analysis

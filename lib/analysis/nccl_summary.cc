@@ -6,10 +6,11 @@
 #include <string>
 #include <vector>
 
+#include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
-#include "lib/analysis/communication.h"
+#include "lib/analysis/midpoint_median.h"
 
 namespace cuscope::analysis {
 namespace {
@@ -26,18 +27,11 @@ struct Row {
 
 std::string Dec(double v) { return absl::StrFormat("%.1f", v); }
 
-double Median(std::vector<uint64_t> v) {
-  if (v.empty()) return 0;
-  const size_t mid = v.size() / 2;
-  std::nth_element(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(mid), v.end());
-  const double upper = static_cast<double>(v[mid]);
-  if (v.size() % 2) return upper;
-  return (static_cast<double>(*std::max_element(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(mid))) + upper) / 2;
-}
-
 }  // namespace
 
-Table NcclSummary(const Timeline& timeline) {
+Table NcclSummary(const Timeline& timeline) { return NcclSummary(timeline, BuildCommunication(timeline)); }
+
+Table NcclSummary(const Timeline& timeline, const Communication& comm) {
   const core::Trace& trace = timeline.trace();
   Table table;
   table.name = "nccl_sum";
@@ -50,12 +44,10 @@ Table NcclSummary(const Timeline& timeline) {
                    {"Bytes", ColumnType::kInteger},          {"Algorithm Bandwidth (GB/s)", ColumnType::kDecimal},
                    {"Bus Bandwidth (GB/s)", ColumnType::kDecimal}, {"Exposed (ns)", ColumnType::kInteger},
                    {"Collective", ColumnType::kText},        {"Variants", ColumnType::kText}};
-  const Communication comm = BuildCommunication(timeline);
   std::array<Row, kCollectiveCount> rows;
   uint64_t kernel_ns = 0;
-  for (const core::KernelRow& k : trace.kernels) {
-    if (timeline.OnTimeline(k) && k.end > k.start) kernel_ns += k.end - k.start;
-  }
+  for (const DeviceTimeline& d : timeline.devices()) kernel_ns += d.kernel_time_ns;
+  absl::flat_hash_map<uint32_t, std::string> variant_of;  // signature -> "RING LL", parsed once
   for (const CommunicationOp& op : comm.ops) {
     Row& r = rows[static_cast<size_t>(op.collective)];
     const uint64_t ns = op.end - op.start;
@@ -66,11 +58,14 @@ Table NcclSummary(const Timeline& timeline) {
       r.timed_with_bytes_ns += ns;
     }
     r.exposed_ns += op.exposed_ns;
-    const NcclKernelName name =
-        ParseNcclKernelName(trace.dict.str(trace.dict.signature(trace.kernels[op.kernel].signature).name()));
-    std::string variant = name.algorithm;
-    if (!name.protocol.empty()) absl::StrAppend(&variant, variant.empty() ? "" : " ", name.protocol);
-    if (!variant.empty()) r.variants.insert(variant);
+    const uint32_t signature = trace.kernels[op.kernel].signature;
+    auto [known, added] = variant_of.try_emplace(signature);
+    if (added) {
+      const NcclKernelName name = ParseNcclKernelName(trace.dict.str(trace.dict.signature(signature).name()));
+      known->second = name.algorithm;
+      if (!name.protocol.empty()) absl::StrAppend(&known->second, name.algorithm.empty() ? "" : " ", name.protocol);
+    }
+    if (!known->second.empty()) r.variants.insert(known->second);
   }
   for (const NcclCall& call : comm.calls) {
     if (call.collective != Collective::kUnknown) ++rows[static_cast<size_t>(call.collective)].calls;
@@ -90,16 +85,17 @@ Table NcclSummary(const Timeline& timeline) {
     const uint64_t min = n ? *std::min_element(r.durations.begin(), r.durations.end()) : 0;
     const uint64_t max = n ? *std::max_element(r.durations.begin(), r.durations.end()) : 0;
     std::string algorithm_bw, bus_bw;
-    if (r.timed_with_bytes_ns > 0) {
+    // Per-rank byte counts need the number of ranks for what the collective moved.
+    if (r.timed_with_bytes_ns > 0 && (ranks > 0 || !BytesArePerRank(collective))) {
       const double seconds = static_cast<double>(r.timed_with_bytes_ns) / 1e9;
-      const double algorithm = AlgorithmBytes(collective, r.bytes, std::max(ranks, 1)) / seconds / 1e9;
+      const double algorithm = AlgorithmBytes(collective, r.bytes, ranks) / seconds / 1e9;
       algorithm_bw = Dec(algorithm);
       if (ranks > 0) bus_bw = Dec(algorithm * BusBandwidthFactor(collective, ranks));
     }
     table.rows.push_back({Dec(kernel_ns ? 100.0 * static_cast<double>(r.total_ns) / static_cast<double>(kernel_ns) : 0),
                           absl::StrCat(r.total_ns), absl::StrCat(n),
                           n ? Dec(static_cast<double>(r.total_ns) / static_cast<double>(n)) : "",
-                          n ? Dec(Median(r.durations)) : "", n ? absl::StrCat(min) : "", n ? absl::StrCat(max) : "",
+                          n ? Dec(MidpointMedian(r.durations)) : "", n ? absl::StrCat(min) : "", n ? absl::StrCat(max) : "",
                           absl::StrCat(r.calls), r.timed_with_bytes_ns > 0 ? absl::StrCat(r.bytes) : "", algorithm_bw,
                           bus_bw, absl::StrCat(r.exposed_ns), std::string(CollectiveName(collective)),
                           absl::StrJoin(r.variants, ", ")});

@@ -14,6 +14,7 @@
 #include "lib/export/export_names.h"
 #include "lib/export/perfetto_writer.h"
 #include "lib/ranks/clock_alignment.h"
+#include "lib/ranks/rank_summary.h"
 
 namespace cuscope::exporter {
 namespace {
@@ -81,10 +82,12 @@ class RankSink final : public EventSink {
   int32_t Pid(int32_t pid) {
     auto [it, added] = pids_.try_emplace(pid, pid);
     if (added && !pids_taken_->insert(pid).second) {
-      // Another trace (another host) has this process id: one of its own, above any Linux pid.
-      int32_t synthetic = (1 << 22) + pid;
-      while (!pids_taken_->insert(synthetic).second) ++synthetic;
-      it->second = synthetic;
+      // Another trace (another host) has this process id: one of its own, above any Linux pid (at
+      // most 2^22) and below 2^30, whatever pid the trace claims.
+      constexpr uint32_t kBase = 1u << 22, kSpan = (1u << 30) - kBase;
+      uint32_t synthetic = static_cast<uint32_t>(pid) % kSpan;
+      while (!pids_taken_->insert(static_cast<int32_t>(kBase + synthetic)).second) synthetic = (synthetic + 1) % kSpan;
+      it->second = static_cast<int32_t>(kBase + synthetic);
     }
     return it->second;
   }
@@ -126,12 +129,6 @@ absl::StatusOr<std::pair<v1::Header, ranks::ClockAlignment>> ReadClocks(const st
   return std::make_pair(header, ranks::ClockAlignment::FromTrace(header, references));
 }
 
-std::string RankLabel(const v1::Header& header, int index) {
-  const v1::Session& s = header.session();
-  return s.rank() >= 0 && (s.world_size() > 0 || !s.launcher().empty()) ? absl::StrCat("rank ", s.rank())
-                                                                        : absl::StrCat("trace ", index);
-}
-
 }  // namespace
 
 absl::StatusOr<ExportSummary> ExportRanksToFile(const std::vector<std::string>& trace_paths,
@@ -168,8 +165,9 @@ absl::StatusOr<ExportSummary> ExportRanksToFile(const std::vector<std::string>& 
   absl::Status st = writer->Start(info);
   absl::flat_hash_set<int32_t> pids_taken;
   for (size_t i = 0; st.ok() && i < trace_paths.size(); ++i) {
-    RankSink sink(writer.get(), static_cast<int>(i), RankLabel(clocks[i].first, static_cast<int>(i)), clocks[i].second,
-                  &pids_taken);
+    // Named as analyze names it.
+    const std::string label = ranks::IdentityOf(clocks[i].first.session(), trace_paths[i], static_cast<int>(i)).Label();
+    RankSink sink(writer.get(), static_cast<int>(i), label, clocks[i].second, &pids_taken);
     absl::StatusOr<ExportSummary> one = ExportTrace(trace_paths[i], options, &sink);
     if (!one.ok()) {
       st = one.status();

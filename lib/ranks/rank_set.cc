@@ -8,6 +8,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "lib/analysis/midpoint_median.h"
 
 namespace cuscope::ranks {
 namespace {
@@ -15,19 +16,18 @@ namespace {
 using analysis::Finding;
 using analysis::FormatDuration;
 using analysis::FormatPercent;
-
-double Median(std::vector<double> v) {
-  if (v.empty()) return 0;
-  const size_t mid = v.size() / 2;
-  std::nth_element(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(mid), v.end());
-  const double upper = v[mid];
-  if (v.size() % 2) return upper;
-  return (*std::max_element(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(mid)) + upper) / 2;
-}
+using analysis::MidpointMedian;
 
 uint64_t Positive(double v) { return v > 0 ? static_cast<uint64_t>(std::llround(v)) : 0; }
 
 std::string Dec(double v) { return absl::StrFormat("%.1f", v); }
+
+// The order ranks are shown in, and ties broken by: by rank, those without one after them, as given.
+// (Summaries arrive in whatever order the workers finish: nothing may depend on that.)
+bool ShownBefore(const RankIdentity& x, const RankIdentity& y) {
+  if ((x.rank < 0) != (y.rank < 0)) return y.rank < 0;
+  return x.rank >= 0 ? x.rank < y.rank : x.index < y.index;
+}
 
 // What made a late rank late, from its summed excess over the others (per instance it was last).
 std::string LateCause(const RankRow& r, uint64_t* excess_ns) {
@@ -74,12 +74,18 @@ struct StepComparison {
   double excess_copy = 0;     // of it, copies
 };
 
+// The steps of the rows whose step range is `name` (a rank that chose another range has other
+// steps: they are not compared with these).
 template <typename Cell>
-std::vector<StepComparison> CompareSteps(const std::vector<std::vector<Cell>>& steps, size_t ranks_with_steps) {
+std::vector<StepComparison> CompareSteps(const std::vector<std::vector<Cell>>& all_steps, const std::vector<RankRow>& rows,
+                                         const std::string& name, size_t ranks_with_steps) {
   std::vector<StepComparison> out;
   if (ranks_with_steps < 2) return out;
-  for (size_t i = 0; i < steps.size(); ++i) {
-    const std::vector<Cell>& cells = steps[i];
+  for (size_t i = 0; i < all_steps.size(); ++i) {
+    std::vector<Cell> cells;
+    for (const Cell& c : all_steps[i]) {
+      if (rows[c.row].step_name == name) cells.push_back(c);
+    }
     if (cells.size() != ranks_with_steps) continue;
     std::vector<double> work, compute, copy, duration;
     for (const Cell& c : cells) {
@@ -88,18 +94,20 @@ std::vector<StepComparison> CompareSteps(const std::vector<std::vector<Cell>>& s
       copy.push_back(static_cast<double>(c.copy));
       duration.push_back(static_cast<double>(c.duration));
     }
-    const auto slowest = std::max_element(cells.begin(), cells.end(), [](const Cell& a, const Cell& b) { return a.work < b.work; });
+    const auto slowest = std::max_element(cells.begin(), cells.end(), [&rows](const Cell& a, const Cell& b) {
+      return a.work != b.work ? a.work < b.work : ShownBefore(rows[b.row].id, rows[a.row].id);
+    });
     const auto at = slowest - cells.begin();
     const auto others = [at](std::vector<double> v) {
       v.erase(v.begin() + at);
-      return Median(std::move(v));
+      return MidpointMedian(std::move(v));
     };
     StepComparison c;
     c.index = i;
     c.ranks = cells.size();
     c.slowest_row = slowest->row;
-    c.median_duration = Median(duration);
-    c.median_work = Median(work);
+    c.median_duration = MidpointMedian(duration);
+    c.median_work = MidpointMedian(work);
     c.imbalance = static_cast<double>(slowest->work) - others(std::move(work));
     c.excess_compute = static_cast<double>(slowest->compute) - others(std::move(compute));
     c.excess_copy = static_cast<double>(slowest->copy) - others(std::move(copy));
@@ -130,8 +138,9 @@ void RankSetAnalyzer::Add(const RankSummary& s) {
     work.push_back(static_cast<double>(st.work_ns()));
   }
   row.steps = s.steps.size();
-  row.step_median_ns = Median(durations);
-  row.step_work_median_ns = Median(std::move(work));
+  row.step_name = s.step_name;
+  row.step_median_ns = MidpointMedian(durations);
+  row.step_work_median_ns = MidpointMedian(std::move(work));
 
   std::lock_guard<std::mutex> lock(mu_);
   const auto row_index = static_cast<uint32_t>(rows_.size());
@@ -156,7 +165,7 @@ void RankSetAnalyzer::Add(const RankSummary& s) {
       const auto offset = std::clamp(static_cast<int64_t>(a.start - in.first_start), -kMaxOffset, kMaxOffset);
       in.sum_offset += offset;
       in.min_offset = std::min(in.min_offset, offset);
-      if (offset > in.max_offset) {
+      if (offset > in.max_offset || (offset == in.max_offset && ShownBefore(row.id, rows_[in.late_row].id))) {
         in.max_offset = offset;
         in.late_row = row_index;
         in.late_before = a.before;
@@ -177,7 +186,7 @@ void RankSetAnalyzer::Add(const RankSummary& s) {
 RankSetReport RankSetAnalyzer::Finish() {
   std::lock_guard<std::mutex> lock(mu_);
   RankSetReport out;
-  const double min_skew = thresholds_.straggler_min_skew_us * 1000.0;
+  const double min_late = thresholds_.straggler_min_skew_us * 1000.0;
   // Per (key, collective): the skews of its matched instances, and who was late how often.
   struct KeyStats {
     std::vector<double> skews;
@@ -198,12 +207,18 @@ RankSetReport RankSetAnalyzer::Finish() {
     total_wait_ns += n * static_cast<double>(in.max_offset) - static_cast<double>(in.sum_offset);
     KeyStats& ks = by_key[{static_cast<uint32_t>(id >> 32), in.collective}];
     ks.skews.push_back(skew);
-    if (skew < min_skew) continue;
+    // Late: the last rank, by the threshold after the others' mean start, the earliest left out with
+    // three ranks or more (one early rank makes a skew, not a late rank).
+    const double others = n > 2 ? (static_cast<double>(in.sum_offset) - static_cast<double>(in.max_offset) -
+                                   static_cast<double>(in.min_offset)) /
+                                      (n - 2)
+                                : static_cast<double>(in.min_offset);
+    const double late_by = static_cast<double>(in.max_offset) - others;
+    if (late_by < min_late) continue;
     ++ks.late[in.late_row];
     RankRow& late = rows_[in.late_row];
     ++late.last_arrivals;
-    const double others_mean = (static_cast<double>(in.sum_offset) - static_cast<double>(in.max_offset)) / (n - 1);
-    late.late_ns += Positive(static_cast<double>(in.max_offset) - others_mean);
+    late.late_ns += Positive(late_by);
     const auto excess = [&](uint64_t late_value, uint64_t sum_value) {
       return static_cast<int64_t>(static_cast<double>(late_value) -
                                   (static_cast<double>(sum_value) - static_cast<double>(late_value)) / (n - 1));
@@ -216,12 +231,12 @@ RankSetReport RankSetAnalyzer::Finish() {
 
   std::vector<double> active;
   for (const RankRow& r : rows_) active.push_back(static_cast<double>(r.active_ns));
-  const uint64_t span = Positive(Median(active));
+  const uint64_t span = Positive(MidpointMedian(active));
 
   // ranks.straggler
   if (out.matched_instances > 0) {
     const auto top = std::max_element(rows_.begin(), rows_.end(), [](const RankRow& a, const RankRow& b) {
-      return a.last_arrivals < b.last_arrivals;
+      return a.last_arrivals != b.last_arrivals ? a.last_arrivals < b.last_arrivals : ShownBefore(b.id, a.id);
     });
     const double share = static_cast<double>(top->last_arrivals) / static_cast<double>(out.matched_instances);
     if (top->last_arrivals > 0 && share >= thresholds_.straggler_min_share) {
@@ -272,8 +287,10 @@ RankSetReport RankSetAnalyzer::Finish() {
   }
 
   // ranks.step_imbalance
-  const size_t ranks_with_steps = std::count_if(rows_.begin(), rows_.end(), [](const RankRow& r) { return r.steps > 0; });
-  const std::vector<StepComparison> steps = CompareSteps(steps_, ranks_with_steps);
+  const size_t ranks_with_steps = std::count_if(rows_.begin(), rows_.end(), [&out](const RankRow& r) {
+    return r.steps > 0 && r.step_name == out.step_name;
+  });
+  const std::vector<StepComparison> steps = CompareSteps(steps_, rows_, out.step_name, ranks_with_steps);
   if (ranks_with_steps >= 2) {
     std::vector<double> imbalances, shares, durations;
     std::map<uint32_t, uint64_t> slowest_count;
@@ -288,13 +305,14 @@ RankSetReport RankSetAnalyzer::Finish() {
       dp += c.excess_copy;
     }
     out.matched_steps = steps.size();
-    const double share = Median(shares);
+    const double share = MidpointMedian(shares);
     if (out.matched_steps > 0 && share >= thresholds_.step_imbalance_min_share) {
-      const auto top = std::max_element(slowest_count.begin(), slowest_count.end(),
-                                        [](const auto& a, const auto& b) { return a.second < b.second; });
+      const auto top = std::max_element(slowest_count.begin(), slowest_count.end(), [this](const auto& a, const auto& b) {
+        return a.second != b.second ? a.second < b.second : ShownBefore(rows_[b.first].id, rows_[a.first].id);
+      });
       const RankRow& slow = rows_[top->first];
-      const double imbalance = Median(imbalances);
-      const double step = Median(durations);
+      const double imbalance = MidpointMedian(imbalances);
+      const double step = MidpointMedian(durations);
       const auto& [dc, dp] = slowest_excess[top->first];
       const double n = static_cast<double>(top->second);
       Finding f;
@@ -353,16 +371,16 @@ RankSetReport RankSetAnalyzer::Finish() {
       f.headline = absl::StrFormat(
           "communication not overlapped on %u of %u ranks: %s exposed per rank (median, %s of its active span); %s "
           "on the critical path",
-          exposed.size(), rows_.size(), FormatDuration(Positive(Median(ns))), FormatPercent(Median(share)),
+          exposed.size(), rows_.size(), FormatDuration(Positive(MidpointMedian(ns))), FormatPercent(MidpointMedian(share)),
           top == by_collective.end() ? std::string("NCCL") : top->first);
       f.Add("ranks", static_cast<double>(exposed.size()), "count");
-      f.Add("exposed_ns_median", Median(ns), "ns");
-      f.Add("exposed_share_median", Median(share), "ratio");
+      f.Add("exposed_ns_median", MidpointMedian(ns), "ns");
+      f.Add("exposed_share_median", MidpointMedian(share), "ratio");
       for (const auto& [name, t] : by_collective) f.offenders.push_back({"collective", name, 0, t});
       std::sort(f.offenders.begin(), f.offenders.end(),
                 [](const analysis::Offender& a, const analysis::Offender& b) { return a.time_ns > b.time_ns; });
       f.recommendation = exposed.front()->findings.front().recommendation;
-      f.recoverable_ns = Positive(Median(ns));
+      f.recoverable_ns = Positive(MidpointMedian(ns));
       f.severity = analysis::SeverityFor(f.recoverable_ns, span, thresholds_);
       out.findings.push_back(std::move(f));
     }
@@ -419,12 +437,8 @@ RankSetReport RankSetAnalyzer::Finish() {
   // Tables. Rows by rank (those without one after them, as given).
   std::vector<uint32_t> order(rows_.size());
   for (uint32_t i = 0; i < order.size(); ++i) order[i] = i;
-  std::stable_sort(order.begin(), order.end(), [this](uint32_t a, uint32_t b) {
-    const RankRow& x = rows_[a];
-    const RankRow& y = rows_[b];
-    if ((x.id.rank < 0) != (y.id.rank < 0)) return y.id.rank < 0;
-    return x.id.rank >= 0 ? x.id.rank < y.id.rank : x.id.index < y.id.index;
-  });
+  std::stable_sort(order.begin(), order.end(),
+                   [this](uint32_t a, uint32_t b) { return ShownBefore(rows_[a].id, rows_[b].id); });
   analysis::Table ranks;
   ranks.name = "ranks";
   ranks.title = "each rank: kernel time, NCCL's time and how much of it overlapped compute, collectives it started last, "
@@ -465,12 +479,13 @@ RankSetReport RankSetAnalyzer::Finish() {
   for (auto& [key, ks] : by_key) {
     const double max_skew = *std::max_element(ks.skews.begin(), ks.skews.end());
     const size_t instances = ks.skews.size();
-    const double median = Median(std::move(ks.skews));
+    const double median = MidpointMedian(std::move(ks.skews));
     std::string late;
     std::string late_share;
     if (!ks.late.empty()) {
-      const auto top = std::max_element(ks.late.begin(), ks.late.end(),
-                                        [](const auto& a, const auto& b) { return a.second < b.second; });
+      const auto top = std::max_element(ks.late.begin(), ks.late.end(), [this](const auto& a, const auto& b) {
+        return a.second != b.second ? a.second < b.second : ShownBefore(rows_[b.first].id, rows_[a.first].id);
+      });
       late = rows_[top->first].id.Label();
       late_share = Dec(100.0 * static_cast<double>(top->second) / static_cast<double>(instances));
     }

@@ -7,15 +7,19 @@
 // never the traces. For each collective instance (matched by key and sequence, over the ranks that
 // have it):
 //   arrival skew  the spread of the ranks' kernel starts on the aligned clock;
-//   late rank     the rank that started last, when by more than `straggler_min_skew_us`; the
-//                 others wait for it inside their kernels (n x latest start - sum of starts);
+//   late rank     the rank that started last, when by `straggler_min_skew_us` or more after the
+//                 others' mean start (the earliest left out, with three ranks or more: one early
+//                 rank is no late one); the others wait for it inside their kernels (n x latest
+//                 start - sum of starts);
 //   its cause     what the late rank's device did since the collective before, against the mean of
 //                 the others: more compute, a longer idle stretch (a host gap, and of it how much
 //                 a host thread spent in a synchronization), more copies.
 // A rank late at `straggler_min_share` of the instances matched on every rank is the straggler
 // (ranks.straggler). Steps (NVTX, any backend: gloo, MPI, NCCL) compare each rank's GPU work per
-// step, without communication: the slowest rank's excess over the other ranks' median, as a share of
-// the median step time, past `step_imbalance_min_share` is ranks.step_imbalance. Communication with no
+// step, without communication, over the ranks whose step range is the one most ranks chose: the
+// slowest rank's excess over the other ranks' median, as a share of the median step time, past
+// `step_imbalance_min_share` is ranks.step_imbalance. Ties, wherever a rank is picked, go to the
+// lower rank: the order summaries arrive in does not matter. Communication with no
 // compute beside it on the ranks is ranks.comm_exposed ("communication not overlapped"), naming the
 // collective on the critical path.
 #ifndef CUSCOPE_LIB_RANKS_RANK_SET_H_
@@ -57,6 +61,7 @@ struct RankRow {
   int64_t excess_idle_ns = 0;
   int64_t excess_sync_ns = 0;
   uint64_t steps = 0;
+  std::string step_name;  // the NVTX range its steps are instances of
   double step_median_ns = 0;
   double step_work_median_ns = 0;
   std::vector<analysis::Finding> findings;  // its own trace's comm.exposed

@@ -129,8 +129,9 @@ void AddSteps(const analysis::Timeline& timeline, const analysis::Communication&
   out.step_name = name;
   out.steps.resize(steps.size());
   for (size_t i = 0; i < steps.size(); ++i) {
+    // Each end moved by its own interpolated offset: whatever the references say, not before the start.
     out.steps[i].start = clock.ToWall(steps[i].begin);
-    out.steps[i].end = clock.ToWall(steps[i].end);
+    out.steps[i].end = std::max(out.steps[i].start, clock.ToWall(steps[i].end));
   }
   const core::Trace& trace = timeline.trace();
   // The step whose range held the launch call of an operation; -1 for none.
@@ -147,10 +148,8 @@ void AddSteps(const analysis::Timeline& timeline, const analysis::Communication&
   for (const analysis::CommunicationOp& op : comm.ops) nccl[op.kernel] = true;
   for (size_t i = 0; i < trace.kernels.size(); ++i) {
     const core::KernelRow& k = trace.kernels[i];
-    if (!timeline.OnTimeline(k) || k.end <= k.start) continue;
-    const int64_t s = step_of(k.correlation_id);
-    if (s < 0) continue;
-    (nccl[i] ? out.steps[s].communication_ns : out.steps[s].compute_ns) += k.end - k.start;
+    if (nccl[i] || !timeline.OnTimeline(k) || k.end <= k.start) continue;
+    if (const int64_t s = step_of(k.correlation_id); s >= 0) out.steps[s].compute_ns += k.end - k.start;
   }
   for (const core::MemcpyRecord& m : trace.memcpys) {
     if (const int64_t s = step_of(m.correlation_id); s >= 0 && m.end > m.start) out.steps[s].copy_ns += m.end - m.start;
@@ -167,29 +166,34 @@ std::string RankIdentity::Label() const {
   return absl::StrCat("trace ", index, " (pid ", pid, ")");
 }
 
+RankIdentity IdentityOf(const v1::Session& session, const std::string& path, int index) {
+  RankIdentity id;
+  id.rank = session.rank();
+  id.local_rank = session.local_rank();
+  id.world_size = session.world_size();
+  id.node_rank = session.node_rank();
+  id.host = session.host();
+  id.boot_id = session.boot_id();
+  id.job_id = session.job_id();
+  id.launcher = session.launcher();
+  id.pid = session.pid();
+  id.path = path;
+  id.index = index;
+  // A header written before ranks were recorded says 0 for unknown: only a launcher's rank counts.
+  if (session.world_size() <= 0 && session.rank() == 0 && session.launcher().empty()) id.rank = -1;
+  if (id.rank < -1) id.rank = -1;
+  return id;
+}
+
 RankSummary SummarizeRank(const analysis::Timeline& timeline, const std::string& path, int index,
                           const RankSummaryOptions& options) {
   const core::Trace& trace = timeline.trace();
-  const v1::Session& session = trace.header.session();
   RankSummary out;
-  out.id.rank = session.rank();
-  out.id.local_rank = session.local_rank();
-  out.id.world_size = session.world_size();
-  out.id.node_rank = session.node_rank();
-  out.id.host = session.host();
-  out.id.boot_id = session.boot_id();
-  out.id.job_id = session.job_id();
-  out.id.launcher = session.launcher();
-  out.id.pid = session.pid();
-  out.id.path = path;
-  out.id.index = index;
+  out.id = IdentityOf(trace.header.session(), path, index);
   out.truncated = trace.truncated();
-  // A header written before ranks were recorded says 0 for unknown: only a launcher's rank counts.
-  if (session.world_size() <= 0 && session.rank() == 0 && session.launcher().empty()) out.id.rank = -1;
 
   const ClockAlignment clock = ClockAlignment::FromTrace(trace.header, trace.clock_references);
   out.clock_aligned = clock.known();
-  out.clock_drift_ns = clock.drift_ns();
 
   const analysis::Communication comm = analysis::BuildCommunication(timeline);
   for (const analysis::DeviceTimeline& d : timeline.devices()) {
@@ -201,7 +205,6 @@ RankSummary SummarizeRank(const analysis::Timeline& timeline, const std::string&
     out.overlapped_ns += d.overlapped_ns;
     out.exposed_ns += d.exposed_ns();
   }
-  out.nccl_payloads = comm.has_payloads;
   for (const analysis::NcclCall& c : comm.calls) {
     if (c.collective == analysis::Collective::kUnknown) continue;
     ++out.nccl_calls;
@@ -233,8 +236,6 @@ RankSummary SummarizeRank(const analysis::Timeline& timeline, const std::string&
     a.sequence = next_sequence[a.key]++;
     a.collective = op.collective;
     a.start = clock.ToWall(op.start);
-    a.end = clock.ToWall(op.end);
-    a.bytes = op.bytes;
     if (auto s = sets.find(op.device); s != sets.end()) {
       const uint64_t from = last_end[a.key] != 0 ? last_end[a.key] : s->second.first_op;
       a.before = Before(s->second, host_sync, Interval{std::min(from, op.start), op.start});
@@ -245,7 +246,7 @@ RankSummary SummarizeRank(const analysis::Timeline& timeline, const std::string&
 
   const std::string step = options.step_range.empty() ? ChooseStepRange(timeline) : options.step_range;
   if (!step.empty()) AddSteps(timeline, comm, clock, step, out);
-  out.findings = analysis::CommunicationRule(timeline, options.thresholds);
+  out.findings = analysis::CommunicationFindings(timeline, comm, options.thresholds);
   return out;
 }
 

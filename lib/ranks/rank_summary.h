@@ -16,7 +16,6 @@
 #define CUSCOPE_LIB_RANKS_RANK_SUMMARY_H_
 
 #include <cstdint>
-#include <optional>
 #include <string>
 #include <vector>
 
@@ -43,6 +42,10 @@ struct RankIdentity {
   std::string Label() const;
 };
 
+// Who a trace's header says its process was; `path` and `index` (its position among the traces
+// given) name it where the header names no rank.
+RankIdentity IdentityOf(const v1::Session& session, const std::string& path, int index);
+
 // The device between the collective before (on the same key; the device's first operation for
 // the first) and this one's start.
 struct BeforeCollective {
@@ -63,17 +66,14 @@ struct CollectiveArrival {
   uint32_t sequence = 0;
   analysis::Collective collective = analysis::Collective::kUnknown;
   uint64_t start = 0;  // wall clock, ns
-  uint64_t end = 0;
-  std::optional<uint64_t> bytes;
   BeforeCollective before;
 };
 
 struct StepTiming {
   uint64_t start = 0;  // wall clock, ns (the range on the host)
-  uint64_t end = 0;
-  uint64_t compute_ns = 0;        // kernels launched in the step, not NCCL's
-  uint64_t copy_ns = 0;           // copies and memsets launched in the step
-  uint64_t communication_ns = 0;  // NCCL kernels launched in the step
+  uint64_t end = 0;    // not before start
+  uint64_t compute_ns = 0;  // kernels launched in the step, not NCCL's
+  uint64_t copy_ns = 0;     // copies and memsets launched in the step
   uint64_t work_ns() const { return compute_ns + copy_ns; }
   uint64_t duration() const { return end - start; }
 };
@@ -81,7 +81,6 @@ struct StepTiming {
 struct RankSummary {
   RankIdentity id;
   bool clock_aligned = false;  // the trace had a clock reference
-  int64_t clock_drift_ns = 0;
   uint64_t active_ns = 0;          // sum over devices of their counted active span
   uint64_t kernel_ns = 0;          // kernel time: the kernels' durations summed (as cuda_gpu_kern_sum)
   uint64_t communication_ns = 0;   // union of NCCL kernels
@@ -89,7 +88,6 @@ struct RankSummary {
   uint64_t exposed_ns = 0;         // of it, with nothing beside it
   uint64_t nccl_calls = 0;         // from NCCL's NVTX ranges
   uint64_t nccl_calls_without_kernel = 0;
-  bool nccl_payloads = false;
   std::vector<std::string> keys;  // "communicator 0x1f2e3d4c5b6a7988" or "NCCL stream 1"
   std::vector<CollectiveArrival> collectives;  // by start
   std::string step_name;

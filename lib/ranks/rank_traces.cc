@@ -17,7 +17,10 @@ absl::StatusOr<RankSetReport> AnalyzeRankTraces(const std::vector<std::string>& 
   std::atomic<size_t> next{0};
   std::mutex errors_mu;
   std::vector<std::string> errors;
-  std::vector<std::string> idle;  // traces of processes with no rank and no GPU work
+  // Traces of processes with no GPU work: a launcher's own (torchrun's agent imports torch; under
+  // srun it even has a rank, SLURM_PROCID), kept aside until it is known whether any trace has some.
+  std::vector<RankSummary> idle;
+  bool any_gpu_work = false;
   const auto work = [&] {
     for (size_t i = next++; i < paths.size(); i = next++) {
       absl::StatusOr<core::Trace> trace = core::LoadTrace(paths[i]);
@@ -28,13 +31,14 @@ absl::StatusOr<RankSetReport> AnalyzeRankTraces(const std::vector<std::string>& 
       }
       const analysis::Timeline timeline = analysis::Timeline::Build(*trace);
       RankSummary summary = SummarizeRank(timeline, paths[i], static_cast<int>(i), options.summary);
-      if (summary.id.rank < 0 && timeline.devices().empty()) {
-        // No rank and no GPU work: a launcher (torchrun's own process imports torch), not a rank.
+      if (timeline.devices().empty()) {
         std::lock_guard<std::mutex> lock(errors_mu);
-        idle.push_back(paths[i]);
+        idle.push_back(std::move(summary));
         continue;
       }
       analyzer.Add(summary);
+      std::lock_guard<std::mutex> lock(errors_mu);
+      any_gpu_work = true;
     }
   };
   const unsigned cores = std::max(1u, std::thread::hardware_concurrency());
@@ -47,6 +51,12 @@ absl::StatusOr<RankSetReport> AnalyzeRankTraces(const std::vector<std::string>& 
   if (errors.size() == paths.size()) {
     return absl::InvalidArgumentError(errors.empty() ? "no trace given" : errors.front());
   }
+  // Without any GPU work in the set, the traces are what there is: kept.
+  if (!any_gpu_work) {
+    for (const RankSummary& summary : idle) analyzer.Add(summary);
+    idle.clear();
+  }
+  std::sort(idle.begin(), idle.end(), [](const RankSummary& a, const RankSummary& b) { return a.id.index < b.id.index; });
   RankSetReport report = analyzer.Finish();
   // Each named, up to a few; the rest counted (a glob of thousands must not print thousands of lines).
   constexpr size_t kNamed = 5;
@@ -55,10 +65,11 @@ absl::StatusOr<RankSetReport> AnalyzeRankTraces(const std::vector<std::string>& 
   if (errors.size() > kNamed) front.push_back(absl::StrCat(errors.size() - kNamed, " more traces could not be read: left out"));
   report.warnings.insert(report.warnings.begin(), front.begin(), front.end());
   for (size_t i = 0; i < idle.size() && i < kNamed; ++i) {
-    report.warnings.push_back(absl::StrCat(idle[i], ": no rank and no GPU work (a launcher's own process): left out"));
+    report.warnings.push_back(absl::StrCat(idle[i].id.path,
+                                           ": no GPU work (a launcher's own process, such as torchrun's agent): left out"));
   }
   if (idle.size() > kNamed) {
-    report.warnings.push_back(absl::StrCat(idle.size() - kNamed, " more traces with no rank and no GPU work: left out"));
+    report.warnings.push_back(absl::StrCat(idle.size() - kNamed, " more traces with no GPU work: left out"));
   }
   return report;
 }

@@ -19,8 +19,8 @@ struct RankTracesOptions {
 };
 
 // Fails when no trace could be read; a trace that cannot be read among others is left out with a
-// warning in the report, as is one with no rank and no GPU work (torchrun's own process, which
-// imports torch, writes one).
+// warning in the report, as is one with no GPU work when others have some (torchrun's own process,
+// which imports torch, writes one; under srun it even carries a rank).
 absl::StatusOr<RankSetReport> AnalyzeRankTraces(const std::vector<std::string>& paths, const RankTracesOptions& options);
 
 }  // namespace cuscope::ranks

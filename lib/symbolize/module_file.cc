@@ -116,20 +116,15 @@ const std::vector<std::string>& DebugDirectories() {
 
 absl::Status CheckElfShape(int fd, uint64_t size) {
   unsigned char ident[EI_NIDENT];
-  if (size < sizeof(Elf32_Ehdr) || !ReadAt(fd, ident, sizeof(ident), 0) || std::memcmp(ident, ELFMAG, SELFMAG) != 0) {
+  if (size < EI_NIDENT || !ReadAt(fd, ident, sizeof(ident), 0) || std::memcmp(ident, ELFMAG, SELFMAG) != 0) {
     return absl::FailedPreconditionError("not an ELF file");
   }
   constexpr unsigned char kHostData = __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__ ? ELFDATA2LSB : ELFDATA2MSB;
   if (ident[EI_DATA] != kHostData) return absl::FailedPreconditionError("an ELF file of another byte order");
+  // A CUDA program is 64-bit, and so is every module it loads.
+  if (ident[EI_CLASS] != ELFCLASS64) return absl::FailedPreconditionError("an ELF file of another class than 64-bit");
   ElfShape shape;
-  bool read = false;
-  if (ident[EI_CLASS] == ELFCLASS64) {
-    read = size >= sizeof(Elf64_Ehdr) && ReadShape<Elf64_Ehdr, Elf64_Shdr, Elf64_Phdr>(fd, shape);
-  } else if (ident[EI_CLASS] == ELFCLASS32) {
-    read = ReadShape<Elf32_Ehdr, Elf32_Shdr, Elf32_Phdr>(fd, shape);
-  } else {
-    return absl::FailedPreconditionError("an ELF file of no known class");
-  }
+  const bool read = size >= sizeof(Elf64_Ehdr) && ReadShape<Elf64_Ehdr, Elf64_Shdr, Elf64_Phdr>(fd, shape);
   if (!read) return absl::FailedPreconditionError("its ELF header is cut");
   // Extended numbering: the real counts would be in the first section header, up to 2^32.
   if ((shape.section_count == 0 && shape.section_offset != 0) || shape.string_section == SHN_XINDEX ||
@@ -193,8 +188,10 @@ absl::StatusOr<int> OpenDebugFileForBuildId(std::string_view build_id, const std
     bool is_link = false;
     absl::StatusOr<int> fd = OpenChecked(candidate, is_link);
     if (is_link) {
-      if (!InsideDirectories(candidate, {directory})) continue;
-      fd = OpenChecked(RealPath(candidate), is_link);
+      // Resolved once: the path checked is the path opened.
+      const std::string target = RealPath(candidate);
+      if (target.empty() || !InsideDirectories(target, {directory})) continue;
+      fd = OpenChecked(target, is_link);
       if (is_link) continue;
     }
     if (fd.ok() || !absl::IsNotFound(fd.status())) return fd;

@@ -78,9 +78,8 @@ TEST(NcclKernelNameTest, OtherKernelsAreNotNccl) {
   for (const char* name : {"_Z6vecaddPfS_S_i", "ampere_sgemm_128x64_nn", "void at::native::vectorized_elementwise_kernel",
                            "_Z10my_ncclishv", "", "_Z"}) {
     EXPECT_FALSE(ParseNcclKernelName(name).nccl) << name;
-    EXPECT_FALSE(IsNcclKernel(name)) << name;
   }
-  EXPECT_TRUE(IsNcclKernel("ncclKernel_Something_new"));
+  EXPECT_TRUE(ParseNcclKernelName("ncclKernel_Something_new").nccl);
   EXPECT_TRUE(ParseNcclKernelName("ncclSomethingNew").nccl) << "any nccl kernel is communication";
 }
 
@@ -110,7 +109,7 @@ TEST(NcclPayloadTest, EachLayoutByItsSize) {
   ASSERT_TRUE(p.has_value());
   EXPECT_FALSE(p->communicator.has_value());
   EXPECT_EQ(p->bytes, 4096u);
-  EXPECT_EQ(ReductionName(*p->reduction), "max");
+  EXPECT_EQ(p->reduction, 2) << "ncclMax";
   // AllGather: {comm, bytes} from 2.25, {bytes} before.
   p = DecodeNcclPayload("ncclAllGather", kSchema, Payload(7, 512, -1, 16));
   EXPECT_EQ(p->communicator, 7u);
@@ -229,6 +228,44 @@ TEST(CommunicationTest, AGroupsKernelGetsEveryCallOfTheGroup) {
   EXPECT_EQ(comm.ops[0].calls, 2u);
   EXPECT_EQ(comm.ops[0].bytes, 4000u);
   EXPECT_EQ(comm.ops[0].communicator, 0xabcu);
+}
+
+// Nested groups launch at the outermost ncclGroupEnd: its kernel gets the collectives of both; an
+// inner group's end launches nothing. A second kernel of the group gets no call twice.
+TEST(CommunicationTest, NestedGroupsBelongToTheOutermostEnd) {
+  SyntheticTrace t;
+  t.NcclCall("ncclGroupStart", 0, 1, 0, 0);
+  t.NcclCall("ncclAllGather", 2, 3, 0xabc, 1000);
+  t.NcclCall("ncclGroupStart", 4, 5, 0, 0);
+  t.NcclCall("ncclAllGather", 6, 7, 0xabc, 2000);
+  t.NcclCall("ncclGroupEnd", 8, 9, 0, 0);
+  t.NcclCall("ncclAllGather", 10, 11, 0xabc, 4000);
+  t.NcclCall("ncclGroupEnd", 12, 40, 0, 0);
+  t.Kernel(kAllGatherKernel, 50, 100, 9, t.Api("cuLaunchKernelEx", 14, 5));
+  t.Kernel(kAllGatherKernel, 50, 100, 10, t.Api("cuLaunchKernelEx", 24, 5));
+  const core::Trace trace = t.Load();
+  const Communication comm = BuildCommunication(Timeline::Build(trace));
+  ASSERT_EQ(comm.ops.size(), 2u);
+  EXPECT_EQ(comm.ops[0].calls + comm.ops[1].calls, 3u);
+  EXPECT_EQ(comm.ops[0].bytes.value_or(0) + comm.ops[1].bytes.value_or(0), 7000u);
+}
+
+// A launch inside a range NCCL opened within its call (any range of its domain) joins the call
+// around it; a kernel launched outside every range joins none, however many calls came before.
+TEST(CommunicationTest, TheEnclosingCallIsFoundThroughInnerRanges) {
+  SyntheticTrace t;
+  t.NcclCall("ncclAllReduce", 0, 50, 0x1, 4096);
+  t.NcclCall("ncclCommCount", 10, 30, 0, 0);  // inside the all-reduce's range
+  t.Kernel(kAllReduceKernel, 60, 10, 9, t.Api("cuLaunchKernelEx", 20, 5));
+  for (int i = 0; i < 100; ++i) t.NcclCall("ncclAllReduce", 100.0 + 2 * i, 101.0 + 2 * i, 0x1, 8);
+  t.Kernel(kAllReduceKernel, 400, 10, 9, t.Api("cuLaunchKernelEx", 350, 5));
+  const core::Trace trace = t.Load();
+  const Communication comm = BuildCommunication(Timeline::Build(trace));
+  ASSERT_EQ(comm.ops.size(), 2u);
+  EXPECT_EQ(comm.ops[0].calls, 1u);
+  EXPECT_EQ(comm.ops[0].bytes, 4096u);
+  EXPECT_EQ(comm.ops[1].calls, 0u);
+  EXPECT_FALSE(comm.ops[1].bytes.has_value());
 }
 
 // A one-rank communicator: NCCL copies (or does nothing) and launches no kernel; the calls and

@@ -30,8 +30,8 @@ std::string RankTrace(const Job& job, int r, double clock_shift_us, bool referen
   const bool late = r == job.late_rank;
   for (int step = 0; step < job.steps; ++step) {
     const double t0 = step * kRankStepUs + clock_shift_us;
-    t.NvtxRange("step", t0, t0 + kRankStepUs - 100, 1);
-    const double compute = kRankComputeUs + (late ? job.extra_compute_us : 0);
+    t.NvtxRange(job.step_name, t0, t0 + kRankStepUs - 100, 1);
+    const double compute = kRankComputeUs + (late ? job.extra_compute_us : 0) - (r == job.early_rank ? job.early_us : 0);
     t.Launch("_Z4gemmPKfS0_Pf", t0 + 10, 5, t0 + 100, compute, 7, 1);
     double ready = t0 + 100 + compute;
     if (late && job.copy_us > 0) {

@@ -24,6 +24,9 @@ struct Job {
   bool overlap = false;        // the all-reduce beside a second compute kernel
   bool payloads = true;        // NCCL's NVTX ranges with payloads
   double jitter_us = 3;        // arrival jitter between ranks
+  int early_rank = -1;         // a rank whose all-reduce starts early (its GPU had less to do)
+  double early_us = 0;
+  std::string step_name = "step";  // the NVTX range of each step
 };
 
 // Rank `r`'s trace, written to a temporary file whose path is returned; its CUPTI clock runs

@@ -5,9 +5,11 @@
 // with its negative control and the thresholds' edges.
 #include "lib/ranks/rank_set.h"
 
+#include <algorithm>
 #include <string>
 #include <vector>
 
+#include "absl/strings/str_join.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "lib/analysis/timeline.h"
@@ -206,18 +208,92 @@ TEST(RankSetTest, WarningsSayWhatTheSetLacks) {
   EXPECT_FALSE(AnalyzeRankTraces({"/nonexistent/a", "/nonexistent/b"}, options).ok()) << "no trace readable";
 }
 
-// torchrun's own process imports torch and writes a trace too: no rank, no GPU work. It is left out
-// with a line, not counted as a rank.
+// torchrun's own process imports torch and writes a trace too: no GPU work. It is left out with a
+// line, not counted as a rank, with no rank and with one (under srun the agent has SLURM_PROCID).
 TEST(RankSetTest, ALaunchersOwnTraceIsLeftOut) {
-  std::vector<std::string> paths = JobTraces(Job{});
-  SyntheticTrace launcher;
-  launcher.header().mutable_session()->set_pid(77);
-  launcher.Api("cuInit", 0, 10);
-  paths.push_back(launcher.Write());
+  for (const int agent_rank : {-1, 0}) {
+    std::vector<std::string> paths = JobTraces(Job{});
+    SyntheticTrace launcher;
+    launcher.header().mutable_session()->set_pid(77);
+    if (agent_rank >= 0) {
+      launcher.header().mutable_session()->set_rank(agent_rank);
+      launcher.header().mutable_session()->set_world_size(4);
+      launcher.header().mutable_session()->set_launcher("slurm");
+    }
+    launcher.Api("cuInit", 0, 10);
+    paths.push_back(launcher.Write());
+    const RankSetReport r = Analyze(paths);
+    EXPECT_EQ(r.ranks.size(), 4u) << agent_rank;
+    ASSERT_FALSE(r.warnings.empty());
+    EXPECT_THAT(r.warnings.back(), HasSubstr("no GPU work (a launcher's own process, such as torchrun's agent): left out"));
+    for (const std::string& w : r.warnings) EXPECT_THAT(w, ::testing::Not(HasSubstr("appears in"))) << "no duplicate rank";
+  }
+  // A set in which no trace has GPU work keeps its traces: they are all there is.
+  SyntheticTrace a, b;
+  a.Api("cuInit", 0, 10);
+  b.Api("cuInit", 0, 10);
+  EXPECT_EQ(Analyze({a.Write(), b.Write()}).ranks.size(), 2u);
+}
+
+// Ranks whose most repeated range differs (no --step) are not compared step by step with each
+// other: only the ranks of the range most of them chose are.
+TEST(RankSetTest, StepsOfAnotherRangeAreNotComparedWithTheSteps) {
+  Job job;
+  job.late_rank = 3;
+  job.extra_compute_us = 4'000;
+  std::vector<std::string> paths = JobTraces(job);
+  // Rank 1 marks its steps "forward": three ranks' steps are compared, not four.
+  Job other = job;
+  other.step_name = "forward";
+  paths[1] = RankTrace(other, 1);
   const RankSetReport r = Analyze(paths);
-  EXPECT_EQ(r.ranks.size(), 4u);
+  EXPECT_EQ(r.step_name, "step");
   ASSERT_FALSE(r.warnings.empty());
-  EXPECT_THAT(r.warnings.back(), HasSubstr("no rank and no GPU work (a launcher's own process): left out"));
+  EXPECT_THAT(absl::StrJoin(r.warnings, "\n"), HasSubstr("the ranks' step ranges differ"));
+  const analysis::Finding* steps = FindingOf(r, "ranks.step_imbalance");
+  ASSERT_NE(steps, nullptr);
+  EXPECT_THAT(steps->headline, HasSubstr("rank 3 is the slowest of 3 ranks in 20 of 20 'step' steps"));
+}
+
+// One rank early by 1 ms, the others together: a skew, but nobody is late (the early rank waits).
+TEST(RankSetTest, AnEarlyRankMakesNoLateRank) {
+  Job job;
+  job.early_rank = 2;
+  job.early_us = 1'000;
+  job.jitter_us = 0;
+  const RankSetReport r = Analyze(JobTraces(job));
+  EXPECT_EQ(FindingOf(r, "ranks.straggler"), nullptr);
+  for (const RankRow& row : r.ranks) EXPECT_EQ(row.last_arrivals, 0u) << row.id.Label();
+  // Positive control: the same rank 1 ms late is named.
+  Job late;
+  late.late_rank = 2;
+  late.host_gap_us = 1'000;
+  late.jitter_us = 0;
+  const RankSetReport late_report = Analyze(JobTraces(late));
+  const analysis::Finding* f = FindingOf(late_report, "ranks.straggler");
+  ASSERT_NE(f, nullptr);
+  EXPECT_EQ(f->number("rank"), 2);
+  EXPECT_NEAR(*f->number("late_each_ns"), 1e6, 0.01e6);
+}
+
+// Ranks tied in everything: the pick does not depend on the order the workers finished in.
+TEST(RankSetTest, TiesGoToTheLowerRankWhateverTheOrderGiven) {
+  Job job;
+  job.jitter_us = 0;
+  job.late_rank = -1;
+  std::vector<std::string> paths = JobTraces(job);
+  std::reverse(paths.begin(), paths.end());
+  analysis::Thresholds t;
+  t.straggler_min_skew_us = 0;  // every instance has a "late" rank: the tie's winner
+  t.straggler_min_share = 0;
+  RankTracesOptions options;
+  options.summary.thresholds = t;
+  options.jobs = 1;
+  absl::StatusOr<RankSetReport> r = AnalyzeRankTraces(paths, options);
+  ASSERT_TRUE(r.ok());
+  const analysis::Finding* f = FindingOf(*r, "ranks.straggler");
+  ASSERT_NE(f, nullptr);
+  EXPECT_EQ(f->number("rank"), 0);
 }
 
 // Two ranks: the slowest against the other's work, not against a median halfway between them.

@@ -116,6 +116,23 @@ TEST(ModuleFileTest, AFileThatIsNoElfIsRefused) {
   ::unlink(path.c_str());
 }
 
+// A CUDA program and its modules are 64-bit: a 32-bit ELF file is not one of them.
+TEST(ModuleFileTest, AnElfFileOfAnotherClassIsRefused) {
+  const std::string path = WriteElfHeader("elf32", 0, 0, 4096);
+  const int fd = ::open(path.c_str(), O_WRONLY);
+  const unsigned char elf32 = ELFCLASS32;
+  ASSERT_EQ(::pwrite(fd, &elf32, 1, EI_CLASS), 1);
+  ::close(fd);
+  EXPECT_THAT(OpenModuleFile(path).status().message(), HasSubstr("an ELF file of another class than 64-bit"));
+  // Negative control: the same file as 64-bit opens.
+  const std::string good = WriteElfHeader("elf64", 0, 0, 4096);
+  absl::StatusOr<int> opened = OpenModuleFile(good);
+  ASSERT_TRUE(opened.ok()) << opened.status();
+  ::close(*opened);
+  ::unlink(path.c_str());
+  ::unlink(good.c_str());
+}
+
 // The review's file: an ELF header and 20 million sections by extended numbering, in a sparse file
 // (libelf took 4 GB for it). Refused from the header alone.
 TEST(ModuleFileTest, ExtendedSectionNumberingIsRefused) {

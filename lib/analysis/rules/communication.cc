@@ -38,8 +38,12 @@ std::map<Collective, uint64_t> ExposedByCollective(const Communication& comm, ui
 }  // namespace
 
 std::vector<Finding> CommunicationRule(const Timeline& timeline, const Thresholds& thresholds) {
+  return CommunicationFindings(timeline, BuildCommunication(timeline), thresholds);
+}
+
+std::vector<Finding> CommunicationFindings(const Timeline& timeline, const Communication& comm,
+                                           const Thresholds& thresholds) {
   std::vector<Finding> findings;
-  const Communication comm = BuildCommunication(timeline);
   if (comm.ops.empty()) return findings;
   for (const DeviceCommunication& d : comm.devices) {
     const DeviceTimeline* device = DeviceOf(timeline, d.device);

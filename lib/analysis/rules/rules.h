@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "lib/analysis/communication.h"
 #include "lib/analysis/finding.h"
 #include "lib/analysis/thresholds.h"
 #include "lib/analysis/timeline.h"
@@ -39,6 +40,9 @@ std::vector<Finding> ThrottleRule(const Timeline& timeline, const Thresholds& th
 std::vector<Finding> MonitorIdleRule(const Timeline& timeline, const Thresholds& thresholds);
 // comm.exposed: NCCL kernels running with no compute beside them on their device (communication.h).
 std::vector<Finding> CommunicationRule(const Timeline& timeline, const Thresholds& thresholds);
+// The same from the trace's communication, already built.
+std::vector<Finding> CommunicationFindings(const Timeline& timeline, const Communication& comm,
+                                           const Thresholds& thresholds);
 
 // Warnings about the trace itself: the tail cut off, damage after some chunk, records dropped
 // during capture, operations still running at its end, no final statistics.

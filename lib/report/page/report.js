@@ -642,7 +642,8 @@ function renderRanks() {
   const R = D.ranks, box = $('ranks');
   const named = new Set();
   for (const f of D.findings) {
-    for (const n of f.numbers) if (n.key === 'rank') named.add(Number(n.value));
+    // A trace without a rank says -1 here: it is named in the headline only.
+    for (const n of f.numbers) if (n.key === 'rank' && Number(n.value) >= 0) named.add(Number(n.value));
   }
   let maxStep = 0, maxComm = 0, maxLate = 0;
   for (const r of R.rows) {
@@ -664,7 +665,7 @@ function renderRanks() {
     for (let i = from; i < to; ++i) {
       const r = R.rows[i];
       const work = Math.min(r.step_work_median_ns, r.step_median_ns);
-      body.appendChild(el('tr', {class: named.has(r.rank) ? 'named-rank' : null},
+      body.appendChild(el('tr', {class: r.rank >= 0 && named.has(r.rank) ? 'named-rank' : null},
         el('td', {class: 'name', text: r.label, title: r.path + (r.clock_aligned ? '' : ' (no clock reference)')}),
         el('td', {class: 'name', text: r.host}),
         steps ? el('td', {}, bar([[work, 'work', 'GPU work ' + fmtDur(work)],
