@@ -6,5 +6,6 @@ cd "$(dirname "$0")/.."
 export PATH="/usr/local/cuda/bin:$PATH"
 # The collector library links private static abseil, protobuf and RE2 (built once).
 if command -v nvcc >/dev/null; then scripts/build_private_deps.sh; fi
-cmake -S . -B build -DCMAKE_BUILD_TYPE=Release -DCUSCOPE_WERROR=ON "$@" >/dev/null
+# Every test unless the arguments say otherwise (scripts/test.sh builds only some here).
+cmake -S . -B build -DCMAKE_BUILD_TYPE=Release -DCUSCOPE_WERROR=ON -DCUSCOPE_UNSANITIZABLE_TESTS_ONLY=OFF "$@" >/dev/null
 cmake --build build -j"$(nproc)"

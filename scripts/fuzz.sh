@@ -1,45 +1,29 @@
 #!/usr/bin/env bash
-# Builds the libFuzzer targets in build-fuzz/ (clang 14, AddressSanitizer and
-# UndefinedBehaviorSanitizer) and runs each for SECONDS (default 60), starting from the seed
-# corpus in tests/fuzz/corpus. Installs clang and its runtime if missing.
+# Builds the libFuzzer targets in build-asan/ (scripts/asan_build.sh: clang 14, AddressSanitizer and
+# UndefinedBehaviorSanitizer, the build the sanitized test suite runs from) and runs each for
+# SECONDS (default 60), starting from the seed corpus in tests/fuzz/corpus.
 #
 #   scripts/fuzz.sh [SECONDS]
 #
 # FUZZ_TARGETS="trace_reader analyzer export control_request" picks targets; FUZZ_CORPUS_DIR keeps the growing corpus
-# somewhere else (default build-fuzz/corpus). A crash, a hang (over 10 s on one input), an
+# somewhere else (default build-asan/fuzz/corpus). A crash, a hang (over 10 s on one input), an
 # allocation over 512 MB or a resident size over 2 GB fails the run; the input is left in
-# build-fuzz/artifacts/TARGET/ — copy it to tests/fuzz/regressions/ once fixed.
+# build-asan/fuzz/artifacts/TARGET/ — copy it to tests/fuzz/regressions/ once fixed.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 seconds="${1:-60}"
 targets=(${FUZZ_TARGETS:-trace_reader analyzer export control_request})
-jobs="${BUILD_JOBS:-$(nproc)}"
 
-scripts/install_deps.sh
-missing=()
-command -v clang++-14 >/dev/null || missing+=(clang-14)
-grep -q "install ok installed" <<<"$(dpkg-query -W -f='${Status}' libclang-rt-14-dev 2>/dev/null)" || missing+=(libclang-rt-14-dev)
-if ((${#missing[@]})); then
-  echo "cuscope: installing ${missing[*]}"
-  SUDO=""
-  [ "$(id -u)" -eq 0 ] || SUDO="sudo"
-  $SUDO apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "${missing[@]}" >/dev/null
-fi
+scripts/asan_build.sh $(printf 'fuzz_%s ' "${targets[@]}")
 
-CC=clang-14 CXX=clang++-14 cmake -S . -B build-fuzz -DCMAKE_BUILD_TYPE=RelWithDebInfo \
-  -DCUSCOPE_SANITIZE=address,undefined -DCUSCOPE_BUILD_FUZZERS=ON -DCUSCOPE_CUDA_MODE=AUTO \
-  -DCUSCOPE_BUILD_BENCH=OFF -DCUSCOPE_BUILD_EXAMPLES=OFF >/dev/null
-cmake --build build-fuzz -j"$jobs" --target $(printf 'fuzz_%s ' "${targets[@]}")
-
-corpus_root="${FUZZ_CORPUS_DIR:-build-fuzz/corpus}"
+corpus_root="${FUZZ_CORPUS_DIR:-build-asan/fuzz/corpus}"
 status=0
 summary=()
 for t in "${targets[@]}"; do
   corpus="$corpus_root/$t"
-  artifacts="build-fuzz/artifacts/$t"
+  artifacts="build-asan/fuzz/artifacts/$t"
   mkdir -p "$corpus" "$artifacts"
-  log="build-fuzz/fuzz_$t.log"
+  log="build-asan/fuzz/fuzz_$t.log"
   # The control socket's requests have seeds of their own; the trace targets share the traces'.
   if [ "$t" = control_request ]; then
     seeds=(tests/fuzz/corpus_control)
@@ -49,7 +33,7 @@ for t in "${targets[@]}"; do
   echo "cuscope: fuzzing $t for ${seconds}s (log $log)"
   rc=0
   ASAN_OPTIONS="${ASAN_OPTIONS:-detect_leaks=1}" UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1" \
-    "build-fuzz/bin/fuzz_$t" "$corpus" "${seeds[@]}" \
+    "build-asan/bin/fuzz_$t" "$corpus" "${seeds[@]}" \
     -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 -malloc_limit_mb=512 -max_len=65536 \
     -print_final_stats=1 -artifact_prefix="$artifacts/" >"$log" 2>&1 || rc=$?
   runs=$(grep -oP 'stat::number_of_executed_units:\s*\K[0-9]+' "$log" | tail -1 || true)

@@ -7,7 +7,8 @@ packages=(cmake g++ make libprotobuf-dev protobuf-compiler libabsl-dev libre2-de
           libpython3-dev  # an embedded CPython, for the test of the Python frame reader
           libdw-dev  # elfutils' DWARF reader (its header; the CLI loads libdw.so.1 when present) for native source lines
           libunwind8  # the unwinder --stacks loads at run time (libunwind.so.8); without it, libgcc's
-          prometheus)  # the Prometheus server, for the test that scrapes the metrics endpoint
+          prometheus  # the Prometheus server, for the test that scrapes the metrics endpoint
+          clang-14 libclang-rt-14-dev)  # the sanitized build and the fuzzers (scripts/asan_build.sh)
 missing=()
 for p in "${packages[@]}"; do
   grep -q "install ok installed" <<<"$(dpkg-query -W -f='${Status}' "$p" 2>/dev/null)" || missing+=("$p")

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# Runs the CPU test suite under AddressSanitizer + UndefinedBehaviorSanitizer (build-asan/, every
-# test but the gpu-labelled ones) and the concurrency stress tests under ThreadSanitizer
-# (build-tsan/, ctest label "stress"). Any report fails the test that triggered it.
+# Runs the CPU test suite under AddressSanitizer + UndefinedBehaviorSanitizer (build-asan/, clang 14,
+# built by scripts/asan_build.sh; every test but the gpu-labelled ones) and the concurrency stress
+# tests under ThreadSanitizer (build-tsan/, GCC, ctest label "stress"). Any report fails the test
+# that triggered it.
 #
 #   scripts/sanitize.sh [asan|tsan|all]     (default all)
 set -euo pipefail
@@ -10,11 +11,10 @@ which="${1:-all}"
 jobs="${BUILD_JOBS:-$(nproc)}"
 scripts/install_deps.sh
 export PATH="/usr/local/cuda/bin:$PATH"
-# Sanitized code runs slower; -O1 keeps the suite quick and the reports readable. At -O1 with the
-# sanitizers GCC 12 reports -Wmaybe-uninitialized inside libstdc++'s <regex>: off for these builds
-# (the Release build keeps it).
-common=(-DCMAKE_BUILD_TYPE=None "-DCMAKE_CXX_FLAGS=-O1 -g1 -Wno-maybe-uninitialized" -DCUSCOPE_WERROR=ON
-        -DCUSCOPE_BUILD_BENCH=OFF -DCUSCOPE_BUILD_EXAMPLES=OFF)
+# ThreadSanitizer's build (GCC). At -O1 with the sanitizers GCC 12 reports -Wmaybe-uninitialized
+# inside libstdc++'s <regex>: off for it (the Release build keeps it).
+tsan_flags=(-DCMAKE_BUILD_TYPE=None "-DCMAKE_CXX_FLAGS=-O1 -g1 -Wno-maybe-uninitialized" -DCUSCOPE_WERROR=ON
+            -DCUSCOPE_BUILD_BENCH=OFF -DCUSCOPE_BUILD_EXAMPLES=OFF -DCUSCOPE_BUILD_GPU_TESTS=OFF)
 
 # Tests that preload libcuscope.so into a program built without the sanitizer: the sanitizer's
 # runtime must be the first library of a process, which such a program cannot give it.
@@ -23,9 +23,8 @@ common=(-DCMAKE_BUILD_TYPE=None "-DCMAKE_CXX_FLAGS=-O1 -g1 -Wno-maybe-uninitiali
 uninstrumented_hosts='^(InjectTest|InstallTest|MetricConfigTest|PmSamplingConfigTest)\.'
 
 if [ "$which" = all ] || [ "$which" = asan ]; then
-  echo "cuscope: AddressSanitizer + UndefinedBehaviorSanitizer build in build-asan/"
-  cmake -S . -B build-asan "${common[@]}" -DCUSCOPE_SANITIZE=address,undefined >/dev/null
-  cmake --build build-asan -j"$jobs"
+  echo "cuscope: AddressSanitizer + UndefinedBehaviorSanitizer build in build-asan/ (clang 14)"
+  scripts/asan_build.sh
   (cd build-asan &&
     ASAN_OPTIONS="detect_leaks=1:abort_on_error=1:strict_string_checks=1:detect_stack_use_after_return=1" \
     UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1" \
@@ -34,7 +33,7 @@ fi
 
 if [ "$which" = all ] || [ "$which" = tsan ]; then
   echo "cuscope: ThreadSanitizer build of the stress tests in build-tsan/"
-  cmake -S . -B build-tsan "${common[@]}" -DCUSCOPE_SANITIZE=thread >/dev/null
+  cmake -S . -B build-tsan "${tsan_flags[@]}" -DCUSCOPE_SANITIZE=thread >/dev/null
   targets=(core_stress_test)
   # Where the CUDA Toolkit is: the Session test (it needs libcuscope.so) and the collector's
   # lifecycle and control-socket tests (CUPTI faked).

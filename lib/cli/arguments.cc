@@ -19,18 +19,24 @@ Next Next::Stop() {
 }
 
 ArgumentParser& ArgumentParser::Flag(std::vector<std::string> names, FlagAction action) {
-  specs_.push_back(Spec{std::move(names), Takes::kNothing, "", std::move(action), nullptr});
+  specs_.push_back(Spec{std::move(names), Takes::kNothing, "", std::move(action), nullptr, nullptr});
   return *this;
 }
 
 ArgumentParser& ArgumentParser::Option(std::vector<std::string> names, std::string missing_value,
                                        ValueAction action) {
-  specs_.push_back(Spec{std::move(names), Takes::kNextArgument, std::move(missing_value), nullptr, std::move(action)});
+  specs_.push_back(
+      Spec{std::move(names), Takes::kNextArgument, std::move(missing_value), nullptr, std::move(action), nullptr});
+  return *this;
+}
+
+ArgumentParser& ArgumentParser::Switch(std::vector<std::string> names, SwitchAction action) {
+  specs_.push_back(Spec{std::move(names), Takes::kTrueOrFalse, "", nullptr, nullptr, std::move(action)});
   return *this;
 }
 
 ArgumentParser& ArgumentParser::InlineValue(std::string name, ValueAction action) {
-  specs_.push_back(Spec{{std::move(name)}, Takes::kInlineValueOnly, "", nullptr, std::move(action)});
+  specs_.push_back(Spec{{std::move(name)}, Takes::kInlineValueOnly, "", nullptr, std::move(action), nullptr});
   return *this;
 }
 
@@ -46,11 +52,6 @@ ArgumentParser& ArgumentParser::EndOptionsAtFirstPositional() {
 
 ArgumentParser& ArgumentParser::EndOptionsAtDoubleDash() {
   end_at_double_dash_ = true;
-  return *this;
-}
-
-ArgumentParser& ArgumentParser::AcceptInlineValues() {
-  inline_values_ = true;
   return *this;
 }
 
@@ -86,9 +87,9 @@ ArgumentParser& ArgumentParser::UnexpectedArgumentMessage(Message message) {
 
 const ArgumentParser::Spec* ArgumentParser::Find(absl::string_view name, bool inline_value) const {
   for (const Spec& spec : specs_) {
+    const bool takes_inline = spec.takes == Takes::kNextArgument || spec.takes == Takes::kTrueOrFalse;
     const bool form_fits = inline_value ? spec.takes == Takes::kInlineValueOnly ||
-                                              (inline_values_ && spec.takes == Takes::kNextArgument &&
-                                               absl::StartsWith(name, "--"))
+                                              (takes_inline && absl::StartsWith(name, "--"))
                                         : spec.takes != Takes::kInlineValueOnly;
     if (form_fits && std::find(spec.names.begin(), spec.names.end(), name) != spec.names.end()) return &spec;
   }
@@ -143,6 +144,12 @@ absl::StatusOr<ParsedArguments> ArgumentParser::Parse(const Args& args, size_t f
         if (!go_on(spec->flag())) break;
         continue;
       }
+      if (spec->takes == Takes::kTrueOrFalse) {
+        const bool value_follows = i + 1 < args.size() && (args[i + 1] == "true" || args[i + 1] == "false");
+        const bool on = !value_follows || args[++i] == "true";
+        if (!go_on(spec->on_off(on))) break;
+        continue;
+      }
       if (i + 1 >= args.size()) {
         failure = absl::InvalidArgumentError(!spec->missing_value.empty() ? spec->missing_value
                                              : missing_value_           ? missing_value_(arg)
@@ -154,7 +161,16 @@ absl::StatusOr<ParsedArguments> ArgumentParser::Parse(const Args& args, size_t f
     }
     if (const size_t eq = arg.find('='); eq != std::string::npos) {
       if (const Spec* spec = Find(absl::string_view(arg).substr(0, eq), true); spec != nullptr) {
-        if (!go_on(spec->value(arg.substr(eq + 1)))) break;
+        const std::string value = arg.substr(eq + 1);
+        if (spec->takes == Takes::kTrueOrFalse) {
+          if (value != "true" && value != "false") {
+            failure = absl::InvalidArgumentError(absl::StrCat(arg.substr(0, eq), " takes true or false"));
+            break;
+          }
+          if (!go_on(spec->on_off(value == "true"))) break;
+          continue;
+        }
+        if (!go_on(spec->value(value))) break;
         continue;
       }
     }

@@ -17,9 +17,10 @@
 //   "--" ends the options when EndOptionsAtDoubleDash() was called (else it is looked up as a name);
 //   an empty argument, or one not starting with '-', is positional;
 //   a help name (-h and --help unless HelpNames says otherwise) ends the parse with help set;
-//   a registered name is that flag or option (an option takes the next argument as its value);
-//   --NAME=VALUE is option NAME with VALUE, for InlineValue names and, after AcceptInlineValues(),
-//   for every option whose name starts with "--";
+//   a registered name is that flag, switch or option (an option takes the next argument as its
+//   value; a switch takes the next argument only when it is "true" or "false");
+//   --NAME=VALUE is option NAME with VALUE, for InlineValue names and every option or switch whose
+//   name starts with "--", as nsys and most tools take them;
 //   anything else starting with '-' is an unknown option.
 #ifndef CUSCOPE_LIB_CLI_ARGUMENTS_H_
 #define CUSCOPE_LIB_CLI_ARGUMENTS_H_
@@ -67,6 +68,7 @@ class ArgumentParser {
  public:
   using FlagAction = std::function<Next()>;
   using ValueAction = std::function<Next(const std::string& value)>;
+  using SwitchAction = std::function<Next(bool on)>;
   // Builds the message for an argument (an unknown option, a value missing after an option name).
   using Message = std::function<std::string(const std::string& argument)>;
 
@@ -75,6 +77,11 @@ class ArgumentParser {
   // A name whose value is the next argument; `missing_value` is the message when there is none
   // (empty: the parser's MissingValueMessage).
   ArgumentParser& Option(std::vector<std::string> names, std::string missing_value, ValueAction action);
+  // A name that is on by itself and also takes true or false, as nsys's switches do: NAME,
+  // NAME=true|false, or NAME followed by "true" or "false" (`--force-overwrite true`); any other
+  // inline value is a mistake ("NAME takes true or false"). Without it, `-f true ./app` would run
+  // a program named true.
+  ArgumentParser& Switch(std::vector<std::string> names, SwitchAction action);
   // A name that takes a value only as --NAME=VALUE (NAME alone can be a Flag as well).
   ArgumentParser& InlineValue(std::string name, ValueAction action);
   // What to do with a positional argument. Without one, a positional argument is a mistake named
@@ -86,8 +93,6 @@ class ArgumentParser {
   ArgumentParser& EndOptionsAtFirstPositional();
   // "--" ends the options: what follows it is left for the command.
   ArgumentParser& EndOptionsAtDoubleDash();
-  // Long options also take their value as --NAME=VALUE.
-  ArgumentParser& AcceptInlineValues();
   // The names that ask for help (default -h and --help), and whether they count only as the
   // first argument (after that they are read like any other argument).
   ArgumentParser& HelpNames(std::vector<std::string> names);
@@ -106,13 +111,14 @@ class ArgumentParser {
   absl::StatusOr<ParsedArguments> Parse(const Args& args, size_t first = 0) const;
 
  private:
-  enum class Takes { kNothing, kNextArgument, kInlineValueOnly };
+  enum class Takes { kNothing, kNextArgument, kInlineValueOnly, kTrueOrFalse };
   struct Spec {
     std::vector<std::string> names;
     Takes takes;
     std::string missing_value;
     FlagAction flag;
     ValueAction value;
+    SwitchAction on_off;
   };
 
   // The spec registered under `name` for the form used (NAME alone, or --NAME=VALUE when
@@ -124,7 +130,6 @@ class ArgumentParser {
   ValueAction positional_;
   bool end_at_positional_ = false;
   bool end_at_double_dash_ = false;
-  bool inline_values_ = false;
   std::vector<std::string> help_names_ = {"-h", "--help"};
   bool help_first_only_ = false;
   bool unknown_is_positional_ = false;

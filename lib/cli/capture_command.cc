@@ -42,7 +42,8 @@ constexpr const char kCaptureUsage[] =
     "  --top-down-wait S  how long the process waits for those launches after the window (default 10)\n"
     "  -o, --output NAME  the file, relative to this directory: %p the process id, %n the lowest free\n"
     "                   number, %h the host; \".cuscope\" is appended (default capture_%p_%n)\n"
-    "  -f, --force-overwrite  replace an existing file\n"
+    "  -f, --force-overwrite [true|false]\n"
+    "                   replace an existing file (also as --force-overwrite=true, as nsys)\n"
     "  --timeout S      how long to wait for the file beyond its seconds (default 60)\n"
     "\n"
     "The file is read with cuscope analyze, report, stats or export like any trace.\n";
@@ -110,7 +111,6 @@ int RunCapture(const Args& args) {
   uint32_t top_down = 0;
   uint64_t top_down_launches = 0;
   ArgumentParser parser;
-  parser.AcceptInlineValues();
   parser.UnknownOptionMessage(UnknownOptionOf("capture"));
   parser.Option({"--pid", "-p"}, "--pid takes a process id", [&](const std::string& v) {
     pid_text = v;
@@ -151,8 +151,8 @@ int RunCapture(const Args& args) {
     output = v;
     return absl::OkStatus();
   });
-  parser.Flag({"--force-overwrite", "-f"}, [&] {
-    force = true;
+  parser.Switch({"--force-overwrite", "-f"}, [&](bool on) {
+    force = on;
     return absl::OkStatus();
   });
   if (std::optional<int> exit = HelpOrMistake(parser.Parse(args), kCaptureUsage)) return *exit;

@@ -31,7 +31,8 @@ constexpr const char kExportUsage[] =
     "  --format perfetto       Perfetto protobuf trace (default); open it at https://ui.perfetto.dev\n"
     "  --format chrome-json    Chrome trace-event JSON (chrome://tracing, Perfetto, speedscope)\n"
     "  -o, --output FILE       output file (default: TRACE with .pftrace or .json for .cuscope)\n"
-    "  -f, --force-overwrite   replace an existing output file\n"
+    "  -f, --force-overwrite [true|false]\n"
+    "                          replace an existing output file (also as --force-overwrite=true)\n"
     "  --no-findings           skip the analysis pass: no findings track, and the trace is read one\n"
     "                          chunk at a time only (the analysis holds the whole trace)\n"
     "  --bucket-us N           width of the GPU utilization buckets in microseconds (default: 1, 2 or\n"
@@ -83,8 +84,8 @@ int RunExport(const Args& args) {
     output = v;
     return output.empty() ? absl::InvalidArgumentError(kOutputError) : absl::OkStatus();
   });
-  parser.Flag({"-f", "--force-overwrite"}, [&] {
-    options.overwrite = true;
+  parser.Switch({"-f", "--force-overwrite"}, [&](bool on) {
+    options.overwrite = on;
     return absl::OkStatus();
   });
   parser.Flag({"--no-findings"}, [&] {

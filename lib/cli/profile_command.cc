@@ -29,6 +29,9 @@ int RunProfile(const Args& args) {
     std::fputs(kProfileUsage, stdout);
     return 0;
   }
+  if (!plan->env.count("CUSCOPE_QUIET")) {
+    for (const std::string& note : plan->notes) std::fprintf(stderr, "cuscope: %s\n", note.c_str());
+  }
   const std::string lib = CollectorLibraryPath();
   if (::access(lib.c_str(), R_OK) != 0) {
     std::fprintf(stderr, "cuscope: collector library %s not found (set CUSCOPE_LIBRARY)\n", lib.c_str());
@@ -36,7 +39,8 @@ int RunProfile(const Args& args) {
   }
   // A name without per-process parts can be checked now, before the program runs.
   const auto out = plan->env.count("CUSCOPE_OUTPUT") ? plan->env["CUSCOPE_OUTPUT"] : std::string("cuscope_%p");
-  if (out.find('%') == std::string::npos && !plan->env.count("CUSCOPE_FORCE_OVERWRITE")) {
+  const auto overwrite = plan->env.find("CUSCOPE_FORCE_OVERWRITE");
+  if (out.find('%') == std::string::npos && (overwrite == plan->env.end() || overwrite->second != "1")) {
     auto name = core::ExpandOutputName(out, core::CurrentProcessOutputContext());
     if (name.ok() && ::access(name->c_str(), F_OK) == 0) {
       std::fprintf(stderr, "cuscope: output file %s already exists (use --force-overwrite to replace it)\n",

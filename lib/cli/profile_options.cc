@@ -2,7 +2,10 @@
 
 #include <utility>
 
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "lib/cli/arguments.h"
+#include "lib/cli/nsys_trace_names.h"
 #include "lib/core/config.h"
 
 namespace cuscope::cli {
@@ -16,13 +19,18 @@ const char kProfileUsage[] =
     "  -o, --output NAME         trace file name; %p process id, %h host, %r rank (torchrun,\n"
     "                            mpirun, srun), %n sequence number, %q{VAR} environment variable\n"
     "                            (default: cuscope_%p)\n"
-    "  -f, --force-overwrite     replace an existing trace file\n"
+    "  -f, --force-overwrite [true|false]\n"
+    "                            replace an existing trace file (also as --force-overwrite=true, as\n"
+    "                            nsys; `-f true ./app` does not run a program named true)\n"
     "  -t, --trace KINDS         activity kinds, comma-separated: kernel,memcpy,memset,api,\n"
     "                            runtime,driver,sync,nvtx,memory,overhead or all (default: every\n"
     "                            kind but runtime, driver and sync). api: only the runtime and\n"
     "                            driver calls the analyzer reads (launches, copies, syncs,\n"
     "                            allocations, graph and module set-up) and their sync records;\n"
-    "                            runtime, driver: every call of that API\n"
+    "                            runtime, driver: every call of that API. nsys's names are taken\n"
+    "                            too, with a line saying what each records: cuda (kernel,memcpy,\n"
+    "                            memset,api,sync,memory), nvtx; osrt, cublas, cudnn, mpi, ...\n"
+    "                            record nothing more\n"
     "      --lean-calls callbacks|records  how api records its calls: CUPTI callbacks on those calls\n"
     "                            (default; cheapest) or CUPTI's API records, which intercept every\n"
     "                            call of the program\n"
@@ -100,7 +108,6 @@ struct ValueOption {
 };
 constexpr ValueOption kValueOptions[] = {
     {"--output", "-o", "CUSCOPE_OUTPUT"},
-    {"--trace", "-t", "CUSCOPE_KINDS"},
     {"--delay", nullptr, "CUSCOPE_DELAY"},
     {"--duration", nullptr, "CUSCOPE_DURATION"},
     {"--capture-range", "-c", "CUSCOPE_CAPTURE_RANGE"},
@@ -153,11 +160,25 @@ absl::StatusOr<ProfilePlan> ParseProfileArgs(const std::vector<std::string>& arg
   };
   // The program starts at the first argument that is not an option, or after "--".
   ArgumentParser parser;
-  parser.EndOptionsAtFirstPositional().EndOptionsAtDoubleDash().AcceptInlineValues();
-  parser.Flag({"-f", "--force-overwrite", "--force-overwrite=true"}, set("CUSCOPE_FORCE_OVERWRITE", "1"));
+  parser.EndOptionsAtFirstPositional().EndOptionsAtDoubleDash();
+  parser.Switch({"-f", "--force-overwrite"}, [&plan](bool on) {
+    plan.env["CUSCOPE_FORCE_OVERWRITE"] = on ? "1" : "0";
+    return absl::OkStatus();
+  });
   parser.Flag({"--top-down"}, set("CUSCOPE_TOP_DOWN", kDefaultTopDownKernels));
   parser.Flag({"-q", "--quiet"}, set("CUSCOPE_QUIET", "1"));
   parser.InlineValue("--top-down", set_value("CUSCOPE_TOP_DOWN"));
+  // nsys's trace names (cuda, nvtx, osrt, ...) become cuscope's kinds, with a line saying how.
+  parser.Option({"--trace", "-t"}, "", [&plan](const std::string& value) -> Next {
+    absl::StatusOr<TraceKinds> kinds = TranslateTraceNames(value);
+    if (!kinds.ok()) return kinds.status();
+    plan.env["CUSCOPE_KINDS"] = kinds->kinds;
+    if (!kinds->mapped.empty()) {
+      plan.notes.push_back(absl::StrCat("-t ", value, " in nsys's names records ", kinds->kinds, " (",
+                                        absl::StrJoin(kinds->mapped, "; "), ")"));
+    }
+    return absl::OkStatus();
+  });
   for (const ValueOption& o : kValueOptions) {
     std::vector<std::string> names = {o.long_name};
     if (o.short_name != nullptr) names.emplace_back(o.short_name);

@@ -14,6 +14,8 @@ namespace cuscope::cli {
 struct ProfilePlan {
   std::map<std::string, std::string> env;  // CUSCOPE_* settings for the program
   std::vector<std::string> program;        // argv of the program
+  // What the program is not told but the user should be, one line each (nsys's -t names mapped).
+  std::vector<std::string> notes;
   bool help = false;
 };
 

@@ -35,7 +35,9 @@ constexpr const char kReportUsage[] =
     "arrivals at collectives) and the tables (cuscope export RANK_TRACE... -o FILE draws their timeline).\n"
     "  -o, --output FILE    where to write it (default for one trace: its name with .html, in the current\n"
     "                       directory; several traces need it)\n"
-    "  -f, --force-overwrite  replace an existing output file (without it, an existing file is refused)\n"
+    "  -f, --force-overwrite [true|false]\n"
+    "                       replace an existing output file (without it, an existing file is refused;\n"
+    "                       also as --force-overwrite=true)\n"
     "  --threshold N=V      override a rule threshold, as for cuscope analyze\n"
     "  --max-slices N       timeline slices to draw in all, roughly (default 60000); busier lanes merge short\n"
     "                       slices, and the page says how many\n" CUSCOPE_RANK_SET_OPTIONS_USAGE;
@@ -84,8 +86,8 @@ int RunReport(const Args& args) {
     output = v;
     return absl::OkStatus();
   });
-  parser.Flag({"-f", "--force-overwrite"}, [&] {
-    overwrite = true;
+  parser.Switch({"-f", "--force-overwrite"}, [&](bool on) {
+    overwrite = on;
     return absl::OkStatus();
   });
   parser.Option({"--threshold"}, "--threshold takes NAME=VALUE",

@@ -100,7 +100,6 @@ absl::StatusOr<v1::ProcessStatus> AskStatus(const std::string& directory, pid_t 
 int RunStatus(const Args& args) {
   std::string pid_text, format = "text";
   ArgumentParser parser;
-  parser.AcceptInlineValues();
   parser.UnknownOptionMessage(UnknownOptionOf("status"));
   parser.Option({"--pid", "-p"}, "--pid takes a process id", [&](const std::string& v) {
     pid_text = v;

@@ -27,7 +27,11 @@ Libdw Load() {
                    Find(handle, "dwarf_getscopes", l.getscopes) && Find(handle, "dwarf_tag", l.tag) &&
                    Find(handle, "dwarf_attr", l.attr) && Find(handle, "dwarf_attr_integrate", l.attr_integrate) &&
                    Find(handle, "dwarf_formstring", l.formstring) && Find(handle, "dwarf_formudata", l.formudata) &&
-                   Find(handle, "dwarf_getsrcfiles", l.getsrcfiles) && Find(handle, "dwarf_filesrc", l.filesrc);
+                   Find(handle, "dwarf_getsrcfiles", l.getsrcfiles) && Find(handle, "dwarf_filesrc", l.filesrc) &&
+                   Find(handle, "dwfl_module_nextcu", l.module_nextcu) && Find(handle, "dwarf_ranges", l.ranges) &&
+                   Find(handle, "dwarf_getsrc_die", l.getsrc_die) && Find(handle, "dwarf_linesrc", l.linesrc) &&
+                   Find(handle, "dwarf_lineno", l.lineno) && Find(handle, "dwfl_module_getelf", l.module_getelf) &&
+                   Find(handle, "elf_getphdrnum", l.getphdrnum) && Find(handle, "gelf_getphdr", l.getphdr);
   if (!all) {
     ::dlclose(handle);
     return {};

@@ -30,6 +30,17 @@ struct Libdw {
   decltype(&::dwarf_formudata) formudata = nullptr;
   decltype(&::dwarf_getsrcfiles) getsrcfiles = nullptr;
   decltype(&::dwarf_filesrc) filesrc = nullptr;
+  // A module's units and their ranges, and a unit's line table: for modules without .debug_aranges
+  // (clang writes none by default), where libdwfl finds no unit for any address.
+  decltype(&::dwfl_module_nextcu) module_nextcu = nullptr;
+  decltype(&::dwarf_ranges) ranges = nullptr;
+  decltype(&::dwarf_getsrc_die) getsrc_die = nullptr;
+  decltype(&::dwarf_linesrc) linesrc = nullptr;
+  decltype(&::dwarf_lineno) lineno = nullptr;
+  // The module's program headers (libelf, which libdw loads), to keep only ranges in its code.
+  decltype(&::dwfl_module_getelf) module_getelf = nullptr;
+  decltype(&::elf_getphdrnum) getphdrnum = nullptr;
+  decltype(&::gelf_getphdr) getphdr = nullptr;
 
   bool loaded() const { return begin != nullptr; }
 };

@@ -3,6 +3,7 @@
 #include <dwarf.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
@@ -10,6 +11,7 @@
 #include <optional>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
@@ -21,12 +23,97 @@
 namespace cuscope::symbolize {
 namespace {
 
+// A compile unit's address range, in DWARF's addresses (a libdwfl address less the module's bias).
+struct UnitRange {
+  Dwarf_Addr low = 0;
+  Dwarf_Addr high = 0;  // past the end
+  Dwarf_Die unit{};
+};
+
 // One module file, read with libdwfl at its link-time addresses.
 struct OpenModule {
   Dwfl* dwfl = nullptr;
   Dwfl_Module* module = nullptr;
   Dwarf_Addr first_address = 0;  // where the image's first loaded segment lies: a frame's offset counts from it
+  // Read from the units themselves on the first address libdwfl finds no unit for: clang writes no
+  // .debug_aranges by default, and libdwfl (elfutils 0.188) then finds no unit, hence no line, for
+  // any address of the module. Sorted by `low`.
+  mutable std::optional<std::vector<UnitRange>> unit_ranges;
+  mutable Dwarf_Addr unit_bias = 0;
 };
+
+// More ranges than any real module has (a hostile file could declare millions): the rest unread.
+constexpr size_t kMaxUnitRanges = size_t{1} << 20;
+
+// The module's code: its executable loaded segments, at link-time addresses.
+std::vector<std::pair<GElf_Addr, GElf_Addr>> CodeSegments(const Libdw& dw, Dwfl_Module* module) {
+  std::vector<std::pair<GElf_Addr, GElf_Addr>> code;
+  GElf_Addr bias = 0;
+  Elf* elf = dw.module_getelf(module, &bias);
+  size_t count = 0;
+  if (elf == nullptr || dw.getphdrnum(elf, &count) != 0) return code;
+  for (size_t i = 0; i < count && i < 0xffff; ++i) {
+    GElf_Phdr header;
+    if (dw.getphdr(elf, static_cast<int>(i), &header) == nullptr) continue;
+    if (header.p_type == PT_LOAD && (header.p_flags & PF_X) != 0) {
+      code.emplace_back(header.p_vaddr, header.p_vaddr + header.p_memsz);
+    }
+  }
+  return code;
+}
+
+// Every unit's ranges that lie in the module's code: the linker leaves the ranges of code it
+// discarded (unused inline functions, duplicate templates) at address 0 onwards, over the headers.
+std::vector<UnitRange> ReadUnitRanges(const Libdw& dw, Dwfl_Module* module, Dwarf_Addr* bias) {
+  const std::vector<std::pair<GElf_Addr, GElf_Addr>> code = CodeSegments(dw, module);
+  const auto in_code = [&code](Dwarf_Addr address) {
+    if (code.empty()) return true;  // no program headers to go by
+    return std::any_of(code.begin(), code.end(),
+                       [address](const auto& segment) { return address >= segment.first && address < segment.second; });
+  };
+  std::vector<UnitRange> ranges;
+  for (Dwarf_Die* unit = dw.module_nextcu(module, nullptr, bias); unit != nullptr && ranges.size() < kMaxUnitRanges;
+       unit = dw.module_nextcu(module, unit, bias)) {
+    Dwarf_Addr base = 0, start = 0, end = 0;
+    for (ptrdiff_t offset = 0; ranges.size() < kMaxUnitRanges &&
+                               (offset = dw.ranges(unit, offset, &base, &start, &end)) > 0;) {
+      if (start < end && in_code(start)) ranges.push_back(UnitRange{start, end, *unit});
+    }
+  }
+  std::sort(ranges.begin(), ranges.end(), [](const UnitRange& a, const UnitRange& b) { return a.low < b.low; });
+  return ranges;
+}
+
+// The compile unit holding `address` (a libdwfl address) and the module's bias: libdwfl's own
+// lookup, else the ranges read from the units.
+Dwarf_Die* UnitAt(const Libdw& dw, const OpenModule& m, Dwarf_Addr address, Dwarf_Addr* bias) {
+  if (Dwarf_Die* unit = dw.module_addrdie(m.module, address, bias); unit != nullptr) return unit;
+  if (!m.unit_ranges.has_value()) m.unit_ranges = ReadUnitRanges(dw, m.module, &m.unit_bias);
+  std::vector<UnitRange>& ranges = *m.unit_ranges;
+  if (address < m.unit_bias) return nullptr;
+  const Dwarf_Addr dwarf_address = address - m.unit_bias;
+  auto it = std::upper_bound(ranges.begin(), ranges.end(), dwarf_address,
+                             [](Dwarf_Addr a, const UnitRange& r) { return a < r.low; });
+  // Units' ranges rarely overlap; a few steps back find the one that holds the address.
+  for (int steps = 0; it != ranges.begin() && steps < 16; ++steps) {
+    --it;
+    if (dwarf_address < it->high) {
+      *bias = m.unit_bias;
+      return &it->unit;
+    }
+  }
+  return nullptr;
+}
+
+// The file and line of `address` from its unit's line table, where libdwfl's lookup found none.
+const char* LineFromUnit(const Libdw& dw, const OpenModule& m, Dwarf_Addr address, int* number) {
+  Dwarf_Addr bias = 0;
+  Dwarf_Die* unit = UnitAt(dw, m, address, &bias);
+  if (unit == nullptr) return nullptr;
+  Dwarf_Line* line = dw.getsrc_die(unit, address - bias);
+  if (line == nullptr || dw.lineno(line, number) != 0) return nullptr;
+  return dw.linesrc(line, nullptr, nullptr);
+}
 
 // libdwfl asks for a module's separate debug file here (its standard search would follow the
 // module's .gnu_debuglink name anywhere, and ask debuginfod servers): by the module's build id under
@@ -153,10 +240,10 @@ bool IsInlinedLaunchCode(const Libdw& dw, Dwarf_Die* scope, const core::KernelNa
 // For an address inside launch code nvcc inlined into the function that wrote `<<<...>>>`: the
 // file and line of that launch (the call site of the outermost inlined launch code), which the
 // line table alone does not give (it names the wrapper's line, the kernel's definition).
-std::optional<std::pair<std::string, int>> LaunchCallSite(const Libdw& dw, Dwfl_Module* module, Dwarf_Addr address,
-                                                          const core::KernelNameSet& kernels) {
+std::optional<std::pair<std::string, int>> LaunchCallSite(const Libdw& dw, const OpenModule& module,
+                                                          Dwarf_Addr address, const core::KernelNameSet& kernels) {
   Dwarf_Addr bias = 0;
-  Dwarf_Die* unit = dw.module_addrdie(module, address, &bias);
+  Dwarf_Die* unit = UnitAt(dw, module, address, &bias);
   if (unit == nullptr) return std::nullopt;
   Dwarf_Die* scopes = nullptr;
   const int count = dw.getscopes(unit, address - bias, &scopes);
@@ -231,8 +318,9 @@ SourceLineSummary AddNativeSourceLines(core::Dictionary& dict, const std::functi
     Dwfl_Line* line = dw.module_getsrc(entry.open.module, address);
     int number = 0;
     const char* file = line == nullptr ? nullptr : dw.lineinfo(line, nullptr, &number, nullptr, nullptr, nullptr);
+    if (line == nullptr) file = LineFromUnit(dw, entry.open, address, &number);
     if (file == nullptr || *file == '\0' || number <= 0) continue;
-    const std::optional<std::pair<std::string, int>> launch = LaunchCallSite(dw, entry.open.module, address, kernels);
+    const std::optional<std::pair<std::string, int>> launch = LaunchCallSite(dw, entry.open, address, kernels);
     if (launch.has_value()) {
       file = launch->first.c_str();
       number = launch->second;

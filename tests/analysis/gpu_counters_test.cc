@@ -15,7 +15,6 @@ using cuscope::testing::SyntheticTrace;
 using Sample = SyntheticTrace::Sample;
 
 constexpr v1::CounterSource kPm = v1::COUNTER_SOURCE_PM_SAMPLING;
-constexpr v1::CounterSource kNvml = v1::COUNTER_SOURCE_NVML;
 const std::string kSmActive(pm_counter::kSmActivePct);
 
 const CounterStats* StatsOf(const std::vector<CounterStats>& stats, const std::string& name, uint32_t device = 0) {

@@ -153,40 +153,71 @@ TEST(ArgumentParserTest, OptionsCanEndAtAProgramToRun) {
   EXPECT_TRUE(quiet);
 }
 
-TEST(ArgumentParserTest, InlineValuesOnlyForLongNamesAndOnlyWhenAccepted) {
+TEST(ArgumentParserTest, EveryLongOptionTakesItsValueInline) {
   std::string out, top;
   bool forced = false;
-  const auto build = [&](ArgumentParser* parser) {
-    parser->Option({"--output", "-o"}, "", [&](const std::string& v) {
-      out = v;
-      return absl::OkStatus();
-    });
-    parser->Flag({"--force", "--force=true"}, [&] {
-      forced = true;
-      return absl::OkStatus();
-    });
-    parser->InlineValue("--top", [&](const std::string& v) {
-      top = v;
-      return absl::OkStatus();
-    });
-  };
-  ArgumentParser plain;
-  build(&plain);
-  EXPECT_EQ(plain.Parse({"--output=x"}).status().message(), "unknown option --output=x");
-  ASSERT_TRUE(plain.Parse({"--top=5"}).ok()) << "an InlineValue name takes its value inline always";
-  EXPECT_EQ(top, "5");
-  EXPECT_EQ(plain.Parse({"--top", "5"}).status().message(), "unknown option --top");
-
-  ArgumentParser inline_values;
-  inline_values.AcceptInlineValues();
-  build(&inline_values);
-  ASSERT_TRUE(inline_values.Parse({"--output=a=b", "--force=true"}).ok());
+  ArgumentParser parser;
+  parser.Option({"--output", "-o"}, "", [&](const std::string& v) {
+    out = v;
+    return absl::OkStatus();
+  });
+  parser.Flag({"--force"}, [&] {
+    forced = true;
+    return absl::OkStatus();
+  });
+  parser.InlineValue("--top", [&](const std::string& v) {
+    top = v;
+    return absl::OkStatus();
+  });
+  ASSERT_TRUE(parser.Parse({"--output=a=b"}).ok()) << "the value is all after the first '='";
   EXPECT_EQ(out, "a=b");
-  EXPECT_TRUE(forced);
-  ASSERT_TRUE(inline_values.Parse({"--output="}).ok());
+  ASSERT_TRUE(parser.Parse({"--output="}).ok());
   EXPECT_EQ(out, "");
-  EXPECT_EQ(inline_values.Parse({"-o=x"}).status().message(), "unknown option -o=x");
-  EXPECT_EQ(inline_values.Parse({"--force=false"}).status().message(), "unknown option --force=false");
+  ASSERT_TRUE(parser.Parse({"--top=5"}).ok()) << "an InlineValue name takes its value inline";
+  EXPECT_EQ(top, "5");
+  EXPECT_EQ(parser.Parse({"--top", "5"}).status().message(), "unknown option --top");
+  // Short names and flags take no inline value.
+  EXPECT_EQ(parser.Parse({"-o=x"}).status().message(), "unknown option -o=x");
+  EXPECT_EQ(parser.Parse({"--force=true"}).status().message(), "unknown option --force=true");
+  EXPECT_FALSE(forced);
+}
+
+TEST(ArgumentParserTest, ASwitchTakesTrueOrFalseAsNsysDoes) {
+  std::vector<bool> seen;
+  std::vector<std::string> rest;
+  ArgumentParser parser;
+  parser.Switch({"-f", "--force-overwrite"}, [&](bool on) {
+    seen.push_back(on);
+    return absl::OkStatus();
+  });
+  parser.EndOptionsAtFirstPositional();
+  const auto parse = [&](Args args) {
+    seen.clear();
+    absl::StatusOr<ParsedArguments> parsed = parser.Parse(args);
+    rest.clear();
+    if (parsed.ok()) rest.assign(args.begin() + static_cast<long>(parsed->end), args.end());
+    return parsed.status();
+  };
+  ASSERT_TRUE(parse({"-f", "./app"}).ok());
+  EXPECT_EQ(seen, std::vector<bool>{true});
+  EXPECT_EQ(rest, (std::vector<std::string>{"./app"})) << "alone, a switch is on and takes nothing";
+  ASSERT_TRUE(parse({"-f", "true", "./app"}).ok());
+  EXPECT_EQ(seen, std::vector<bool>{true});
+  EXPECT_EQ(rest, (std::vector<std::string>{"./app"})) << "`-f true ./app` runs ./app, not true";
+  ASSERT_TRUE(parse({"--force-overwrite", "false", "./app"}).ok());
+  EXPECT_EQ(seen, std::vector<bool>{false});
+  ASSERT_TRUE(parse({"--force-overwrite=false", "--force-overwrite=true", "./app"}).ok());
+  EXPECT_EQ(seen, (std::vector<bool>{false, true}));
+  EXPECT_EQ(rest, (std::vector<std::string>{"./app"}));
+  // Only the exact words: anything else after the switch is the next argument.
+  ASSERT_TRUE(parse({"-f", "True", "x"}).ok());
+  EXPECT_EQ(seen, std::vector<bool>{true});
+  EXPECT_EQ(rest, (std::vector<std::string>{"True", "x"}));
+  ASSERT_TRUE(parse({"-f"}).ok()) << "a switch last is on";
+  EXPECT_EQ(seen, std::vector<bool>{true});
+  EXPECT_EQ(parse({"--force-overwrite=yes"}).message(), "--force-overwrite takes true or false");
+  EXPECT_EQ(parse({"--force-overwrite="}).message(), "--force-overwrite takes true or false");
+  EXPECT_EQ(parse({"-f=true"}).message(), "unknown option -f=true");
 }
 
 TEST(ArgumentParserTest, UnknownOptionsCanBePositional) {

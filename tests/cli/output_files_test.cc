@@ -63,6 +63,12 @@ TEST(ReportOutputTest, AnExistingFileIsRefusedWithoutForce) {
   EXPECT_EQ(Capture(RunReport, {trace, "-o", out, "-f"}).code, 0);
   EXPECT_TRUE(absl::StartsWith(Read(out), "<!DOCTYPE html>"));
   EXPECT_EQ(Capture(RunReport, {trace, "--force-overwrite", "-o", out}).code, 0);
+  std::ofstream(out) << "keep me\n";
+  EXPECT_EQ(Capture(RunReport, {trace, "--force-overwrite", "false", "-o", out}).code, 2)
+      << "false, as nsys takes it, keeps the file";
+  EXPECT_EQ(Read(out), "keep me\n");
+  EXPECT_EQ(Capture(RunReport, {trace, "--force-overwrite=true", "--output=" + out}).code, 0);
+  EXPECT_TRUE(absl::StartsWith(Read(out), "<!DOCTYPE html>"));
   EXPECT_TRUE(Leftovers(dir).empty());
 }
 

@@ -1,5 +1,7 @@
 #include <dlfcn.h>
+#include <unistd.h>
 
+#include <cstdio>
 #include <string>
 
 #include <gtest/gtest.h>
@@ -28,6 +30,30 @@ TEST(ProfileCommandTest, MissingProgramIsExit127LikeAShell) {
   const std::string err = ::testing::internal::GetCapturedStderr();
   EXPECT_EQ(rc, 127);
   EXPECT_NE(err.find("cuscope: cannot run /nonexistent/program"), std::string::npos) << err;
+}
+
+// `--force-overwrite false`, as nsys spells it, keeps an existing file: refused before the program
+// runs (the program would leave a mark), and `-f true` replaces it and runs the program after it.
+TEST(ProfileCommandTest, ForceOverwriteFalseRefusesAnExistingFileBeforeTheProgramRuns) {
+  const std::string dir = ::testing::TempDir();
+  const std::string out = dir + "/profile_existing.cuscope", mark = dir + "/profile_ran";
+  std::remove(mark.c_str());
+  std::FILE* existing = std::fopen(out.c_str(), "w");
+  ASSERT_NE(existing, nullptr);
+  std::fclose(existing);
+  const std::string touch = "touch " + mark;
+  ::testing::internal::CaptureStderr();
+  const int refused = RunProfile({"-q", "--force-overwrite", "false", "-o", out, "sh", "-c", touch});
+  const std::string err = ::testing::internal::GetCapturedStderr();
+  EXPECT_EQ(refused, 2);
+  EXPECT_NE(err.find("already exists"), std::string::npos) << err;
+  EXPECT_NE(::access(out.c_str(), F_OK), -1);
+  EXPECT_EQ(::access(mark.c_str(), F_OK), -1) << "the program did not run";
+  ::testing::internal::CaptureStderr();
+  const int ran = RunProfile({"-q", "-f", "true", "-o", out, "sh", "-c", touch});
+  ::testing::internal::GetCapturedStderr();
+  EXPECT_EQ(ran, 0);
+  EXPECT_EQ(::access(mark.c_str(), F_OK), 0) << "sh ran, not a program named true";
 }
 
 // A mistake is one line and a pointer to the options, not the whole usage.

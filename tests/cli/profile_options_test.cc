@@ -36,6 +36,38 @@ TEST(ProfileOptionsTest, ProgramMayFollowWithoutDoubleDash) {
   EXPECT_EQ(p->env.at("CUSCOPE_QUIET"), "1");
 }
 
+TEST(ProfileOptionsTest, ForceOverwriteTakesTrueOrFalseAndNeverRunsThemAsTheProgram) {
+  auto on = ParseProfileArgs({"--force-overwrite", "true", "./app", "-f"});
+  ASSERT_TRUE(on.ok()) << on.status();
+  EXPECT_EQ(on->env.at("CUSCOPE_FORCE_OVERWRITE"), "1");
+  EXPECT_EQ(on->program, (std::vector<std::string>{"./app", "-f"}));
+  auto off = ParseProfileArgs({"-f", "false", "python3", "x.py"});
+  ASSERT_TRUE(off.ok()) << off.status();
+  EXPECT_EQ(off->env.at("CUSCOPE_FORCE_OVERWRITE"), "0");
+  EXPECT_EQ(off->program, (std::vector<std::string>{"python3", "x.py"}));
+  auto inline_off = ParseProfileArgs({"--force-overwrite=false", "./app"});
+  ASSERT_TRUE(inline_off.ok()) << inline_off.status();
+  EXPECT_EQ(inline_off->env.at("CUSCOPE_FORCE_OVERWRITE"), "0");
+  EXPECT_FALSE(ParseProfileArgs({"--force-overwrite=maybe", "./app"}).ok());
+  // The program true itself, after "--".
+  auto program_true = ParseProfileArgs({"-f", "--", "true"});
+  ASSERT_TRUE(program_true.ok()) << program_true.status();
+  EXPECT_EQ(program_true->program, (std::vector<std::string>{"true"}));
+}
+
+TEST(ProfileOptionsTest, EveryValueOptionTakesItsValueInline) {
+  auto p = ParseProfileArgs({"--output=run_%r", "--trace=kernel,nvtx", "--duration=4", "--delay=1", "./app"});
+  ASSERT_TRUE(p.ok()) << p.status();
+  EXPECT_EQ(p->env.at("CUSCOPE_OUTPUT"), "run_%r");
+  EXPECT_EQ(p->env.at("CUSCOPE_KINDS"), "kernel,nvtx");
+  EXPECT_EQ(p->env.at("CUSCOPE_DURATION"), "4");
+  EXPECT_EQ(p->env.at("CUSCOPE_DELAY"), "1");
+  auto monitor = ParseProfileArgs({"--mode=monitor", "--monitor-interval=2", "./server"});
+  ASSERT_TRUE(monitor.ok()) << monitor.status();
+  EXPECT_EQ(monitor->env.at("CUSCOPE_MODE"), "monitor");
+  EXPECT_EQ(monitor->env.at("CUSCOPE_MONITOR_INTERVAL"), "2");
+}
+
 TEST(ProfileOptionsTest, MistakesAreReportedBeforeAnythingRuns) {
   EXPECT_FALSE(ParseProfileArgs({"--", }).ok());
   EXPECT_FALSE(ParseProfileArgs({"--bogus", "./app"}).ok());

@@ -251,7 +251,11 @@ void FakeCupti::CallNvtx(CUpti_CallbackId cbid, const void* params, const void* 
 }
 
 void FakeCupti::CallLaunch(uint32_t correlation, const char* symbol, bool driver_only) {
-  const auto [callback, userdata] = ApiCallback();
+  // Named variables, not a structured binding: a lambda below captures them (clang 14, which
+  // builds the sanitized suite, cannot capture a binding).
+  const auto api = ApiCallback();
+  const CUpti_CallbackFunc callback = api.first;
+  void* const userdata = api.second;
   if (callback == nullptr) return;
   CUpti_CallbackData data;
   std::memset(&data, 0, sizeof(data));
@@ -273,7 +277,11 @@ void FakeCupti::ApiCallbackForTest(CUpti_CallbackDomain domain, CUpti_CallbackId
 }
 
 void FakeCupti::CallApi(uint32_t correlation, const Call& call, uint64_t ns, const Call* inner) {
-  const auto [callback, userdata] = ApiCallback();
+  // Named variables, not a structured binding: a lambda below captures them (clang 14, which
+  // builds the sanitized suite, cannot capture a binding).
+  const auto api = ApiCallback();
+  const CUpti_CallbackFunc callback = api.first;
+  void* const userdata = api.second;
   if (callback == nullptr) return;
   const auto site = [&](const Call& c, CUpti_ApiCallbackSite where) {
     CUpti_CallbackData data;

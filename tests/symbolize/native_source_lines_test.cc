@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include <cstdint>
+#include <cstdlib>
 #include <cstdio>
 #include <cstring>
 #include <functional>
@@ -93,6 +94,32 @@ TEST(NativeSourceLinesTest, AFrameOfThisBuildGetsItsFileAndLine) {
   EXPECT_THAT(analysis::FrameText(dict, 1),
               HasSubstr("EnqueueInference (native_source_lines_test.cc:" + std::to_string(g_call_line) + ")"));
   EXPECT_TRUE(SourceLineNotes(summary).empty());
+}
+
+// clang writes no .debug_aranges by default, and libdwfl then finds no compile unit, hence no
+// line, for any address: the lines come from the units' own ranges. This build without its
+// .debug_aranges (objcopy) still gets its file and line; an address no unit holds gets none.
+TEST(NativeSourceLinesTest, AModuleWithoutAddressRangesStillGetsItsLines) {
+  const FrameSpec site = ThisCallSite();
+  const std::string copy = ::testing::TempDir() + "/without_aranges";
+  const std::string command =
+      "objcopy --remove-section=.debug_aranges '" + site.module + "' '" + copy + "' 2>/dev/null";
+  ASSERT_EQ(std::system(command.c_str()), 0) << command;
+  const std::string sections = "readelf -S '" + copy + "' | grep -q debug_aranges";
+  ASSERT_NE(std::system(sections.c_str()), 0) << "the copy has no .debug_aranges";
+  FrameSpec stripped = site;
+  stripped.module = copy;
+  FrameSpec nowhere = stripped;
+  nowhere.offset = 0;  // the ELF header: no unit's code
+  core::Dictionary dict = DictionaryOf({stripped, nowhere});
+  const SourceLineSummary summary = AddNativeSourceLines(dict, SkipNone);
+  EXPECT_EQ(summary.modules_read, 1u);
+  EXPECT_EQ(summary.frames_resolved, 1u);
+  const v1::StackFrame& f = dict.frame(1);
+  EXPECT_THAT(dict.str(f.source_file()), EndsWith("native_source_lines_test.cc"));
+  EXPECT_EQ(f.line(), g_call_line);
+  EXPECT_EQ(dict.frame(2).line(), 0u) << "an address outside every unit gets no line";
+  std::remove(copy.c_str());
 }
 
 TEST(NativeSourceLinesTest, AnotherBuildAMissingFileAndSkippedModulesKeepTheirOffsets) {
