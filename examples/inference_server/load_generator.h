@@ -20,15 +20,16 @@ uint64_t GeneratePoissonArrivals(double rate, Clock::time_point start, Clock::ti
                                  RequestQueue& queue);
 
 // Closed loop: every call hands out the next request, arriving now, until `end`. Shared by all
-// workers (thread-safe).
+// workers (thread-safe). Ids count up from `first_id`, so that two sources (two routes) can hand
+// out ids that never meet.
 class ClosedLoopSource {
  public:
-  explicit ClosedLoopSource(Clock::time_point end) : end_(end) {}
+  explicit ClosedLoopSource(Clock::time_point end, uint64_t first_id = 0) : end_(end), next_id_(first_id) {}
   std::optional<Request> Next();
 
  private:
   const Clock::time_point end_;
-  std::atomic<uint64_t> next_id_{0};
+  std::atomic<uint64_t> next_id_;
 };
 
 }  // namespace inference_server

@@ -3,16 +3,25 @@
 // elementwise kernels, a small device-to-host result) from an open-loop Poisson load generator or
 // in a closed loop, and the run ends with throughput, latency percentiles and a checksum of fixed
 // verification requests: the same checksum with and without cuscope shows it changes no result.
+//
+// Every request runs inside a cuscope request scope of its route (--requests): "chat", the model,
+// and with --interference "bulk", worker threads whose requests are each one kernel holding every
+// SM, so that chat requests queue on the GPU behind them (the case cuscope's per-request queueing
+// figure is for; without --interference, its negative control). --request-log writes the server's
+// own service time of every request, to hold against cuscope's.
 // `--help` lists the flags (server_options.h).
 #include <cstdio>
 #include <thread>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "examples/inference_server/bulk_replica.h"
 #include "examples/inference_server/cuscope_wiring.h"
 #include "examples/inference_server/latency_stats.h"
 #include "examples/inference_server/load_generator.h"
 #include "examples/inference_server/model.h"
+#include "examples/inference_server/request_log.h"
 #include "examples/inference_server/server_options.h"
 #include "examples/inference_server/worker.h"
 
@@ -22,8 +31,13 @@ namespace {
 // Requests 0 .. kVerificationRequests-1 served again after the run, on one worker, in order.
 constexpr uint64_t kVerificationRequests = 16;
 
+// The routes, as cuscope's request scopes and the request log name them.
+constexpr char kChatRoute[] = "chat";
+constexpr char kBulkRoute[] = "bulk";
+
 struct ServedLoad {
-  std::vector<WorkerResult> workers;
+  std::vector<WorkerResult> workers;       // the chat route's
+  std::vector<WorkerResult> bulk_workers;  // --interference
   uint64_t errors = 0;
   double measured_seconds = 0;
   uint64_t snapshots = 0;          // --snapshot-every: requested and started
@@ -32,7 +46,7 @@ struct ServedLoad {
 
 // Runs the workers (and, under open-loop load, the generator) until the measured time is over.
 ServedLoad ServeLoad(const ServerOptions& options, std::vector<std::unique_ptr<ModelReplica>>& replicas,
-                     ServerProfiling& profiling) {
+                     std::vector<std::unique_ptr<BulkReplica>>& bulk_replicas, ServerProfiling& profiling) {
   const Clock::time_point start = Clock::now();
   const auto seconds = [](double s) { return std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(s)); };
   const Clock::time_point measure_from = start + seconds(options.warmup_seconds);
@@ -48,11 +62,32 @@ ServedLoad ServeLoad(const ServerOptions& options, std::vector<std::unique_ptr<M
   } else {
     next_request = [&closed_loop] { return closed_loop.Next(); };
   }
+  WorkerOptions worker_options{.route = kChatRoute,
+                               .request_scopes = options.request_scopes,
+                               .log_requests = !options.request_log.empty(),
+                               .measure_from = measure_from};
   ServedLoad load;
   load.workers.resize(replicas.size());
   std::vector<std::thread> threads;
   for (size_t w = 0; w < replicas.size(); ++w) {
-    threads.emplace_back([&, w] { load.workers[w] = RunWorker(*replicas[w], next_request, measure_from); });
+    threads.emplace_back([&, w] {
+      ModelReplica& replica = *replicas[w];
+      load.workers[w] = RunWorker([&replica](uint64_t id) { return replica.Serve(id).status(); }, next_request,
+                                  worker_options);
+    });
+  }
+  // The bulk route always in a closed loop (a batch job takes the GPU whenever it can), its ids
+  // apart from the chat route's, until the same end.
+  ClosedLoopSource bulk_source(end, kBulkRequestIdBit);
+  const std::function<std::optional<Request>()> next_bulk_request = [&bulk_source] { return bulk_source.Next(); };
+  WorkerOptions bulk_options = worker_options;
+  bulk_options.route = kBulkRoute;
+  load.bulk_workers.resize(bulk_replicas.size());
+  for (size_t w = 0; w < bulk_replicas.size(); ++w) {
+    threads.emplace_back([&, w] {
+      BulkReplica& bulk = *bulk_replicas[w];
+      load.bulk_workers[w] = RunWorker([&bulk](uint64_t) { return bulk.Serve(); }, next_bulk_request, bulk_options);
+    });
   }
   if (options.trace_window_seconds > 0) {
     std::this_thread::sleep_until(measure_from + seconds(options.duration_seconds / 2));
@@ -88,10 +123,19 @@ ServedLoad ServeLoad(const ServerOptions& options, std::vector<std::unique_ptr<M
     // Open loop: requests that arrived before `end` are served after it.
     if (r.last_completion > last) last = r.last_completion;
   }
+  // The measured time is the chat route's: a bulk request still running at `end` does not stretch it.
+  for (const WorkerResult& r : load.bulk_workers) {
+    if (!r.status.ok()) {
+      std::fprintf(stderr, "inference_server: bulk worker failed: %s\n", std::string(r.status.message()).c_str());
+      ++load.errors;
+    }
+  }
   load.measured_seconds = std::chrono::duration<double>(last - measure_from).count();
   return load;
 }
 
+// Outside request scopes: these requests repeat the ids 0 .. kVerificationRequests-1 already
+// served, and are a check of the results, not load.
 absl::StatusOr<uint64_t> VerificationChecksum(ModelReplica& replica) {
   uint64_t checksum = 0xcbf29ce484222325ull;
   for (uint64_t id = 0; id < kVerificationRequests; ++id) {
@@ -122,22 +166,40 @@ int Run(const ServerOptions& options) {
   for (int w = 0; w < options.workers; ++w) {
     absl::StatusOr<std::unique_ptr<ModelReplica>> replica = ModelReplica::Create(**weights);
     if (!replica.ok()) return Fail(replica.status());
-    // One request each before the clock starts: cuBLAS's and the kernels' first-use costs.
+    // One request each before the clock starts: cuBLAS's and the kernels' first-use costs. Outside
+    // a request scope, like the verification requests: it is no request of the load.
     if (absl::StatusOr<uint64_t> first = (*replica)->Serve(0); !first.ok()) return Fail(first.status());
     replicas.push_back(*std::move(replica));
   }
+  std::vector<std::unique_ptr<BulkReplica>> bulk_replicas;
+  for (int w = 0; options.interference && w < options.bulk_workers; ++w) {
+    absl::StatusOr<std::unique_ptr<BulkReplica>> bulk = BulkReplica::Create(options.bulk_kernel_us);
+    if (!bulk.ok()) return Fail(bulk.status());
+    // The kernel's first launch (module loading) before the clock starts, as for the model.
+    if (absl::Status st = (*bulk)->Serve(); !st.ok()) return Fail(st);
+    bulk_replicas.push_back(*std::move(bulk));
+  }
 
-  const std::string description = (*profiling)->Description();
-  std::fprintf(stderr, "inference_server: %d workers, %s, batch %d hidden %d layers %d, %g s warm-up + %g s%s%s\n",
-               options.workers,
-               options.rate > 0 ? absl::StrFormat("open loop at %g req/s", options.rate).c_str() : "closed loop",
-               options.batch, options.hidden, options.layers, options.warmup_seconds, options.duration_seconds,
-               description.empty() ? "" : ", ", description.c_str());
+  std::string setup = absl::StrFormat(
+      "%d workers, %s, batch %d hidden %d layers %d, %g s warm-up + %g s, request scopes %s", options.workers,
+      options.rate > 0 ? absl::StrFormat("open loop at %g req/s", options.rate) : "closed loop", options.batch,
+      options.hidden, options.layers, options.warmup_seconds, options.duration_seconds,
+      options.request_scopes ? "on" : "off");
+  if (!bulk_replicas.empty()) {
+    absl::StrAppendFormat(&setup, ", interference: %d bulk workers of %g us kernels on %d blocks", options.bulk_workers,
+                          options.bulk_kernel_us, bulk_replicas.front()->blocks());
+  }
+  if (const std::string description = (*profiling)->Description(); !description.empty()) {
+    absl::StrAppend(&setup, ", ", description);
+  }
+  std::fprintf(stderr, "inference_server: %s\n", setup.c_str());
 
-  ServedLoad load = ServeLoad(options, replicas, **profiling);
+  ServedLoad load = ServeLoad(options, replicas, bulk_replicas, **profiling);
   std::vector<double> latencies;
   for (const WorkerResult& r : load.workers) latencies.insert(latencies.end(), r.latencies_ms.begin(), r.latencies_ms.end());
   const LatencySummary summary = SummarizeLatencies(std::move(latencies), load.measured_seconds, load.errors);
+  uint64_t bulk_requests = 0;
+  for (const WorkerResult& r : load.bulk_workers) bulk_requests += r.latencies_ms.size();
 
   absl::StatusOr<uint64_t> checksum = VerificationChecksum(*replicas.front());
   if (!checksum.ok()) return Fail(checksum.status());
@@ -146,15 +208,27 @@ int Run(const ServerOptions& options) {
     std::this_thread::sleep_for(std::chrono::duration<double>(options.linger_seconds));
   }
   if (absl::Status st = (*profiling)->Stop(); !st.ok()) return Fail(st);
+  if (!options.request_log.empty()) {
+    std::vector<const WorkerResult*> logged;
+    for (const WorkerResult& r : load.workers) logged.push_back(&r);
+    for (const WorkerResult& r : load.bulk_workers) logged.push_back(&r);
+    if (absl::Status st = WriteRequestLog(options.request_log, logged); !st.ok()) return Fail(st);
+  }
   if (options.snapshot_every_seconds > 0) {
     std::fprintf(stderr, "inference_server: %llu snapshots written, %llu refused\n",
                  static_cast<unsigned long long>(load.snapshots), static_cast<unsigned long long>(load.snapshots_refused));
   }
 
+  // Bulk requests are load on the GPU, not the server's answers: counted apart from the summary,
+  // on stderr under --json so that stdout stays one JSON line.
+  const std::string bulk_line = absl::StrFormat("bulk_requests=%u bulk_workers=%d bulk_kernel_us=%g (not in the summary)",
+                                                bulk_requests, options.bulk_workers, options.bulk_kernel_us);
   if (options.json) {
     std::printf("%s\n", SummaryJson(summary, *checksum).c_str());
+    if (options.interference) std::fprintf(stderr, "inference_server: %s\n", bulk_line.c_str());
   } else {
     std::printf("%s\n", SummaryLine(summary).c_str());
+    if (options.interference) std::printf("%s\n", bulk_line.c_str());
     std::printf("checksum=%016llx (results of %llu fixed verification requests)\n",
                 static_cast<unsigned long long>(*checksum), static_cast<unsigned long long>(kVerificationRequests));
   }

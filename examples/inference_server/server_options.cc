@@ -47,6 +47,17 @@ absl::Status ParseCuscopeMode(absl::string_view value, CuscopeMode* out) {
   return absl::OkStatus();
 }
 
+absl::Status ParseOnOff(absl::string_view flag, absl::string_view value, bool* out) {
+  if (value == "on") {
+    *out = true;
+  } else if (value == "off") {
+    *out = false;
+  } else {
+    return BadValue(flag, value, "on or off");
+  }
+  return absl::OkStatus();
+}
+
 // One flag and its value into `o`.
 absl::Status ApplyFlag(absl::string_view flag, absl::string_view value, ServerOptions& o) {
   if (flag == "--workers") return ParseCount(flag, value, 1, 256, &o.workers);
@@ -60,6 +71,14 @@ absl::Status ApplyFlag(absl::string_view flag, absl::string_view value, ServerOp
   if (flag == "--trace-window") return ParseNumber(flag, value, 0, 86400, &o.trace_window_seconds);
   if (flag == "--snapshot-every") return ParseNumber(flag, value, 0.1, 3600, &o.snapshot_every_seconds);
   if (flag == "--linger") return ParseNumber(flag, value, 0, 3600, &o.linger_seconds);
+  if (flag == "--requests") return ParseOnOff(flag, value, &o.request_scopes);
+  if (flag == "--bulk-workers") return ParseCount(flag, value, 1, 64, &o.bulk_workers);
+  if (flag == "--bulk-kernel-us") return ParseNumber(flag, value, 1, 1e6, &o.bulk_kernel_us);
+  if (flag == "--request-log") {
+    if (value.empty()) return BadValue(flag, "''", "a file name");
+    o.request_log = std::string(value);
+    return absl::OkStatus();
+  }
   if (flag == "--prometheus") {
     o.prometheus = std::string(value);
     return absl::OkStatus();
@@ -72,8 +91,12 @@ absl::Status ApplyFlag(absl::string_view flag, absl::string_view value, ServerOp
   return absl::InvalidArgumentError(absl::StrCat("unknown flag ", flag, " (see --help)"));
 }
 
-// Settings that are each valid but do not go together.
-absl::Status CheckCombination(const ServerOptions& o) {
+// Settings that are each valid but do not go together. `bulk_flags_given`: --bulk-workers or
+// --bulk-kernel-us on the command line (their defaults cannot tell).
+absl::Status CheckCombination(const ServerOptions& o, bool bulk_flags_given) {
+  if (bulk_flags_given && !o.interference) {
+    return absl::InvalidArgumentError("--bulk-workers and --bulk-kernel-us need --interference");
+  }
   if (!o.prometheus.empty() && o.cuscope != CuscopeMode::kMonitor) {
     return absl::InvalidArgumentError("--prometheus needs --cuscope monitor");
   }
@@ -100,6 +123,7 @@ absl::Status CheckCombination(const ServerOptions& o) {
 
 absl::StatusOr<ServerOptions> ParseServerOptions(int argc, char** argv) {
   ServerOptions o;
+  bool bulk_flags_given = false;
   for (int i = 1; i < argc; ++i) {
     absl::string_view arg = argv[i];
     if (arg == "--help" || arg == "-h") {
@@ -112,6 +136,10 @@ absl::StatusOr<ServerOptions> ParseServerOptions(int argc, char** argv) {
     }
     if (arg == "--trace-everything") {
       o.trace_everything = true;
+      continue;
+    }
+    if (arg == "--interference") {
+      o.interference = true;
       continue;
     }
     if (!absl::StartsWith(arg, "--")) return absl::InvalidArgumentError(absl::StrCat("unexpected argument ", arg));
@@ -127,8 +155,9 @@ absl::StatusOr<ServerOptions> ParseServerOptions(int argc, char** argv) {
       return absl::InvalidArgumentError(absl::StrCat(flag, " needs a value"));
     }
     if (absl::Status st = ApplyFlag(flag, value, o); !st.ok()) return st;
+    if (flag == "--bulk-workers" || flag == "--bulk-kernel-us") bulk_flags_given = true;
   }
-  if (absl::Status st = CheckCombination(o); !st.ok()) return st;
+  if (absl::Status st = CheckCombination(o, bulk_flags_given); !st.ok()) return st;
   return o;
 }
 
@@ -139,7 +168,9 @@ std::string ServerUsage(const char* program) {
       "A synthetic inference server: worker threads, each with its own CUDA stream, serve requests\n"
       "(cuBLAS GEMMs, elementwise kernels, a small device-to-host result) from a load generator, and\n"
       "print throughput and latency percentiles. Latency runs from a request's arrival (its\n"
-      "scheduled time under open-loop load) to its result being on the host.\n"
+      "scheduled time under open-loop load) to its result being on the host. Each request runs\n"
+      "inside a cuscope request scope (cuscope/request.h) of its route: \"chat\" for the model's\n"
+      "requests and, with --interference, \"bulk\" for the interfering ones.\n"
       "  --workers N         worker threads, one stream each (default %d)\n"
       "  --duration S        measured seconds (default %g)\n"
       "  --rate R            open-loop requests per second, Poisson arrivals; 0 = closed loop, each\n"
@@ -158,8 +189,23 @@ std::string ServerUsage(const char* program) {
       "                      (files OUTPUT_snapshotN.cuscope)\n"
       "  --linger S          keep the cuscope session (and its Prometheus endpoint) S seconds after\n"
       "                      the run before stopping it\n"
-      "  --json              print the summary as one JSON line\n",
-      program, d.workers, d.duration_seconds, d.rate, d.batch, d.hidden, d.layers, d.warmup_seconds, d.output);
+      "  --requests on|off   open a cuscope request scope (id, route) around every request, from\n"
+      "                      the worker taking it to its result on the host; off = no scopes at all,\n"
+      "                      to measure what they cost (default on)\n"
+      "  --interference      add the route \"bulk\": worker threads with their own streams serving\n"
+      "                      back to back requests of one bulk_spin_kernel each, which fills every\n"
+      "                      SM and holds it, so that chat requests' kernels queue behind it. Bulk\n"
+      "                      requests (ids with the high bit set) are counted apart, not in the\n"
+      "                      summary; the checksum is unchanged\n"
+      "  --bulk-workers N    with --interference: bulk worker threads (default %d)\n"
+      "  --bulk-kernel-us US with --interference: how long each bulk kernel holds the SMs, in\n"
+      "                      microseconds (default %g)\n"
+      "  --request-log PATH  write a CSV of every measured request, id,route,service_ms, at the end;\n"
+      "                      service_ms runs from the worker taking the request to its result on\n"
+      "                      the host (its scope's span), by the server's steady clock\n"
+      "  --json              print the summary as one JSON line (the bulk count goes to stderr)\n",
+      program, d.workers, d.duration_seconds, d.rate, d.batch, d.hidden, d.layers, d.warmup_seconds, d.output,
+      d.bulk_workers, d.bulk_kernel_us);
 }
 
 }  // namespace inference_server

@@ -1,7 +1,9 @@
-// The inference server's command line: what load to generate, how big the model is, and whether
+// The inference server's command line: what load to generate, how big the model is, whether
+// requests run in cuscope request scopes, whether a bulk route interferes with them, and whether
 // cuscope watches it.
 //
 //   example_inference_server --workers 4 --duration 10 --rate 500 --cuscope monitor --prometheus 9400
+//   example_inference_server --rate 300 --interference --cuscope monitor --request-log requests.csv
 //
 // ParseServerOptions returns the options, or an InvalidArgument error naming the flag at fault;
 // `--help` sets `help` (and nothing else is checked), ServerUsage is the text to print for it.
@@ -46,6 +48,18 @@ struct ServerOptions {
   // stops: time for the last intervals to close and be scraped.
   double linger_seconds = 0;
   bool json = false;
+  // Every request inside a cuscope::RequestScope of its route; off, none at all (to measure what
+  // scopes cost).
+  bool request_scopes = true;
+  // Adds the route "bulk": `bulk_workers` threads, each with its own stream, serving back to back
+  // requests that are one kernel each, filling every SM for `bulk_kernel_us`, so that the chat
+  // requests' kernels queue behind them. Off, the server is as without it (the negative control).
+  bool interference = false;
+  int bulk_workers = 1;
+  double bulk_kernel_us = 2000;
+  // A CSV of every measured request's id, route and service time, written at the end; empty for
+  // none.
+  std::string request_log;
 };
 
 absl::StatusOr<ServerOptions> ParseServerOptions(int argc, char** argv);

@@ -6,6 +6,7 @@
 #define CUSCOPE_CUSCOPE_H_
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include "cuscope/export.h"
 
@@ -31,6 +32,15 @@ CUSCOPE_EXPORT int cuscope_mark_step(double seconds);
 CUSCOPE_EXPORT void cuscope_range_push(const char* name);
 CUSCOPE_EXPORT void cuscope_range_pop(void);
 CUSCOPE_EXPORT void cuscope_mark(const char* message);
+/* Request scopes (cuscope/request.h): every CUDA call this thread makes until the matching end
+ * belongs to the request `request_id`; `route` (NULL for none) names its route or model, one of a
+ * small fixed set. A batch scope names the requests a batch serves (`count` ids, at most 256 kept).
+ * Scopes nest per thread; an end closes the innermost scope of its kind. Each is two clock reads
+ * and no allocation; without an active session, nothing. */
+CUSCOPE_EXPORT void cuscope_request_begin(uint64_t request_id, const char* route);
+CUSCOPE_EXPORT void cuscope_request_end(void);
+CUSCOPE_EXPORT void cuscope_batch_begin(const uint64_t* request_ids, size_t count);
+CUSCOPE_EXPORT void cuscope_batch_end(void);
 /* The last error message; empty when none. */
 CUSCOPE_EXPORT const char* cuscope_last_error(void);
 /* Writes a description of GPUs, driver, CUPTI and counter permission into `buffer` (always

@@ -6,6 +6,7 @@
 
 #include "lib/analysis/monitor_summary.h"
 #include "lib/analysis/nccl_summary.h"
+#include "lib/analysis/requests.h"
 #include "lib/analysis/rules/registry.h"
 
 namespace cuscope::analysis {
@@ -48,7 +49,7 @@ std::vector<std::string> RunWarningRules(const Timeline& timeline) {
 
 // The supporting tables of the report; the memory and counter tables only when there is something
 // to show.
-std::vector<Table> SupportingTables(const core::Trace& trace, const Timeline& timeline) {
+std::vector<Table> SupportingTables(const core::Trace& trace, const Timeline& timeline, const RequestReport& requests) {
   std::vector<Table> tables;
   // A monitor run without a trace window has no records for the record tables to show.
   if (trace.record_count() == 0 && !trace.monitor_intervals.empty()) {
@@ -68,6 +69,8 @@ std::vector<Table> SupportingTables(const core::Trace& trace, const Timeline& ti
   if (!trace.memcpys.empty() || !trace.memsets.empty()) tables.push_back(MemoryTimeSummary(timeline));
   // A rank of a distributed job: NCCL's kernels and calls per collective.
   if (Table nccl = NcclSummary(timeline); !nccl.rows.empty()) tables.push_back(std::move(nccl));
+  // A server with request scopes: its requests per route.
+  if (!requests.requests.empty()) tables.push_back(RequestSummaryTable(timeline, requests));
   tables.push_back(ApiSummary(timeline));
   tables.push_back(KernelExecutionSummary(timeline));
   if (!trace.counter_samples.empty()) tables.push_back(GpuMetricsSummary(timeline));
@@ -78,6 +81,14 @@ std::vector<Table> SupportingTables(const core::Trace& trace, const Timeline& ti
   return tables;
 }
 
+// Ranked: severity first, then the time a fix could recover.
+void SortFindings(std::vector<Finding>& findings) {
+  std::stable_sort(findings.begin(), findings.end(), [](const Finding& a, const Finding& b) {
+    if (a.severity != b.severity) return a.severity > b.severity;
+    return a.recoverable_ns > b.recoverable_ns;
+  });
+}
+
 }  // namespace
 
 std::vector<Finding> RunRules(const Timeline& timeline, const Thresholds& thresholds) {
@@ -85,10 +96,7 @@ std::vector<Finding> RunRules(const Timeline& timeline, const Thresholds& thresh
   for (FindingRule rule : FindingRules()) {
     for (Finding& f : rule(timeline, thresholds)) findings.push_back(std::move(f));
   }
-  std::stable_sort(findings.begin(), findings.end(), [](const Finding& a, const Finding& b) {
-    if (a.severity != b.severity) return a.severity > b.severity;
-    return a.recoverable_ns > b.recoverable_ns;
-  });
+  SortFindings(findings);
   return findings;
 }
 
@@ -102,12 +110,18 @@ Analysis Analyze(const Timeline& timeline, const AnalyzeOptions& options) {
   out.summary = Summarize(trace, timeline);
   out.warnings = RunWarningRules(timeline);
   out.findings = RunRules(timeline, options.thresholds);
+  // Requests: joined once, for their findings and their table.
+  const RequestReport requests = BuildRequests(timeline);
+  if (!requests.requests.empty()) {
+    for (Finding& f : RequestFindings(timeline, requests, options.thresholds)) out.findings.push_back(std::move(f));
+    SortFindings(out.findings);
+  }
   out.kernel_verdicts = JudgeKernels(timeline, options.thresholds);
   out.kernel_internals = SummarizeVerdicts(out.kernel_verdicts, timeline);
   out.baseline = ComputeBaseline(timeline);
   out.gpu_counters = AnalyzeGpuCounters(timeline, out.baseline, options.thresholds);
   out.top_down = BuildTopDown(timeline, out.kernel_verdicts);
-  if (options.include_tables) out.tables = SupportingTables(trace, timeline);
+  if (options.include_tables) out.tables = SupportingTables(trace, timeline, requests);
   return out;
 }
 

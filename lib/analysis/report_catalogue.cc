@@ -3,6 +3,7 @@
 #include "lib/analysis/gpu_counters.h"
 #include "lib/analysis/monitor_summary.h"
 #include "lib/analysis/nccl_summary.h"
+#include "lib/analysis/requests.h"
 #include "lib/analysis/tables.h"
 
 namespace cuscope::analysis {
@@ -25,6 +26,8 @@ constexpr ReportEntry kReports[] = {
     {"cuda_gpu_mem_size_sum", MemorySizeSummary},
     {"cuda_kern_exec_sum", KernelExecutionSummary},
     {"nccl_sum", NcclSummary},
+    {"req_sum", RequestSummary},
+    {"req_rows", RequestRows},
     // With the default thresholds: `stats` takes no threshold overrides.
     {"kern_metrics", [](const Timeline& timeline) { return KernelMetricsSummary(timeline); }},
     {"gpu_metrics", GpuMetricsSummary},

@@ -73,6 +73,16 @@ const std::vector<ThresholdInfo>& ThresholdTable() {
        "share of the matched collectives a rank must be late for to be named the straggler"},
       {"step_imbalance_min_share", &Thresholds::step_imbalance_min_share,
        "how much longer than the median rank (share) the slowest rank's step must take to report"},
+      {"request_min_count", &Thresholds::request_min_count,
+       "requests a route needs before its requests are judged"},
+      {"request_queue_min_share", &Thresholds::request_queue_min_share,
+       "share of its requests' span a route must spend queued on the GPU to report"},
+      {"request_queue_min_us", &Thresholds::request_queue_min_us,
+       "queueing (us) the median request of a route must have to report"},
+      {"request_slow_ratio", &Thresholds::request_slow_ratio,
+       "how many times the median request the p99 request of a route must take to report"},
+      {"request_slow_min_excess_ms", &Thresholds::request_slow_min_excess_ms,
+       "how much longer (ms) than the median request the p99 request must take to report"},
   };
   return kTable;
 }

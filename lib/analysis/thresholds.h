@@ -166,6 +166,19 @@ struct Thresholds {
   // A step whose slowest rank takes this much longer than the median rank is imbalanced (10%: the
   // step time NCCL's synchronizing collectives make every rank wait for).
   double step_imbalance_min_share = 0.10;
+
+  // ---- requests.queued, requests.slow (request scopes) ---------------------------------------
+  // A route is judged once it has this many requests (fewer: no percentile means anything).
+  double request_min_count = 10;
+  // requests.queued: a route's requests spend at least this share of their span waiting on the GPU
+  // between their first launch and their first kernel (behind other work), and the median request
+  // at least `request_queue_min_us` (a launch alone takes a few microseconds).
+  double request_queue_min_share = 0.2;
+  double request_queue_min_us = 200;
+  // requests.slow: the route's p99 request takes at least this many times the median one, and at
+  // least `request_slow_min_excess_ms` more.
+  double request_slow_ratio = 2;
+  double request_slow_min_excess_ms = 1;
 };
 
 struct ThresholdInfo {

@@ -1,5 +1,6 @@
 // cuscope status --pid PID [--format text|json], and cuscope ps.
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <string>
 #include <thread>
@@ -40,6 +41,8 @@ std::string Seconds(uint64_t ns) {
   return absl::StrFormat("%.3f us", ns / 1e3);
 }
 
+std::string SecondsValue(double seconds) { return Seconds(static_cast<uint64_t>(std::llround(seconds * 1e9))); }
+
 // "3/8" (rank of world size), "3", or "-" outside a distributed job.
 std::string RankText(const v1::ProcessStatus& s) {
   if (s.rank() < 0) return "-";
@@ -73,6 +76,14 @@ std::string StatusText(const v1::ProcessStatus& s) {
                   Seconds(s.sync_wait_ns()), "\n");
   if (s.records_dropped_by_cupti() > 0) {
     absl::StrAppend(&out, "  records dropped by CUPTI: ", s.records_dropped_by_cupti(), "\n");
+  }
+  if (s.routes_size() > 0) absl::StrAppend(&out, "  requests by route (percentiles of the latest interval with requests):\n");
+  for (const v1::RouteStatus& r : s.routes()) {
+    absl::StrAppendFormat(&out, "    %-16s %8d requests  span p50 %s p99 %s max %s  GPU p50 %s p99 %s  queue p50 %s p99 %s\n",
+                          r.route().empty() ? "(none)" : core::EscapeForTerminal(r.route()), r.requests(),
+                          SecondsValue(r.span_p50()), SecondsValue(r.span_p99()), SecondsValue(r.span_max()),
+                          SecondsValue(r.gpu_p50()), SecondsValue(r.gpu_p99()), SecondsValue(r.queue_p50()),
+                          SecondsValue(r.queue_p99()));
   }
   if (s.top_kernels_size() > 0) absl::StrAppend(&out, "  kernels with the most GPU time:\n");
   for (const v1::KernelStatus& k : s.top_kernels()) {

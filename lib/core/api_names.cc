@@ -132,4 +132,28 @@ bool PerThreadStreamCall(std::string_view cupti_name) {
   return Contains(cupti_name, "_ptsz") || Contains(cupti_name, "_ptds");
 }
 
+const char* HostCauseName(HostCause cause) {
+  switch (cause) {
+    case HostCause::kSync: return "sync";
+    case HostCause::kCopy: return "copy";
+    case HostCause::kAlloc: return "alloc";
+    case HostCause::kSetup: return "setup";
+    case HostCause::kLaunch: return "launch";
+    case HostCause::kOutsideCuda: return "outside_cuda";
+  }
+  return "outside_cuda";
+}
+
+HostCause HostCauseOf(ApiCategory category) {
+  switch (category) {
+    case ApiCategory::kSync: return HostCause::kSync;
+    case ApiCategory::kCopy: return HostCause::kCopy;
+    case ApiCategory::kAlloc: return HostCause::kAlloc;
+    case ApiCategory::kSetup: return HostCause::kSetup;
+    case ApiCategory::kLaunch: return HostCause::kLaunch;
+    case ApiCategory::kOther: break;
+  }
+  return HostCause::kOutsideCuda;
+}
+
 }  // namespace cuscope::core

@@ -27,6 +27,18 @@ enum class ApiCategory : uint8_t {
 inline constexpr int kApiCategoryCount = 6;
 std::string_view ApiCategoryName(ApiCategory category);
 
+// What the host was doing while a device sat idle, judged from the API calls collected: the
+// categories above that explain idle time, in their precedence, and kOutsideCuda when no collected
+// call was running (the host computing, waiting on something else, or, under lean collection,
+// inside a CUDA call that is not collected). Monitor mode's idle figures and a request's idle time
+// are split by it.
+enum class HostCause : uint8_t { kSync = 0, kCopy, kAlloc, kSetup, kLaunch, kOutsideCuda };
+inline constexpr int kHostCauseCount = 6;
+// "sync", "copy", "alloc", "setup", "launch", "outside_cuda": label values and trace names.
+const char* HostCauseName(HostCause cause);
+// The cause a call of `category` explains; kOutsideCuda for kOther (explains nothing).
+HostCause HostCauseOf(ApiCategory category);
+
 enum class SyncKind : uint8_t { kNone, kStream, kDevice, kEvent };
 
 struct ApiTraits {

@@ -10,6 +10,7 @@
 #include "lib/core/record_codec/nvtx_marker.h"
 #include "lib/core/record_codec/nvtx_payload.h"
 #include "lib/core/record_codec/overhead.h"
+#include "lib/core/record_codec/request_scope.h"
 #include "lib/core/record_codec/synchronization.h"
 #include "lib/core/record_codec/top_down.h"
 
@@ -224,6 +225,14 @@ void ChunkBuilder::Add(const OverheadActivity& a) {
   const uint32_t kind = InternString(a.kind);
   const uint32_t thread = InternThread(a.pid, a.tid);
   EncodeOverhead(a, kind, thread, BaseTime(a.start), chunk_.add_overheads());
+  ++pending_;
+}
+
+void ChunkBuilder::Add(const RequestScopeActivity& r) {
+  if (r.end == 0) return;  // a scope's begin: the trace keeps it whole, at its end
+  const uint32_t thread = InternThread(r.pid, r.tid);
+  const uint32_t route = InternString(r.route);
+  EncodeRequestScope(r, thread, route, BaseTime(r.start), chunk_.add_request_scopes());
   ++pending_;
 }
 

@@ -39,6 +39,7 @@ class ChunkBuilder final : public ActivitySink {
   void Add(const NvtxActivity& a) override;
   void Add(const MemoryOpRecord& r) override;
   void Add(const OverheadActivity& a) override;
+  void Add(const RequestScopeActivity& r) override;
   // An annotation of a marker (the trace's record counts leave it out).
   void Add(const NvtxPayloadRecord& p) override;
   void AddUntranslated(uint32_t cupti_kind) override { ++untranslated_; }

@@ -155,6 +155,22 @@ struct OverheadActivity {
   uint64_t correlation_id = 0;
 };
 
+// A request scope (include/cuscope/request.h), written at its end: a request's span on one host
+// thread, or a batch's, whose CUDA calls on that thread belong to it. `batch_requests` points at
+// `batch_count` ids, valid for the Add call only.
+inline constexpr size_t kMaxBatchRequests = 256;
+struct RequestScopeActivity {
+  uint64_t start = 0;
+  uint64_t end = 0;
+  uint32_t pid = 0;
+  uint64_t tid = 0;
+  uint64_t id = 0;  // the request's id; a batch's own id
+  bool batch = false;
+  std::string_view route;  // a request's route ("" none)
+  const uint64_t* batch_requests = nullptr;
+  uint32_t batch_count = 0;
+};
+
 // One sample of a GPU counter, as a sampler hands it over: a value over [start, end] (PM
 // sampling) or a reading at start == end (NVML).
 struct CounterPoint {
@@ -177,6 +193,8 @@ class ActivitySink {
   virtual void Add(const OverheadActivity& a) = 0;
   // Payloads annotate NVTX markers: a sink that keeps no markers ignores them.
   virtual void Add(const NvtxPayloadRecord& /*p*/) {}
+  // Request scopes: a sink that keeps no requests ignores them.
+  virtual void Add(const RequestScopeActivity& /*r*/) {}
   // A record of a kind this version does not record.
   virtual void AddUntranslated(uint32_t cupti_kind) = 0;
   // A record whose activity had not finished when CUPTI handed it over (no timestamps).
@@ -262,6 +280,17 @@ struct GraphNodeRow {
   uint32_t thread = 0;      // the creating host thread's dictionary id (0: unknown)
 };
 
+// A request scope as read back (RequestScopeActivity).
+struct RequestScopeRow {
+  uint64_t start = 0;
+  uint64_t end = 0;
+  uint32_t thread = 0;  // Dictionary::threads index
+  uint64_t id = 0;
+  bool batch = false;
+  uint32_t route = 0;  // string id, 0 = none
+  std::vector<uint64_t> batch_requests;
+};
+
 // The rows of every record kind, as a chunk or a whole trace holds them.
 struct RecordRows {
   std::vector<KernelRow> kernels;
@@ -278,6 +307,7 @@ struct RecordRows {
   std::vector<LaunchStackRow> launch_stacks;
   std::vector<GraphNodeRow> graph_nodes;
   std::vector<NvtxPayloadRecord> nvtx_payloads;
+  std::vector<RequestScopeRow> request_scopes;
 
   size_t record_count() const {
     return kernels.size() + api_calls.size() + memcpys.size() + memsets.size() + syncs.size() + nvtx.size() +

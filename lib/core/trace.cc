@@ -59,6 +59,7 @@ void RecordRows::ClearRows() {
   launch_stacks.clear();
   graph_nodes.clear();
   nvtx_payloads.clear();
+  request_scopes.clear();
 }
 
 void RecordRows::AppendRows(RecordRows& other) {
@@ -75,6 +76,7 @@ void RecordRows::AppendRows(RecordRows& other) {
   MoveAppend(other.launch_stacks, launch_stacks);
   MoveAppend(other.graph_nodes, graph_nodes);
   MoveAppend(other.nvtx_payloads, nvtx_payloads);
+  MoveAppend(other.request_scopes, request_scopes);
 }
 
 absl::StatusOr<Trace> LoadTrace(const std::string& path) {

@@ -18,6 +18,7 @@
 #include "lib/core/record_codec/memset.h"
 #include "lib/core/record_codec/nvtx_marker.h"
 #include "lib/core/record_codec/overhead.h"
+#include "lib/core/record_codec/request_scope.h"
 #include "lib/core/record_codec/synchronization.h"
 #include "lib/core/record_codec/nvtx_payload.h"
 #include "lib/core/record_codec/top_down.h"
@@ -92,6 +93,9 @@ absl::Status DecodeChunk(const v1::Chunk& chunk, const Dictionary& dict, Decoded
   }
   if (chunk.has_clock_reference()) out->clock_reference = chunk.clock_reference();
   if (auto st = DecodeEach(chunk.nvtx_payloads(), context, &out->nvtx_payloads, DecodeNvtxPayload); !st.ok()) {
+    return st;
+  }
+  if (auto st = DecodeEach(chunk.request_scopes(), context, &out->request_scopes, DecodeRequestScope); !st.ok()) {
     return st;
   }
   for (const v1::MonitorInterval& interval : chunk.monitor_intervals()) {

@@ -23,6 +23,7 @@
 #include "lib/core/terminal_text.h"
 #include "lib/core/trace_writer.h"
 #include "lib/cupti/call_timer.h"
+#include "lib/cupti/request_scopes.h"
 #include "lib/cupti/capture_controller.h"
 #include "lib/cupti/cupti_api.h"
 #include "lib/cupti/kernel_metrics_collector.h"
@@ -76,6 +77,7 @@ struct Session {
   std::unique_ptr<monitor::PrometheusExporter> exporter;  // monitor mode with an endpoint
   std::unique_ptr<LaunchStackCollector> stacks;           // with CUSCOPE_STACKS
   std::unique_ptr<CallTimer> timer;  // lean collection's calls (ActivitySelection::TimesLeanCalls)
+  std::unique_ptr<RequestScopes> requests;  // the program's request and batch scopes
   std::atomic<bool> timer_on{false};  // its callbacks enabled (with the kinds)
   std::atomic<bool> timer_refused_said{false};
   // Taken to turn callbacks off that several rooms share (the timer's, the first-call watch's,
@@ -507,6 +509,9 @@ void BuildRooms(Session& s, std::unique_ptr<core::TraceWriter> writer, v1::Heade
   }
   s.capture = std::make_unique<CaptureController>(s.config, s.cupti, std::move(selection), *s.pipeline, *s.sampling,
                                                   warn);
+  s.requests = std::make_unique<RequestScopes>(
+      s.cupti, [&s](const core::RequestScopeActivity& scope) { s.pipeline->QueueRequestScope(scope); },
+      [&s] { return s.capture->recording(); });
   // Monitor mode: a capture's top-down chooses among its window's kernels.
   if (s.config.top_down_kernels > 0 || s.config.mode == core::CollectionMode::kMonitor) {
     s.pipeline->EnableKernelTotals();
@@ -764,6 +769,19 @@ absl::Status CloseCollectorTraceWindow() {
   Session* s = g_session.load();
   if (s == nullptr) return absl::FailedPreconditionError("no cuscope session is active");
   return s->pipeline->CloseTraceWindow();
+}
+
+void BeginCollectorScope(uint64_t id, const char* route, const uint64_t* batch_requests, size_t batch_count,
+                         bool batch) {
+  Session* s = CallbackSession();
+  if (s == nullptr || s->state.load(std::memory_order_relaxed) != Session::State::kActive) return;
+  s->requests->Begin(id, route, batch_requests, batch_count, batch);
+}
+
+void EndCollectorScope(bool batch) {
+  Session* s = CallbackSession();
+  if (s == nullptr || s->state.load(std::memory_order_relaxed) != Session::State::kActive) return;
+  s->requests->End(batch);
 }
 
 int CollectorPrometheusPort() {

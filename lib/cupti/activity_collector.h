@@ -87,6 +87,12 @@ absl::Status CaptureCollector(const CaptureSpec& spec);
 // What `cuscope status` shows of the active session; FailedPrecondition without one.
 absl::StatusOr<v1::ProcessStatus> CollectorStatus();
 
+// Request and batch scopes (include/cuscope/request.h) on the calling thread; nothing without an
+// active session. Never blocks on the session's lifecycle: called on the program's hot path.
+void BeginCollectorScope(uint64_t id, const char* route, const uint64_t* batch_requests, size_t batch_count,
+                         bool batch);
+void EndCollectorScope(bool batch);
+
 // The Prometheus endpoint's port (0: none).
 int CollectorPrometheusPort();
 

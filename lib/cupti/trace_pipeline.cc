@@ -36,6 +36,7 @@ uint64_t StartOf(const core::SyncRecord& r) { return r.start; }
 uint64_t StartOf(const core::NvtxActivity& a) { return a.time; }
 uint64_t StartOf(const core::MemoryOpRecord& r) { return r.time; }
 uint64_t StartOf(const core::OverheadActivity& a) { return a.start; }
+uint64_t StartOf(const core::RequestScopeActivity& r) { return r.start; }
 
 // Monitor mode: every record to the figures, and to the trace when it started inside a trace
 // window (by CUPTI's clock: a buffer handed over after the window closed still holds records from
@@ -60,6 +61,7 @@ class FlightTee final : public core::ActivitySink {
   }
   void Add(const core::MemoryOpRecord& r) override { Both(r); }
   void Add(const core::OverheadActivity& a) override { Both(a); }
+  void Add(const core::RequestScopeActivity& r) override { Both(r); }
   void AddUntranslated(uint32_t kind) override { trace_.AddUntranslated(kind); }
   void AddIncomplete(uint32_t kind) override { trace_.AddIncomplete(kind); }
 
@@ -99,6 +101,7 @@ class SpanFilterTee final : public core::ActivitySink {
   void Add(const core::NvtxActivity& a) override { Keep(a); }
   void Add(const core::MemoryOpRecord& r) override { Keep(r); }
   void Add(const core::OverheadActivity& a) override { Keep(a); }
+  void Add(const core::RequestScopeActivity& r) override { Keep(r); }
   void AddUntranslated(uint32_t kind) override { trace_.AddUntranslated(kind); }
   void AddIncomplete(uint32_t kind) override { trace_.AddIncomplete(kind); }
 
@@ -124,6 +127,7 @@ class MonitorTee final : public core::ActivitySink {
   void Add(const core::NvtxActivity& a) override { Both(a); }
   void Add(const core::MemoryOpRecord& r) override { Both(r); }
   void Add(const core::OverheadActivity& a) override { Both(a); }
+  void Add(const core::RequestScopeActivity& r) override { Both(r); }
   void AddUntranslated(uint32_t kind) override {
     if (trace_ != nullptr) trace_->AddUntranslated(kind);
   }
@@ -410,9 +414,19 @@ void TracePipeline::QueueTimedCall(const core::ApiActivity* call, const core::Sy
   queue_cv_.notify_one();
 }
 
+void TracePipeline::QueueRequestScope(const core::RequestScopeActivity& scope) {
+  std::lock_guard<std::mutex> lock(timed_mu_);
+  if (timed_calls_.size() + timed_syncs_.size() + timed_scopes_.size() >= kMaxQueuedTimedCalls) {
+    dropped_by_cupti_.fetch_add(1, std::memory_order_relaxed);
+    return;
+  }
+  timed_scopes_.emplace_back(scope, timed_scope_ids_.size());
+  timed_scope_ids_.insert(timed_scope_ids_.end(), scope.batch_requests, scope.batch_requests + scope.batch_count);
+}
+
 bool TracePipeline::TimedCallsWaiting() {
   std::lock_guard<std::mutex> lock(timed_mu_);
-  return !timed_calls_.empty() || !timed_syncs_.empty();
+  return !timed_calls_.empty() || !timed_syncs_.empty() || !timed_scopes_.empty();
 }
 
 // ---- The writer thread -------------------------------------------------------------------------
@@ -506,6 +520,8 @@ void TracePipeline::ProcessBuffer(const QueuedBuffer& b) {
     std::lock_guard<std::mutex> lock(timed_mu_);
     timed_calls_.clear();
     timed_syncs_.clear();
+    timed_scopes_.clear();
+    timed_scope_ids_.clear();
   }
   if (b.buffer != nullptr) pool_.Release(b.buffer);
   writer_ns_ += NanosecondsSince(t0);
@@ -520,7 +536,16 @@ void TracePipeline::TranslateBuffer(const QueuedBuffer& b, core::ActivitySink& s
       std::lock_guard<std::mutex> lock(timed_mu_);
       drained_calls_.swap(timed_calls_);
       drained_syncs_.swap(timed_syncs_);
+      drained_scopes_.swap(timed_scopes_);
+      drained_scope_ids_.swap(timed_scope_ids_);
     }
+    // Scopes first: a call belongs to the scope its thread opened before it.
+    for (auto& [scope, ids_at] : drained_scopes_) {
+      scope.batch_requests = scope.batch_count > 0 ? drained_scope_ids_.data() + ids_at : nullptr;
+      sink.Add(scope);
+    }
+    drained_scopes_.clear();
+    drained_scope_ids_.clear();
     for (const core::ApiActivity& call : drained_calls_) sink.Add(call);
     for (const core::SyncRecord& sync : drained_syncs_) sink.Add(sync);
     drained_calls_.clear();

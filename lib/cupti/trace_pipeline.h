@@ -151,6 +151,9 @@ class TracePipeline {
   static constexpr size_t kTimedCallBatch = 4096;
   static constexpr size_t kMaxQueuedTimedCalls = size_t{1} << 18;
   void QueueTimedCall(const core::ApiActivity* call, const core::SyncRecord* sync);
+  // A request or batch scope's begin (end 0) or end (RequestScopes), from the program's threads;
+  // beside the timed calls, within the same cap, and handed to the sinks before them.
+  void QueueRequestScope(const core::RequestScopeActivity& scope);
   // The top-down's turn, behind every buffer queued so far: its `kernels` hottest kernels, each
   // to be profiled on `launches_each` launches.
   void QueueHotKernelChoice(uint32_t kernels, uint64_t launches_each);
@@ -294,6 +297,11 @@ class TracePipeline {
   std::mutex timed_mu_;
   std::vector<core::ApiActivity> timed_calls_;  // timed_mu_
   std::vector<core::SyncRecord> timed_syncs_;   // timed_mu_
+  // Request scopes (timed_mu_): each with the offset of its batch's ids in timed_scope_ids_.
+  std::vector<std::pair<core::RequestScopeActivity, size_t>> timed_scopes_;
+  std::vector<uint64_t> timed_scope_ids_;
+  std::vector<std::pair<core::RequestScopeActivity, size_t>> drained_scopes_;  // writer thread
+  std::vector<uint64_t> drained_scope_ids_;                                    // writer thread
   std::atomic<bool> timed_batch_ready_{false};  // a batch is waiting: the writer wakes for it
   std::vector<core::ApiActivity> drained_calls_;  // writer thread
   std::vector<core::SyncRecord> drained_syncs_;   // writer thread

@@ -178,6 +178,17 @@ void cuscope_range_push(const char* name) { nvtxRangePushA(name != nullptr ? nam
 void cuscope_range_pop(void) { nvtxRangePop(); }
 void cuscope_mark(const char* message) { nvtxMarkA(message != nullptr ? message : ""); }
 
+void cuscope_request_begin(uint64_t request_id, const char* route) {
+  cuscope::cupti::BeginCollectorScope(request_id, route, nullptr, 0, /*batch=*/false);
+}
+void cuscope_request_end(void) { cuscope::cupti::EndCollectorScope(/*batch=*/false); }
+// A batch's own id: the first request's, so a batch scope names something a person can find.
+void cuscope_batch_begin(const uint64_t* request_ids, size_t count) {
+  const uint64_t id = request_ids != nullptr && count > 0 ? request_ids[0] : 0;
+  cuscope::cupti::BeginCollectorScope(id, nullptr, request_ids, count, /*batch=*/true);
+}
+void cuscope_batch_end(void) { cuscope::cupti::EndCollectorScope(/*batch=*/true); }
+
 const char* cuscope_last_error(void) {
   std::lock_guard<std::mutex> lock(g_error_mu);
   return g_last_error.c_str();

@@ -14,18 +14,14 @@
 #include <vector>
 
 #include "cuscope/v1/trace.pb.h"
+#include "lib/core/api_names.h"
 
 namespace cuscope::monitor {
 
-// What the host was doing while a device sat idle, judged from the API calls collected. The order
-// is the precedence when calls on several threads overlap one idle stretch (a thread parked in a
-// sync explains the stretch before one that is launching), as the analyzer's gpu.idle rule has it.
-// kOutsideCuda: no collected call was running: the host was computing, waiting on something else,
-// or (under lean collection) inside a CUDA call that is not collected.
-enum class HostCause : uint8_t { kSync = 0, kCopy, kAlloc, kSetup, kLaunch, kOutsideCuda };
-inline constexpr int kHostCauseCount = 6;
-// "sync", "copy", "alloc", "setup", "launch", "outside_cuda": label values and trace names.
-const char* HostCauseName(HostCause cause);
+// What the host was doing while a device sat idle (one definition, lib/core/api_names.h).
+using core::HostCause;
+using core::HostCauseName;
+using core::kHostCauseCount;
 
 // A kernel as the figures group it: name + grid + block, as `hot.kernels` and the top-down do.
 struct KernelFigures {
@@ -77,6 +73,30 @@ struct DeviceFigures {
   std::vector<CounterFigures> counters;  // by name
 };
 
+// Requests (include/cuscope/request.h) per route, as Prometheus histograms: counts per bucket
+// of seconds (upper bounds kRequestBucketSeconds, then +Inf), not cumulative, and their sum.
+inline constexpr std::array<double, 15> kRequestBucketSeconds = {
+    50e-6, 100e-6, 250e-6, 500e-6, 1e-3, 2.5e-3, 5e-3, 10e-3, 25e-3, 50e-3, 100e-3, 250e-3, 500e-3, 1.0, 2.5};
+struct RequestHistogram {
+  std::array<uint64_t, kRequestBucketSeconds.size() + 1> counts{};
+  double sum_seconds = 0;
+  void Add(double seconds);
+  void Merge(const RequestHistogram& other);
+  uint64_t count() const;
+};
+
+// The requests of one route (lib/requests/request_ledger.h says what each figure is) that ended
+// in the interval: histograms, and this interval's exact percentiles (seconds) for `cuscope status`.
+struct RouteRequestFigures {
+  std::string route;  // "" when the requests named none
+  uint64_t requests = 0;
+  RequestHistogram span, gpu, queue;
+  std::array<RequestHistogram, kHostCauseCount> idle;  // idle inside the span, by host cause
+  double span_p50 = 0, span_p99 = 0, span_max = 0;
+  double gpu_p50 = 0, gpu_p99 = 0;
+  double queue_p50 = 0, queue_p99 = 0;
+};
+
 struct IntervalFigures {
   uint64_t start_ns = 0;  // CUPTI clock
   uint64_t end_ns = 0;
@@ -89,6 +109,8 @@ struct IntervalFigures {
   uint64_t records_dropped_by_cupti = 0;
   // Records that arrived after their interval had closed, counted in this one instead.
   uint64_t late_records = 0;
+  // Requests that ended in the interval, by route (none without request scopes).
+  std::vector<RouteRequestFigures> requests;
 };
 
 }  // namespace cuscope::monitor

@@ -1,5 +1,7 @@
 #include "lib/monitor/interval_aggregator.h"
 
+#include "lib/monitor/request_figures.h"
+
 #include <algorithm>
 #include <tuple>
 
@@ -13,17 +15,10 @@ std::array<uint32_t, 3> Dim3(int32_t x, int32_t y, int32_t z) {
   return {static_cast<uint32_t>(x), static_cast<uint32_t>(y), static_cast<uint32_t>(z)};
 }
 
-// The host causes in order of precedence, as indices into OpenInterval::host.
+// The host causes in order of precedence, as indices into OpenInterval::host (-1: none).
 int HostIndex(core::ApiCategory category) {
-  switch (category) {
-    case core::ApiCategory::kSync: return static_cast<int>(HostCause::kSync);
-    case core::ApiCategory::kCopy: return static_cast<int>(HostCause::kCopy);
-    case core::ApiCategory::kAlloc: return static_cast<int>(HostCause::kAlloc);
-    case core::ApiCategory::kSetup: return static_cast<int>(HostCause::kSetup);
-    case core::ApiCategory::kLaunch: return static_cast<int>(HostCause::kLaunch);
-    case core::ApiCategory::kOther: break;
-  }
-  return -1;
+  const HostCause cause = core::HostCauseOf(category);
+  return cause == HostCause::kOutsideCuda ? -1 : static_cast<int>(cause);
 }
 
 // Adds `device` to a sorted list of device ids, once.
@@ -116,6 +111,7 @@ const core::ApiTraits& IntervalAggregator::TraitsOf(v1::ApiDomain domain, uint32
 void IntervalAggregator::Add(const core::KernelActivity& a) {
   if (a.end < a.start || a.start == 0) return;
   const uint32_t device = a.config.device;
+  ledger_.Work(a.correlation_id, device, a.start, a.end, requests::WorkKind::kKernel);
   AddBusy(device, a.start, a.end);
   DeviceAccumulator& acc = OpenFor(a.start).devices[device];
   const KernelGroupKey key{NameId(a.config.name), Dim3(a.config.grid_x, a.config.grid_y, a.config.grid_z),
@@ -135,6 +131,7 @@ void IntervalAggregator::Add(const core::KernelActivity& a) {
 
 void IntervalAggregator::Add(const core::MemcpyRecord& r) {
   if (r.end < r.start || r.start == 0) return;
+  ledger_.Work(r.correlation_id, r.device, r.start, r.end, requests::WorkKind::kCopy);
   AddBusy(r.device, r.start, r.end);
   Tally& t = OpenFor(r.start).devices[r.device].copies[{static_cast<int>(r.copy_kind), static_cast<int>(r.src_kind),
                                                         static_cast<int>(r.dst_kind)}];
@@ -145,6 +142,7 @@ void IntervalAggregator::Add(const core::MemcpyRecord& r) {
 
 void IntervalAggregator::Add(const core::MemsetRecord& r) {
   if (r.end < r.start || r.start == 0) return;
+  ledger_.Work(r.correlation_id, r.device, r.start, r.end, requests::WorkKind::kMemset);
   AddBusy(r.device, r.start, r.end);
   Tally& t = OpenFor(r.start).devices[r.device].memsets;
   ++t.count;
@@ -155,6 +153,7 @@ void IntervalAggregator::Add(const core::MemsetRecord& r) {
 void IntervalAggregator::Add(const core::ApiActivity& a) {
   if (a.end < a.start || a.start == 0) return;
   const core::ApiTraits& traits = TraitsOf(a.domain, a.callback_id);
+  ledger_.Call(a.tid, a.start, a.end, a.correlation_id, traits.category);
   const int cause = HostIndex(traits.category);
   if (cause < 0) return;
   OpenInterval& first = OpenFor(a.start);
@@ -173,9 +172,24 @@ void IntervalAggregator::AddCounter(uint32_t device, v1::CounterSource source, c
   ++t.samples;
 }
 
+void IntervalAggregator::Add(const core::RequestScopeActivity& r) {
+  const std::span<const uint64_t> members(r.batch_requests, r.batch_count);
+  if (r.end == 0) {
+    ledger_.BeginScope(r.tid, r.start, r.id, r.batch, r.route, members);
+  } else {
+    ledger_.EndScope(r.tid, r.start, r.end, r.id, r.batch, r.route, members);
+  }
+}
+
+void IntervalAggregator::TakeRequests(std::vector<requests::RequestFigures> done) {
+  for (requests::RequestFigures& r : done) OpenFor(r.end).requests.push_back(std::move(r));
+}
+
 void IntervalAggregator::CountDropped(uint64_t records) { Open(next_to_close_).dropped += records; }
 
 std::vector<IntervalFigures> IntervalAggregator::CloseBefore(uint64_t watermark_ns) {
+  // A request is final when no record of it can come any more: the intervals' own rule.
+  TakeRequests(ledger_.Finalize(watermark_ns));
   std::vector<IntervalFigures> closed;
   while (StartOf(next_to_close_ + 1) <= watermark_ns) {
     closed.push_back(Close(next_to_close_, StartOf(next_to_close_ + 1)));
@@ -185,6 +199,7 @@ std::vector<IntervalFigures> IntervalAggregator::CloseBefore(uint64_t watermark_
 
 std::vector<IntervalFigures> IntervalAggregator::CloseAll(uint64_t end_ns) {
   end_ns = std::max(end_ns, latest_end_);
+  TakeRequests(ledger_.FinalizeAll());
   std::vector<IntervalFigures> closed = CloseBefore(end_ns);
   // The partial interval holding `end_ns`, and any that records reached beyond it.
   for (;;) {
@@ -290,6 +305,7 @@ IntervalFigures IntervalAggregator::Close(int64_t index, uint64_t end_ns) {
   f.sync_wait_ns = analysis::CoveredLength(host[static_cast<int>(HostCause::kSync)], span);
   f.records_dropped_by_cupti = in.dropped;
   f.late_records = in.late;
+  if (!in.requests.empty()) f.requests = FiguresByRoute(in.requests, ledger_);
   for (uint32_t device : devices_seen_) {
     auto it = in.devices.find(device);
     DeviceAccumulator empty;

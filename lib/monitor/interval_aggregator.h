@@ -33,6 +33,7 @@
 #include "lib/core/api_names.h"
 #include "lib/core/records.h"
 #include "lib/monitor/figures.h"
+#include "lib/requests/request_ledger.h"
 
 namespace cuscope::monitor {
 
@@ -62,6 +63,8 @@ class IntervalAggregator final : public core::ActivitySink {
   void Add(const core::NvtxActivity& a) override {}
   void Add(const core::MemoryOpRecord& r) override {}
   void Add(const core::OverheadActivity& a) override {}
+  // Request scopes: each request's figures, once final, in the interval its scope ended in.
+  void Add(const core::RequestScopeActivity& r) override;
   void AddUntranslated(uint32_t cupti_kind) override {}
   void AddIncomplete(uint32_t cupti_kind) override {}
 
@@ -117,6 +120,7 @@ class IntervalAggregator final : public core::ActivitySink {
     uint64_t sync_wait_ns = 0;
     uint64_t dropped = 0;
     uint64_t late = 0;
+    std::vector<requests::RequestFigures> requests;  // final, ended in the interval
   };
   static constexpr uint32_t kOtherName = 0xffffffffu;
 
@@ -133,6 +137,8 @@ class IntervalAggregator final : public core::ActivitySink {
   uint32_t NameId(std::string_view name);
   const core::ApiTraits& TraitsOf(v1::ApiDomain domain, uint32_t cbid);
   IntervalFigures Close(int64_t index, uint64_t end_ns);
+  // The requests final by `horizon`, each to the interval its scope ended in.
+  void TakeRequests(std::vector<requests::RequestFigures> done);
   DeviceFigures CloseDevice(uint32_t device, DeviceAccumulator& acc, const std::array<analysis::IntervalSet, kHostCauseCount - 1>& host,
                             analysis::Interval span);
 
@@ -146,6 +152,7 @@ class IntervalAggregator final : public core::ActivitySink {
   absl::flat_hash_map<std::string, uint32_t> name_ids_;
   std::vector<std::string> names_;
   absl::flat_hash_map<uint64_t, core::ApiTraits> traits_;
+  requests::RequestLedger ledger_;
 };
 
 }  // namespace cuscope::monitor

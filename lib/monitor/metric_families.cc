@@ -1,6 +1,7 @@
 #include "lib/monitor/metric_families.h"
 
 #include <cstdint>
+#include <limits>
 #include <string>
 #include <utility>
 
@@ -31,6 +32,24 @@ class Families {
  public:
   MetricFamily& Counter(const std::string& name, const std::string& help) { return Get(name, help, MetricType::Counter); }
   MetricFamily& Gauge(const std::string& name, const std::string& help) { return Get(name, help, MetricType::Gauge); }
+  MetricFamily& Histogram(const std::string& name, const std::string& help) {
+    return Get(name, help, MetricType::Histogram);
+  }
+
+  static void AddHistogram(MetricFamily& family, Labels labels, const RequestHistogram& h) {
+    ClientMetric& metric = family.metric.emplace_back();
+    metric.label = std::move(labels);
+    uint64_t cumulative = 0;
+    for (size_t i = 0; i < h.counts.size(); ++i) {
+      cumulative += h.counts[i];
+      ClientMetric::Bucket& bucket = metric.histogram.bucket.emplace_back();
+      bucket.cumulative_count = cumulative;
+      bucket.upper_bound =
+          i < kRequestBucketSeconds.size() ? kRequestBucketSeconds[i] : std::numeric_limits<double>::infinity();
+    }
+    metric.histogram.sample_count = cumulative;
+    metric.histogram.sample_sum = h.sum_seconds;
+  }
 
   static void Add(MetricFamily& family, Labels labels, double value) {
     ClientMetric& metric = family.metric.emplace_back();
@@ -132,6 +151,23 @@ void AddDeviceCounters(const DeviceTotals& d, Families& out) {
   }
 }
 
+// Requests per route: histograms of their GPU time, queueing and idle time by host cause, and span.
+void AddRouteHistograms(const RouteTotals& r, Families& out) {
+  Families::AddHistogram(out.Histogram("cuscope_request_gpu_seconds",
+                                       "GPU time of a request's kernels (a batch's kernels shared among its requests)."),
+                         {{"route", r.route}}, r.gpu);
+  Families::AddHistogram(out.Histogram("cuscope_request_queue_seconds",
+                                       "From a request's first launch to its first GPU operation: waiting on the GPU."),
+                         {{"route", r.route}}, r.queue);
+  MetricFamily& idle = out.Histogram("cuscope_request_idle_seconds",
+                                     "Time the GPU ran nothing inside a request's span, by what its thread was doing.");
+  for (int c = 0; c < kHostCauseCount; ++c) {
+    Families::AddHistogram(idle, {{"route", r.route}, {"cause", HostCauseName(static_cast<HostCause>(c))}}, r.idle[c]);
+  }
+  Families::AddHistogram(out.Histogram("cuscope_request_span_seconds", "A request's scope, begin to end."),
+                         {{"route", r.route}}, r.span);
+}
+
 void AddDeviceGauges(const DeviceTotals& d, Families& out) {
   const std::string device = absl::StrCat(d.device);
   Families::Add(out.Gauge("cuscope_gpu_utilization_ratio", "Share of the latest interval the device was busy."),
@@ -202,6 +238,7 @@ std::vector<prometheus::MetricFamily> MetricFamilies(const RunningTotals& totals
   Families out;
   AddProcessCounters(totals, out);
   for (const DeviceTotals& d : totals.devices()) AddDeviceCounters(d, out);
+  for (const RouteTotals& r : totals.routes()) AddRouteHistograms(r, out);
   for (const DeviceTotals& d : totals.devices()) AddDeviceGauges(d, out);
   std::vector<prometheus::MetricFamily> families = std::move(out).Take();
   if (!process_labels.empty()) {

@@ -15,6 +15,19 @@ void FillProcessStatus(const RunningTotals& totals, v1::ProcessStatus* status) {
   status->set_records_dropped_by_cupti(totals.records_dropped_by_cupti());
   status->clear_devices();
   status->clear_top_kernels();
+  status->clear_routes();
+  for (const RouteTotals& r : totals.routes()) {
+    v1::RouteStatus* out = status->add_routes();
+    out->set_route(r.route);
+    out->set_requests(r.requests);
+    out->set_span_p50(r.latest.span_p50);
+    out->set_span_p99(r.latest.span_p99);
+    out->set_span_max(r.latest.span_max);
+    out->set_gpu_p50(r.latest.gpu_p50);
+    out->set_gpu_p99(r.latest.gpu_p99);
+    out->set_queue_p50(r.latest.queue_p50);
+    out->set_queue_p99(r.latest.queue_p99);
+  }
   std::vector<std::pair<uint32_t, const KernelTotals*>> rows;
   for (const DeviceTotals& d : totals.devices()) {
     v1::DeviceStatus* out = status->add_devices();

@@ -92,6 +92,22 @@ void RunningTotals::Add(const IntervalFigures& interval) {
   sync_wait_ns_ += interval.sync_wait_ns;
   records_dropped_by_cupti_ += interval.records_dropped_by_cupti;
   late_records_ += interval.late_records;
+  for (const RouteRequestFigures& r : interval.requests) {
+    auto it = std::find_if(routes_.begin(), routes_.end(), [&](const RouteTotals& t) { return t.route == r.route; });
+    if (it == routes_.end() && routes_.size() + 1 >= kMaxRequestRoutes) {
+      it = std::find_if(routes_.begin(), routes_.end(), [](const RouteTotals& t) { return t.route == "other"; });
+    }
+    if (it == routes_.end()) {
+      routes_.emplace_back().route = routes_.size() + 1 >= kMaxRequestRoutes ? std::string("other") : r.route;
+      it = routes_.end() - 1;
+    }
+    it->requests += r.requests;
+    it->span.Merge(r.span);
+    it->gpu.Merge(r.gpu);
+    it->queue.Merge(r.queue);
+    for (int c = 0; c < kHostCauseCount; ++c) it->idle[c].Merge(r.idle[c]);
+    it->latest = r;
+  }
 }
 
 }  // namespace cuscope::monitor

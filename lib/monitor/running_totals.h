@@ -57,6 +57,17 @@ struct DeviceTotals {
   std::map<std::string, CounterFigures> counters;
 };
 
+// A route's requests over the whole run (cumulative histograms), and the percentiles of the latest
+// interval that had requests of it. At most kMaxRequestRoutes routes; later ones count as "other".
+inline constexpr size_t kMaxRequestRoutes = 64;
+struct RouteTotals {
+  std::string route;
+  uint64_t requests = 0;
+  RequestHistogram span, gpu, queue;
+  std::array<RequestHistogram, kHostCauseCount> idle;
+  RouteRequestFigures latest;  // its percentiles
+};
+
 class RunningTotals {
  public:
   explicit RunningTotals(size_t max_kernel_labels = kDefaultKernelLabels);
@@ -71,6 +82,7 @@ class RunningTotals {
   uint64_t sync_wait_ns() const { return sync_wait_ns_; }
   uint64_t records_dropped_by_cupti() const { return records_dropped_by_cupti_; }
   uint64_t late_records() const { return late_records_; }
+  const std::vector<RouteTotals>& routes() const { return routes_; }  // in the order first seen
 
  private:
   DeviceTotals& Device(uint32_t device);
@@ -86,6 +98,7 @@ class RunningTotals {
   uint64_t sync_wait_ns_ = 0;
   uint64_t records_dropped_by_cupti_ = 0;
   uint64_t late_records_ = 0;
+  std::vector<RouteTotals> routes_;
 };
 
 // "ns::gemm" for "_ZN2ns4gemmIfEEvPfi"; names that do not demangle are kept as they are; at most

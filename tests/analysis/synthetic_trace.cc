@@ -80,6 +80,32 @@ uint64_t SyntheticTrace::Api(const std::string& name, double start_us, double du
   return a.correlation_id;
 }
 
+void SyntheticTrace::RequestScope(uint64_t id, const std::string& route, double start_us, double end_us,
+                                  uint64_t tid) {
+  core::RequestScopeActivity r;
+  r.start = Us(start_us);
+  r.end = Us(end_us);
+  r.pid = 42;
+  r.tid = tid;
+  r.id = id;
+  r.route = route;
+  builder_->Add(r);
+}
+
+void SyntheticTrace::BatchScope(uint64_t id, const std::vector<uint64_t>& members, double start_us, double end_us,
+                                uint64_t tid) {
+  core::RequestScopeActivity r;
+  r.start = Us(start_us);
+  r.end = Us(end_us);
+  r.pid = 42;
+  r.tid = tid;
+  r.id = id;
+  r.batch = true;
+  r.batch_requests = members.data();
+  r.batch_count = static_cast<uint32_t>(members.size());
+  builder_->Add(r);
+}
+
 void SyntheticTrace::Kernel(const std::string& name, double start_us, double duration_us, uint32_t stream,
                             uint64_t correlation, uint32_t graph_id, uint32_t flags, uint32_t device, int grid_x,
                             int block_x) {

@@ -111,6 +111,9 @@ class SyntheticTrace {
   // The header as it will be written (capture settings, metrics requested).
   v1::Header& header() { return header_; }
   void StreamWaitEvent(uint32_t stream, double start_us, double duration_us);
+  // A request scope (cuscope::RequestScope) on host thread `tid`, or a batch scope naming `members`.
+  void RequestScope(uint64_t id, const std::string& route, double start_us, double end_us, uint64_t tid = 1);
+  void BatchScope(uint64_t id, const std::vector<uint64_t>& members, double start_us, double end_us, uint64_t tid = 1);
   void NvtxRange(const std::string& name, double start_us, double end_us, uint64_t tid = 1);
   // An NCCL call as NCCL 2.25+ marks it: an NVTX range named `api` in the "NCCL" domain with its
   // extended payload (schema 2^24 + sid: the communicator's hash, the bytes, one int), or with no
