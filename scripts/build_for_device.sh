@@ -25,7 +25,8 @@ for so in libunwind.so.8 libdw.so.1 libelf.so.1; do
   if [ -n "$path" ]; then cp -L "$path" "build-device/lib/$so"; fi
 done
 cp -a build/examples/example_* build-device/examples/
-cp -a build/bench/launch_overhead_bench build/bench/libbare_cupti_injection.so build-device/bench/
+cp -a build/bench/launch_overhead_bench build/bench/libbare_cupti_injection.so build/bench/request_scope_cost \
+  build-device/bench/
 # The examples keep their line tables (built with -g1), so that their launch sites read
 # `main (launch_overhead.cu:NN)` there too.
 strip --strip-unneeded build-device/bin/* build-device/bench/* \

@@ -68,6 +68,8 @@ const char kProfileUsage[] =
     "      --flight-step-threshold SECONDS  a step marked with MarkStep / cuscope_mark_step that\n"
     "                            took longer starts a snapshot\n"
     "      --flight-step-range NAME  NVTX ranges of this name are steps too (needs the threshold)\n"
+    "      --flight-request-threshold SECONDS  a request scope (cuscope::RequestScope) that took\n"
+    "                            longer starts a snapshot\n"
     "      --flight-idle-share PERCENT  a GPU idle more than this share of the last\n"
     "                            --flight-idle-seconds (default 10) starts a snapshot\n"
     "      --flight-after SECONDS  a triggered snapshot also holds this long after (default 0)\n"
@@ -135,6 +137,7 @@ constexpr ValueOption kValueOptions[] = {
     {"--flight-size", nullptr, "CUSCOPE_FLIGHT_SIZE"},
     {"--flight-step-threshold", nullptr, "CUSCOPE_FLIGHT_STEP_THRESHOLD"},
     {"--flight-step-range", nullptr, "CUSCOPE_FLIGHT_STEP_RANGE"},
+    {"--flight-request-threshold", nullptr, "CUSCOPE_FLIGHT_REQUEST_THRESHOLD"},
     {"--flight-idle-share", nullptr, "CUSCOPE_FLIGHT_IDLE_SHARE"},
     {"--flight-idle-seconds", nullptr, "CUSCOPE_FLIGHT_IDLE_SECONDS"},
     {"--flight-after", nullptr, "CUSCOPE_FLIGHT_AFTER"},

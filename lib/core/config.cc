@@ -80,6 +80,7 @@ absl::Status CheckMonitorSettings(const Config& c) {
   }
   if (!flight) {
     for (const char* name : {"CUSCOPE_FLIGHT_SPAN", "CUSCOPE_FLIGHT_SIZE", "CUSCOPE_FLIGHT_STEP_THRESHOLD",
+                             "CUSCOPE_FLIGHT_REQUEST_THRESHOLD",
                              "CUSCOPE_FLIGHT_AFTER", "CUSCOPE_FLIGHT_STEP_RANGE", "CUSCOPE_FLIGHT_IDLE_SHARE",
                              "CUSCOPE_FLIGHT_IDLE_SECONDS"}) {
       if (c.settings.count(name)) return absl::InvalidArgumentError(absl::StrCat(name, " needs CUSCOPE_MODE=flight"));
@@ -269,6 +270,10 @@ absl::StatusOr<Config> ParseConfigFromEnvironment(const std::vector<std::pair<st
       auto ms = ParseMillisecondsBetween(name, value, 0.001, 3600);
       if (!ms.ok()) return ms.status();
       c.flight_step_threshold_ms = *ms;
+    } else if (name == "CUSCOPE_FLIGHT_REQUEST_THRESHOLD") {
+      auto ms = ParseMillisecondsBetween(name, value, 0.001, 3600);
+      if (!ms.ok()) return ms.status();
+      c.flight_request_threshold_ms = *ms;
     } else if (name == "CUSCOPE_FLIGHT_IDLE_SHARE") {
       double percent = 0;
       if (!absl::SimpleAtod(value, &percent) || !(percent >= 1) || percent > 100) {
@@ -342,6 +347,7 @@ absl::StatusOr<Config> ParseConfigFromEnvironment(const std::vector<std::pair<st
                                                      "CUSCOPE_MODE, CUSCOPE_MONITOR_INTERVAL, CUSCOPE_MONITOR_TOP_KERNELS, "
                                                      "CUSCOPE_PROMETHEUS, CUSCOPE_FLIGHT_SPAN, CUSCOPE_FLIGHT_SIZE, "
                                                      "CUSCOPE_FLIGHT_STEP_THRESHOLD, CUSCOPE_FLIGHT_STEP_RANGE, CUSCOPE_FLIGHT_AFTER, "
+                                                     "CUSCOPE_FLIGHT_REQUEST_THRESHOLD, "
                                                      "CUSCOPE_FLIGHT_IDLE_SHARE, CUSCOPE_FLIGHT_IDLE_SECONDS, "
                                                      "CUSCOPE_STACKS, CUSCOPE_UNWINDER, CUSCOPE_QUEUE_TIMES, CUSCOPE_LEAN_CALLS, "
                                                      "CUSCOPE_LIBRARY)"));

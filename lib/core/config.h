@@ -64,6 +64,9 @@ struct Config {
   // (0 = never), holding `flight_after_ms` after the step too.
   uint32_t flight_step_threshold_ms = 0;
   uint32_t flight_after_ms = 0;
+  // A request scope (include/cuscope/request.h) that took longer than this, begin to end, triggers
+  // a snapshot as a slow step does (0 = never).
+  uint32_t flight_request_threshold_ms = 0;
   // An NVTX range name whose ranges are steps too: one that lasted longer than the threshold
   // triggers a snapshot as a slow MarkStep does. Empty = none.
   std::string flight_step_range;

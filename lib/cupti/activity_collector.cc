@@ -474,6 +474,19 @@ void OnGpuIdle(Session& s, const monitor::IdleEvent& idle) {
                                         100 * idle.idle_share, idle.window_ns / 1e9, 100 * s.config.flight_idle_share));
 }
 
+// Flight mode's request trigger, on the program's thread at the slow request's end: a snapshot
+// named by the output, holding flight_after_seconds after it, as a slow MarkStep starts. The
+// lifecycle lock, as MarkStep takes it: only slow requests pay for it.
+void OnSlowRequest(Session& s, const core::RequestScopeActivity& slow) {
+  std::lock_guard<std::mutex> lifecycle(g_lifecycle_mu);
+  if (g_session.load() != &s) return;
+  std::string why = absl::StrFormat("request %d", slow.id);
+  if (!slow.route.empty()) absl::StrAppend(&why, " (route ", std::string(slow.route), ")");
+  absl::StrAppendFormat(&why, " took %.3f s (threshold %.3f s)", (slow.end - slow.start) / 1e9,
+                        s.config.flight_request_threshold_ms / 1000.0);
+  SnapshotForTrigger(s, why);
+}
+
 // The rooms, wired to each other. Nothing runs yet.
 void BuildRooms(Session& s, std::unique_ptr<core::TraceWriter> writer, v1::Header header) {
   const auto warn = [&s](const std::string& msg) { s.Warn(msg); };
@@ -511,7 +524,9 @@ void BuildRooms(Session& s, std::unique_ptr<core::TraceWriter> writer, v1::Heade
                                                   warn);
   s.requests = std::make_unique<RequestScopes>(
       s.cupti, [&s](const core::RequestScopeActivity& scope) { s.pipeline->QueueRequestScope(scope); },
-      [&s] { return s.capture->recording(); });
+      [&s] { return s.capture->recording(); },
+      s.config.mode == core::CollectionMode::kFlight ? uint64_t{s.config.flight_request_threshold_ms} * 1'000'000ull : 0,
+      [&s](const core::RequestScopeActivity& slow) { OnSlowRequest(s, slow); });
   // Monitor mode: a capture's top-down chooses among its window's kernels.
   if (s.config.top_down_kernels > 0 || s.config.mode == core::CollectionMode::kMonitor) {
     s.pipeline->EnableKernelTotals();

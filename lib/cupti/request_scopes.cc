@@ -90,10 +90,13 @@ std::string_view InternRoute(const char* route) {
   return t.names[n];
 }
 
-RequestScopes::RequestScopes(CuptiApi& cupti, Sink sink, std::function<bool()> recording)
+RequestScopes::RequestScopes(CuptiApi& cupti, Sink sink, std::function<bool()> recording, uint64_t slow_ns,
+                             std::function<void(const core::RequestScopeActivity&)> slow)
     : cupti_(cupti),
       sink_(std::move(sink)),
       recording_(std::move(recording)),
+      slow_ns_(slow_ns),
+      slow_(std::move(slow)),
       generation_(g_generation.fetch_add(1) + 1) {}
 
 void RequestScopes::Begin(uint64_t id, const char* route, const uint64_t* batch_requests, size_t batch_count,
@@ -158,6 +161,7 @@ void RequestScopes::End(bool batch) {
     end.batch_count = s.batch_count;
   }
   sink_(end);
+  if (slow_ && slow_ns_ > 0 && !s.batch && end.end - end.start > slow_ns_) slow_(end);
 }
 
 }  // namespace cuscope::cupti

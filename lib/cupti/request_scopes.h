@@ -29,8 +29,11 @@ class RequestScopes {
  public:
   // Called on the program's thread with a begin (end 0) or an end record.
   using Sink = std::function<void(const core::RequestScopeActivity&)>;
-  // `recording`: whether the capture records now.
-  RequestScopes(CuptiApi& cupti, Sink sink, std::function<bool()> recording);
+  // `recording`: whether the capture records now. `slow`, when set, is called on the program's
+  // thread with each request scope (not a batch's) that took longer than `slow_ns` (flight mode's
+  // request trigger), after its end record is queued.
+  RequestScopes(CuptiApi& cupti, Sink sink, std::function<bool()> recording, uint64_t slow_ns = 0,
+                std::function<void(const core::RequestScopeActivity&)> slow = nullptr);
 
   void Begin(uint64_t id, const char* route, const uint64_t* batch_requests, size_t batch_count, bool batch);
   // Closes the innermost open scope if it is of this kind (a request or a batch); otherwise nothing.
@@ -40,6 +43,8 @@ class RequestScopes {
   CuptiApi& cupti_;
   const Sink sink_;
   const std::function<bool()> recording_;
+  const uint64_t slow_ns_;
+  const std::function<void(const core::RequestScopeActivity&)> slow_;
   const uint64_t generation_;  // a scope opened under another session is not this one's
 };
 

@@ -936,7 +936,13 @@ std::string TracePipeline::RunCaptureTopDown(const CaptureTopDown& top_down) {
 
 // On the writer thread, at the snapshot's turn: what is pending becomes a chunk first.
 void TracePipeline::TakeSnapshot() {
-  WriteChunk(false);
+  // The calls and scopes queued before the marker are in it too (a slow request's own record was
+  // queued just before the request for its snapshot).
+  if (TimedCallsWaiting()) {
+    ProcessBuffer(QueuedBuffer{});  // writes the chunk
+  } else {
+    WriteChunk(false);
+  }
   {
     std::lock_guard<std::mutex> lock(snapshot_mu_);
     snapshot_taken_.emplace(header_, flight_->Take(snapshot_since_ns_));

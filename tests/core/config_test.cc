@@ -163,6 +163,8 @@ TEST(ConfigTest, FlightModeSettingsAndTheirEdges) {
            {"CUSCOPE_FLIGHT_SIZE", "1.5", false},
            {"CUSCOPE_FLIGHT_STEP_THRESHOLD", "0.001", true}, {"CUSCOPE_FLIGHT_STEP_THRESHOLD", "3600", true},
            {"CUSCOPE_FLIGHT_STEP_THRESHOLD", "0", false},    {"CUSCOPE_FLIGHT_STEP_THRESHOLD", "3601", false},
+           {"CUSCOPE_FLIGHT_REQUEST_THRESHOLD", "0.001", true}, {"CUSCOPE_FLIGHT_REQUEST_THRESHOLD", "3600", true},
+           {"CUSCOPE_FLIGHT_REQUEST_THRESHOLD", "0", false},    {"CUSCOPE_FLIGHT_REQUEST_THRESHOLD", "3601", false},
            {"CUSCOPE_FLIGHT_AFTER", "0", true},              {"CUSCOPE_FLIGHT_AFTER", "3600", true},
            {"CUSCOPE_FLIGHT_AFTER", "-1", false},            {"CUSCOPE_FLIGHT_AFTER", "soon", false}}) {
     EXPECT_EQ(ParseConfigFromEnvironment({{"CUSCOPE_MODE", "flight"}, {name, value}}).ok(), ok) << name << "=" << value;
@@ -175,6 +177,7 @@ TEST(ConfigTest, FlightModeSettingsAndTheirEdges) {
   EXPECT_EQ(d->flight_step_threshold_ms, 0u);  // no step snapshots unless asked
   // Flight settings need flight mode; what replays launches or picks a window by time is refused in it.
   EXPECT_FALSE(ParseConfigFromEnvironment({{"CUSCOPE_FLIGHT_STEP_THRESHOLD", "1"}}).ok());
+  EXPECT_FALSE(ParseConfigFromEnvironment({{"CUSCOPE_FLIGHT_REQUEST_THRESHOLD", "1"}}).ok());  // needs flight mode
   auto outside = ParseConfigFromEnvironment({{"CUSCOPE_FLIGHT_SPAN", "10"}});
   ASSERT_FALSE(outside.ok());
   EXPECT_NE(std::string(outside.status().message()).find("CUSCOPE_MODE=flight"), std::string::npos);

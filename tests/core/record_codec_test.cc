@@ -7,6 +7,7 @@
 
 #include "gtest/gtest.h"
 #include "lib/core/dictionary.h"
+#include "lib/core/record_codec/request_scope.h"
 #include "lib/core/record_codec/api_call.h"
 #include "lib/core/record_codec/counter_series.h"
 #include "lib/core/record_codec/kernel.h"
@@ -360,6 +361,43 @@ TEST_F(RecordCodecTest, OverheadRoundTrips) {
   EXPECT_EQ(out.kind, kind);
   EXPECT_EQ(out.thread, thread);
   EXPECT_EQ(out.correlation_id, in.correlation_id);
+}
+
+TEST_F(RecordCodecTest, RequestAndBatchScopesRoundTrip) {
+  const uint64_t members[] = {11, 12, 13};
+  RequestScopeActivity in;
+  in.start = kBase + 500;
+  in.end = kBase + 9500;
+  in.id = 0xfedcba9876543210ull;
+  in.batch = true;
+  in.batch_requests = members;
+  in.batch_count = 3;
+  v1::RequestScope encoded;
+  EncodeRequestScope(in, /*thread=*/4, /*route=*/5, kBase, &encoded);
+  RequestScopeRow out;
+  ASSERT_TRUE(DecodeRequestScope(encoded, chunk_, &out).ok());
+  EXPECT_EQ(out.start, in.start);
+  EXPECT_EQ(out.end, in.end);
+  EXPECT_EQ(out.id, in.id);
+  EXPECT_TRUE(out.batch);
+  EXPECT_EQ(out.thread, 4u);
+  EXPECT_EQ(out.route, 5u);
+  EXPECT_EQ(out.batch_requests, (std::vector<uint64_t>{11, 12, 13}));
+}
+
+TEST_F(RecordCodecTest, ARequestScopeNamingUndefinedThingsOrTooManyRequestsIsDamage) {
+  RequestScopeActivity in;
+  in.start = kBase;
+  in.end = kBase + 1;
+  v1::RequestScope encoded;
+  RequestScopeRow out;
+  EncodeRequestScope(in, /*thread=*/kDefined + 1, /*route=*/0, kBase, &encoded);
+  EXPECT_FALSE(DecodeRequestScope(encoded, chunk_, &out).ok());
+  EncodeRequestScope(in, /*thread=*/1, /*route=*/kDefined + 1, kBase, &encoded);
+  EXPECT_FALSE(DecodeRequestScope(encoded, chunk_, &out).ok());
+  EncodeRequestScope(in, /*thread=*/1, /*route=*/0, kBase, &encoded);
+  for (size_t i = 0; i <= kMaxBatchRequests; ++i) encoded.add_batch_requests(i);
+  EXPECT_FALSE(DecodeRequestScope(encoded, chunk_, &out).ok());
 }
 
 TEST_F(RecordCodecTest, KernelMetricsRoundTrip) {

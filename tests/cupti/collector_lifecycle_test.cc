@@ -638,6 +638,79 @@ TEST_F(CollectorLifecycleTest, ASlowStepStartsASnapshotAQuickOneDoesNot) {
   EXPECT_FALSE(Exists(dir_ + "/steps_snapshot2.cuscope"));
 }
 
+// Request scopes reach the trace whole, at their ends, with their route and a batch's requests;
+// the calls made inside lie inside them. An end without its scope, or of the other kind, is nothing.
+TEST_F(CollectorLifecycleTest, RequestScopesReachTheTraceWithTheCallsMadeInside) {
+  ASSERT_TRUE(StartCollector(config_, "session", cupti_).ok());
+  EndCollectorScope(/*batch=*/false);  // no scope open: nothing
+  BeginCollectorScope(7, "chat", nullptr, 0, /*batch=*/false);
+  cupti_.CallLaunch(21, "fakeKernel");
+  EndCollectorScope(/*batch=*/true);  // not a batch: the request stays open
+  EndCollectorScope(/*batch=*/false);
+  const uint64_t ids[] = {5, 6};
+  BeginCollectorScope(5, nullptr, ids, 2, /*batch=*/true);
+  cupti_.CallLaunch(22, "fakeKernel");
+  EndCollectorScope(/*batch=*/true);
+  ASSERT_TRUE(StopCollector(nullptr).ok());
+  EndCollectorScope(/*batch=*/false);  // after the stop: nothing, no crash
+
+  const core::Trace t = Load();
+  ASSERT_EQ(t.request_scopes.size(), 2u);
+  const core::RequestScopeRow& chat = t.request_scopes[0];
+  EXPECT_EQ(chat.id, 7u);
+  EXPECT_FALSE(chat.batch);
+  EXPECT_EQ(t.dict.str(chat.route), "chat");
+  EXPECT_EQ(t.dict.thread(chat.thread).tid(), static_cast<uint64_t>(::syscall(SYS_gettid)));
+  const core::RequestScopeRow& batch = t.request_scopes[1];
+  EXPECT_TRUE(batch.batch);
+  EXPECT_EQ(batch.batch_requests, (std::vector<uint64_t>{5, 6}));
+  for (const core::ApiCallRow& a : t.api_calls) {
+    const core::RequestScopeRow& scope = a.correlation_id == 21 ? chat : batch;
+    EXPECT_LE(scope.start, a.start) << a.correlation_id;
+    EXPECT_GE(scope.end, a.end) << a.correlation_id;
+  }
+}
+
+// Monitor mode joins the scopes live: the request's figures land in the interval it ended in.
+TEST_F(CollectorLifecycleTest, MonitorModeCountsARequestOnceItIsFinal) {
+  config_.mode = core::CollectionMode::kMonitor;
+  config_.monitor_interval_ms = 100;
+  ASSERT_TRUE(StartCollector(config_, "session", cupti_).ok());
+  BeginCollectorScope(7, "chat", nullptr, 0, /*batch=*/false);
+  cupti_.CallLaunch(31, "fakeKernel");
+  EndCollectorScope(/*batch=*/false);
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));  // the writer's ticks
+  cupti_.AdvanceClock(200'000'000'000);  // past the lag at which intervals close
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  const absl::StatusOr<v1::ProcessStatus> status = CollectorStatus();
+  ASSERT_TRUE(status.ok()) << status.status();
+  ASSERT_EQ(status->routes_size(), 1);
+  EXPECT_EQ(status->routes(0).route(), "chat");
+  EXPECT_EQ(status->routes(0).requests(), 1u);
+  EXPECT_GT(status->routes(0).span_max(), 0);
+  ASSERT_TRUE(StopCollector(nullptr).ok());
+}
+
+// Flight mode: a request slower than CUSCOPE_FLIGHT_REQUEST_THRESHOLD starts a snapshot.
+TEST_F(CollectorLifecycleTest, ASlowRequestStartsASnapshotAQuickOneDoesNot) {
+  config_.mode = core::CollectionMode::kFlight;
+  config_.output = dir_ + "/requests";
+  config_.flight_request_threshold_ms = 250;
+  ASSERT_TRUE(StartCollector(config_, "session", cupti_).ok());
+  ASSERT_TRUE(cupti_.DeliverKernels(2, 2'000'000'000));
+  const std::string first = dir_ + "/requests_snapshot1.cuscope";
+  BeginCollectorScope(1, "chat", nullptr, 0, /*batch=*/false);
+  cupti_.AdvanceClock(100'000'000);
+  EndCollectorScope(/*batch=*/false);
+  EXPECT_FALSE(Exists(first));
+  BeginCollectorScope(2, "chat", nullptr, 0, /*batch=*/false);
+  cupti_.AdvanceClock(300'000'000);
+  EndCollectorScope(/*batch=*/false);
+  EXPECT_TRUE(Exists(first));
+  ASSERT_TRUE(StopCollector(nullptr).ok());
+  EXPECT_EQ(LoadWhenComplete(first).request_scopes.size(), 2u);
+}
+
 // Switching to a full trace and back without a restart: records that started inside the window
 // (by CUPTI's clock) reach the file, whenever their buffer arrives; the figures count everything.
 TEST_F(CollectorLifecycleTest, MonitorModeTraceWindowRecordsOnlyWhileOpen) {

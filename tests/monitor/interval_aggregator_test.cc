@@ -350,5 +350,69 @@ TEST(IntervalAggregatorTest, ARecordBeforeTheOriginCountsInTheFirstInterval) {
   EXPECT_EQ(closed[0].devices[0].kernel_gpu_ns, 8 * kMs);
 }
 
+core::RequestScopeActivity Scope(uint64_t tid, uint64_t id, std::string_view route, uint64_t start_ms,
+                                 uint64_t end_ms) {
+  core::RequestScopeActivity r;
+  r.tid = tid;
+  r.id = id;
+  r.route = route;
+  r.start = kOrigin + start_ms * kMs;
+  r.end = end_ms == 0 ? 0 : kOrigin + end_ms * kMs;
+  return r;
+}
+
+// A request whose kernel and calls come the way the collector hands them over: the scope's begin,
+// its calls, its end, then (in a later buffer) its kernel.
+TEST(IntervalAggregatorTest, ARequestCountsInTheIntervalItEndedInOnceFinal) {
+  IntervalAggregator agg(Options100ms(), kOrigin);
+  agg.Add(Scope(9, 7, "chat", 110, 0));
+  core::ApiActivity launch = Api(kLaunchCbid, 111, 112);
+  launch.tid = 9;
+  launch.correlation_id = 41;
+  agg.Add(launch);
+  core::ApiActivity sync = Api(kSyncCbid, 112, 150);
+  sync.tid = 9;
+  agg.Add(sync);
+  agg.Add(Scope(9, 7, "chat", 110, 150));
+  core::KernelActivity k = Kernel(130, 150);
+  k.correlation_id = 41;
+  agg.Add(k);
+  std::vector<IntervalFigures> closed = agg.CloseBefore(kOrigin + 200 * kMs);
+  ASSERT_EQ(closed.size(), 2u);
+  EXPECT_TRUE(closed[0].requests.empty());
+  ASSERT_EQ(closed[1].requests.size(), 1u);
+  const RouteRequestFigures& chat = closed[1].requests[0];
+  EXPECT_EQ(chat.route, "chat");
+  EXPECT_EQ(chat.requests, 1u);
+  EXPECT_DOUBLE_EQ(chat.gpu.sum_seconds, 0.020);
+  EXPECT_DOUBLE_EQ(chat.queue.sum_seconds, 0.019);  // launched at 111 ms, ran at 130 ms
+  EXPECT_DOUBLE_EQ(chat.span_max, 0.040);
+  // Idle 110-130 ms: 1 ms in the launch call, 18 ms in the sync, 1 ms outside CUDA.
+  EXPECT_NEAR(chat.idle[static_cast<int>(HostCause::kSync)].sum_seconds, 0.018, 1e-12);
+  EXPECT_NEAR(chat.idle[static_cast<int>(HostCause::kLaunch)].sum_seconds, 0.001, 1e-12);
+  EXPECT_NEAR(chat.idle[static_cast<int>(HostCause::kOutsideCuda)].sum_seconds, 0.001, 1e-12);
+  EXPECT_EQ(chat.gpu.counts[8], 1u);  // 20 ms: in the (10 ms, 25 ms] bucket
+}
+
+TEST(IntervalAggregatorTest, ARequestNotYetFinalWaitsAndTheEndTakesEveryOne) {
+  IntervalAggregator agg(Options100ms(), kOrigin);
+  agg.Add(Scope(9, 7, "chat", 10, 0));
+  agg.Add(Scope(9, 7, "chat", 10, 250));
+  EXPECT_TRUE(agg.CloseBefore(kOrigin + 200 * kMs)[0].requests.empty());
+  std::vector<IntervalFigures> rest = agg.CloseAll(kOrigin + 260 * kMs);
+  ASSERT_FALSE(rest.empty());
+  size_t requests = 0;
+  for (const IntervalFigures& f : rest) {
+    for (const RouteRequestFigures& r : f.requests) requests += r.requests;
+  }
+  EXPECT_EQ(requests, 1u);
+}
+
+TEST(IntervalAggregatorTest, NoScopesNoRequestFigures) {
+  IntervalAggregator agg(Options100ms(), kOrigin);
+  agg.Add(Kernel(10, 20));
+  for (const IntervalFigures& f : agg.CloseAll(kOrigin + 100 * kMs)) EXPECT_TRUE(f.requests.empty());
+}
+
 }  // namespace
 }  // namespace cuscope::monitor

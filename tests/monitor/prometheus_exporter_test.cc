@@ -86,6 +86,45 @@ TEST(PrometheusExporterTest, ServesTheRunningTotalsWithHelpAndType) {
   EXPECT_EQ(body->find("cuscope_memsets_total"), std::string::npos);
 }
 
+// Requests per route as Prometheus histograms: cumulative buckets with `le`, a count and a sum,
+// added up over the intervals; the idle histogram has one series per host cause.
+TEST(PrometheusExporterTest, RequestsArePerRouteHistograms) {
+  std::unique_ptr<PrometheusExporter> exporter = StartOrDie("0");
+  ASSERT_NE(exporter, nullptr);
+  for (double gpu : {0.002, 0.030}) {
+    IntervalFigures f = Interval(400'000'000, 300'000'000);
+    RouteRequestFigures& chat = f.requests.emplace_back();
+    chat.route = "chat";
+    chat.requests = 1;
+    chat.gpu.Add(gpu);
+    chat.queue.Add(0.0001);
+    chat.span.Add(0.040);
+    for (int c = 0; c < kHostCauseCount; ++c) chat.idle[c].Add(c == 0 ? 0.005 : 0);
+    exporter->Publish(f);
+  }
+  const std::optional<std::string> body = Scrape("127.0.0.1", exporter->port());
+  ASSERT_TRUE(body.has_value());
+  EXPECT_NE(body->find("# TYPE cuscope_request_gpu_seconds histogram"), std::string::npos) << *body;
+  EXPECT_EQ(SampleValue(*body, "cuscope_request_gpu_seconds_count{route=\"chat\"}"), 2.0);
+  EXPECT_EQ(SampleValue(*body, "cuscope_request_gpu_seconds_sum{route=\"chat\"}"), 0.032);
+  EXPECT_EQ(SampleValue(*body, "cuscope_request_gpu_seconds_bucket{route=\"chat\",le=\"0.0025\"}"), 1.0);
+  EXPECT_EQ(SampleValue(*body, "cuscope_request_gpu_seconds_bucket{route=\"chat\",le=\"0.025\"}"), 1.0);
+  EXPECT_EQ(SampleValue(*body, "cuscope_request_gpu_seconds_bucket{route=\"chat\",le=\"0.05\"}"), 2.0);
+  EXPECT_EQ(SampleValue(*body, "cuscope_request_gpu_seconds_bucket{route=\"chat\",le=\"+Inf\"}"), 2.0);
+  EXPECT_EQ(SampleValue(*body, "cuscope_request_idle_seconds_sum{route=\"chat\",cause=\"sync\"}"), 0.01);
+  EXPECT_EQ(SampleValue(*body, "cuscope_request_idle_seconds_count{route=\"chat\",cause=\"outside_cuda\"}"), 2.0);
+  EXPECT_EQ(SampleValue(*body, "cuscope_request_queue_seconds_count{route=\"chat\"}"), 2.0);
+}
+
+TEST(PrometheusExporterTest, NoRequestsNoRequestSeries) {
+  std::unique_ptr<PrometheusExporter> exporter = StartOrDie("0");
+  ASSERT_NE(exporter, nullptr);
+  exporter->Publish(Interval(400'000'000, 300'000'000));
+  const std::optional<std::string> body = Scrape("127.0.0.1", exporter->port());
+  ASSERT_TRUE(body.has_value());
+  EXPECT_EQ(body->find("cuscope_request_"), std::string::npos);
+}
+
 // The review: two idle TCP connections from any local user stalled every scrape for about 30 s (two
 // workers, civetweb's 30 s request timeout). A scrape now goes past them at once.
 TEST(PrometheusExporterTest, IdleConnectionsDoNotStallAScrape) {
