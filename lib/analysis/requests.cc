@@ -63,7 +63,7 @@ std::vector<double> Sorted(const std::vector<const RequestFigures*>& rs, double 
 
 double SpanOf(const RequestFigures& r) { return static_cast<double>(r.span_ns()); }
 double GpuOf(const RequestFigures& r) { return r.gpu_ns; }
-double QueueOf(const RequestFigures& r) { return static_cast<double>(r.queue_ns()); }
+double QueueOf(const RequestFigures& r) { return static_cast<double>(r.queue_ns); }
 double IdleOf(const RequestFigures& r) { return static_cast<double>(r.idle_ns); }
 
 }  // namespace
@@ -80,6 +80,7 @@ RequestReport BuildRequests(const Timeline& timeline) {
   options.max_open_scopes = SIZE_MAX;  // a trace's scopes are all there at once
   options.max_history_operations = SIZE_MAX;
   options.history_ns = UINT64_MAX;
+  options.keep_waits = true;
   options.owned = [&report](uint64_t correlation_id, uint32_t route, bool batch) {
     report.owner_route[correlation_id] = route;
     if (batch) report.owner_batch[correlation_id] = true;
@@ -111,14 +112,16 @@ RequestReport BuildRequests(const Timeline& timeline) {
     const Interval x = timeline.OpInterval(op);
     switch (op.kind()) {
       case OpKind::kKernel:
-        ledger.Work(correlation, timeline.KernelDevice(trace.kernels[op.index()]), x.begin, x.end,
-                    requests::WorkKind::kKernel);
+        ledger.Work(correlation, timeline.KernelDevice(trace.kernels[op.index()]), timeline.OpStream(op), x.begin,
+                    x.end, requests::WorkKind::kKernel);
         break;
       case OpKind::kMemcpy:
-        ledger.Work(correlation, trace.memcpys[op.index()].device, x.begin, x.end, requests::WorkKind::kCopy);
+        ledger.Work(correlation, trace.memcpys[op.index()].device, timeline.OpStream(op), x.begin, x.end,
+                    requests::WorkKind::kCopy);
         break;
       case OpKind::kMemset:
-        ledger.Work(correlation, trace.memsets[op.index()].device, x.begin, x.end, requests::WorkKind::kMemset);
+        ledger.Work(correlation, trace.memsets[op.index()].device, timeline.OpStream(op), x.begin, x.end,
+                    requests::WorkKind::kMemset);
         break;
     }
   };
@@ -162,23 +165,23 @@ RequestReport BuildRequests(const Timeline& timeline) {
 
 std::vector<Offender> WaitedBehind(const Timeline& timeline, const RequestReport& report,
                                    const requests::RequestFigures& request, size_t top) {
-  if (request.first_launch == 0 || request.first_work <= request.first_launch) return {};
-  const Interval waited{request.first_launch, request.first_work};
+  if (request.waits.empty()) return {};
   const core::Trace& trace = timeline.trace();
   OffenderTally tally("kernel");
   for (const DeviceTimeline& d : timeline.devices()) {
     if (d.device != request.device) continue;
     for (OpRef op : d.ops) {
       const Interval x = timeline.OpInterval(op);
-      if (x.begin >= waited.end) break;  // in start order
-      if (x.end <= waited.begin || op.kind() != OpKind::kKernel) continue;
+      if (x.begin >= request.waits.back().end) break;  // in start order
+      if (op.kind() != OpKind::kKernel) continue;
+      const uint64_t overlap = analysis::CoveredLength(request.waits, x);
+      if (overlap == 0) continue;
       const core::KernelRow& k = trace.kernels[op.index()];
       std::string whose = "no request";
       if (auto it = report.owner_route.find(k.correlation_id); it != report.owner_route.end()) {
         whose = report.owner_batch.contains(k.correlation_id) ? std::string("batch") : RouteLabel(report, it->second);
       }
-      tally.Add(absl::StrCat(std::string(timeline.KernelName(k)), " [", whose, "]"),
-                std::min(x.end, waited.end) - std::max(x.begin, waited.begin));
+      tally.Add(absl::StrCat(std::string(timeline.KernelName(k)), " [", whose, "]"), overlap);
     }
   }
   return tally.Top(top);
@@ -219,6 +222,7 @@ Table RequestRowsTable(const Timeline& timeline, const RequestReport& report) {
                {"Start (ns)", ColumnType::kInteger}, {"Span (ns)", ColumnType::kInteger},
                {"GPU (ns)", ColumnType::kInteger}, {"Kernels", ColumnType::kInteger},
                {"Copies (ns)", ColumnType::kInteger}, {"Queue (ns)", ColumnType::kInteger},
+               {"First Queue (ns)", ColumnType::kInteger},
                {"Idle (ns)", ColumnType::kInteger}};
   for (int c = 0; c < core::kHostCauseCount; ++c) {
     t.columns.push_back({absl::StrCat("Idle ", core::HostCauseName(static_cast<core::HostCause>(c)), " (ns)"),
@@ -235,7 +239,8 @@ Table RequestRowsTable(const Timeline& timeline, const RequestReport& report) {
                                     Ns(r.gpu_ns),
                                     absl::StrCat(r.kernels),
                                     Ns(r.copy_ns),
-                                    absl::StrCat(r.queue_ns()),
+                                    absl::StrCat(r.queue_ns),
+                                    absl::StrCat(r.first_queue_ns()),
                                     absl::StrCat(r.idle_ns)};
     for (int c = 0; c < core::kHostCauseCount; ++c) row.push_back(absl::StrCat(r.idle_by_cause_ns[c]));
     row.push_back(absl::StrCat(r.batches));
@@ -269,7 +274,7 @@ std::pair<std::string, double> SlowestPart(const RequestFigures& slow, const Req
 
 std::string Describe(const RequestFigures& r) {
   std::string out = absl::StrCat("request ", r.id, " took ", FormatDuration(r.span_ns()), ": ",
-                                 FormatDuration(r.queue_ns()), " queued on GPU ", r.device, ", ",
+                                 FormatDuration(r.queue_ns), " queued on GPU ", r.device, ", ",
                                  FormatDuration(static_cast<uint64_t>(r.gpu_ns)), " in its kernels");
   if (r.idle_ns > 0) {
     const core::HostCause cause = MainIdleCause(r);
@@ -323,7 +328,7 @@ std::vector<Finding> RequestFindings(const Timeline& timeline, const RequestRepo
       }
       f.offenders = behind.Top(5);
       f.headline = absl::StrCat("route ", name, ": requests wait ", FormatDuration(static_cast<uint64_t>(median_queue)),
-                                " (median) on the GPU before their first kernel runs, ", FormatPercent(queue_share),
+                                " (median) with their work queued on the GPU, ", FormatPercent(queue_share),
                                 " of their span",
                                 f.offenders.empty() ? std::string() : absl::StrCat(", behind ", f.offenders[0].name));
       f.Add("requests", static_cast<double>(rs.size()), "count");

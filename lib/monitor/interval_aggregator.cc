@@ -111,7 +111,7 @@ const core::ApiTraits& IntervalAggregator::TraitsOf(v1::ApiDomain domain, uint32
 void IntervalAggregator::Add(const core::KernelActivity& a) {
   if (a.end < a.start || a.start == 0) return;
   const uint32_t device = a.config.device;
-  ledger_.Work(a.correlation_id, device, a.start, a.end, requests::WorkKind::kKernel);
+  ledger_.Work(a.correlation_id, device, a.stream, a.start, a.end, requests::WorkKind::kKernel);
   AddBusy(device, a.start, a.end);
   DeviceAccumulator& acc = OpenFor(a.start).devices[device];
   const KernelGroupKey key{NameId(a.config.name), Dim3(a.config.grid_x, a.config.grid_y, a.config.grid_z),
@@ -131,7 +131,7 @@ void IntervalAggregator::Add(const core::KernelActivity& a) {
 
 void IntervalAggregator::Add(const core::MemcpyRecord& r) {
   if (r.end < r.start || r.start == 0) return;
-  ledger_.Work(r.correlation_id, r.device, r.start, r.end, requests::WorkKind::kCopy);
+  ledger_.Work(r.correlation_id, r.device, r.stream, r.start, r.end, requests::WorkKind::kCopy);
   AddBusy(r.device, r.start, r.end);
   Tally& t = OpenFor(r.start).devices[r.device].copies[{static_cast<int>(r.copy_kind), static_cast<int>(r.src_kind),
                                                         static_cast<int>(r.dst_kind)}];
@@ -142,7 +142,7 @@ void IntervalAggregator::Add(const core::MemcpyRecord& r) {
 
 void IntervalAggregator::Add(const core::MemsetRecord& r) {
   if (r.end < r.start || r.start == 0) return;
-  ledger_.Work(r.correlation_id, r.device, r.start, r.end, requests::WorkKind::kMemset);
+  ledger_.Work(r.correlation_id, r.device, r.stream, r.start, r.end, requests::WorkKind::kMemset);
   AddBusy(r.device, r.start, r.end);
   Tally& t = OpenFor(r.start).devices[r.device].memsets;
   ++t.count;

@@ -53,7 +53,7 @@ std::vector<RouteRequestFigures> FiguresByRoute(const std::vector<requests::Requ
     ++f.requests;
     const double span = static_cast<double>(r.span_ns()) / 1e9;
     const double gpu = r.gpu_ns / 1e9;
-    const double queue = static_cast<double>(r.queue_ns()) / 1e9;
+    const double queue = static_cast<double>(r.queue_ns) / 1e9;
     f.span.Add(span);
     f.gpu.Add(gpu);
     f.queue.Add(queue);

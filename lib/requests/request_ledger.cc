@@ -112,7 +112,7 @@ void RequestLedger::Call(uint64_t thread, uint64_t start, uint64_t end, uint64_t
   if (owner == nullptr) return;
   if (correlation_id != 0) {
     owner->correlations.push_back(correlation_id);
-    owner_[correlation_id] = owner->serial;
+    owner_[correlation_id] = Owner{owner->serial, std::max(start, end)};
     if (options_.owned) options_.owned(correlation_id, owner->route, owner->batch);
   }
   if (category == core::ApiCategory::kLaunch) TakeEarlier(owner->first_launch, start);
@@ -126,13 +126,14 @@ void RequestLedger::Call(uint64_t thread, uint64_t start, uint64_t end, uint64_t
   }
 }
 
-void RequestLedger::Work(uint64_t correlation_id, uint32_t device, uint64_t start, uint64_t end, WorkKind kind) {
+void RequestLedger::Work(uint64_t correlation_id, uint32_t device, uint32_t stream, uint64_t start, uint64_t end,
+                         WorkKind kind) {
   end = std::max(start, end);
   std::vector<Interval>& history = history_[device];
   if (history.size() < options_.max_history_operations) history.push_back({start, end});
   auto it = owner_.find(correlation_id);
   if (correlation_id == 0 || it == owner_.end()) return;
-  Scope& s = scopes_.at(it->second);
+  Scope& s = scopes_.at(it->second.serial);
   const double ns = static_cast<double>(end - start);
   if (kind == WorkKind::kKernel) {
     s.gpu_ns += ns;
@@ -145,11 +146,30 @@ void RequestLedger::Work(uint64_t correlation_id, uint32_t device, uint64_t star
     s.first_work = start;
     s.device = device;
   }
+  if (s.operations.size() < options_.max_operations_per_scope) {
+    s.operations.push_back({stream, it->second.call_end, start, end});
+  }
+}
+
+IntervalSet RequestLedger::Waits(const Scope& s) {
+  std::vector<Operation> ops = s.operations;
+  std::sort(ops.begin(), ops.end(), [](const Operation& a, const Operation& b) {
+    return std::tie(a.stream, a.start, a.end) < std::tie(b.stream, b.start, b.end);
+  });
+  std::vector<Interval> waits;
+  uint64_t stream_end = 0;  // the end of the scope's latest operation on this stream so far
+  for (size_t i = 0; i < ops.size(); ++i) {
+    if (i == 0 || ops[i].stream != ops[i - 1].stream) stream_end = 0;
+    const uint64_t ready = std::max(ops[i].ready, stream_end);
+    if (ops[i].start > ready) waits.push_back({ready, ops[i].start});
+    stream_end = std::max(stream_end, ops[i].end);
+  }
+  return analysis::UnionOf(std::move(waits));
 }
 
 void RequestLedger::Retire(const Scope& s) {
   for (uint64_t c : s.correlations) {
-    if (auto it = owner_.find(c); it != owner_.end() && it->second == s.serial) owner_.erase(it);
+    if (auto it = owner_.find(c); it != owner_.end() && it->second.serial == s.serial) owner_.erase(it);
   }
   if (auto it = threads_.find(s.thread); it != threads_.end()) {
     std::vector<uint64_t>& live = it->second;
@@ -161,6 +181,7 @@ void RequestLedger::Retire(const Scope& s) {
 
 void RequestLedger::ShareBatch(const Scope& s) {
   if (s.members.empty()) return;
+  const IntervalSet waits = Waits(s);
   const double n = static_cast<double>(s.members.size());
   for (uint64_t request : s.members) {
     Share& share = shares_[request];
@@ -175,6 +196,8 @@ void RequestLedger::ShareBatch(const Scope& s) {
     }
     ++share.batches;
     share.latest_end = std::max(share.latest_end, s.end);
+    // Waiting is time, not work: each request of the batch waited all of it.
+    share.waits = analysis::Union(share.waits, waits);
   }
 }
 
@@ -193,6 +216,7 @@ RequestFigures RequestLedger::Figures(const Scope& s, const absl::flat_hash_map<
   f.first_launch = s.first_launch;
   f.first_work = s.first_work;
   f.device = s.device;
+  IntervalSet waits = Waits(s);
   if (auto it = shares_.find(s.id); it != shares_.end()) {
     const Share& share = it->second;
     f.gpu_ns += share.gpu_ns;
@@ -205,8 +229,11 @@ RequestFigures RequestLedger::Figures(const Scope& s, const absl::flat_hash_map<
       f.first_work = share.first_work;
       f.device = share.device;
     }
+    waits = analysis::Union(waits, share.waits);
     shares_.erase(it);
   }
+  f.queue_ns = analysis::TotalLength(waits);
+  if (options_.keep_waits) f.waits = std::move(waits);
   // Idle: its device's gaps inside its span, each stretch given to the first cause (in precedence)
   // whose calls cover it; what no call covers is outside CUDA.
   const IntervalSet* device_busy = &any_busy;

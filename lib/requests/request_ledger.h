@@ -12,8 +12,11 @@
 //
 //   gpu_ns    its kernels' summed durations (batch shares included)
 //   copy_ns   its copies' and memsets' summed durations
-//   queue_ns  from its first launch call's start (its own or its batch's) to its first operation's
-//             start: the launch itself and the time the work waited on the GPU behind other work
+//   queue_ns  the time its operations waited on the GPU: each operation is ready once its call has
+//             returned and the previous operation of its stream (of this request) has ended; from
+//             then to its start it waits (behind other work, or a launch's latency of a few
+//             microseconds). The union of those waits, its batches' included.
+//   first queue  from its first launch call's start to its first operation's start
 //   idle_ns   the stretches of its span in which its device ran nothing (the device of its first
 //             operation; every device seen when it launched nothing), split by what its thread was
 //             doing meanwhile (core::HostCause: the calls of that thread inside the span)
@@ -55,12 +58,17 @@ struct RequestFigures {
   uint64_t first_launch = 0;  // 0: it launched nothing
   uint64_t first_work = 0;    // 0: no operation of it ran
   uint32_t device = 0;        // of its first operation
+  uint64_t queue_ns = 0;
+  // The stretches it waited (Options::keep_waits), to tell whose work it waited behind.
+  std::vector<analysis::Interval> waits;
   uint32_t batches = 0;       // batch scopes that served it
   uint64_t idle_ns = 0;
   std::array<uint64_t, core::kHostCauseCount> idle_by_cause_ns{};
 
   uint64_t span_ns() const { return end > start ? end - start : 0; }
-  uint64_t queue_ns() const { return first_launch != 0 && first_work > first_launch ? first_work - first_launch : 0; }
+  uint64_t first_queue_ns() const {
+    return first_launch != 0 && first_work > first_launch ? first_work - first_launch : 0;
+  }
 };
 
 class RequestLedger {
@@ -68,12 +76,14 @@ class RequestLedger {
   struct Options {
     size_t max_open_scopes = size_t{1} << 16;   // past it the oldest is dropped (counted)
     size_t max_calls_per_scope = 4096;          // for the idle split; later calls of a scope count as none
+    size_t max_operations_per_scope = 16384;    // for the waits; later operations wait for nothing
     size_t max_routes = 64;                     // distinct route names; later ones are "other"
     uint64_t history_ns = 60'000'000'000ull;    // GPU work and batch shares kept behind the horizon
     size_t max_history_operations = size_t{1} << 20;  // per device
     // Called for each call given to a scope: its correlation id, and the scope's route (0 for a
     // batch). The analyzer uses it to name whose work a request waited behind.
     std::function<void(uint64_t correlation_id, uint32_t route, bool batch)> owned;
+    bool keep_waits = false;  // RequestFigures::waits
   };
   RequestLedger() : RequestLedger(Options{}) {}
   explicit RequestLedger(Options options);
@@ -86,7 +96,7 @@ class RequestLedger {
   void EndScope(uint64_t thread, uint64_t start, uint64_t end, uint64_t id, bool batch, std::string_view route,
                 std::span<const uint64_t> members);
   void Call(uint64_t thread, uint64_t start, uint64_t end, uint64_t correlation_id, core::ApiCategory category);
-  void Work(uint64_t correlation_id, uint32_t device, uint64_t start, uint64_t end, WorkKind kind);
+  void Work(uint64_t correlation_id, uint32_t device, uint32_t stream, uint64_t start, uint64_t end, WorkKind kind);
 
   // The requests whose scope ended at or before `horizon`, in the order of their ends; a batch
   // scope's shares go to its requests and it is not returned itself.
@@ -102,6 +112,15 @@ class RequestLedger {
   uint64_t batch_shares_unclaimed() const { return shares_unclaimed_; }  // a batch naming a request that never ended
 
  private:
+  struct Operation {
+    uint32_t stream = 0;
+    uint64_t ready = 0;  // its call's end
+    uint64_t start = 0, end = 0;
+  };
+  struct Owner {
+    uint64_t serial = 0;
+    uint64_t call_end = 0;
+  };
   struct CallPiece {
     uint64_t begin = 0, end = 0;
     core::HostCause cause = core::HostCause::kOutsideCuda;
@@ -118,6 +137,7 @@ class RequestLedger {
     std::vector<uint64_t> members;
     std::vector<uint64_t> correlations;
     std::vector<CallPiece> calls;  // of its thread inside its span (a request's only)
+    std::vector<Operation> operations;
     double gpu_ns = 0;
     uint64_t kernels = 0;
     double copy_ns = 0;
@@ -137,6 +157,7 @@ class RequestLedger {
     uint32_t device = 0;
     uint32_t batches = 0;
     uint64_t latest_end = 0;
+    std::vector<analysis::Interval> waits;
   };
 
   uint32_t InternRoute(std::string_view route);
@@ -147,6 +168,8 @@ class RequestLedger {
   // up the parents), or null.
   Scope* Innermost(uint64_t thread, uint64_t time);
   void ShareBatch(const Scope& s);
+  // The stretches the scope's operations waited, as a set.
+  static analysis::IntervalSet Waits(const Scope& s);
   RequestFigures Figures(const Scope& s, const absl::flat_hash_map<uint32_t, analysis::IntervalSet>& busy,
                          const analysis::IntervalSet& any_busy);
   std::vector<RequestFigures> FinalizeUpTo(uint64_t horizon, bool all);
@@ -157,7 +180,7 @@ class RequestLedger {
   uint64_t next_serial_ = 1;
   absl::flat_hash_map<uint64_t, Scope> scopes_;                   // by serial
   absl::flat_hash_map<uint64_t, std::vector<uint64_t>> threads_;  // thread -> live serials, by start
-  absl::flat_hash_map<uint64_t, uint64_t> owner_;                 // correlation id -> serial
+  absl::flat_hash_map<uint64_t, Owner> owner_;                    // correlation id -> its scope
   absl::flat_hash_map<uint32_t, std::vector<analysis::Interval>> history_;  // device -> operations
   absl::flat_hash_map<uint64_t, Share> shares_;                   // request id -> batch shares
   uint64_t dropped_scopes_ = 0;

@@ -22,8 +22,8 @@ TEST(RequestLedgerTest, ARequestGetsItsKernelsCopiesQueueAndSpan) {
   ledger.Call(kThreadA, 11 * kMs, 11 * kMs + 5000, 1, ApiCategory::kLaunch);
   ledger.Call(kThreadA, 12 * kMs, 12 * kMs + 5000, 2, ApiCategory::kCopy);
   ledger.EndScope(kThreadA, 10 * kMs, 20 * kMs, 7, false, "chat", {});
-  ledger.Work(1, 0, 14 * kMs, 17 * kMs, WorkKind::kKernel);
-  ledger.Work(2, 0, 17 * kMs, 18 * kMs, WorkKind::kCopy);
+  ledger.Work(1, 0, 7, 14 * kMs, 17 * kMs, WorkKind::kKernel);
+  ledger.Work(2, 0, 7, 17 * kMs, 18 * kMs, WorkKind::kCopy);
   std::vector<RequestFigures> done = ledger.Finalize(20 * kMs);
   ASSERT_EQ(done.size(), 1u);
   const RequestFigures& f = done[0];
@@ -33,7 +33,10 @@ TEST(RequestLedgerTest, ARequestGetsItsKernelsCopiesQueueAndSpan) {
   EXPECT_DOUBLE_EQ(f.gpu_ns, 3.0 * kMs);
   EXPECT_EQ(f.kernels, 1u);
   EXPECT_DOUBLE_EQ(f.copy_ns, 1.0 * kMs);
-  EXPECT_EQ(f.queue_ns(), 3 * kMs);  // launched at 11 ms, ran at 14 ms
+  EXPECT_EQ(f.first_queue_ns(), 3 * kMs);  // launched at 11 ms, ran at 14 ms
+  // Ready when its launch returned (11.005 ms); the copy, ready at 12.005 ms, waited for the kernel
+  // before it on its stream, not for others.
+  EXPECT_EQ(f.queue_ns, 3 * kMs - 5000);
   // Idle: 10-14 and 18-20 ms; the launch call covers 5 µs of it, the copy call none (its copy ran later).
   EXPECT_EQ(f.idle_ns, 6 * kMs);
   EXPECT_EQ(Idle(f, HostCause::kLaunch), 5000u);
@@ -48,7 +51,7 @@ TEST(RequestLedgerTest, ARequestIsNotFinalBeforeTheHorizonPassesItsEnd) {
   ledger.EndScope(kThreadA, 10 * kMs, 20 * kMs, 7, false, "", {});
   EXPECT_TRUE(ledger.Finalize(20 * kMs - 1).empty());
   // Its kernel's record comes late, still before the horizon passes its end: counted.
-  ledger.Work(1, 0, 12 * kMs, 13 * kMs, WorkKind::kKernel);
+  ledger.Work(1, 0, 7, 12 * kMs, 13 * kMs, WorkKind::kKernel);
   std::vector<RequestFigures> done = ledger.Finalize(20 * kMs);
   ASSERT_EQ(done.size(), 1u);
   EXPECT_DOUBLE_EQ(done[0].gpu_ns, 1.0 * kMs);
@@ -62,9 +65,9 @@ TEST(RequestLedgerTest, CallsOutsideEveryScopeAndOtherThreadsBelongToNoRequest) 
   ledger.Call(kThreadB, 11 * kMs, 12 * kMs, 2, ApiCategory::kLaunch);  // another thread, inside the span
   ledger.EndScope(kThreadA, 10 * kMs, 20 * kMs, 7, false, "chat", {});
   ledger.Call(kThreadA, 21 * kMs, 22 * kMs, 3, ApiCategory::kLaunch);  // after it
-  ledger.Work(1, 0, 11 * kMs, 12 * kMs, WorkKind::kKernel);
-  ledger.Work(2, 0, 12 * kMs, 13 * kMs, WorkKind::kKernel);
-  ledger.Work(3, 0, 14 * kMs, 15 * kMs, WorkKind::kKernel);
+  ledger.Work(1, 0, 7, 11 * kMs, 12 * kMs, WorkKind::kKernel);
+  ledger.Work(2, 0, 7, 12 * kMs, 13 * kMs, WorkKind::kKernel);
+  ledger.Work(3, 0, 7, 14 * kMs, 15 * kMs, WorkKind::kKernel);
   std::vector<RequestFigures> done = ledger.FinalizeAll();
   ASSERT_EQ(done.size(), 1u);
   EXPECT_DOUBLE_EQ(done[0].gpu_ns, 0);
@@ -82,8 +85,8 @@ TEST(RequestLedgerTest, TheInnermostScopeOwnsACall) {
   ledger.EndScope(kThreadA, 12 * kMs, 14 * kMs, 2, false, "inner", {});
   ledger.Call(kThreadA, 15 * kMs, 15 * kMs + 10, 6, ApiCategory::kLaunch);
   ledger.EndScope(kThreadA, 10 * kMs, 20 * kMs, 1, false, "outer", {});
-  ledger.Work(5, 0, 13 * kMs, 14 * kMs, WorkKind::kKernel);
-  ledger.Work(6, 0, 16 * kMs, 18 * kMs, WorkKind::kKernel);
+  ledger.Work(5, 0, 7, 13 * kMs, 14 * kMs, WorkKind::kKernel);
+  ledger.Work(6, 0, 7, 16 * kMs, 18 * kMs, WorkKind::kKernel);
   std::vector<RequestFigures> done = ledger.FinalizeAll();
   ASSERT_EQ(done.size(), 2u);
   EXPECT_EQ(done[0].id, 2u);  // in the order of their ends
@@ -102,8 +105,8 @@ TEST(RequestLedgerTest, ABatchSharesItsKernelsEquallyAmongItsRequests) {
   ledger.Call(kThreadA, 7 * kMs, 7 * kMs + 10, 2, ApiCategory::kLaunch);
   ledger.EndScope(kThreadA, 5 * kMs, 12 * kMs, 99, true, "", members);
   for (uint64_t id : members) ledger.EndScope(1000 + id, 1 * kMs, 13 * kMs, id, false, "chat", {});
-  ledger.Work(1, 0, 8 * kMs, 11 * kMs, WorkKind::kKernel);
-  ledger.Work(2, 0, 11 * kMs, 11 * kMs + 300000, WorkKind::kKernel);
+  ledger.Work(1, 0, 7, 8 * kMs, 11 * kMs, WorkKind::kKernel);
+  ledger.Work(2, 0, 7, 11 * kMs, 11 * kMs + 300000, WorkKind::kKernel);
   std::vector<RequestFigures> done = ledger.FinalizeAll();
   ASSERT_EQ(done.size(), 3u);  // the batch itself is no request
   double total = 0;
@@ -111,7 +114,8 @@ TEST(RequestLedgerTest, ABatchSharesItsKernelsEquallyAmongItsRequests) {
     EXPECT_NEAR(f.gpu_ns, 3.3 * kMs / 3, 1e-6);
     EXPECT_EQ(f.kernels, 2u);
     EXPECT_EQ(f.batches, 1u);
-    EXPECT_EQ(f.queue_ns(), 2 * kMs);  // the batch's first launch at 6 ms, its first kernel at 8 ms
+    EXPECT_EQ(f.first_queue_ns(), 2 * kMs);  // the batch's first launch at 6 ms, its first kernel at 8 ms
+    EXPECT_EQ(f.queue_ns, 2 * kMs - 10);     // its launch returned at 6 ms + 10 ns; the second kernel followed the first
     total += f.gpu_ns;
   }
   EXPECT_NEAR(total, 3.3 * kMs, 1e-3);  // the shares add up to the batch's kernels
@@ -122,11 +126,28 @@ TEST(RequestLedgerTest, AGraphLaunchBringsEveryNodeOfTheGraph) {
   ledger.BeginScope(kThreadA, 0, 7, false, "chat", {});
   ledger.Call(kThreadA, 1 * kMs, 1 * kMs + 10, 42, ApiCategory::kLaunch);  // cudaGraphLaunch
   ledger.EndScope(kThreadA, 0, 10 * kMs, 7, false, "chat", {});
-  for (int node = 0; node < 5; ++node) ledger.Work(42, 0, (2 + node) * kMs, (3 + node) * kMs, WorkKind::kKernel);
+  for (int node = 0; node < 5; ++node) ledger.Work(42, 0, 7, (2 + node) * kMs, (3 + node) * kMs, WorkKind::kKernel);
   std::vector<RequestFigures> done = ledger.FinalizeAll();
   ASSERT_EQ(done.size(), 1u);
   EXPECT_EQ(done[0].kernels, 5u);
   EXPECT_DOUBLE_EQ(done[0].gpu_ns, 5.0 * kMs);
+}
+
+// Waiting behind other work anywhere in the request counts, not only before its first kernel.
+TEST(RequestLedgerTest, EveryOperationsWaitCounts) {
+  RequestLedger ledger;
+  ledger.BeginScope(kThreadA, 0, 7, false, "chat", {});
+  ledger.Call(kThreadA, 1 * kMs, 1 * kMs, 1, ApiCategory::kLaunch);
+  ledger.Call(kThreadA, 1 * kMs, 1 * kMs, 2, ApiCategory::kLaunch);
+  ledger.Call(kThreadA, 1 * kMs, 1 * kMs, 3, ApiCategory::kLaunch);
+  ledger.EndScope(kThreadA, 0, 20 * kMs, 7, false, "chat", {});
+  ledger.Work(1, 0, 7, 1 * kMs, 2 * kMs, WorkKind::kKernel);    // ran at once
+  ledger.Work(2, 0, 7, 5 * kMs, 6 * kMs, WorkKind::kKernel);    // waited 2-5 ms behind others
+  ledger.Work(3, 0, 8, 9 * kMs, 10 * kMs, WorkKind::kKernel);   // another stream: ready at 1 ms, waited 1-9
+  std::vector<RequestFigures> done = ledger.FinalizeAll();
+  ASSERT_EQ(done.size(), 1u);
+  EXPECT_EQ(done[0].first_queue_ns(), 0u);
+  EXPECT_EQ(done[0].queue_ns, 8 * kMs);  // the union of 2-5 and 1-9 ms
 }
 
 TEST(RequestLedgerTest, IdleIsSplitByWhatTheRequestsThreadWasDoing) {
@@ -137,7 +158,7 @@ TEST(RequestLedgerTest, IdleIsSplitByWhatTheRequestsThreadWasDoing) {
   // A sync call overlapping a copy call: the sync explains the stretch first.
   ledger.Call(kThreadA, 8 * kMs, 10 * kMs, 2, ApiCategory::kCopy);
   ledger.EndScope(kThreadA, 0, 10 * kMs, 7, false, "chat", {});
-  ledger.Work(1, 0, 2 * kMs, 5 * kMs, WorkKind::kKernel);
+  ledger.Work(1, 0, 7, 2 * kMs, 5 * kMs, WorkKind::kKernel);
   std::vector<RequestFigures> done = ledger.FinalizeAll();
   ASSERT_EQ(done.size(), 1u);
   const RequestFigures& f = done[0];
@@ -155,8 +176,8 @@ TEST(RequestLedgerTest, ScopesFromATraceMayComeInAnyOrder) {
   ledger.EndScope(kThreadA, 0, 10 * kMs, 1, false, "chat", {});
   ledger.Call(kThreadA, 5 * kMs, 5 * kMs + 10, 1, ApiCategory::kLaunch);
   ledger.Call(kThreadA, 25 * kMs, 25 * kMs + 10, 2, ApiCategory::kLaunch);
-  ledger.Work(1, 0, 6 * kMs, 7 * kMs, WorkKind::kKernel);
-  ledger.Work(2, 0, 26 * kMs, 28 * kMs, WorkKind::kKernel);
+  ledger.Work(1, 0, 7, 6 * kMs, 7 * kMs, WorkKind::kKernel);
+  ledger.Work(2, 0, 7, 26 * kMs, 28 * kMs, WorkKind::kKernel);
   std::vector<RequestFigures> done = ledger.FinalizeAll();
   ASSERT_EQ(done.size(), 2u);
   EXPECT_EQ(done[0].id, 1u);
