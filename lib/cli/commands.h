@@ -21,6 +21,8 @@ int RunReport(const Args& args);   // report_command.cc
 int RunDiff(const Args& args);     // diff_command.cc
 int RunLog(const Args& args);      // log_command.cc
 int RunCapture(const Args& args);  // capture_command.cc
+int RunAttach(const Args& args);   // attach_command.cc
+int RunDetach(const Args& args);   // attach_command.cc
 int RunStatus(const Args& args);   // status_command.cc
 int RunPs(const Args& args);       // status_command.cc
 int RunVersion(const Args& args);  // version_command.cc (arguments are ignored)

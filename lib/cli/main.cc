@@ -26,6 +26,8 @@ constexpr const char kUsage[] =
     "  capture --pid PID [--duration S] [--snapshot] -o NAME\n"
     "                                           a trace from a running process with cuscope inside\n"
     "  status --pid PID                         what such a process is doing: mode, live figures\n"
+    "  attach --pid PID [--mode M] [--duration S]  load cuscope into a running process that started\n"
+    "                                           without it; detach --pid PID ends its session\n"
     "  ps                                       this user's processes with cuscope inside\n"
     "  info                                     GPUs, driver, CUPTI and counter permissions\n"
     "  version                                  print the version\n"
@@ -44,6 +46,8 @@ int RunCommand(const std::string& command, const cuscope::cli::Args& args) {
   if (command == "export") return cuscope::cli::RunExport(args);
   if (command == "info") return cuscope::cli::RunInfo(args);
   if (command == "capture") return cuscope::cli::RunCapture(args);
+  if (command == "attach") return cuscope::cli::RunAttach(args);
+  if (command == "detach") return cuscope::cli::RunDetach(args);
   if (command == "status") return cuscope::cli::RunStatus(args);
   if (command == "ps") return cuscope::cli::RunPs(args);
   if (command == "metrics") return cuscope::cli::RunMetrics(args);

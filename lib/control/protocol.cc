@@ -104,6 +104,7 @@ absl::StatusOr<v1::ControlRequest> ParseRequest(std::string_view framed) {
   }
   switch (request.what_case()) {
     case v1::ControlRequest::kStatus:
+    case v1::ControlRequest::kDetach:
       return request;
     case v1::ControlRequest::kCapture:
       if (auto st = CheckCapture(request.capture()); !st.ok()) return st;

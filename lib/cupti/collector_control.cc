@@ -1,6 +1,10 @@
 #include "lib/cupti/collector_control.h"
 
+#include <chrono>
 #include <fstream>
+#include <functional>
+#include <mutex>
+#include <thread>
 #include <iterator>
 
 #include "absl/strings/str_replace.h"
@@ -9,7 +13,32 @@
 
 namespace cuscope::cupti {
 
+namespace {
+std::mutex g_detach_mu;
+std::function<void()> g_detach;  // g_detach_mu
+}  // namespace
+
+void SetDetachHandler(std::function<void()> stop) {
+  std::lock_guard<std::mutex> lock(g_detach_mu);
+  g_detach = std::move(stop);
+}
+
 v1::ControlReply AnswerControlRequest(const v1::ControlRequest& request) {
+  if (request.has_detach()) {
+    std::function<void()> stop;
+    {
+      std::lock_guard<std::mutex> lock(g_detach_mu);
+      stop = g_detach;
+    }
+    if (!stop || !CollectorActive()) return control::ErrorReply("no cuscope session is active in this process");
+    // Not on this thread: the session's stop stops the control server, whose thread this is; a
+    // moment later, so that this reply goes out first.
+    std::thread([stop = std::move(stop)] {
+      std::this_thread::sleep_for(std::chrono::milliseconds(200));
+      stop();
+    }).detach();
+    return v1::ControlReply();
+  }
   if (request.has_status()) {
     auto status = CollectorStatus();
     if (!status.ok()) return control::ErrorReply(status.status().message());

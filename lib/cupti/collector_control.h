@@ -3,6 +3,7 @@
 #ifndef CUSCOPE_LIB_CUPTI_COLLECTOR_CONTROL_H_
 #define CUSCOPE_LIB_CUPTI_COLLECTOR_CONTROL_H_
 
+#include <functional>
 #include <string>
 
 #include "cuscope/v1/control.pb.h"
@@ -12,6 +13,10 @@ namespace cuscope::cupti {
 
 // The control server's handler: a status, or a capture started (its file created) or refused.
 v1::ControlReply AnswerControlRequest(const v1::ControlRequest& request);
+
+// What a detach request (`cuscope detach`) runs, on a thread of its own: the session's stop and
+// its summary line (lib/inject sets it). Without one, detach is refused.
+void SetDetachHandler(std::function<void()> stop);
 
 // "trace", "monitor", "flight".
 const char* ModeName(core::CollectionMode mode);

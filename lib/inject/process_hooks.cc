@@ -11,6 +11,7 @@
 #include "absl/strings/str_cat.h"
 #include "lib/core/terminal_text.h"
 #include "lib/cupti/activity_collector.h"
+#include "lib/cupti/collector_control.h"
 #include "lib/cupti/cupti_location.h"
 
 namespace cuscope::inject {
@@ -53,6 +54,8 @@ absl::Status StartWithConfig(const core::Config& config, const char* entry) {
   g_quiet.store(config.quiet);
   absl::Status st = cupti::StartCollector(config, entry);
   if (st.ok()) InstallHooks();
+  // `cuscope detach`: the stop and its line, as at the end of the program.
+  if (st.ok()) cupti::SetDetachHandler([] { (void)StopAndReport(SessionQuiet()); });
   return st;
 }
 

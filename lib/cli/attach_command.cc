@@ -1,0 +1,219 @@
+// cuscope attach --pid PID [--mode monitor|flight|trace] [--duration S] [-o NAME] [-f]
+// cuscope detach --pid PID
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <climits>
+#include <cstdio>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <thread>
+
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/strip.h"
+#include "lib/attach/attach_policy.h"
+#include "lib/attach/injector.h"
+#include "lib/attach/process_facts.h"
+#include "lib/cli/arguments.h"
+#include "lib/cli/commands.h"
+#include "lib/cli/control_target.h"
+#include "lib/cli/library_path.h"
+#include "lib/control/control_client.h"
+#include "lib/core/output_name.h"
+#include "lib/core/terminal_text.h"
+
+namespace cuscope::cli {
+namespace {
+
+constexpr const char kAttachUsage[] =
+    "usage: cuscope attach --pid PID [--mode monitor|flight|trace] [--duration S] [-o NAME] [-f]\n"
+    "                      [--prometheus [ADDRESS:]PORT]\n"
+    "\n"
+    "Loads cuscope into a running process that started without it and starts a session there, as if it had\n"
+    "started with cuscope inside: then cuscope status, capture and ps work on it. One of its threads, waiting in\n"
+    "a system call, runs the C library's dlopen for about a millisecond; the rest of the process runs on.\n"
+    "Records of what the process did before are not there: the trace says when the session began and that it\n"
+    "was attached. Refused, with the reason: a process of another user (without CAP_SYS_PTRACE), one the\n"
+    "kernel's Yama setting keeps from this user, one being debugged, one statically linked or under seccomp,\n"
+    "one that never used CUDA, one with cuscope or another CUDA injection tool inside.\n"
+    "  --pid PID        the process\n"
+    "  --mode M         monitor (default: figures per interval, always on), flight (the last seconds in\n"
+    "                   memory, for cuscope capture --snapshot) or trace (every record to the file)\n"
+    "  --duration S     end the session after S seconds (this command waits, then detaches); without it\n"
+    "                   the session runs until cuscope detach or the process's end\n"
+    "  -o, --output NAME  the file, relative to this directory (default attach_%p): %p the process id\n"
+    "  -f, --force-overwrite [true|false]  replace an existing file\n"
+    "  --prometheus [ADDRESS:]PORT  monitor mode: serve the figures on /metrics\n";
+
+constexpr const char kDetachUsage[] =
+    "usage: cuscope detach --pid PID\n"
+    "\n"
+    "Ends the cuscope session of a running process (one attached, or started with cuscope inside): it writes\n"
+    "what it holds and goes on without profiling. The library stays loaded, dormant; cuscope attach starts a\n"
+    "new session later.\n";
+
+absl::StatusOr<std::string> AbsolutePath(const std::string& pattern, pid_t pid) {
+  core::OutputNameContext context = core::CurrentProcessOutputContext();
+  context.pid = static_cast<uint32_t>(pid);
+  auto expanded = core::ExpandOutputName(pattern, context);
+  if (!expanded.ok()) return expanded.status();
+  if (!expanded->empty() && (*expanded)[0] == '/') return *expanded;
+  char cwd[PATH_MAX];
+  if (::getcwd(cwd, sizeof(cwd)) == nullptr) return absl::FailedPreconditionError("cannot tell this directory");
+  return absl::StrCat(cwd, "/", *expanded);
+}
+
+// The outcome the attached session wrote ("ok PATH" or why not), waited for at most `seconds`.
+absl::StatusOr<std::string> WaitForOutcome(const std::string& path, double seconds) {
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(seconds);
+  while (std::chrono::steady_clock::now() < deadline) {
+    std::ifstream in(path);
+    if (in) {
+      std::stringstream text;
+      text << in.rdbuf();
+      return std::string(absl::StripTrailingAsciiWhitespace(text.str()));
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  return absl::DeadlineExceededError(absl::StrCat("the process did not say within ", seconds,
+                                                  " s whether its session started (see its stderr)"));
+}
+
+// Asks the process to end its session and waits until its control socket is gone.
+absl::Status Detach(const ControlTarget& target, double wait_seconds) {
+  v1::ControlRequest request;
+  request.mutable_detach();
+  auto reply = control::AskProcess(target.directory, target.pid, request, std::chrono::milliseconds(5000));
+  if (!reply.ok()) return reply.status();
+  if (!reply->error().empty()) return absl::FailedPreconditionError(reply->error());
+  v1::ControlRequest ask;
+  ask.mutable_status();
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(wait_seconds);
+  while (std::chrono::steady_clock::now() < deadline) {
+    auto status = control::AskProcess(target.directory, target.pid, ask, std::chrono::milliseconds(1000));
+    if (!status.ok() || !status->error().empty()) return absl::OkStatus();
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  return absl::DeadlineExceededError(
+      absl::StrCat("process ", target.pid, " still answers after ", wait_seconds, " s: its session is still ending"));
+}
+
+}  // namespace
+
+int RunAttach(const Args& args) {
+  std::string pid_text, output = "attach_%p", mode = "monitor", prometheus;
+  double duration = 0;
+  bool force = false;
+  ArgumentParser parser;
+  parser.UnknownOptionMessage(UnknownOptionOf("attach"));
+  parser.Option({"--pid", "-p"}, "--pid takes a process id", [&](const std::string& v) {
+    pid_text = v;
+    return absl::OkStatus();
+  });
+  parser.Option({"--mode"}, "--mode takes monitor, flight or trace", [&](const std::string& v) {
+    if (v != "monitor" && v != "flight" && v != "trace") {
+      return absl::InvalidArgumentError(absl::StrCat("--mode takes monitor, flight or trace, not '", v, "'"));
+    }
+    mode = v;
+    return absl::OkStatus();
+  });
+  parser.Option({"--duration", "-d"}, "--duration takes seconds", [&](const std::string& v) {
+    if (!absl::SimpleAtod(v, &duration) || !(duration > 0) || duration > 86400 * 365) {
+      return absl::InvalidArgumentError(absl::StrCat("--duration takes seconds above 0, not '", v, "'"));
+    }
+    return absl::OkStatus();
+  });
+  parser.Option({"--output", "-o"}, "--output takes a file name", [&](const std::string& v) {
+    output = v;
+    return absl::OkStatus();
+  });
+  parser.Option({"--prometheus"}, "--prometheus takes [ADDRESS:]PORT", [&](const std::string& v) {
+    prometheus = v;
+    return absl::OkStatus();
+  });
+  parser.Switch({"--force-overwrite", "-f"}, [&](bool on) {
+    force = on;
+    return absl::OkStatus();
+  });
+  if (std::optional<int> exit = HelpOrMistake(parser.Parse(args), kAttachUsage)) return *exit;
+  auto target = ResolveControlTarget(pid_text, "attach");
+  if (!target.ok()) return PrintError(target.status().message());
+  if (!prometheus.empty() && mode != "monitor") return PrintError("attach: --prometheus needs --mode monitor");
+
+  auto facts = attach::ReadProcessFacts(target->pid);
+  if (!facts.ok()) return PrintError(absl::StrCat("attach: ", facts.status().message()));
+  if (absl::Status st = attach::CheckAttachable(*facts, attach::CurrentCaller(target->pid)); !st.ok()) {
+    return PrintError(absl::StrCat("attach: ", st.message()));
+  }
+  const std::string library = CollectorLibraryPath();
+  if (library.empty()) return PrintError("attach: libcuscope.so not found beside cuscope (CUSCOPE_LIBRARY names it)");
+  auto path = AbsolutePath(output, target->pid);
+  if (!path.ok()) return PrintError(absl::StrCat("attach: ", path.status().message()));
+
+  // The settings, in this user's 0700 control directory, for the session the library starts.
+  const std::string settings = absl::StrCat(target->directory, "/attach-", target->pid, ".settings");
+  const std::string result = settings + ".result";
+  (void)::unlink(result.c_str());
+  {
+    std::ofstream out(settings, std::ios::trunc);
+    out << "CUSCOPE_MODE=" << mode << "\n"
+        << "CUSCOPE_OUTPUT=" << *path << "\n"
+        << "CUSCOPE_FORCE_OVERWRITE=" << (force ? "1" : "0") << "\n";
+    if (!prometheus.empty()) out << "CUSCOPE_PROMETHEUS=" << prometheus << "\n";
+    if (!out) return PrintError(absl::StrCat("attach: cannot write ", settings));
+  }
+  auto injected = attach::InjectLibrary(*facts, library, "cuscope_attach", settings);
+  if (!injected.ok()) {
+    (void)::unlink(settings.c_str());
+    return PrintError(absl::StrCat("attach: ", injected.status().message(), "; process ", target->pid,
+                                   " goes on as it was"));
+  }
+  if (injected->entry_result != 0) {
+    (void)::unlink(settings.c_str());
+    return PrintError(absl::StrCat("attach: cuscope could not start a thread in process ", target->pid,
+                                   "; it stays loaded there, dormant"));
+  }
+  auto outcome = WaitForOutcome(result, 30);
+  (void)::unlink(settings.c_str());
+  (void)::unlink(result.c_str());
+  if (!outcome.ok()) return PrintError(absl::StrCat("attach: ", outcome.status().message()));
+  absl::string_view said = *outcome;
+  if (!absl::ConsumePrefix(&said, "ok ")) {
+    return PrintError(absl::StrCat("attach: process ", target->pid, " did not start a session: ", said,
+                                   "; cuscope stays loaded there, dormant"));
+  }
+  std::fprintf(stderr,
+               "cuscope: attached to process %d (%s) in %s mode%s; thread %d was stopped for %.3f ms; cuscope status "
+               "--pid %d shows it, cuscope detach --pid %d ends it\n",
+               target->pid, core::EscapeForTerminal(facts->name).c_str(), mode.c_str(),
+               said.empty() ? "" : absl::StrCat(", writing ", core::EscapeForTerminal(std::string(said))).c_str(),
+               injected->thread, injected->stopped_ns / 1e6, target->pid, target->pid);
+  if (duration <= 0) return 0;
+  std::this_thread::sleep_for(std::chrono::duration<double>(duration));
+  if (absl::Status st = Detach(*target, 60); !st.ok()) return PrintError(absl::StrCat("attach: ", st.message()));
+  std::fprintf(stderr, "cuscope: detached from process %d after %g s\n", target->pid, duration);
+  return 0;
+}
+
+int RunDetach(const Args& args) {
+  std::string pid_text;
+  ArgumentParser parser;
+  parser.UnknownOptionMessage(UnknownOptionOf("detach"));
+  parser.Option({"--pid", "-p"}, "--pid takes a process id", [&](const std::string& v) {
+    pid_text = v;
+    return absl::OkStatus();
+  });
+  if (std::optional<int> exit = HelpOrMistake(parser.Parse(args), kDetachUsage)) return *exit;
+  auto target = ResolveControlTarget(pid_text, "detach");
+  if (!target.ok()) return PrintError(target.status().message());
+  if (absl::Status st = Detach(*target, 60); !st.ok()) return PrintError(absl::StrCat("detach: ", st.message()));
+  std::fprintf(stderr, "cuscope: the session of process %d ended; cuscope stays loaded there, dormant\n",
+               target->pid);
+  return 0;
+}
+
+}  // namespace cuscope::cli
