@@ -57,6 +57,12 @@ for r in $(seq 1 "$rounds"); do
     echo "== round $r: server $v"
     $v "server_${v}_$r" "${server_cmd[@]}"
   done
+  # The first round's attach failing will fail the others too: say so now, not in minutes.
+  if [ "$failures" -gt 0 ]; then
+    cat "$out"/*_attached_1.attach "$out"/torch_attached_1.err 2>/dev/null | tail -20
+    echo "attach check: $failures failure(s) in round 1, stopped"
+    exit 1
+  fi
 done
 
 echo "== the first attached runs"
