@@ -37,6 +37,9 @@ attached() {  # name, command...
   "$C" attach --pid "$pid" --mode monitor -o "$out/${name}_monitor" 2>&1 | tee "$out/$name.attach"
   grep -q "attached to process" "$out/$name.attach" || fail "$name: attach"
   "$C" status --pid "$pid" > "$out/$name.status" 2>&1 || fail "$name: status"
+  # Never twice.
+  if "$C" attach --pid "$pid" > "$out/$name.again" 2>&1; then fail "$name: attached twice"; fi
+  grep -q "already has a cuscope session" "$out/$name.again" || fail "$name: second attach not refused as such"
   "$C" capture --pid "$pid" --duration 2 -o "$out/${name}_capture" -f 2>&1 | tail -1
   "$C" detach --pid "$pid" 2>&1 | tail -1
   wait "$pid"
@@ -66,7 +69,8 @@ for r in $(seq 1 "$rounds"); do
 done
 
 echo "== the first attached runs"
-cat "$out/torch_attached_1.attach" "$out/server_attached_1.attach"
+cat "$out/torch_attached_1.attach" "$out/torch_attached_1.again" "$out/server_attached_1.attach"
+grep -h "cuscope:" "$out/torch_attached_1.err" "$out/server_attached_1.err" | head -8
 sed -n '1,30p' "$out/torch_attached_1.status"
 "$C" analyze "$out/torch_attached_1_capture.cuscope" 2>&1 | sed -n '1,25p'
 "$C" analyze "$out/server_attached_1_capture.cuscope" 2>&1 | sed -n '1,12p'

@@ -62,11 +62,6 @@ absl::Status CheckAttachable(const ProcessFacts& f, const Caller& caller, bool r
         who, " runs under seccomp (mode ", f.seccomp,
         "): its filter may kill it for the calls loading a library makes; cuscope does not attach"));
   }
-  if (!f.MappedFile("libcuscope.so").empty() || f.preloaded_cuscope) {
-    return absl::AlreadyExistsError(absl::StrCat(
-        who, " already has cuscope inside (`cuscope status --pid ", f.pid, "`; `cuscope detach --pid ", f.pid,
-        "` ends its session)"));
-  }
   if (!f.injection.empty()) {
     return absl::FailedPreconditionError(absl::StrCat(
         who, " started with another CUDA tool injected (CUDA_INJECTION64_PATH=", f.injection,

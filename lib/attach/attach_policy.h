@@ -3,12 +3,14 @@
 //
 // Refused: a process that never loaded the CUDA driver (nothing to profile), one statically linked
 // (no dynamic loader to load a library with), one under a seccomp mode (its filter may kill it for
-// the calls a library load makes), one that already has cuscope or another CUDA injection tool
-// (Nsight Systems, Nsight Compute: CUDA_INJECTION64_PATH; CUPTI serves one tool), and one the caller
+// the calls a library load makes), one with another CUDA injection tool (Nsight Systems, Nsight
+// Compute: CUDA_INJECTION64_PATH; CUPTI serves one tool), and one the caller
 // may not trace: another user's process without CAP_SYS_PTRACE, or any process the kernel's Yama
 // setting keeps from us (scope 1: only a process's ancestors, or a tracer it named with
 // PR_SET_PTRACER, may trace it without CAP_SYS_PTRACE; 2: only with CAP_SYS_PTRACE; 3: no one).
-// Nothing here is weakened to get in: the line names the setting and who may change it.
+// Nothing here is weakened to get in: the line names the setting and who may change it. cuscope
+// itself inside (linked, preloaded, attached before) is not refused here: dormant, it is started
+// again; with a session active, the command refuses (its control socket answers).
 #ifndef CUSCOPE_LIB_ATTACH_ATTACH_POLICY_H_
 #define CUSCOPE_LIB_ATTACH_ATTACH_POLICY_H_
 

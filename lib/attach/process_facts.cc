@@ -104,7 +104,6 @@ absl::StatusOr<ProcessFacts> ReadProcessFacts(pid_t pid) {
   absl::StatusOr<std::string> environ = ReadProcFile(pid, "environ");
   if (!environ.ok()) return environ.status();
   facts.injection = EnvironValue(*environ, "CUDA_INJECTION64_PATH").value_or("");
-  facts.preloaded_cuscope = EnvironValue(*environ, "LD_PRELOAD").value_or("").find("libcuscope") != std::string::npos;
   return facts;
 }
 

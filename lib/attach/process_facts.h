@@ -35,7 +35,6 @@ struct ProcessFacts {
   std::string name;           // comm
   std::vector<Mapping> mappings;
   std::string injection;      // CUDA_INJECTION64_PATH at its start, "" when none
-  bool preloaded_cuscope = false;  // LD_PRELOAD names libcuscope
 
   // The load address of the mapped object whose path ends with `file_name` (e.g. "libc.so.6"):
   // the start of its mapping at file offset 0. nullopt when it is not mapped.

@@ -140,7 +140,7 @@ int RunAttach(const Args& args) {
     return absl::OkStatus();
   });
   if (std::optional<int> exit = HelpOrMistake(parser.Parse(args), kAttachUsage)) return *exit;
-  auto target = ResolveControlTarget(pid_text, "attach");
+  auto target = ResolveControlTarget(pid_text, "attach", /*create=*/true);
   if (!target.ok()) return PrintError(target.status().message());
   if (!prometheus.empty() && mode != "monitor") return PrintError("attach: --prometheus needs --mode monitor");
 
@@ -149,7 +149,21 @@ int RunAttach(const Args& args) {
   if (absl::Status st = attach::CheckAttachable(*facts, attach::CurrentCaller(target->pid)); !st.ok()) {
     return PrintError(absl::StrCat("attach: ", st.message()));
   }
-  const std::string library = CollectorLibraryPath();
+  // Never twice: a session that answers on its control socket is running already.
+  {
+    v1::ControlRequest ask;
+    ask.mutable_status();
+    auto running = control::AskProcess(target->directory, target->pid, ask, std::chrono::milliseconds(2000));
+    if (running.ok() && running->error().empty()) {
+      return PrintError(absl::StrCat("attach: process ", target->pid, " already has a cuscope session (",
+                                     running->status().mode(), " mode, ", running->status().entry(),
+                                     "): cuscope status --pid ", target->pid, "; cuscope detach --pid ", target->pid,
+                                     " ends it"));
+    }
+  }
+  // The library the process has already (linked, or attached before and dormant), else ours.
+  std::string library = facts->MappedFile("libcuscope.so");
+  if (library.empty()) library = CollectorLibraryPath();
   if (library.empty()) return PrintError("attach: libcuscope.so not found beside cuscope (CUSCOPE_LIBRARY names it)");
   auto path = AbsolutePath(output, target->pid);
   if (!path.ok()) return PrintError(absl::StrCat("attach: ", path.status().message()));

@@ -7,7 +7,8 @@
 
 namespace cuscope::cli {
 
-absl::StatusOr<ControlTarget> ResolveControlTarget(const std::string& pid_text, const std::string& command) {
+absl::StatusOr<ControlTarget> ResolveControlTarget(const std::string& pid_text, const std::string& command,
+                                                   bool create) {
   if (pid_text.empty()) {
     return absl::InvalidArgumentError(absl::StrCat(command, ": --pid names the process (cuscope ps lists them)"));
   }
@@ -15,7 +16,7 @@ absl::StatusOr<ControlTarget> ResolveControlTarget(const std::string& pid_text, 
   if (!absl::SimpleAtoi(pid_text, &pid) || pid <= 0) {
     return absl::InvalidArgumentError(absl::StrCat(command, ": --pid takes a process id, not '", pid_text, "'"));
   }
-  auto directory = control::ControlDirectory(/*create=*/false);
+  auto directory = control::ControlDirectory(create);
   if (!directory.ok()) {
     if (absl::IsNotFound(directory.status())) {
       return absl::NotFoundError(absl::StrCat(command, ": no process of this user has cuscope inside (",

@@ -16,7 +16,9 @@ struct ControlTarget {
 };
 
 // The target named by --pid's value; `command` starts the messages ("capture: --pid ...").
-absl::StatusOr<ControlTarget> ResolveControlTarget(const std::string& pid_text, const std::string& command);
+// `create`: make this user's control directory when it is missing (attach writes its settings there).
+absl::StatusOr<ControlTarget> ResolveControlTarget(const std::string& pid_text, const std::string& command,
+                                                   bool create = false);
 
 }  // namespace cuscope::cli
 

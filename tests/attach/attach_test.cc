@@ -132,7 +132,7 @@ TEST(AttachPolicyTest, WhatCannotOrMustNotBeAttachedSaysWhy) {
       "7f0000000000-7f0000028000 r--p 00000000 08:01 42 /usr/lib/x86_64-linux-gnu/libc.so.6\n"
       "7f2000000000-7f2000100000 r-xp 00000000 08:01 77 /usr/lib/x86_64-linux-gnu/libcuda.so.1\n"
       "7f3000000000-7f3000100000 r-xp 00000000 08:01 78 /opt/cuscope/lib/libcuscope.so.2\n");
-  ExpectRefused(f, SameUser(), "already has cuscope inside");
+  EXPECT_TRUE(CheckAttachable(f, SameUser()).ok());  // dormant cuscope inside: started again
   f = AttachableFacts();
   f.injection = "/opt/nsight/libToolsInjection64.so";
   ExpectRefused(f, SameUser(), "another CUDA tool injected");
@@ -347,16 +347,23 @@ TEST_F(InjectorTest, AnotherUsersProcessIsRefused) {
 TEST_F(InjectorTest, TheCommandRefusesAProcessThatNeverUsedCuda) {
   Child c = Spawn({ATTACH_TARGET, "sleep", "400"});
   const std::string said = TempPath("cli.txt");
-  const int attach = std::system(absl::StrCat(CUSCOPE_CLI, " attach --pid ", c.pid, " > ", said, " 2>&1").c_str());
+  // In a fresh control directory: attach makes it (no process has made one yet).
+  const std::string runtime = TempPath("runtime");
+  ::mkdir(runtime.c_str(), 0700);
+  const std::string env = absl::StrCat("XDG_RUNTIME_DIR=", runtime, " ");
+  const int attach =
+      std::system(absl::StrCat(env, CUSCOPE_CLI, " attach --pid ", c.pid, " > ", said, " 2>&1").c_str());
   EXPECT_NE(attach, 0);
   EXPECT_NE(Read(said).find("never used CUDA"), std::string::npos) << Read(said);
-  const int detach = std::system(absl::StrCat(CUSCOPE_CLI, " detach --pid ", c.pid, " > ", said, " 2>&1").c_str());
+  const int detach =
+      std::system(absl::StrCat(env, CUSCOPE_CLI, " detach --pid ", c.pid, " > ", said, " 2>&1").c_str());
   EXPECT_NE(detach, 0);
   EXPECT_NE(Read(said).find("detach"), std::string::npos) << Read(said);
   const auto [out, code] = Finish(c);
   EXPECT_EQ(code, 0);
   EXPECT_EQ(out, expected_);
   std::remove(said.c_str());
+  std::system(absl::StrCat("rm -rf '", runtime, "'").c_str());
 }
 
 #ifdef CUSCOPE_LIBRARY_FILE
