@@ -16,7 +16,17 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--seconds", type=float, default=14)
     parser.add_argument("--size", type=int, default=2048)
+    parser.add_argument("--profiler", action="store_true",
+                        help="run the loop inside torch.profiler (CUPTI taken: cuscope attach must say so)")
     args = parser.parse_args()
+    if args.profiler:
+        with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CUDA]):
+            run(args)
+    else:
+        run(args)
+
+
+def run(args):
     torch.manual_seed(0)
     x = torch.randn(args.size, args.size, device="cuda")
     w = torch.randn(args.size, args.size, device="cuda") / args.size**0.5

@@ -9,10 +9,11 @@
 #   scripts/gpu_attach_check.sh [--rounds N] [--out DIR]
 set -uo pipefail
 cd "$(dirname "$0")/.." || exit 1
-rounds=3 out=${OUT:-/tmp}/attach
+rounds=3 out=${OUT:-/tmp}/attach profiler_only=0
 while [ $# -gt 0 ]; do
   case $1 in
     --rounds) rounds=$2; shift ;;
+    --profiler-only) profiler_only=1 ;;
     --out) out=$2; shift ;;
     -h|--help) sed -n '2,10p' "$0"; exit 0 ;;
     *) echo "gpu_attach_check.sh: unknown argument $1" >&2; exit 2 ;;
@@ -50,6 +51,18 @@ plain() {  # name, command...
   "$@" > "$out/$name.out" 2> "$out/$name.err"
   echo "$?" > "$out/$name.code"
 }
+
+# A process whose CUPTI is taken (torch.profiler running): refused with CUPTI's reason, cuscope
+# dormant, the program's output and exit code as without the attempt.
+echo "== torch.profiler running in the process"
+python3 examples/torch_attach_target.py --seconds 8 --profiler > "$out/profiled.out" 2> "$out/profiled.err" &
+pid=$!
+sleep 4
+if "$C" attach --pid "$pid" > "$out/profiled.attach" 2>&1; then fail "attached beside torch.profiler"; fi
+cat "$out/profiled.attach"
+wait "$pid" || fail "the profiled process ended with $?"
+grep checksum "$out/profiled.out" || fail "the profiled process printed no checksum"
+[ "$profiler_only" = 1 ] && { echo "attach check: $failures failure(s)"; exit $((failures > 0)); }
 
 torch_cmd=(python3 examples/torch_attach_target.py --seconds 14)
 server_cmd=("$S" --workers 2 --duration 12 --warmup 1 --cuscope off)

@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <memory>
 #include <mutex>
+#include <thread>
 #include <vector>
 
 #include <cupti.h>
@@ -665,6 +666,25 @@ absl::Status FlushCollector() {
   Session* s = g_session.load();
   if (s == nullptr) return absl::FailedPreconditionError("no cuscope session is active");
   return s->cupti.FlushAll(/*forced=*/false);
+}
+
+absl::Status CheckCollectorReceivesRecords(double seconds, uint64_t min_calls) {
+  std::this_thread::sleep_for(std::chrono::duration<double>(seconds));
+  Session* s = CallbackSession();
+  if (s == nullptr) return absl::FailedPreconditionError("no cuscope session is active");
+  if (s->timer == nullptr) return absl::OkStatus();
+  (void)s->cupti.FlushAll(/*forced=*/true);
+  // The writer translates what the flush handed over: a moment for it.
+  for (int i = 0; i < 100 && s->pipeline->kernel_records_seen() == 0; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  const uint64_t calls = s->pipeline->timed_calls_queued();
+  if (calls >= min_calls && s->pipeline->kernel_records_seen() == 0) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "CUPTI's activity records go to another tool in this process (a running torch.profiler or another CUPTI "
+        "client): ", calls, " CUDA calls seen, no kernel record received"));
+  }
+  return absl::OkStatus();
 }
 
 bool CollectorActive() { return CallbackSession() != nullptr; }

@@ -49,6 +49,12 @@ absl::Status StopCollector(CollectorSummary* summary);
 // Hands every buffer CUPTI holds to the writer now.
 absl::Status FlushCollector();
 
+// A session started late (attached) checks that CUPTI's records reach it: after `seconds`, a flush;
+// FailedPrecondition when the callbacks timed at least `min_calls` calls of the program and no
+// kernel record arrived (another CUPTI client in the process, a running torch.profiler, receives
+// them). OK when too few calls were made to tell, or without timed calls (--lean-calls records).
+absl::Status CheckCollectorReceivesRecords(double seconds, uint64_t min_calls = 50);
+
 bool CollectorActive();
 std::string CollectorOutputPath();
 

@@ -400,7 +400,10 @@ void TracePipeline::QueueTimedCall(const core::ApiActivity* call, const core::Sy
       return;
     }
     const size_t before = timed_calls_.size() + timed_syncs_.size();
-    if (call != nullptr) timed_calls_.push_back(*call);
+    if (call != nullptr) {
+      timed_calls_.push_back(*call);
+      timed_calls_queued_.fetch_add(1, std::memory_order_relaxed);
+    }
     if (sync != nullptr) timed_syncs_.push_back(*sync);
     // Crossing a multiple, not landing on one: a call may add one record or two.
     wake = before / kTimedCallBatch != (timed_calls_.size() + timed_syncs_.size()) / kTimedCallBatch;
@@ -556,6 +559,9 @@ void TracePipeline::TranslateBuffer(const QueuedBuffer& b, core::ActivitySink& s
   CUpti_Activity* record = nullptr;
   while (cupti_.NextRecord(b.buffer, b.valid, &record)) {
     TranslateActivity(*record, sink, replayed);
+    if (record->kind == CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL || record->kind == CUPTI_ACTIVITY_KIND_KERNEL) {
+      kernel_records_seen_.fetch_add(1, std::memory_order_relaxed);
+    }
     if (record->kind == CUPTI_ACTIVITY_KIND_OVERHEAD) {
       // CUPTI hands ownership of the overhead details to the client.
       std::free(reinterpret_cast<CUpti_ActivityOverhead3*>(record)->overheadData);

@@ -199,6 +199,10 @@ class TracePipeline {
   uint64_t dropped_by_cupti() const { return dropped_by_cupti_.load(); }
   uint64_t buffers_refused() const { return pool_.refused(); }
   uint64_t launch_stacks_dropped() const { return launch_stacks_dropped_.load(); }
+  // Whether CUPTI's records reach this session: the calls the callbacks timed, and the kernel
+  // records translated so far (an attached session checks that the second follows the first).
+  uint64_t timed_calls_queued() const { return timed_calls_queued_.load(std::memory_order_relaxed); }
+  uint64_t kernel_records_seen() const { return kernel_records_seen_.load(std::memory_order_relaxed); }
 
  private:
   struct QueuedBuffer {
@@ -292,6 +296,8 @@ class TracePipeline {
   std::vector<QueuedStack> stacks_;           // queue_mu_
   size_t queued_launch_stacks_ = 0;           // queue_mu_: of stacks_, launches' (graph nodes are never dropped)
   std::atomic<uint64_t> launch_stacks_dropped_{0};
+  std::atomic<uint64_t> timed_calls_queued_{0};
+  std::atomic<uint64_t> kernel_records_seen_{0};
   std::vector<CounterBatch> counter_batches_; // queue_mu_
   // The timed calls: their own lock, taken on the program's threads at each timed call.
   std::mutex timed_mu_;

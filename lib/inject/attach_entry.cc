@@ -50,6 +50,12 @@ void* StartAttachedSession(void* argument) {
     outcome = "a cuscope session is already active in this process";
   } else if (absl::Status st = StartWithConfig(*config, "attach"); !st.ok()) {
     outcome = std::string(st.message());
+  } else if (absl::Status receives = cupti::CheckCollectorReceivesRecords(1.0); !receives.ok()) {
+    // Another CUPTI client was there first: its records stay its own, and no empty trace is left.
+    const std::string trace = cupti::CollectorOutputPath();
+    (void)StopAndReport(/*quiet=*/true);
+    if (!trace.empty()) (void)::unlink(trace.c_str());
+    outcome = std::string(receives.message());
   } else {
     outcome = absl::StrCat("ok ", cupti::CollectorOutputPath());
   }

@@ -671,6 +671,21 @@ TEST_F(CollectorLifecycleTest, RequestScopesReachTheTraceWithTheCallsMadeInside)
   }
 }
 
+// A session started late (attach) whose kernel records never arrive while the program launches
+// says another CUPTI client has them; too few calls to tell, or records arriving, are fine.
+TEST_F(CollectorLifecycleTest, ALateSessionSaysWhenAnotherToolReceivesTheRecords) {
+  ASSERT_TRUE(StartCollector(config_, "attach", cupti_).ok());
+  for (uint32_t corr = 1; corr <= 10; ++corr) cupti_.CallLaunch(corr, "fakeKernel");
+  EXPECT_TRUE(CheckCollectorReceivesRecords(0.0).ok());  // 10 calls: too few to tell
+  for (uint32_t corr = 11; corr <= 60; ++corr) cupti_.CallLaunch(corr, "fakeKernel");
+  const absl::Status taken = CheckCollectorReceivesRecords(0.0);
+  EXPECT_TRUE(absl::IsFailedPrecondition(taken)) << taken;
+  EXPECT_THAT(std::string(taken.message()), HasSubstr("another tool in this process"));
+  ASSERT_TRUE(cupti_.DeliverKernels(1, cupti_.Timestamp()));
+  EXPECT_TRUE(Eventually([] { return CheckCollectorReceivesRecords(0.0).ok(); }));
+  ASSERT_TRUE(StopCollector(nullptr).ok());
+}
+
 // Monitor mode joins the scopes live: the request's figures land in the interval it ended in.
 TEST_F(CollectorLifecycleTest, MonitorModeCountsARequestOnceItIsFinal) {
   config_.mode = core::CollectionMode::kMonitor;
