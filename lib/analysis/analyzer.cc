@@ -55,6 +55,7 @@ std::vector<Table> SupportingTables(const core::Trace& trace, const Timeline& ti
   if (trace.record_count() == 0 && !trace.monitor_intervals.empty()) {
     tables.push_back(MonitorSummaryTable(timeline));
     tables.push_back(MonitorKernelTable(timeline));
+    if (Table per_route = MonitorRequestTable(timeline); !per_route.rows.empty()) tables.push_back(std::move(per_route));
     return tables;
   }
   tables.push_back(KernelSummary(timeline));

@@ -119,4 +119,42 @@ Table MonitorKernelTable(const Timeline& timeline) {
   return t;
 }
 
+Table MonitorRequestTable(const Timeline& timeline) {
+  struct Route {
+    uint64_t requests = 0;
+    monitor::RequestHistogram span, gpu, queue, idle;
+    double worst_p99 = 0;
+  };
+  std::map<std::string, Route> routes;
+  for (const v1::MonitorInterval& stored : timeline.trace().monitor_intervals) {
+    const monitor::IntervalFigures f = monitor::DecodeInterval(stored, timeline.trace().dict);
+    for (const monitor::RouteRequestFigures& r : f.requests) {
+      Route& sum = routes[r.route];
+      sum.requests += r.requests;
+      sum.span.Merge(r.span);
+      sum.gpu.Merge(r.gpu);
+      sum.queue.Merge(r.queue);
+      for (const monitor::RequestHistogram& h : r.idle) sum.idle.sum_seconds += h.sum_seconds;
+      sum.worst_p99 = std::max(sum.worst_p99, r.span_p99);
+    }
+  }
+  Table t;
+  t.name = "monitor_req_sum";
+  t.title = "Requests by route over the monitor intervals: means per request, and the worst interval's p99 span";
+  t.columns = {{"Route", ColumnType::kText},          {"Requests", ColumnType::kInteger},
+               {"Span Avg (ns)", ColumnType::kInteger}, {"GPU Avg (ns)", ColumnType::kInteger},
+               {"Queue Avg (ns)", ColumnType::kInteger}, {"Idle Avg (ns)", ColumnType::kInteger},
+               {"Worst Interval Span P99 (ns)", ColumnType::kInteger}};
+  const auto mean_ns = [](double seconds, uint64_t n) {
+    return absl::StrFormat("%.0f", n > 0 ? seconds * 1e9 / static_cast<double>(n) : 0.0);
+  };
+  for (const auto& [route, r] : routes) {
+    t.rows.push_back({route.empty() ? std::string("(none)") : route, absl::StrCat(r.requests),
+                      mean_ns(r.span.sum_seconds, r.requests), mean_ns(r.gpu.sum_seconds, r.requests),
+                      mean_ns(r.queue.sum_seconds, r.requests), mean_ns(r.idle.sum_seconds, r.requests),
+                      absl::StrFormat("%.0f", r.worst_p99 * 1e9)});
+  }
+  return t;
+}
+
 }  // namespace cuscope::analysis

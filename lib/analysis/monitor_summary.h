@@ -48,6 +48,10 @@ MonitorSummary SummarizeMonitor(const core::Trace& trace);
 Table MonitorSummaryTable(const Timeline& timeline);
 // `monitor_kern_sum`: kernels by GPU time over the monitored run.
 Table MonitorKernelTable(const Timeline& timeline);
+// monitor_req_sum: requests per route over the run's intervals (request scopes in monitor mode):
+// how many, their mean span, GPU time, queueing and idle time, and the worst interval's p99 span.
+// No rows without requests.
+Table MonitorRequestTable(const Timeline& timeline);
 
 }  // namespace cuscope::analysis
 

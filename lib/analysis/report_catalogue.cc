@@ -33,6 +33,7 @@ constexpr ReportEntry kReports[] = {
     {"gpu_metrics", GpuMetricsSummary},
     {"monitor_sum", MonitorSummaryTable},
     {"monitor_kern_sum", MonitorKernelTable},
+    {"monitor_req_sum", MonitorRequestTable},
 };
 
 }  // namespace

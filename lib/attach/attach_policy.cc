@@ -27,10 +27,12 @@ std::string ReadAll(const std::string& path) {
 
 absl::Status CheckAttachable(const ProcessFacts& f, const Caller& caller, bool require_cuda) {
   const std::string who = absl::StrCat("process ", f.pid, f.name.empty() ? "" : absl::StrCat(" (", f.name, ")"));
-  if (f.uid != caller.uid && !caller.cap_sys_ptrace) {
+  if (f.uid != caller.uid) {
+    // Even with CAP_SYS_PTRACE: the session inside the process reads its settings from, and
+    // answers on, a control directory only the process's user may enter.
     return absl::PermissionDeniedError(absl::StrCat(
-        who, " belongs to user ", f.uid, ": attaching to another user's process needs CAP_SYS_PTRACE (run cuscope "
-        "attach as that user, or as root)"));
+        who, " belongs to user ", f.uid, ": run cuscope attach as that user (root may: su that user -c 'cuscope "
+        "attach ...'; tracing another user's process also needs CAP_SYS_PTRACE, which cuscope does not use)"));
   }
   if (caller.yama_scope.has_value() && !caller.cap_sys_ptrace) {
     if (*caller.yama_scope >= 3) {
@@ -48,6 +50,10 @@ absl::Status CheckAttachable(const ProcessFacts& f, const Caller& caller, bool r
           "attach as root, or start it from the process's parent shell (an administrator may set the scope to 0, "
           "at a cost to every process's isolation)"));
     }
+  }
+  if (f.state == 'T' || f.state == 't') {
+    return absl::FailedPreconditionError(absl::StrCat(
+        who, " is stopped (job control or a debugger): continue it first (kill -CONT ", f.pid, ")"));
   }
   if (f.tracer != 0) {
     return absl::FailedPreconditionError(absl::StrCat(

@@ -15,28 +15,49 @@ struct LibcFunctions {
 // The C library's functions in the process: this process's C library must be the same file (same
 // inode), so that each function sits at the same offset from its load address.
 absl::StatusOr<LibcFunctions> FindLibcFunctions(const ProcessFacts& facts) {
-  void* own_dlopen = ::dlsym(RTLD_DEFAULT, "dlopen");
+  const char* names[] = {"dlopen", "dlerror", "dlsym"};
+  uint64_t own[3] = {};
   Dl_info info{};
-  if (own_dlopen == nullptr || ::dladdr(own_dlopen, &info) == 0 || info.dli_fname == nullptr) {
-    return absl::InternalError("cannot find dlopen in cuscope's own C library");
+  // Looked up in the C library itself, not the program's scope, where a sanitizer's or another
+  // tool's interceptor of the same name may come first.
+  void* libc = ::dlopen("libc.so.6", RTLD_LAZY | RTLD_NOLOAD);
+  if (libc == nullptr) return absl::InternalError("cuscope's own process has no libc.so.6 loaded");
+  for (int i = 0; i < 3; ++i) {
+    void* address = ::dlsym(libc, names[i]);
+    Dl_info at{};
+    if (address == nullptr || ::dladdr(address, &at) == 0 || at.dli_fname == nullptr) {
+      return absl::InternalError(absl::StrCat("cannot find ", names[i], " in cuscope's own C library"));
+    }
+    // All three in one object (an interposer of one would put it elsewhere).
+    if (i == 0) {
+      info = at;
+    } else if (at.dli_fbase != info.dli_fbase) {
+      return absl::InternalError(absl::StrCat(names[i], " is not in the C library dlopen is in (", at.dli_fname, ")"));
+    }
+    own[i] = reinterpret_cast<uint64_t>(address);
   }
-  struct stat own{};
-  if (::stat(info.dli_fname, &own) != 0) return absl::InternalError(absl::StrCat("cannot stat ", info.dli_fname));
+  ::dlclose(libc);  // RTLD_NOLOAD took a reference
+  struct stat own_file{};
+  if (::stat(info.dli_fname, &own_file) != 0) return absl::InternalError(absl::StrCat("cannot stat ", info.dli_fname));
   const Mapping* target = nullptr;
   for (const Mapping& m : facts.mappings) {
     if (m.offset == 0 && m.path.size() >= 9 && m.path.compare(m.path.size() - 9, 9, "libc.so.6") == 0) target = &m;
   }
   if (target == nullptr) return absl::FailedPreconditionError("the process has no libc.so.6 mapped");
-  if (target->inode != own.st_ino) {
+  // The same file: device and inode, the target's path seen through its own root.
+  struct stat target_file{};
+  const std::string seen = absl::StrCat("/proc/", facts.pid, "/root", target->path);
+  if (::stat(seen.c_str(), &target_file) != 0 || target_file.st_dev != own_file.st_dev ||
+      target_file.st_ino != own_file.st_ino || target->inode != own_file.st_ino) {
     return absl::FailedPreconditionError(absl::StrCat(
         "the process uses another C library (", target->path, ") than cuscope (", info.dli_fname,
         "): a process in another container or root file system cannot be attached to from here"));
   }
   const uint64_t own_base = reinterpret_cast<uint64_t>(info.dli_fbase);
   LibcFunctions f;
-  f.dlopen = target->start + (reinterpret_cast<uint64_t>(own_dlopen) - own_base);
-  f.dlerror = target->start + (reinterpret_cast<uint64_t>(::dlsym(RTLD_DEFAULT, "dlerror")) - own_base);
-  f.dlsym = target->start + (reinterpret_cast<uint64_t>(::dlsym(RTLD_DEFAULT, "dlsym")) - own_base);
+  f.dlopen = target->start + (own[0] - own_base);
+  f.dlerror = target->start + (own[1] - own_base);
+  f.dlsym = target->start + (own[2] - own_base);
   return f;
 }
 

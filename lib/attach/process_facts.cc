@@ -76,6 +76,9 @@ void ParseStatus(std::string_view text, ProcessFacts* facts) {
       (void)absl::SimpleAtoi(absl::StripAsciiWhitespace(line), &facts->seccomp);
     } else if (absl::ConsumePrefix(&line, "TracerPid:")) {
       (void)absl::SimpleAtoi(absl::StripAsciiWhitespace(line), &facts->tracer);
+    } else if (absl::ConsumePrefix(&line, "State:")) {
+      const absl::string_view state = absl::StripAsciiWhitespace(line);
+      if (!state.empty()) facts->state = state[0];
     } else if (absl::ConsumePrefix(&line, "Name:")) {
       facts->name = std::string(absl::StripAsciiWhitespace(line));
     }

@@ -32,6 +32,7 @@ struct ProcessFacts {
   uint32_t uid = 0;           // real uid
   int seccomp = 0;            // 0 none, 1 strict, 2 filter
   pid_t tracer = 0;           // a debugger (or other tracer) attached now, 0 none
+  char state = 0;             // "State:" letter: R, S, D, T (stopped), t (tracing stop), Z, ...
   std::string name;           // comm
   std::vector<Mapping> mappings;
   std::string injection;      // CUDA_INJECTION64_PATH at its start, "" when none
@@ -45,7 +46,7 @@ struct ProcessFacts {
 
 // /proc/PID/maps text: the file-backed mappings.
 std::vector<Mapping> ParseMaps(std::string_view text);
-// "Uid:" (real), "Seccomp:", "TracerPid:" and "Name:" of /proc/PID/status text.
+// "Uid:" (real), "Seccomp:", "TracerPid:", "State:" and "Name:" of /proc/PID/status text.
 void ParseStatus(std::string_view text, ProcessFacts* facts);
 // /proc/PID/environ text (NUL separated): the value of `name`, or nullopt (also when set empty).
 std::optional<std::string> EnvironValue(std::string_view environ, std::string_view name);

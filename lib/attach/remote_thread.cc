@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <algorithm>
 #include <cstring>
 #include <thread>
 
@@ -61,8 +62,18 @@ bool InsideCall(const user_regs_struct& r) {
 // Waits for `tid` to stop; its wait status. -1 when it is gone.
 int WaitStop(pid_t tid) {
   int status = 0;
-  if (::waitpid(tid, &status, __WALL) != tid) return -1;
-  return status;
+  pid_t got;
+  do {
+    got = ::waitpid(tid, &status, __WALL);
+  } while (got < 0 && errno == EINTR);
+  return got == tid ? status : -1;
+}
+
+// A fault the kernel raised on the instruction itself (not a signal another process sent).
+bool KernelFault(pid_t tid, int sig) {
+  if (sig != SIGSEGV && sig != SIGBUS && sig != SIGILL && sig != SIGFPE && sig != SIGTRAP) return false;
+  siginfo_t info{};
+  return ::ptrace(PTRACE_GETSIGINFO, tid, nullptr, &info) == 0 && info.si_code > 0;
 }
 
 }  // namespace
@@ -95,6 +106,11 @@ absl::StatusOr<std::unique_ptr<RemoteThread>> RemoteThread::Seize(pid_t pid, con
       }
       const int status = WaitStop(tid);
       if (status == -1 || !WIFSTOPPED(status)) continue;
+      if ((status >> 16) == PTRACE_EVENT_STOP && WSTOPSIG(status) != SIGTRAP) {
+        // A group-stop: the process is stopped (job control). Its threads are not to be used.
+        (void)::ptrace(PTRACE_DETACH, tid, nullptr, nullptr);
+        continue;
+      }
       if ((status >> 16) != PTRACE_EVENT_STOP) {
         // A signal came first: let the thread have it, and look elsewhere.
         (void)::ptrace(PTRACE_DETACH, tid, nullptr, reinterpret_cast<void*>(static_cast<intptr_t>(WSTOPSIG(status))));
@@ -118,6 +134,13 @@ absl::StatusOr<std::unique_ptr<RemoteThread>> RemoteThread::Seize(pid_t pid, con
         return absl::PermissionDeniedError(why);
       }
       std::unique_ptr<RemoteThread> thread(new RemoteThread(pid, tid, mem, options.call_timeout));
+      thread->waiting_ = options.waiting;
+      // Ctrl-C, a hang-up or a stop of this command while the thread is held would end the tracing
+      // with the thread inside a call: held until Release.
+      sigset_t block;
+      sigemptyset(&block);
+      for (int sig : {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGTSTP}) sigaddset(&block, sig);
+      ::pthread_sigmask(SIG_BLOCK, &block, &thread->saved_mask_);
       thread->stopped_at_ = stopped_at;
       thread->saved_regs_.assign(reinterpret_cast<uint8_t*>(&regs), reinterpret_cast<uint8_t*>(&regs) + sizeof regs);
       thread->saved_fpregs_.assign(reinterpret_cast<uint8_t*>(&fpregs),
@@ -173,22 +196,26 @@ absl::StatusOr<uint64_t> RemoteThread::Call(uint64_t function, std::array<uint64
   regs.orig_rax = static_cast<uint64_t>(-1);  // not in a system call: nothing to restart meanwhile
   if (::ptrace(PTRACE_SETREGS, tid_, nullptr, &regs) != 0) return absl::InternalError(Errno("ptrace SETREGS"));
   if (::ptrace(PTRACE_CONT, tid_, nullptr, nullptr) != 0) return absl::InternalError(Errno("ptrace CONT"));
-  const Clock::time_point deadline = Clock::now() + call_timeout_;
+  // A call is never abandoned half way: the thread's registers put back in the middle of dlopen
+  // would leave the loader's lock held for good. Past the timeout it is waited for all the same,
+  // and `waiting` says so.
+  Clock::time_point next_word = Clock::now() + call_timeout_;
   for (;;) {
     int status = 0;
     const pid_t got = ::waitpid(tid_, &status, __WALL | WNOHANG);
+    if (got < 0 && errno == EINTR) continue;
     if (got == 0) {
-      if (Clock::now() > deadline) {
-        (void)::ptrace(PTRACE_INTERRUPT, tid_, nullptr, nullptr);
-        (void)WaitStop(tid_);
-        return absl::DeadlineExceededError(
-            absl::StrCat("the call did not return within ", call_timeout_.count(), " ms"));
+      if (Clock::now() > next_word) {
+        if (waiting_) waiting_(std::chrono::duration_cast<std::chrono::seconds>(call_timeout_).count());
+        next_word = Clock::now() + call_timeout_;
       }
       std::this_thread::sleep_for(std::chrono::microseconds(200));
       continue;
     }
     if (got != tid_ || WIFEXITED(status) || WIFSIGNALED(status)) {
       released_ = true;
+      released_at_ = Clock::now();
+      ::pthread_sigmask(SIG_SETMASK, &saved_mask_, nullptr);
       return absl::AbortedError(absl::StrCat("process ", pid_, " ended during the call"));
     }
     if (!WIFSTOPPED(status)) continue;
@@ -201,9 +228,12 @@ absl::StatusOr<uint64_t> RemoteThread::Call(uint64_t function, std::array<uint64
       user_regs_struct after{};
       if (::ptrace(PTRACE_GETREGS, tid_, nullptr, &after) != 0) return absl::InternalError(Errno("ptrace GETREGS"));
       if (after.rip == return_address) return after.rax;  // returned
-      return absl::InternalError(absl::StrCat("the call faulted at 0x", absl::Hex(after.rip)));
     }
-    pending_signals_.push_back(sig);  // the program's: delivered at Release
+    if (KernelFault(tid_, sig)) {
+      // The function itself faulted: running it on would fault again. Not delivered.
+      return absl::InternalError(absl::StrCat("the call faulted (signal ", sig, ")"));
+    }
+    pending_signals_.push_back(sig);  // the program's: sent again at Release
     (void)::ptrace(PTRACE_CONT, tid_, nullptr, nullptr);
   }
 }
@@ -217,12 +247,14 @@ absl::Status RemoteThread::Release() {
   if (::ptrace(PTRACE_SETFPREGS, tid_, nullptr, saved_fpregs_.data()) != 0 && status.ok()) {
     status = absl::InternalError(Errno("restoring floating-point registers"));
   }
-  const int deliver = pending_signals_.empty() ? 0 : pending_signals_.back();
-  // Earlier signals than the last go to the process again, before the thread runs on.
-  for (size_t i = 0; i + 1 < pending_signals_.size(); ++i) (void)::syscall(SYS_tgkill, pid_, tid_, pending_signals_[i]);
-  if (::ptrace(PTRACE_DETACH, tid_, nullptr, reinterpret_cast<void*>(static_cast<intptr_t>(deliver))) != 0 && status.ok()) {
+  if (::ptrace(PTRACE_DETACH, tid_, nullptr, nullptr) != 0 && status.ok()) {
     status = absl::InternalError(Errno("ptrace DETACH"));
   }
+  // The signals that arrived during the calls, sent again (each once) now the thread runs on.
+  std::sort(pending_signals_.begin(), pending_signals_.end());
+  pending_signals_.erase(std::unique(pending_signals_.begin(), pending_signals_.end()), pending_signals_.end());
+  for (int sig : pending_signals_) (void)::syscall(SYS_tgkill, pid_, tid_, sig);
+  ::pthread_sigmask(SIG_SETMASK, &saved_mask_, nullptr);
   return status;
 }
 

@@ -8,16 +8,22 @@
 //
 // Call runs a function to its return on the thread's own stack (below its red zone), with its
 // registers and floating-point state saved first and restored by Release, which also lets the
-// system call it was in start again and hands it the signals that arrived meanwhile. The function
-// returns to address 0: the fault that follows is the end of the call, never delivered.
+// system call it was in start again and sends it again the signals that arrived meanwhile. The
+// function returns to address 0: the fault that follows is the end of the call, never delivered.
+// A fault of the function itself (SIGSEGV elsewhere, SIGBUS, ...) fails the call. While a thread is
+// held, this thread blocks SIGINT, SIGTERM, SIGHUP, SIGQUIT and SIGTSTP, so that the command is
+// not ended with the other process's thread inside a call.
 #ifndef CUSCOPE_LIB_ATTACH_REMOTE_THREAD_H_
 #define CUSCOPE_LIB_ATTACH_REMOTE_THREAD_H_
 
 #include <sys/types.h>
 
+#include <signal.h>
+
 #include <array>
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -32,8 +38,11 @@ class RemoteThread {
   struct Options {
     // How long Seize looks for a thread blocked in a waiting call.
     std::chrono::milliseconds find_for{2000};
-    // How long one Call may take before it is given up.
+    // After this long a Call says so through `waiting` (every that long), and goes on waiting: a
+    // call abandoned half way (its thread's registers put back inside dlopen) would leave the
+    // process's loader lock held for good.
     std::chrono::milliseconds call_timeout{10000};
+    std::function<void(long seconds)> waiting;
   };
 
   // PermissionDenied when the kernel refuses to trace the process; Unavailable when no thread was
@@ -70,7 +79,9 @@ class RemoteThread {
   std::chrono::steady_clock::time_point released_at_;
   std::vector<uint8_t> saved_regs_;    // struct user_regs_struct
   std::vector<uint8_t> saved_fpregs_;  // struct user_fpregs_struct
-  std::vector<int> pending_signals_;   // arrived during calls: delivered at Release
+  std::vector<int> pending_signals_;   // arrived during calls: sent again at Release
+  std::function<void(long)> waiting_;
+  sigset_t saved_mask_{};              // this thread's signal mask before Seize
 };
 
 }  // namespace cuscope::attach

@@ -180,7 +180,12 @@ int RunAttach(const Args& args) {
     if (!prometheus.empty()) out << "CUSCOPE_PROMETHEUS=" << prometheus << "\n";
     if (!out) return PrintError(absl::StrCat("attach: cannot write ", settings));
   }
-  auto injected = attach::InjectLibrary(*facts, library, "cuscope_attach", settings);
+  attach::InjectOptions inject;
+  inject.thread.waiting = [pid = target->pid](long seconds) {
+    std::fprintf(stderr, "cuscope: attach: still waiting for process %d's thread to return from loading cuscope "
+                 "(another %ld s); it is not abandoned half way\n", pid, seconds);
+  };
+  auto injected = attach::InjectLibrary(*facts, library, "cuscope_attach", settings, inject);
   if (!injected.ok()) {
     (void)::unlink(settings.c_str());
     return PrintError(absl::StrCat("attach: ", injected.status().message(), "; process ", target->pid,

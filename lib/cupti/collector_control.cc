@@ -4,6 +4,7 @@
 #include <fstream>
 #include <functional>
 #include <mutex>
+#include <system_error>
 #include <thread>
 #include <iterator>
 
@@ -33,10 +34,14 @@ v1::ControlReply AnswerControlRequest(const v1::ControlRequest& request) {
     if (!stop || !CollectorActive()) return control::ErrorReply("no cuscope session is active in this process");
     // Not on this thread: the session's stop stops the control server, whose thread this is; a
     // moment later, so that this reply goes out first.
-    std::thread([stop = std::move(stop)] {
-      std::this_thread::sleep_for(std::chrono::milliseconds(200));
-      stop();
-    }).detach();
+    try {
+      std::thread([stop = std::move(stop)] {
+        std::this_thread::sleep_for(std::chrono::milliseconds(200));
+        stop();
+      }).detach();
+    } catch (const std::system_error&) {
+      return control::ErrorReply("no thread could be started to end the session (the process's thread limit?)");
+    }
     return v1::ControlReply();
   }
   if (request.has_status()) {

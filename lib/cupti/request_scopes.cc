@@ -8,12 +8,13 @@
 #include <cstring>
 #include <mutex>
 
+#include "lib/core/utf8.h"
+
 namespace cuscope::cupti {
 namespace {
 
 struct RouteTable {
   std::atomic<size_t> count{0};
-  const char* keys[kMaxRoutes] = {};  // the caller's pointer, for the common case of a literal
   char names[kMaxRoutes][kMaxRouteBytes + 1] = {};
   std::mutex mu;  // taken only to add a name
 };
@@ -57,15 +58,38 @@ std::atomic<uint64_t> g_generation{0};
 
 }  // namespace
 
+namespace {
+
+// The route as it is kept: at most kMaxRouteBytes, whole UTF-8 characters only, and every byte
+// that is not part of one replaced by '?' (trace strings are UTF-8: a reader refuses others).
+size_t CleanRoute(const char* route, char* out) {
+  const std::string_view raw(route, strnlen(route, kMaxRouteBytes + 4));
+  size_t n = 0;
+  for (size_t i = 0; i < raw.size();) {
+    const size_t length = core::Utf8SequenceLength(raw, i);
+    const size_t take = length == 0 ? 1 : length;
+    if (n + take > kMaxRouteBytes) break;
+    if (length == 0) {
+      out[n++] = '?';
+    } else {
+      std::memcpy(out + n, raw.data() + i, length);
+      n += length;
+    }
+    i += take;
+  }
+  out[n] = '\0';
+  return n;
+}
+
+}  // namespace
+
 std::string_view InternRoute(const char* route) {
   if (route == nullptr || route[0] == '\0') return {};
+  char clean[kMaxRouteBytes + 1];
+  const std::string_view name(clean, CleanRoute(route, clean));
   RouteTable& t = Routes();
+  // Compared by text: a caller's buffer may hold another route at the same address later.
   size_t n = t.count.load(std::memory_order_acquire);
-  for (size_t i = 0; i < n; ++i) {
-    if (t.keys[i] == route) return t.names[i];
-  }
-  const size_t length = strnlen(route, kMaxRouteBytes);
-  const std::string_view name(route, length);
   for (size_t i = 0; i < n; ++i) {
     if (name == t.names[i]) return t.names[i];
   }
@@ -83,9 +107,8 @@ std::string_view InternRoute(const char* route) {
     }
     return t.names[kMaxRoutes - 1];
   }
-  std::memcpy(t.names[n], route, length);
-  t.names[n][length] = '\0';
-  t.keys[n] = route;
+  std::memcpy(t.names[n], name.data(), name.size());
+  t.names[n][name.size()] = '\0';
   t.count.store(n + 1, std::memory_order_release);
   return t.names[n];
 }
@@ -102,6 +125,13 @@ RequestScopes::RequestScopes(CuptiApi& cupti, Sink sink, std::function<bool()> r
 void RequestScopes::Begin(uint64_t id, const char* route, const uint64_t* batch_requests, size_t batch_count,
                           bool batch) {
   ScopeStack& stack = t_scopes;
+  // Scopes left open by an earlier session (its end came after that session stopped, so nothing
+  // popped them) must not hold this one's depth or batch ids.
+  if (stack.depth > 0 && stack.scopes[stack.depth - 1].generation != generation_) {
+    stack.depth = 0;
+    stack.overflow = 0;
+    stack.batch_owner = -1;
+  }
   if (stack.depth == ScopeStack::kDepth) {
     ++stack.overflow;
     return;

@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <fstream>
 #include <memory>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -18,9 +19,11 @@
 namespace cuscope::inject {
 namespace {
 
-std::vector<std::pair<std::string, std::string>> ReadSettings(const std::string& path) {
+// The settings, or nullopt when the file cannot be read (never a session of defaults instead).
+std::optional<std::vector<std::pair<std::string, std::string>>> ReadSettings(const std::string& path) {
   std::vector<std::pair<std::string, std::string>> settings;
   std::ifstream in(path);
+  if (!in) return std::nullopt;
   std::string line;
   while (std::getline(in, line)) {
     const size_t eq = line.find('=');
@@ -43,7 +46,12 @@ void WriteOutcome(const std::string& settings_path, const std::string& outcome) 
 void* StartAttachedSession(void* argument) {
   const std::unique_ptr<std::string> path(static_cast<std::string*>(argument));
   std::string outcome;
-  auto config = core::ParseConfigFromEnvironment(ReadSettings(*path));
+  const auto settings = ReadSettings(*path);
+  if (!settings.has_value()) {
+    WriteOutcome(*path, absl::StrCat("cannot read the settings ", *path));
+    return nullptr;
+  }
+  auto config = core::ParseConfigFromEnvironment(*settings);
   if (!config.ok()) {
     outcome = std::string(config.status().message());
   } else if (cupti::CollectorActive()) {

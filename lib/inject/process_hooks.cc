@@ -7,6 +7,7 @@
 #include <cstdlib>
 #include <mutex>
 #include <string>
+#include <string_view>
 
 #include "absl/strings/str_cat.h"
 #include "lib/core/terminal_text.h"
@@ -50,7 +51,11 @@ void RouteNvtxToCupti() {
 }
 
 absl::Status StartWithConfig(const core::Config& config, const char* entry) {
-  if (config.kind_enabled("nvtx") || config.capture_range == "nvtx") RouteNvtxToCupti();
+  // Not when attached: setenv in a process whose threads run on is a race with their getenv, and
+  // NVTX read the variable at its first call long before.
+  if ((config.kind_enabled("nvtx") || config.capture_range == "nvtx") && std::string_view(entry) != "attach") {
+    RouteNvtxToCupti();
+  }
   g_quiet.store(config.quiet);
   absl::Status st = cupti::StartCollector(config, entry);
   if (st.ok()) InstallHooks();

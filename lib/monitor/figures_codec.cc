@@ -25,6 +25,21 @@ KernelFigures DecodeKernel(const v1::MonitorKernel& k, const core::Dictionary& d
   return out;
 }
 
+void EncodeHistogram(const RequestHistogram& h, v1::MonitorHistogram* out) {
+  // Up to the last bucket with a count: trailing empty buckets are not written.
+  size_t used = h.counts.size();
+  while (used > 0 && h.counts[used - 1] == 0) --used;
+  for (size_t i = 0; i < used; ++i) out->add_buckets(h.counts[i]);
+  out->set_sum_seconds(h.sum_seconds);
+}
+
+RequestHistogram DecodeHistogram(const v1::MonitorHistogram& in) {
+  RequestHistogram h;
+  for (int i = 0; i < in.buckets_size() && static_cast<size_t>(i) < h.counts.size(); ++i) h.counts[i] = in.buckets(i);
+  h.sum_seconds = in.sum_seconds();
+  return h;
+}
+
 }  // namespace
 
 void EncodeInterval(const IntervalFigures& f, const std::function<uint32_t(std::string_view)>& intern,
@@ -36,6 +51,22 @@ void EncodeInterval(const IntervalFigures& f, const std::function<uint32_t(std::
   out->set_sync_wait_ns(f.sync_wait_ns);
   out->set_records_dropped_by_cupti(f.records_dropped_by_cupti);
   out->set_late_records(f.late_records);
+  for (const RouteRequestFigures& r : f.requests) {
+    v1::MonitorRouteRequests* mr = out->add_requests();
+    mr->set_route(r.route.empty() ? 0 : intern(r.route));
+    mr->set_requests(r.requests);
+    EncodeHistogram(r.span, mr->mutable_span());
+    EncodeHistogram(r.gpu, mr->mutable_gpu());
+    EncodeHistogram(r.queue, mr->mutable_queue());
+    for (const RequestHistogram& h : r.idle) EncodeHistogram(h, mr->add_idle_by_cause());
+    mr->set_span_p50(r.span_p50);
+    mr->set_span_p99(r.span_p99);
+    mr->set_span_max(r.span_max);
+    mr->set_gpu_p50(r.gpu_p50);
+    mr->set_gpu_p99(r.gpu_p99);
+    mr->set_queue_p50(r.queue_p50);
+    mr->set_queue_p99(r.queue_p99);
+  }
   for (const DeviceFigures& d : f.devices) {
     v1::MonitorDevice* md = out->add_devices();
     md->set_device(d.device);
@@ -78,6 +109,22 @@ IntervalFigures DecodeInterval(const v1::MonitorInterval& in, const core::Dictio
   f.sync_wait_ns = in.sync_wait_ns();
   f.records_dropped_by_cupti = in.records_dropped_by_cupti();
   f.late_records = in.late_records();
+  for (const v1::MonitorRouteRequests& mr : in.requests()) {
+    RouteRequestFigures& r = f.requests.emplace_back();
+    r.route = mr.route() == 0 ? std::string() : dict.str(mr.route());
+    r.requests = mr.requests();
+    r.span = DecodeHistogram(mr.span());
+    r.gpu = DecodeHistogram(mr.gpu());
+    r.queue = DecodeHistogram(mr.queue());
+    for (int c = 0; c < mr.idle_by_cause_size() && c < kHostCauseCount; ++c) r.idle[c] = DecodeHistogram(mr.idle_by_cause(c));
+    r.span_p50 = mr.span_p50();
+    r.span_p99 = mr.span_p99();
+    r.span_max = mr.span_max();
+    r.gpu_p50 = mr.gpu_p50();
+    r.gpu_p99 = mr.gpu_p99();
+    r.queue_p50 = mr.queue_p50();
+    r.queue_p99 = mr.queue_p99();
+  }
   for (const v1::MonitorDevice& md : in.devices()) {
     DeviceFigures& d = f.devices.emplace_back();
     d.device = md.device();

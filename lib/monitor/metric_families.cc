@@ -157,7 +157,7 @@ void AddRouteHistograms(const RouteTotals& r, Families& out) {
                                        "GPU time of a request's kernels (a batch's kernels shared among its requests)."),
                          {{"route", r.route}}, r.gpu);
   Families::AddHistogram(out.Histogram("cuscope_request_queue_seconds",
-                                       "From a request's first launch to its first GPU operation: waiting on the GPU."),
+                                       "Time a request's work waited on the GPU (from each operation's launch, or its stream predecessor's end, to its start)."),
                          {{"route", r.route}}, r.queue);
   MetricFamily& idle = out.Histogram("cuscope_request_idle_seconds",
                                      "Time the GPU ran nothing inside a request's span, by what its thread was doing.");

@@ -53,10 +53,12 @@ RequestLedger::Scope* RequestLedger::Open(uint64_t thread, uint64_t start, uint6
     ++dropped_scopes_;
   }
   const uint64_t serial = next_serial_++;
-  Scope* parent = Innermost(thread, start);
+  // Read before the insert below, which may move every scope of the map.
+  const Scope* parent = Innermost(thread, start);
+  const uint64_t parent_serial = parent != nullptr ? parent->serial : 0;
   Scope& s = scopes_[serial];
   s.serial = serial;
-  s.parent = parent != nullptr ? parent->serial : 0;
+  s.parent = parent_serial;
   s.thread = thread;
   s.start = start;
   s.id = id;
@@ -95,8 +97,10 @@ void RequestLedger::BeginScope(uint64_t thread, uint64_t start, uint64_t id, boo
 void RequestLedger::EndScope(uint64_t thread, uint64_t start, uint64_t end, uint64_t id, bool batch,
                              std::string_view route, std::span<const uint64_t> members) {
   if (auto it = threads_.find(thread); it != threads_.end()) {
+    // By start: only the scopes that began at `start` can be it (a trace's thread has thousands).
     for (auto serial = it->second.rbegin(); serial != it->second.rend(); ++serial) {
       Scope& s = scopes_.at(*serial);
+      if (s.start < start) break;
       if (s.end == 0 && s.start == start && s.id == id && s.batch == batch) {
         s.end = std::max(end, start);
         return;
@@ -110,7 +114,7 @@ void RequestLedger::Call(uint64_t thread, uint64_t start, uint64_t end, uint64_t
                          core::ApiCategory category) {
   Scope* owner = Innermost(thread, start);
   if (owner == nullptr) return;
-  if (correlation_id != 0) {
+  if (correlation_id != 0 && owner->correlations.size() < options_.max_operations_per_scope) {
     owner->correlations.push_back(correlation_id);
     owner_[correlation_id] = Owner{owner->serial, std::max(start, end)};
     if (options_.owned) options_.owned(correlation_id, owner->route, owner->batch);
@@ -130,7 +134,11 @@ void RequestLedger::Work(uint64_t correlation_id, uint32_t device, uint32_t stre
                          WorkKind kind) {
   end = std::max(start, end);
   std::vector<Interval>& history = history_[device];
-  if (history.size() < options_.max_history_operations) history.push_back({start, end});
+  if (history.size() >= options_.max_history_operations) {
+    // Full: the oldest half goes (the newest requests are the ones still to be made final).
+    history.erase(history.begin(), history.begin() + static_cast<std::ptrdiff_t>(history.size() / 2));
+  }
+  history.push_back({start, end});
   auto it = owner_.find(correlation_id);
   if (correlation_id == 0 || it == owner_.end()) return;
   Scope& s = scopes_.at(it->second.serial);
@@ -312,6 +320,19 @@ std::vector<RequestFigures> RequestLedger::FinalizeUpTo(uint64_t horizon, bool a
 }
 
 void RequestLedger::PruneHistory(uint64_t horizon) {
+  // A scope open longer than the history reaches (its end lost: a thread that died inside it, an
+  // end the queue's cap dropped) goes, so that it holds no memory and takes no later call.
+  if (horizon > options_.history_ns) {
+    std::vector<uint64_t> stale;
+    for (const auto& [serial, s] : scopes_) {
+      if (s.end == 0 && s.start + options_.history_ns < horizon) stale.push_back(serial);
+    }
+    for (uint64_t serial : stale) {
+      const Scope gone = std::move(scopes_.at(serial));
+      Retire(gone);
+      ++unfinished_scopes_;
+    }
+  }
   // What a scope still open (or not yet final) may need, and no more than history_ns behind.
   uint64_t keep_from = horizon;
   for (const auto& [serial, s] : scopes_) keep_from = std::min(keep_from, s.start);

@@ -76,7 +76,7 @@ class RequestLedger {
   struct Options {
     size_t max_open_scopes = size_t{1} << 16;   // past it the oldest is dropped (counted)
     size_t max_calls_per_scope = 4096;          // for the idle split; later calls of a scope count as none
-    size_t max_operations_per_scope = 16384;    // for the waits; later operations wait for nothing
+    size_t max_operations_per_scope = 16384;    // for the waits, and calls owned; later ones count for nothing
     size_t max_routes = 64;                     // distinct route names; later ones are "other"
     uint64_t history_ns = 60'000'000'000ull;    // GPU work and batch shares kept behind the horizon
     size_t max_history_operations = size_t{1} << 20;  // per device
@@ -108,6 +108,7 @@ class RequestLedger {
   size_t route_count() const { return routes_.size(); }  // route ids are 1 .. route_count()
 
   uint64_t dropped_scopes() const { return dropped_scopes_; }    // over max_open_scopes
+  // Scopes that never ended: open at the end, or open longer than history_ns.
   uint64_t unfinished_scopes() const { return unfinished_scopes_; }
   uint64_t batch_shares_unclaimed() const { return shares_unclaimed_; }  // a batch naming a request that never ended
 

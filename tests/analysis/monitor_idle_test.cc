@@ -134,6 +134,42 @@ TEST(MonitorReportsTest, SummaryAndKernelTablesSumTheIntervals) {
   EXPECT_EQ(kern.rows[1][3], "4");
 }
 
+// Requests in a monitor run: per route over the intervals, means and the worst interval's p99;
+// analyze shows the table only when there are requests.
+TEST(MonitorReportsTest, RequestsAreSummedOverTheIntervals) {
+  core::ChunkBuilder builder(core::testing::FakeApiName);
+  for (int i = 0; i < 2; ++i) {
+    monitor::IntervalFigures f;
+    f.start_ns = kSecond * (10 + i);
+    f.end_ns = f.start_ns + kSecond;
+    monitor::RouteRequestFigures& chat = f.requests.emplace_back();
+    chat.route = "chat";
+    chat.requests = 2;
+    chat.span.Add(0.002);
+    chat.span.Add(0.004);
+    chat.gpu.Add(0.001);
+    chat.gpu.Add(0.001);
+    chat.span_p99 = i == 0 ? 0.004 : 0.009;
+    monitor::EncodeInterval(f, [&](std::string_view s) { return builder.InternString(s); }, builder.AddMonitorInterval());
+  }
+  v1::Chunk chunk;
+  builder.TakeChunk(&chunk);
+  auto trace = core::LoadTraceFromBytes(core::testing::TraceBytes({chunk}));
+  ASSERT_TRUE(trace.ok());
+  const Timeline timeline = Timeline::Build(*trace);
+  const Table t = MonitorRequestTable(timeline);
+  ASSERT_EQ(t.rows.size(), 1u);
+  EXPECT_EQ(t.rows[0][0], "chat");
+  EXPECT_EQ(t.rows[0][1], "4");
+  EXPECT_EQ(t.rows[0][2], "3000000");  // mean span
+  EXPECT_EQ(t.rows[0][3], "1000000");  // mean GPU time
+  EXPECT_EQ(t.rows[0][6], "9000000");  // the worst interval's p99
+  const Analysis analysis = Analyze(*trace, AnalyzeOptions());
+  ASSERT_EQ(analysis.tables.size(), 3u);
+  EXPECT_EQ(analysis.tables[2].name, "monitor_req_sum");
+  EXPECT_TRUE(MonitorRequestTable(Timeline::Build(MonitorTrace(2, 1, {0, 0, 0, 0, 0, 1}))).rows.empty());
+}
+
 // What `cuscope analyze` prints for a monitor run: its figures, not empty record tables and a
 // baseline of nothing.
 TEST(MonitorReportsTest, AnalyzeShowsAMonitorRunByItsFigures) {

@@ -82,6 +82,56 @@ TEST(FiguresCodecTest, AnIntervalSurvivesTheTraceFile) {
   EXPECT_DOUBLE_EQ(d.counters[0].max, 39.5);
 }
 
+// A route's requests survive the file: histograms (trailing empty buckets left out), sums and
+// percentiles, the route through the dictionary.
+TEST(FiguresCodecTest, RequestsOfARouteSurviveTheTraceFile) {
+  core::ChunkBuilder builder(core::testing::FakeApiName);
+  IntervalFigures f = Sample();
+  RouteRequestFigures& chat = f.requests.emplace_back();
+  chat.route = "chat";
+  chat.requests = 3;
+  for (double s : {0.001, 0.002, 0.030}) {
+    chat.span.Add(s);
+    chat.gpu.Add(s / 2);
+    chat.queue.Add(s / 4);
+    chat.idle[static_cast<int>(HostCause::kSync)].Add(s / 8);
+  }
+  chat.span_p50 = 0.002;
+  chat.span_p99 = 0.030;
+  chat.span_max = 0.030;
+  chat.queue_p99 = 0.0075;
+  f.requests.emplace_back().requests = 1;  // no route
+  EncodeInterval(f, [&](std::string_view s) { return builder.InternString(s); }, builder.AddMonitorInterval());
+  v1::Chunk chunk;
+  builder.TakeChunk(&chunk);
+  auto trace = core::LoadTraceFromBytes(core::testing::TraceBytes({chunk}));
+  ASSERT_TRUE(trace.ok()) << trace.status();
+  ASSERT_FALSE(trace->corruption.has_value());
+  const IntervalFigures g = DecodeInterval(trace->monitor_intervals[0], trace->dict);
+  ASSERT_EQ(g.requests.size(), 2u);
+  const RouteRequestFigures& r = g.requests[0];
+  EXPECT_EQ(r.route, "chat");
+  EXPECT_EQ(r.requests, 3u);
+  EXPECT_EQ(r.span.counts, chat.span.counts);
+  EXPECT_DOUBLE_EQ(r.span.sum_seconds, chat.span.sum_seconds);
+  EXPECT_EQ(r.gpu.counts, chat.gpu.counts);
+  EXPECT_EQ(r.queue.counts, chat.queue.counts);
+  EXPECT_EQ(r.idle[static_cast<int>(HostCause::kSync)].counts, chat.idle[static_cast<int>(HostCause::kSync)].counts);
+  EXPECT_EQ(r.idle[static_cast<int>(HostCause::kLaunch)].count(), 0u);  // nothing added: empty again
+  EXPECT_DOUBLE_EQ(r.span_p99, 0.030);
+  EXPECT_DOUBLE_EQ(r.queue_p99, 0.0075);
+  EXPECT_EQ(g.requests[1].route, "");
+}
+
+TEST(FiguresCodecTest, ARequestHistogramOfTooManyBucketsIsDamage) {
+  v1::Chunk chunk;
+  v1::MonitorRouteRequests* r = chunk.add_monitor_intervals()->add_requests();
+  for (int i = 0; i < 17; ++i) r->mutable_gpu()->add_buckets(1);
+  auto trace = core::LoadTraceFromBytes(core::testing::TraceBytes({chunk}));
+  ASSERT_TRUE(trace.ok());
+  EXPECT_TRUE(trace->corruption.has_value());
+}
+
 // A damaged file must not hand a reader an undefined name or a device past the limit.
 TEST(FiguresCodecTest, AnIntervalNamingAnUndefinedStringIsDamage) {
   v1::Chunk chunk;
