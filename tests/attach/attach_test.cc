@@ -317,6 +317,11 @@ TEST_F(InjectorTest, AProcessAlreadyTracedIsRefusedWithTheReason) {
   // And the kernel's own refusal, when the policy is passed by: permission denied, nothing done.
   absl::StatusOr<InjectReport> report = InjectLibrary(*facts, ATTACH_PROBE_LIBRARY, "attach_probe_entry", "x", Quick());
   EXPECT_TRUE(absl::IsPermissionDenied(report.status())) << report.status();
+  // Detaching needs the tracee stopped; left traced, its exit's leak check (which traces the
+  // process itself) could not run under a sanitizer.
+  ::ptrace(PTRACE_INTERRUPT, c.pid, nullptr, nullptr);
+  int stopped = 0;
+  ::waitpid(c.pid, &stopped, __WALL);
   ::ptrace(PTRACE_DETACH, c.pid, nullptr, nullptr);
   const auto [out, code] = Finish(c);
   EXPECT_EQ(code, 0);
