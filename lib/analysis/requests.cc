@@ -20,7 +20,7 @@ double Percentile(const std::vector<double>& sorted, double q) {
   return sorted[std::min(rank, sorted.size()) - 1];
 }
 
-std::string Ns(double ns) { return absl::StrCat(static_cast<uint64_t>(std::llround(std::max(0.0, ns)))); }
+std::string Ns(double ns) { return absl::StrCat(ClampToU64(std::round(ns))); }
 
 std::vector<const RequestFigures*> OfRoute(const RequestReport& report, uint32_t route) {
   std::vector<const RequestFigures*> out;
@@ -275,7 +275,7 @@ std::pair<std::string, double> SlowestPart(const RequestFigures& slow, const Req
 std::string Describe(const RequestFigures& r) {
   std::string out = absl::StrCat("request ", r.id, " took ", FormatDuration(r.span_ns()), ": ",
                                  FormatDuration(r.queue_ns), " queued on GPU ", r.device, ", ",
-                                 FormatDuration(static_cast<uint64_t>(r.gpu_ns)), " in its kernels");
+                                 FormatDuration(ClampToU64(r.gpu_ns)), " in its kernels");
   if (r.idle_ns > 0) {
     const core::HostCause cause = MainIdleCause(r);
     absl::StrAppend(&out, ", ", FormatDuration(r.idle_ns), " with the GPU idle (mostly ",
@@ -318,7 +318,7 @@ std::vector<Finding> RequestFindings(const Timeline& timeline, const RequestRepo
     if (queue_share >= thresholds.request_queue_min_share && median_queue >= thresholds.request_queue_min_us * 1e3) {
       Finding f;
       f.rule_id = "requests.queued";
-      f.recoverable_ns = static_cast<uint64_t>(queued);
+      f.recoverable_ns = ClampToU64(queued);
       f.severity = SeverityFor(f.recoverable_ns, span, thresholds);
       if (f.severity == Severity::kInfo) f.severity = Severity::kWarning;
       // Whose work it waited behind: over the route's slowest requests (at most 50).
@@ -327,7 +327,7 @@ std::vector<Finding> RequestFindings(const Timeline& timeline, const RequestRepo
         for (const Offender& o : WaitedBehind(timeline, report, *rs[i], 10)) behind.Add(o.name, o.time_ns, o.count);
       }
       f.offenders = behind.Top(5);
-      f.headline = absl::StrCat("route ", name, ": requests wait ", FormatDuration(static_cast<uint64_t>(median_queue)),
+      f.headline = absl::StrCat("route ", name, ": requests wait ", FormatDuration(ClampToU64(median_queue)),
                                 " (median) with their work queued on the GPU, ", FormatPercent(queue_share),
                                 " of their span",
                                 f.offenders.empty() ? std::string() : absl::StrCat(", behind ", f.offenders[0].name));
@@ -349,12 +349,12 @@ std::vector<Finding> RequestFindings(const Timeline& timeline, const RequestRepo
       const auto [part, excess] = SlowestPart(p99, median);
       Finding f;
       f.rule_id = "requests.slow";
-      f.recoverable_ns = static_cast<uint64_t>(p99_ns - median_ns);
+      f.recoverable_ns = ClampToU64(p99_ns - median_ns);
       f.severity = Severity::kWarning;
       f.headline = absl::StrCat("route ", name, ": the p99 request takes ", FormatDuration(p99.span_ns()), ", ",
                                 absl::StrFormat("%.1f", p99_ns / std::max(1.0, median_ns)),
                                 "x the median (", FormatDuration(median.span_ns()), "); most of the difference is ",
-                                part, " (+", FormatDuration(static_cast<uint64_t>(std::max(0.0, excess))), ")");
+                                part, " (+", FormatDuration(ClampToU64(excess)), ")");
       f.Add("requests", static_cast<double>(rs.size()), "count");
       f.Add("median_span_ns", median_ns, "ns");
       f.Add("p99_span_ns", p99_ns, "ns");
