@@ -56,17 +56,6 @@ constexpr const char kDetachUsage[] =
     "what it holds and goes on without profiling. The library stays loaded, dormant; cuscope attach starts a\n"
     "new session later.\n";
 
-absl::StatusOr<std::string> AbsolutePath(const std::string& pattern, pid_t pid) {
-  core::OutputNameContext context = core::CurrentProcessOutputContext();
-  context.pid = static_cast<uint32_t>(pid);
-  auto expanded = core::ExpandOutputName(pattern, context);
-  if (!expanded.ok()) return expanded.status();
-  if (!expanded->empty() && (*expanded)[0] == '/') return *expanded;
-  char cwd[PATH_MAX];
-  if (::getcwd(cwd, sizeof(cwd)) == nullptr) return absl::FailedPreconditionError("cannot tell this directory");
-  return absl::StrCat(cwd, "/", *expanded);
-}
-
 // The outcome the attached session wrote ("ok PATH" or why not), waited for at most `seconds`.
 absl::StatusOr<std::string> WaitForOutcome(const std::string& path, double seconds) {
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(seconds);
@@ -165,7 +154,7 @@ int RunAttach(const Args& args) {
   std::string library = facts->MappedFile("libcuscope.so");
   if (library.empty()) library = CollectorLibraryPath();
   if (library.empty()) return PrintError("attach: libcuscope.so not found beside cuscope (CUSCOPE_LIBRARY names it)");
-  auto path = AbsolutePath(output, target->pid);
+  auto path = TargetOutputPath(output, target->pid);
   if (!path.ok()) return PrintError(absl::StrCat("attach: ", path.status().message()));
 
   // The settings, in this user's 0700 control directory, for the session the library starts.

@@ -59,18 +59,6 @@ absl::Status ParseSeconds(const std::string& option, const std::string& value, d
   return absl::OkStatus();
 }
 
-// The name as the process must see it: absolute, since its directory is not ours.
-absl::StatusOr<std::string> CapturePath(const std::string& pattern, pid_t pid) {
-  core::OutputNameContext context = core::CurrentProcessOutputContext();
-  context.pid = static_cast<uint32_t>(pid);
-  auto expanded = core::ExpandOutputName(pattern, context);
-  if (!expanded.ok()) return expanded.status();
-  if (!expanded->empty() && (*expanded)[0] == '/') return *expanded;
-  char cwd[PATH_MAX];
-  if (::getcwd(cwd, sizeof(cwd)) == nullptr) return absl::FailedPreconditionError("cannot tell this directory");
-  return absl::StrCat(cwd, "/", *expanded);
-}
-
 // Kernels a top-down capture profiles when --top-down has no value (as cuscope profile's).
 constexpr uint32_t kDefaultCaptureTopDownKernels = 3;
 
@@ -168,7 +156,7 @@ int RunCapture(const Args& args) {
         "capture: --top-down needs a window, not --snapshot (a snapshot holds the seconds before the request; the "
         "kernel metrics come after it)");
   }
-  auto path = CapturePath(output, target->pid);
+  auto path = TargetOutputPath(output, target->pid);
   if (!path.ok()) return PrintError(absl::StrCat("capture: ", path.status().message()));
 
   v1::ControlRequest request;

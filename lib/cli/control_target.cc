@@ -1,9 +1,14 @@
 #include "lib/cli/control_target.h"
 
+#include <unistd.h>
+
+#include <climits>
+
 #include "absl/status/status.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "lib/control/socket_directory.h"
+#include "lib/core/output_name.h"
 
 namespace cuscope::cli {
 
@@ -25,6 +30,17 @@ absl::StatusOr<ControlTarget> ResolveControlTarget(const std::string& pid_text, 
     return absl::FailedPreconditionError(absl::StrCat(command, ": ", directory.status().message()));
   }
   return ControlTarget{static_cast<pid_t>(pid), *directory};
+}
+
+absl::StatusOr<std::string> TargetOutputPath(const std::string& pattern, pid_t pid) {
+  core::OutputNameContext context = core::CurrentProcessOutputContext();
+  context.pid = static_cast<uint32_t>(pid);
+  auto expanded = core::ExpandOutputName(pattern, context);
+  if (!expanded.ok()) return expanded.status();
+  if (!expanded->empty() && (*expanded)[0] == '/') return *expanded;
+  char cwd[PATH_MAX];
+  if (::getcwd(cwd, sizeof(cwd)) == nullptr) return absl::FailedPreconditionError("cannot tell this directory");
+  return absl::StrCat(cwd, "/", *expanded);
 }
 
 }  // namespace cuscope::cli

@@ -20,6 +20,10 @@ struct ControlTarget {
 absl::StatusOr<ControlTarget> ResolveControlTarget(const std::string& pid_text, const std::string& command,
                                                    bool create = false);
 
+// An output name (%p the target's id, %n, %h, %q{VAR}) as the target process must see it: expanded
+// and absolute, since its working directory is not ours (capture, attach).
+absl::StatusOr<std::string> TargetOutputPath(const std::string& pattern, pid_t pid);
+
 }  // namespace cuscope::cli
 
 #endif  // CUSCOPE_LIB_CLI_CONTROL_TARGET_H_
