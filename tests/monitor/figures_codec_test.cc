@@ -100,7 +100,8 @@ TEST(FiguresCodecTest, RequestsOfARouteSurviveTheTraceFile) {
   chat.span_p99 = 0.030;
   chat.span_max = 0.030;
   chat.queue_p99 = 0.0075;
-  f.requests.emplace_back().requests = 1;  // no route
+  f.requests.emplace_back().requests = 1;  // no route; `chat` may have moved: read it by index
+  const RouteRequestFigures& sent = f.requests[0];
   EncodeInterval(f, [&](std::string_view s) { return builder.InternString(s); }, builder.AddMonitorInterval());
   v1::Chunk chunk;
   builder.TakeChunk(&chunk);
@@ -112,11 +113,11 @@ TEST(FiguresCodecTest, RequestsOfARouteSurviveTheTraceFile) {
   const RouteRequestFigures& r = g.requests[0];
   EXPECT_EQ(r.route, "chat");
   EXPECT_EQ(r.requests, 3u);
-  EXPECT_EQ(r.span.counts, chat.span.counts);
-  EXPECT_DOUBLE_EQ(r.span.sum_seconds, chat.span.sum_seconds);
-  EXPECT_EQ(r.gpu.counts, chat.gpu.counts);
-  EXPECT_EQ(r.queue.counts, chat.queue.counts);
-  EXPECT_EQ(r.idle[static_cast<int>(HostCause::kSync)].counts, chat.idle[static_cast<int>(HostCause::kSync)].counts);
+  EXPECT_EQ(r.span.counts, sent.span.counts);
+  EXPECT_DOUBLE_EQ(r.span.sum_seconds, sent.span.sum_seconds);
+  EXPECT_EQ(r.gpu.counts, sent.gpu.counts);
+  EXPECT_EQ(r.queue.counts, sent.queue.counts);
+  EXPECT_EQ(r.idle[static_cast<int>(HostCause::kSync)].counts, sent.idle[static_cast<int>(HostCause::kSync)].counts);
   EXPECT_EQ(r.idle[static_cast<int>(HostCause::kLaunch)].count(), 0u);  // nothing added: empty again
   EXPECT_DOUBLE_EQ(r.span_p99, 0.030);
   EXPECT_DOUBLE_EQ(r.queue_p99, 0.0075);
