@@ -58,7 +58,8 @@ plain() {  # name, command...
 echo "== torch.profiler running in the process (known gap: not yet refused)"
 python3 examples/torch_attach_target.py --seconds 8 --profiler > "$out/profiled.out" 2> "$out/profiled.err" &
 pid=$!
-sleep 4
+# Attach once the loop runs inside the profiler ("ready"), not while Python still imports torch.
+for _ in $(seq 120); do grep -q ready "$out/profiled.out" 2>/dev/null && break; sleep 0.5; done
 if "$C" attach --pid "$pid" > "$out/profiled.attach" 2>&1; then echo "GAP: attached beside torch.profiler"; fi
 cat "$out/profiled.attach"
 grep -h "cuscope:\|CUPTI" "$out/profiled.err" | head -4

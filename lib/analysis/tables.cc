@@ -125,7 +125,8 @@ std::vector<Summary> SummarizeGroups(GroupStats& stats, Generate&& generate) {
   return out;
 }
 
-std::string Dec(double v) { return absl::StrFormat("%.1f", v); }
+// One decimal, halves rounded away from zero as SQLite's round() (nsys's reports) rounds them.
+std::string Dec(double v) { return absl::StrFormat("%.1f", std::round(v * 10.0) / 10.0); }
 
 const std::vector<Column> kTimeColumns = {
     {"Time (%)", ColumnType::kPercent},  {"Total Time (ns)", ColumnType::kInteger},
@@ -378,6 +379,7 @@ Table ApiSummary(const Timeline& timeline) {
   table.name = "cuda_api_sum";
   table.title = "CUDA API summary";
   table.columns = kTimeColumns;
+  table.columns[2].name = "Num Calls";  // nsys's name in this report
   table.columns.push_back({"Name", ColumnType::kText});
   std::vector<std::string> names(trace.dict.function_count() + 1);
   for (uint32_t id = 1; id < names.size(); ++id) names[id] = std::string(core::DisplayApiName(trace.dict.function_name(id)));

@@ -1,4 +1,4 @@
-// cuscope export [--format perfetto|chrome-json] TRACE [-o FILE] [-f] [--no-findings] [--bucket-us N]
+// cuscope export [--format perfetto|chrome-json|sqlite] TRACE [-o FILE] [-f] [--no-findings] [--bucket-us N]
 #include <sys/stat.h>
 
 #include <cmath>
@@ -16,12 +16,13 @@
 #include "lib/core/terminal_text.h"
 #include "lib/export/exporter.h"
 #include "lib/export/rank_export.h"
+#include "lib/export/sqlite_exporter.h"
 
 namespace cuscope::cli {
 namespace {
 
 constexpr const char kExportUsage[] =
-    "usage: cuscope export [--format perfetto|chrome-json] TRACE [-o FILE] [-f] [--no-findings]\n"
+    "usage: cuscope export [--format perfetto|chrome-json|sqlite] TRACE [-o FILE] [-f] [--no-findings]\n"
     "                      [--bucket-us N]\n"
     "       cuscope export RANK_TRACE RANK_TRACE... -o FILE [same options]\n"
     "\n"
@@ -30,7 +31,11 @@ constexpr const char kExportUsage[] =
     "each launch to its kernel, and the findings of `cuscope analyze` on a track of their own.\n"
     "  --format perfetto       Perfetto protobuf trace (default); open it at https://ui.perfetto.dev\n"
     "  --format chrome-json    Chrome trace-event JSON (chrome://tracing, Perfetto, speedscope)\n"
-    "  -o, --output FILE       output file (default: TRACE with .pftrace or .json for .cuscope)\n"
+    "  --format sqlite         SQLite database: nsys's tables (CUPTI_ACTIVITY_KIND_KERNEL, ..._RUNTIME,\n"
+    "                          NVTX_EVENTS, StringIds, ...) and cuscope's own (CUSCOPE_*); SQL written\n"
+    "                          for an nsys export runs on it; the Python package reads it\n"
+    "  -o, --output FILE       output file (default: TRACE's name in the current directory, .cuscope\n"
+    "                          replaced by .pftrace, .json or .sqlite)\n"
     "  -f, --force-overwrite [true|false]\n"
     "                          replace an existing output file (also as --force-overwrite=true)\n"
     "  --no-findings           skip the analysis pass: no findings track, and the trace is read one\n"
@@ -41,10 +46,35 @@ constexpr const char kExportUsage[] =
     "Several traces (the ranks of a job) go into one file, a process per rank on one clock (each\n"
     "trace's CUPTI time placed on the wall clock by its clock references); -o is then required.\n";
 
-std::string DefaultOutput(const std::string& trace, exporter::ExportFormat format) {
+// The trace's file name in the current directory (never beside the trace: its folder may be read-only
+// or shared), its .cuscope replaced by the format's extension.
+std::string DefaultOutput(const std::string& trace, std::string_view extension) {
   std::string base = trace;
+  if (const size_t slash = base.rfind('/'); slash != std::string::npos) base = base.substr(slash + 1);
   if (absl::EndsWith(base, ".cuscope")) base.resize(base.size() - 8);
-  return absl::StrCat(base, format == exporter::ExportFormat::kPerfetto ? ".pftrace" : ".json");
+  return base + std::string(extension);
+}
+
+int RunSqliteExport(const std::string& trace, const std::string& output, bool overwrite, bool findings) {
+  exporter::SqliteExportOptions options;
+  options.overwrite = overwrite;
+  options.findings = findings;
+  options.add_source_lines = [](core::Dictionary& dict) { AddSourceLines(dict); };
+  absl::StatusOr<exporter::SqliteExportSummary> summary = exporter::ExportToSqlite(trace, output, options);
+  if (!summary.ok()) return PrintError(std::string(summary.status().message()));
+  for (const std::string& w : summary->warnings) {
+    std::fprintf(stderr, "cuscope: warning: %s\n", core::EscapeTextForTerminal(w).c_str());
+  }
+  std::printf(
+      "wrote %s (sqlite, %.1f MB): %llu kernels (%llu more replayed for metrics), %llu copies and memsets, "
+      "%llu API calls, %llu NVTX ranges, %llu findings\n",
+      core::EscapeForTerminal(output).c_str(), static_cast<double>(summary->bytes_written) / 1e6,
+      static_cast<unsigned long long>(summary->kernels), static_cast<unsigned long long>(summary->replayed_kernels),
+      static_cast<unsigned long long>(summary->memcpys + summary->memsets),
+      static_cast<unsigned long long>(summary->api_calls), static_cast<unsigned long long>(summary->nvtx_ranges),
+      static_cast<unsigned long long>(summary->findings));
+  std::printf("read it with sqlite3, pandas.read_sql or cuscope.read_sqlite (python/)\n");
+  return 0;
 }
 
 // Chrome JSON takes about 8 bytes for each byte of the trace (H200 traces: 310 KB of JSON for
@@ -73,9 +103,15 @@ int RunExport(const Args& args) {
   std::vector<std::string> paths;
   std::string output;
   ArgumentParser parser;
-  parser.Option({"--format"}, "export: --format takes perfetto or chrome-json", [&](const std::string& v) {
+  bool sqlite = false;
+  parser.Option({"--format"}, "export: --format takes perfetto, chrome-json or sqlite", [&](const std::string& v) {
+    sqlite = v == "sqlite";
+    if (sqlite) return absl::OkStatus();
     std::optional<exporter::ExportFormat> format = exporter::ParseExportFormat(v);
-    if (!format) return absl::InvalidArgumentError(absl::StrCat("export: unknown format '", v, "' (perfetto or chrome-json)"));
+    if (!format) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("export: unknown format '", v, "' (perfetto, chrome-json or sqlite)"));
+    }
     options.format = *format;
     return absl::OkStatus();
   });
@@ -109,7 +145,14 @@ int RunExport(const Args& args) {
   if (paths.size() > 1 && output.empty()) {
     return PrintError("export: several traces go into one file: name it with -o FILE");
   }
-  if (output.empty()) output = DefaultOutput(paths.front(), options.format);
+  if (sqlite) {
+    if (paths.size() > 1) return PrintError("export: --format sqlite takes one trace");
+    if (output.empty()) output = DefaultOutput(paths.front(), ".sqlite");
+    return RunSqliteExport(paths.front(), output, options.overwrite, options.findings);
+  }
+  if (output.empty()) {
+    output = DefaultOutput(paths.front(), options.format == exporter::ExportFormat::kPerfetto ? ".pftrace" : ".json");
+  }
   if (options.format == exporter::ExportFormat::kChromeJson) {
     for (const std::string& path : paths) WarnOfLargeJson(path);
   }

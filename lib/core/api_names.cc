@@ -8,10 +8,20 @@ namespace {
 bool StartsWith(std::string_view s, std::string_view prefix) { return s.substr(0, prefix.size()) == prefix; }
 bool Contains(std::string_view s, std::string_view part) { return s.find(part) != std::string_view::npos; }
 
-// `cudaStreamSynchronize_ptsz` -> `cudaStreamSynchronize`: the per-thread default-stream variants
-// are the same call.
+// `name` without a trailing _v<digits> of at least `min_digits` digits.
+std::string_view WithoutVersion(std::string_view name, size_t min_digits) {
+  const size_t v = name.rfind("_v");
+  if (v == std::string_view::npos || v + 2 + min_digits > name.size()) return name;
+  for (size_t i = v + 2; i < name.size(); ++i) {
+    if (name[i] < '0' || name[i] > '9') return name;
+  }
+  return name.substr(0, v);
+}
+
+// `cudaStreamSynchronize_ptsz` -> `cudaStreamSynchronize`, `cuMemAlloc_v2` -> `cuMemAlloc`: for
+// classifying a call, the per-thread default-stream variants and an API's versions are one call.
 std::string_view BaseName(std::string_view cupti_name) {
-  std::string_view name = DisplayApiName(cupti_name);
+  std::string_view name = WithoutVersion(cupti_name, 1);
   for (std::string_view suffix : {std::string_view("_ptsz"), std::string_view("_ptds")}) {
     if (name.size() > suffix.size() && name.substr(name.size() - suffix.size()) == suffix) {
       name.remove_suffix(suffix.size());
@@ -34,14 +44,7 @@ std::string_view ApiCategoryName(ApiCategory category) {
   return "other";
 }
 
-std::string_view DisplayApiName(std::string_view cupti_name) {
-  const size_t v = cupti_name.rfind("_v");
-  if (v == std::string_view::npos || v + 2 >= cupti_name.size()) return cupti_name;
-  for (size_t i = v + 2; i < cupti_name.size(); ++i) {
-    if (cupti_name[i] < '0' || cupti_name[i] > '9') return cupti_name;
-  }
-  return cupti_name.substr(0, v);
-}
+std::string_view DisplayApiName(std::string_view cupti_name) { return WithoutVersion(cupti_name, 4); }
 
 ApiTraits ClassifyApi(std::string_view cupti_name) {
   const std::string_view name = BaseName(cupti_name);

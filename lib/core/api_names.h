@@ -55,7 +55,9 @@ struct ApiTraits {
   bool capture_end = false;
 };
 
-// `cudaMemcpy_v3020` -> `cudaMemcpy`: the callback names carry the API version they appeared in.
+// `cudaMemcpy_v3020` -> `cudaMemcpy`: CUPTI's callback names carry the toolkit version the function
+// appeared in (four or five digits), which is no part of its name. An API's own version stays:
+// `cuMemcpyHtoD_v2` and `cuDeviceGetUuid_v2` are functions of their own (as nsys shows them).
 std::string_view DisplayApiName(std::string_view cupti_name);
 ApiTraits ClassifyApi(std::string_view cupti_name);
 

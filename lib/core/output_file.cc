@@ -241,4 +241,48 @@ absl::StatusOr<std::string> ReadFileForRewrite(const std::string& path) {
   return contents;
 }
 
+absl::StatusOr<std::unique_ptr<ScratchFile>> ScratchFile::CreateBeside(const std::string& path, bool overwrite) {
+  if (path.empty()) return absl::InvalidArgumentError("no output file name");
+  if (path.back() == '/') return absl::InvalidArgumentError(absl::StrCat("output file ", path, " names a directory"));
+  struct stat st;
+  if (!overwrite && ::lstat(path.c_str(), &st) == 0) {
+    return absl::AlreadyExistsError(
+        absl::StrCat("output file ", path, " already exists (use -f/--force-overwrite to replace it)"));
+  }
+  for (int attempt = 0; attempt < 100; ++attempt) {
+    std::string scratch = TempCandidate(path);
+    const int fd = ::open(scratch.c_str(), kCreateFlags, 0666);
+    if (fd < 0 && errno == EEXIST) continue;
+    if (fd < 0) return CannotWrite(path, errno);
+    ::close(fd);
+    const int slot = RegisterPartialOutput(scratch);
+    return std::unique_ptr<ScratchFile>(new ScratchFile(path, std::move(scratch), overwrite, slot));
+  }
+  return CannotWrite(path, EEXIST);
+}
+
+ScratchFile::~ScratchFile() {
+  if (!published_) ::unlink(scratch_.c_str());
+  UnregisterPartialOutput(registry_slot_);
+}
+
+absl::Status ScratchFile::Publish() {
+  if (published_) return absl::OkStatus();
+  if (overwrite_) {
+    if (::rename(scratch_.c_str(), path_.c_str()) != 0) return CannotWrite(path_, errno);
+  } else {
+    if (::link(scratch_.c_str(), path_.c_str()) != 0) {
+      const int err = errno;
+      if (err == EEXIST) {
+        return absl::AlreadyExistsError(
+            absl::StrCat("output file ", path_, " already exists (use -f/--force-overwrite to replace it)"));
+      }
+      return CannotWrite(path_, err);
+    }
+    ::unlink(scratch_.c_str());
+  }
+  published_ = true;
+  return absl::OkStatus();
+}
+
 }  // namespace cuscope::core

@@ -82,6 +82,33 @@ class OutputFile {
   absl::Status status_;
 };
 
+// A file for a writer that must open its output by name itself (SQLite): a new empty file beside
+// `path` (O_CREAT|O_EXCL|O_NOFOLLOW), removed when the ScratchFile goes or by RemovePartialOutputs,
+// unless Publish put it at `path` by the rule above: without overwrite with link(), which refuses
+// anything already at the path, a symbolic link included; with overwrite with rename().
+class ScratchFile {
+ public:
+  // Fails at once, naming -f, when the path is taken and `overwrite` is false: before the work.
+  static absl::StatusOr<std::unique_ptr<ScratchFile>> CreateBeside(const std::string& path, bool overwrite);
+  ~ScratchFile();
+  ScratchFile(const ScratchFile&) = delete;
+  ScratchFile& operator=(const ScratchFile&) = delete;
+
+  // The scratch file's own name, for the writer to open.
+  const std::string& scratch_path() const { return scratch_; }
+  // Puts the finished scratch file at the path; on an error it is removed.
+  absl::Status Publish();
+
+ private:
+  ScratchFile(std::string path, std::string scratch, bool overwrite, int slot)
+      : path_(std::move(path)), scratch_(std::move(scratch)), overwrite_(overwrite), registry_slot_(slot) {}
+  std::string path_;
+  std::string scratch_;
+  bool overwrite_;
+  int registry_slot_;
+  bool published_ = false;
+};
+
 // The most a view of a trace (export, dump, report) writes for a trace of `trace_bytes`: 256 bytes
 // for each byte of the trace plus 64 KiB. Real traces come to 3 (Perfetto) to 10 (Chrome JSON,
 // dump) times their size; a trace made to amplify (one long name or deep stack named by every

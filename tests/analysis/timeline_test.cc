@@ -97,7 +97,12 @@ TEST(TimelineTest, EnclosingNvtxRangeIsTheInnermost) {
 
 TEST(ApiNamesTest, VersionSuffixStrippedAndCallsClassified) {
   EXPECT_EQ(core::DisplayApiName("cudaMemcpyAsync_v3020"), "cudaMemcpyAsync");
-  EXPECT_EQ(core::DisplayApiName("cuMemcpyHtoD_v2"), "cuMemcpyHtoD");
+  EXPECT_EQ(core::DisplayApiName("cudaGraphLaunch_v10000"), "cudaGraphLaunch");
+  // An API's own version is part of its name: cuDeviceGetUuid and cuDeviceGetUuid_v2 are two
+  // functions (one trace calls both), two rows of cuda_api_sum, not one name shown twice.
+  EXPECT_EQ(core::DisplayApiName("cuMemcpyHtoD_v2"), "cuMemcpyHtoD_v2");
+  EXPECT_EQ(core::DisplayApiName("cuDeviceGetUuid_v2"), "cuDeviceGetUuid_v2");
+  EXPECT_EQ(core::DisplayApiName("cudaMemcpy_v302"), "cudaMemcpy_v302");
   EXPECT_EQ(core::DisplayApiName("cuLaunchKernel"), "cuLaunchKernel");
   EXPECT_EQ(core::ClassifyApi("cudaStreamSynchronize_v3020").sync, core::SyncKind::kStream);
   EXPECT_EQ(core::ClassifyApi("cudaDeviceSynchronize_v3020").sync, core::SyncKind::kDevice);
