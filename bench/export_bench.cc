@@ -1,4 +1,4 @@
-// Export throughput: a generated launch-heavy trace of 1,000,000 kernels, each with its launch
+// Export throughput (Perfetto, Chrome JSON, SQLite): a generated launch-heavy trace of 1,000,000 kernels, each with its launch
 // call (and a copy with its call every 100 launches), written to a file chunk by chunk (10,000
 // launches per chunk, as CUPTI buffers hand them over), then exported. Run it pinned to one core:
 // `taskset -c 1 build/bin/export_bench`.
@@ -20,6 +20,7 @@
 #include "lib/core/chunk_builder.h"
 #include "lib/core/trace_writer.h"
 #include "lib/export/exporter.h"
+#include "lib/export/sqlite_exporter.h"
 
 namespace cuscope {
 namespace {
@@ -149,14 +150,47 @@ void BM_ExportChromeJsonNoFindings(benchmark::State& state) {
 void BM_ExportPerfettoWithFindings(benchmark::State& state) {
   RunExport(state, exporter::ExportFormat::kPerfetto, true);
 }
+// The SQLite export loads the whole trace (as `cuscope stats` does): it comes after the streaming
+// exports. Without findings: what `cuscope.read_trace(path, findings=False)` runs.
+void BM_ExportSqliteNoFindings(benchmark::State& state) {
+  const std::string& input = InputTrace();
+  const std::string output = TempPath(".sqlite");
+  exporter::SqliteExportOptions options;
+  options.findings = false;
+  options.overwrite = true;
+  const double rss_before = PeakRssMib();
+  uint64_t bytes = 0;
+  for (auto _ : state) {
+    absl::StatusOr<exporter::SqliteExportSummary> summary = exporter::ExportToSqlite(input, output, options);
+    if (!summary.ok()) {
+      state.SkipWithError(std::string(summary.status().message()).c_str());
+      return;
+    }
+    bytes = summary->bytes_written;
+  }
+  const double rss_after = PeakRssMib();
+  std::remove(output.c_str());
+  state.SetItemsProcessed(static_cast<int64_t>(state.iterations() * kKernels));
+  state.counters["out_bytes_per_kernel"] = static_cast<double>(bytes) / static_cast<double>(kKernels);
+  state.counters["peak_rss_mib"] = rss_after;
+  state.counters["rss_growth_mib"] = rss_after - rss_before;
+}
+
 // In order of the memory they need (see the top of the file).
 BENCHMARK(BM_ExportPerfettoNoFindings)->Unit(benchmark::kMillisecond)->Iterations(3);
 BENCHMARK(BM_ExportChromeJsonNoFindings)->Unit(benchmark::kMillisecond)->Iterations(2);
+BENCHMARK(BM_ExportSqliteNoFindings)->Unit(benchmark::kMillisecond)->Iterations(2);
 BENCHMARK(BM_ExportPerfettoWithFindings)->Unit(benchmark::kMillisecond)->Iterations(2);
 
-// The input is written once; remove it when the process ends.
+// The input is written once; removed when the process ends, or kept at $CUSCOPE_BENCH_KEEP_TRACE
+// (bench/python_read_bench.py reads it into pandas).
 struct RemoveInput {
-  ~RemoveInput() { std::remove(TempPath(".cuscope").c_str()); }
+  ~RemoveInput() {
+    const std::string input = TempPath(".cuscope");
+    const char* keep = std::getenv("CUSCOPE_BENCH_KEEP_TRACE");
+    if (keep != nullptr && *keep != '\0' && std::rename(input.c_str(), keep) == 0) return;
+    std::remove(input.c_str());
+  }
 } remove_input;
 
 }  // namespace

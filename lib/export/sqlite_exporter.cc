@@ -79,7 +79,7 @@ int64_t NsysMemoryKind(v1::MemoryKind kind) {
 
 constexpr int64_t kEventClassRuntime = 0, kEventClassDriver = 1;
 constexpr int64_t kNvtxMark = 34, kNvtxPushPopRange = 59, kNvtxStartEndRange = 60, kNvtxDomainCreate = 75;
-constexpr int kKernelColumns = 33;
+constexpr int kKernelColumns = 34;
 
 class TraceTables {
  public:
@@ -180,7 +180,26 @@ class TraceTables {
                             I64(s.block_z()), I64(s.static_shared_memory()), I64(s.dynamic_shared_memory()),
                             I64(s.local_memory_per_thread()), I64(0), I64(0), I64(s.shared_memory_executed()),
                             OrNull(k.graph_node_id), kNull, OrNull(k.graph_id), I64(s.cluster_x()),
-                            I64(s.cluster_y()), I64(s.cluster_z()), k.queued != 0 ? Time(k.queued) : kNull});
+                            I64(s.cluster_y()), I64(s.cluster_z()), k.queued != 0 ? Time(k.queued) : kNull,
+                            I64(k.signature)});
+          !st.ok()) {
+        return st;
+      }
+    }
+    // The configurations the launches name: a reader that wants each launch's shape joins these
+    // few rows instead of reading the same columns on every launch.
+    auto signatures = Prepare("CUSCOPE_KERNEL_SIGNATURES", 22);
+    if (!signatures.ok()) return signatures.status();
+    for (uint32_t id = 1; id <= dict_.signature_count(); ++id) {
+      const v1::KernelSignature& s = dict_.signature(id);
+      const std::array<int64_t, 3>& names = KernelNames(id);
+      if (auto st = Insert(**signatures, {I64(id), I64(names[2]), I64(names[1]), I64(names[0]), I64(s.device()),
+                                          I64(s.context()), I64(s.grid_x()), I64(s.grid_y()), I64(s.grid_z()),
+                                          I64(s.block_x()), I64(s.block_y()), I64(s.block_z()),
+                                          I64(s.registers_per_thread()), I64(s.static_shared_memory()),
+                                          I64(s.dynamic_shared_memory()), I64(s.local_memory_per_thread()),
+                                          I64(s.shared_memory_executed()), I64(s.launch_type()), I64(s.cluster_x()),
+                                          I64(s.cluster_y()), I64(s.cluster_z()), I64(s.device_launched())});
           !st.ok()) {
         return st;
       }
@@ -377,11 +396,37 @@ class TraceTables {
   absl::Status WriteWindowsAndTopDown() {
     auto windows = Prepare("CUSCOPE_CAPTURE_WINDOWS", 5);
     if (!windows.ok()) return windows.status();
+    // A window arrives whole, or as an opening half (no end) and a later closing half (no start) of
+    // the same kind, paired innermost first: a row per window, its end NULL when it was still open
+    // at the end of the trace, its start NULL when its opening half is not in the trace.
+    struct Row {
+      v1::WindowKind kind;
+      uint64_t start, end;
+      std::string reason, end_reason;
+    };
+    std::vector<Row> rows;
+    absl::flat_hash_map<int, std::vector<const v1::CaptureWindow*>> open;
     for (const v1::CaptureWindow& w : trace_.windows) {
-      const std::string kind = ShortName(v1::WindowKind_Name(w.kind()), "WINDOW_KIND_");
-      // A window arrives whole or in halves: an opening one (no end) and a closing one (no start).
-      if (auto st = Insert(**windows, {Text(kind), w.start_ns() != 0 ? Time(w.start_ns()) : kNull,
-                                       w.end_ns() != 0 ? Time(w.end_ns()) : kNull, Text(w.reason()), kNull});
+      if (w.start_ns() != 0 && w.end_ns() != 0) {
+        rows.push_back({w.kind(), w.start_ns(), w.end_ns(), w.reason(), w.reason()});
+      } else if (w.start_ns() != 0) {
+        open[w.kind()].push_back(&w);
+      } else if (w.end_ns() != 0) {
+        std::vector<const v1::CaptureWindow*>& halves = open[w.kind()];
+        const v1::CaptureWindow* opening = halves.empty() ? nullptr : halves.back();
+        if (!halves.empty()) halves.pop_back();
+        rows.push_back({w.kind(), opening != nullptr ? opening->start_ns() : 0, w.end_ns(),
+                        opening != nullptr ? opening->reason() : "", w.reason()});
+      }
+    }
+    for (const auto& [kind, halves] : open) {
+      for (const v1::CaptureWindow* w : halves) rows.push_back({w->kind(), w->start_ns(), 0, w->reason(), ""});
+    }
+    std::stable_sort(rows.begin(), rows.end(), [](const Row& a, const Row& b) { return a.start < b.start; });
+    for (const Row& w : rows) {
+      const std::string kind = ShortName(v1::WindowKind_Name(w.kind), "WINDOW_KIND_");
+      if (auto st = Insert(**windows, {Text(kind), w.start != 0 ? Time(w.start) : kNull, w.end != 0 ? Time(w.end) : kNull,
+                                       Text(w.reason), w.end != 0 ? Text(w.end_reason) : kNull});
           !st.ok()) {
         return st;
       }
@@ -583,6 +628,7 @@ class TraceTables {
         {"CUSCOPE_SOURCE_TRACE", source_name},
         {"CUSCOPE_SESSION_START_CUPTI_NS", absl::StrCat(origin_)},
         {"CUSCOPE_SESSION_ENTRY", s.entry()},
+        {"CUSCOPE_PID", absl::StrCat(pid_)},
         {"CUSCOPE_HOST", s.host()},
         {"CUSCOPE_COMMAND_LINE", absl::StrJoin(s.command_line(), " ")},
         {"CUSCOPE_RANK", absl::StrCat(s.rank())},

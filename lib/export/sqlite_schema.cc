@@ -32,7 +32,8 @@ CREATE TABLE CUPTI_ACTIVITY_KIND_KERNEL (start INTEGER NOT NULL, end INTEGER NOT
   localMemoryPerThread INTEGER NOT NULL, localMemoryTotal INTEGER NOT NULL, gridId INTEGER NOT NULL,
   sharedMemoryExecuted INTEGER, graphNodeId INTEGER, sharedMemoryLimitConfig INTEGER,
   graphId INTEGER, clusterX INTEGER, clusterY INTEGER, clusterZ INTEGER,
-  queued INTEGER -- cuscope: when the host queued the launch (CUPTI's latency timestamps); NULL: not recorded
+  queued INTEGER, -- cuscope: when the host queued the launch (CUPTI's latency timestamps); NULL: not recorded
+  signatureId INTEGER -- cuscope: CUSCOPE_KERNEL_SIGNATURES(id), the launch's configuration
 );
 CREATE TABLE CUPTI_ACTIVITY_KIND_RUNTIME (start INTEGER NOT NULL, end INTEGER NOT NULL,
   eventClass INTEGER NOT NULL, globalTid INTEGER, correlationId INTEGER, nameId INTEGER NOT NULL,
@@ -64,6 +65,12 @@ CREATE TABLE ENUM_NSYS_EVENT_CLASS (id INTEGER NOT NULL PRIMARY KEY, name TEXT, 
 CREATE TABLE ENUM_CUDA_DEV_MEM_EVENT_OPER (id INTEGER NOT NULL PRIMARY KEY, name TEXT, label TEXT);
 
 CREATE TABLE CUSCOPE_KERNEL_REPLAYS AS SELECT * FROM CUPTI_ACTIVITY_KIND_KERNEL WHERE 0;
+CREATE TABLE CUSCOPE_KERNEL_SIGNATURES (id INTEGER NOT NULL PRIMARY KEY, mangledName INTEGER NOT NULL,
+  shortName INTEGER NOT NULL, demangledName INTEGER NOT NULL, deviceId INTEGER NOT NULL, contextId INTEGER NOT NULL,
+  gridX INTEGER, gridY INTEGER, gridZ INTEGER, blockX INTEGER, blockY INTEGER, blockZ INTEGER,
+  registersPerThread INTEGER, staticSharedMemory INTEGER, dynamicSharedMemory INTEGER,
+  localMemoryPerThread INTEGER, sharedMemoryExecuted INTEGER, launchType INTEGER, clusterX INTEGER,
+  clusterY INTEGER, clusterZ INTEGER, deviceLaunched INTEGER);
 CREATE TABLE CUSCOPE_KERNEL_METRICS (correlationId INTEGER NOT NULL, deviceId INTEGER NOT NULL,
   kernelName INTEGER NOT NULL, gridX INTEGER, gridY INTEGER, gridZ INTEGER, blockX INTEGER, blockY INTEGER,
   blockZ INTEGER, passCount INTEGER, replayMode TEXT, metricName INTEGER NOT NULL, value REAL);

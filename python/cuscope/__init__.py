@@ -1,17 +1,8 @@
-"""cuscope traces in pandas: ``read_trace`` decodes a trace file into DataFrames, ``analyze`` asks
-the ``cuscope`` command for its findings.
+"""cuscope traces in pandas: ``read_trace`` reads a trace (through ``cuscope export --format sqlite``),
+``read_sqlite`` such a database, ``analyze`` asks the ``cuscope`` command for its findings. The
+package needs pandas and the ``cuscope`` command; nothing else."""
 
-The protobuf modules (``cuscope.v1.*_pb2``) are generated when the package is built. A checkout
-used without installing generates them into a folder of its own (``python/generate_protos.py``);
-the package path is extended over every ``cuscope`` folder on ``sys.path`` so that they are found
-there too.
-"""
+from cuscope.cli import analyze
+from cuscope.reader import Trace, read_sqlite, read_trace
 
-from pkgutil import extend_path
-
-__path__ = extend_path(__path__, __name__)
-
-from cuscope.cli import analyze  # noqa: E402
-from cuscope.reader import FORMAT_VERSION, Trace, read_trace  # noqa: E402
-
-__all__ = ["FORMAT_VERSION", "Trace", "analyze", "read_trace"]
+__all__ = ["Trace", "analyze", "read_sqlite", "read_trace"]
