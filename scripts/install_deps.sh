@@ -3,7 +3,7 @@
 set -euo pipefail
 packages=(cmake g++ make libprotobuf-dev protobuf-compiler libabsl-dev libre2-dev libgtest-dev libbenchmark-dev
           dpkg-dev unicode-data python3 perl
-          python3-protobuf python3-pandas python3-pytest  # the Python package (python/) and its tests
+          python3-pandas python3-pytest  # the Python package (python/) and its tests
           libsqlite3-dev  # SQLite, for `cuscope export --format sqlite`
           libpython3-dev  # an embedded CPython, for the test of the Python frame reader
           libdw-dev  # elfutils' DWARF reader (its header; the CLI loads libdw.so.1 when present) for native source lines
