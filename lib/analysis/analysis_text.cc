@@ -112,7 +112,15 @@ std::string RenderAnalysisText(const Analysis& analysis, const std::string& trac
   const auto esc = [](std::string_view text) { return core::EscapeForTerminal(text); };
   std::string out = absl::StrCat("cuscope analyze ", esc(trace_path), ": ", s.records(), " records, ", s.kernels(),
                                  " kernels, ", s.memcpys(), " copies, ", s.api_calls(), " API calls over ",
-                                 FormatDuration(s.span_ns()), "\n");
+                                 FormatDuration(s.span_ns()));
+  // Kernels recorded outside the timeline window: say which figures count which.
+  const Baseline& b = analysis.baseline;
+  if (b.windows_recorded && b.kernels != s.kernels()) {
+    absl::StrAppend(&out, " in the whole trace; ", b.kernels, " of the kernels (", FormatDuration(b.kernel_ns),
+                    " of kernel time) ran in the timeline window: the baseline, the GPU lines and the top-down count "
+                    "the window, the findings and the tables the whole trace");
+  }
+  out += "\n";
   // A monitor run keeps figures, not records: its baseline is the monitor table, not a timeline.
   const bool monitor_only = s.kernels() == 0 && s.api_calls() == 0 &&
                             std::any_of(analysis.tables.begin(), analysis.tables.end(),

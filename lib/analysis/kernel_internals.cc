@@ -713,7 +713,10 @@ std::vector<KernelVerdict> JudgeKernels(const Timeline& timeline, const Threshol
       auto& [sum, n] = g.sums[dict.str(metric_id)];
       sum += value;
       ++n;
-      if (captured && dict.str(metric_id) == metric::kDuration) g.replayed_duration_ns += std::max(0.0, value);
+      if (captured && dict.str(metric_id) == metric::kDuration) {
+        g.replayed_duration_ns += std::max(0.0, value);
+        ++g.v.replayed_launches_timed;
+      }
     }
   }
 

@@ -99,6 +99,9 @@ struct KernelVerdict {
   uint64_t timeline_launches = 0;
   uint64_t timeline_time_ns = 0;   // of the launches on the timeline
   uint64_t gpu_time_ns = 0;        // timeline time plus the replayed launches' measured duration
+  // The replayed launches whose measured duration gpu_time_ns holds (those that ran while the
+  // timeline was recorded): with timeline_launches, the launches gpu_time_ns is the time of.
+  uint64_t replayed_launches_timed = 0;
   double kernel_time_share = 0;    // of all kernel time, same accounting
   std::vector<MetricValue> metrics;  // every metric collected, by name
 

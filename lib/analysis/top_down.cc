@@ -57,6 +57,51 @@ bool TopDownReport::any_profiled() const {
   return false;
 }
 
+// The hot kernels' launches and time, and all kernel time, inside the timeline window that closed
+// before the choice, measured on the trace's own kernel rows as every other figure of `analyze` is
+// (the collector counted the records it had when it chose, which may include launches recorded
+// after the window closed). Without capture windows the whole trace is the window and the
+// collector's figures stand.
+void MeasureInWindow(const Timeline& timeline, TopDownChoice& choice) {
+  if (!timeline.has_capture_windows()) return;
+  std::optional<Interval> window;
+  for (const Interval& w : timeline.capture_windows()) {
+    if (w.end <= choice.time_ns || !window) window = w;
+  }
+  if (!window) return;
+  const core::Trace& trace = timeline.trace();
+  uint64_t all_ns = 0;
+  std::vector<uint64_t> time_ns(choice.kernels.size(), 0), launches(choice.kernels.size(), 0);
+  const IntervalSet in_window{*window};
+  for (const core::KernelRow& k : trace.kernels) {
+    if (!timeline.OnTimeline(k) || !trace.dict.has_signature(k.signature)) continue;
+    // As the baseline counts: the part inside the window, a launch when any of it is.
+    const Interval x{k.start, std::max(k.start, k.end)};
+    const uint64_t d = CoveredLength(in_window, x);
+    if (d == 0 && !Covers(in_window, x.begin)) continue;
+    all_ns += d;
+    const v1::KernelSignature& s = trace.dict.signature(k.signature);
+    for (size_t i = 0; i < choice.kernels.size(); ++i) {
+      const HotKernelEntry& e = choice.kernels[i];
+      if (s.device() == e.device && trace.dict.str(s.name()) == e.name &&
+          static_cast<uint32_t>(s.grid_x()) == e.grid[0] && static_cast<uint32_t>(s.grid_y()) == e.grid[1] &&
+          static_cast<uint32_t>(s.grid_z()) == e.grid[2] && static_cast<uint32_t>(s.block_x()) == e.block[0] &&
+          static_cast<uint32_t>(s.block_y()) == e.block[1] && static_cast<uint32_t>(s.block_z()) == e.block[2]) {
+        time_ns[i] += d;
+        ++launches[i];
+        break;
+      }
+    }
+  }
+  choice.window_kernel_ns = all_ns;
+  for (size_t i = 0; i < choice.kernels.size(); ++i) {
+    HotKernelEntry& e = choice.kernels[i];
+    e.window_ns = time_ns[i];
+    e.launches = launches[i];
+    e.window_share = all_ns > 0 ? static_cast<double>(time_ns[i]) / static_cast<double>(all_ns) : 0;
+  }
+}
+
 TopDownReport BuildTopDown(const Timeline& timeline, const std::vector<KernelVerdict>& verdicts) {
   const core::Trace& trace = timeline.trace();
   TopDownReport r;
@@ -87,6 +132,7 @@ TopDownReport BuildTopDown(const Timeline& timeline, const std::vector<KernelVer
       if (e.verdict) matched[*e.verdict] = true;
       choice.kernels.push_back(std::move(e));
     }
+    MeasureInWindow(timeline, choice);
     r.choices.push_back(std::move(choice));
   }
 

@@ -47,7 +47,8 @@ Finding KernelVerdictFinding(const KernelVerdict& v, const Thresholds& threshold
   if (v.top_stall) f.Add(absl::StrCat("top_stall_share_", v.stalls[*v.top_stall].reason), v.stalls[*v.top_stall].share,
                          "ratio");
   for (const MetricValue& m : v.metrics) f.Add(m.name, m.value, m.unit);
-  f.offenders.push_back(Offender{"kernel", v.name, v.timeline_launches + v.profiled_launches, v.gpu_time_ns});
+  // The launches its time is of: replays that ran while the timeline was off add no time, so no count.
+  f.offenders.push_back(Offender{"kernel", v.name, v.timeline_launches + v.replayed_launches_timed, v.gpu_time_ns});
   f.recommendation = v.recommendation;
   // The evidence behind the advice, for a reader of the finding alone.
   if (!v.occupancy_note.empty() && v.occupancy != OccupancyVerdict::kProblem) {
