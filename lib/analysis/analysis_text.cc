@@ -1,6 +1,7 @@
 #include "lib/analysis/analysis_text.h"
 
 #include <algorithm>
+#include <cinttypes>
 #include <string_view>
 #include <vector>
 
@@ -73,7 +74,13 @@ std::string RenderKernelInternals(const Analysis& analysis) {
 
 }  // namespace
 
-std::string RenderFindingText(const Finding& f, int rank) {
+std::string FormatSinceStart(uint64_t time, uint64_t origin) {
+  const bool before = time < origin;
+  const uint64_t ns = before ? origin - time : time - origin;
+  return absl::StrFormat("%c%" PRIu64 ".%06" PRIu64 " ms", before ? '-' : '+', ns / 1'000'000, ns % 1'000'000);
+}
+
+std::string RenderFindingText(const Finding& f, int rank, uint64_t origin) {
   const auto esc = [](std::string_view text) { return core::EscapeForTerminal(text); };
   std::string out;
   absl::StrAppend(&out, rank, ". [", std::string(SeverityName(f.severity)), "] ", f.rule_id, ": ", esc(f.headline),
@@ -97,8 +104,14 @@ std::string RenderFindingText(const Finding& f, int rank) {
     absl::StrAppend(&out, FormatDuration(o.time_ns), ")\n");
   }
   for (const Span& sp : f.spans) {
-    absl::StrAppend(&out, "   span: ", esc(sp.label), " [", sp.begin, " .. ", sp.end, "] ns (",
-                    FormatDuration(sp.end > sp.begin ? sp.end - sp.begin : 0), ")\n");
+    if (origin == 0) {
+      absl::StrAppend(&out, "   span: ", esc(sp.label), " [", sp.begin, " .. ", sp.end, "] ns (",
+                      FormatDuration(sp.end > sp.begin ? sp.end - sp.begin : 0), ")\n");
+    } else {
+      absl::StrAppend(&out, "   span: ", esc(sp.label), " [", FormatSinceStart(sp.begin, origin), " .. ",
+                      FormatSinceStart(sp.end, origin), "] from the session start (",
+                      FormatDuration(sp.end > sp.begin ? sp.end - sp.begin : 0), ")\n");
+    }
   }
   absl::StrAppend(&out, "   advice: ", esc(f.recommendation), "\n\n");
   return out;
@@ -166,7 +179,7 @@ std::string RenderAnalysisText(const Analysis& analysis, const std::string& trac
     absl::StrAppend(&out, "Findings (most severe and most costly first):\n\n");
     int rank = 0;
     for (const Finding& f : analysis.findings) {
-      out += RenderFindingText(f, ++rank);
+      out += RenderFindingText(f, ++rank, s.session_start_ns());
       if (f.rule_id == "hot.kernels" && !internals_shown) {
         out += internals;
         internals_shown = true;

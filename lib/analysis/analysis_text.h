@@ -20,7 +20,11 @@ std::string RenderAnalysisText(const Analysis& analysis, const std::string& trac
 
 // One finding as the report lists it: "N. [severity] rule: headline", then what it could recover,
 // its numbers, offenders, spans and advice, each on a line of its own; names escaped.
-std::string RenderFindingText(const Finding& finding, int rank);
+// Times of spans are given from `origin` (the session's start), exact to the nanosecond; with origin
+// 0 as CUPTI's absolute nanoseconds (a rank set's findings, whose traces share one clock).
+std::string RenderFindingText(const Finding& finding, int rank, uint64_t origin = 0);
+// A CUPTI time from `origin` for people: "+96.920123 ms" (exact to the ns; "-" before it).
+std::string FormatSinceStart(uint64_t time, uint64_t origin);
 
 }  // namespace cuscope::analysis
 

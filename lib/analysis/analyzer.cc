@@ -21,6 +21,8 @@ v1::TraceSummary Summarize(const core::Trace& trace, const Timeline& timeline) {
   s.set_memsets(trace.memsets.size());
   s.set_api_calls(trace.api_calls.size());
   s.set_span_ns(timeline.span().length());
+  const uint64_t session_start = timeline.trace().header.session().start_time_ns();
+  s.set_session_start_ns(session_start != 0 ? session_start : timeline.span().begin);
   for (const DeviceTimeline& d : timeline.devices()) {
     v1::DeviceSummary* ds = s.add_devices();
     ds->set_device(d.device);

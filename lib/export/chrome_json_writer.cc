@@ -111,7 +111,7 @@ uint32_t ChromeJsonWriter::SyntheticTid(uint32_t pid, int64_t preferred) {
 }
 
 absl::Status ChromeJsonWriter::Start(const ExportInfo& info) {
-  origin_ = info.first_ns;
+  origin_ = info.time_origin_ns;
   source_path_ = info.source_path;
   out_->Append("{\"traceEvents\":[\n");
   return out_->status();
@@ -238,12 +238,12 @@ absl::Status ChromeJsonWriter::AddCounter(uint64_t track, uint64_t time, double 
 
 absl::Status ChromeJsonWriter::Finish() {
   std::string& out = out_->buffer();
-  out.append("\n],\"displayTimeUnit\":\"ns\",\"otherData\":{\"cuscope_first_ns\":");
+  out.append("\n],\"displayTimeUnit\":\"ns\",\"otherData\":{\"cuscope_session_start_ns\":");
   // As a string: a number this large would be read as a double.
   String(absl::StrCat(origin_), kMaxNameBytes);
   out.append(",\"cuscope_source\":");
   String(source_path_, SIZE_MAX);
-  out.append(",\"cuscope_time_unit\":\"us since cuscope_first_ns\"}}\n");
+  out.append(",\"cuscope_time_unit\":\"us since the session start (cuscope_session_start_ns, CUPTI's clock)\"}}\n");
   return out_->status();
 }
 

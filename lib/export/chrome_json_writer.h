@@ -18,10 +18,10 @@
 // cut there and ends "... (N bytes)", a string argument at kMaxArgBytes, so that an event stays
 // about a kilobyte whatever the trace names (Perfetto interns, and keeps names whole).
 //
-// Timestamps: microseconds (with three decimals, so nanoseconds stay exact) since the trace's
-// first timestamp, ExportInfo.first_ns, which the output records as "cuscope_first_ns" in
-// "otherData": as absolute CUPTI nanoseconds (about 1.7e18) a JSON number, read as a double,
-// would lose the nanoseconds.
+// Timestamps: microseconds (with three decimals, so nanoseconds stay exact) since the session's
+// start, ExportInfo.time_origin_ns (the time base of analyze, dump and the SQLite export), which
+// the output records as "cuscope_session_start_ns" in "otherData": as absolute CUPTI nanoseconds
+// (about 1.7e18) a JSON number, read as a double, would lose the nanoseconds.
 #ifndef CUSCOPE_LIB_EXPORT_CHROME_JSON_WRITER_H_
 #define CUSCOPE_LIB_EXPORT_CHROME_JSON_WRITER_H_
 

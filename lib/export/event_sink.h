@@ -129,6 +129,9 @@ struct ExportInfo {
   // Earliest and latest timestamp in the trace (ns); 0 when it has no records.
   uint64_t first_ns = 0;
   uint64_t last_ns = 0;
+  // What times count from where a format needs small numbers (Chrome JSON): the session's start, as
+  // in every other output of cuscope (a rank set: the earliest rank's start on the shared clock).
+  uint64_t time_origin_ns = 0;
   std::string source_path;
 };
 

@@ -745,6 +745,8 @@ absl::Status ExportPass::Run(core::TraceReader& reader, const std::string& path)
   ExportInfo info;
   info.first_ns = scan_.empty() ? 0 : scan_.first_ns;
   info.last_ns = scan_.empty() ? 0 : scan_.last_ns;
+  const uint64_t session_start = scan_.header.session().start_time_ns();
+  info.time_origin_ns = session_start != 0 ? session_start : info.first_ns;
   info.source_path = path;
   if (auto st = sink_->Start(info); !st.ok()) return st;
   if (auto st = DeclareTracks(); !st.ok()) return st;

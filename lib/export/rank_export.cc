@@ -161,6 +161,7 @@ absl::StatusOr<ExportSummary> ExportRanksToFile(const std::vector<std::string>& 
   ExportSummary total;
   ExportInfo info;
   info.first_ns = first_ns == UINT64_MAX ? 0 : first_ns;
+  info.time_origin_ns = info.first_ns;
   info.source_path = absl::StrCat(trace_paths.size(), " rank traces");
   absl::Status st = writer->Start(info);
   absl::flat_hash_set<int32_t> pids_taken;

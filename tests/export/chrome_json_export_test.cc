@@ -95,7 +95,7 @@ TEST_F(ChromeJsonExportTest, ProcessesAndThreads) {
   EXPECT_GE(Tid(gpu, "Stream 7 (overlap 1)"), ChromeJsonWriter::kSyntheticBase);
   EXPECT_GE(Tid(42, "NVTX, thread 100"), ChromeJsonWriter::kSyntheticBase);
   EXPECT_NE(Pid("cuscope findings"), -1);
-  EXPECT_EQ(Str(root_.fields().at("otherData").struct_value(), "cuscope_first_ns"), "1700000000000000000");
+  EXPECT_EQ(Str(root_.fields().at("otherData").struct_value(), "cuscope_session_start_ns"), "1700000000000000000");
 }
 
 TEST_F(ChromeJsonExportTest, CompleteEventsInMicroseconds) {
@@ -262,7 +262,7 @@ TEST(ChromeJsonWriterTest, ACutEndsWhereACharacterEnds) {
   auto file = core::OutputFile::Create(path, false);
   ASSERT_TRUE(file.ok());
   ChromeJsonWriter writer(file->get());
-  ASSERT_TRUE(writer.Start(ExportInfo{100, 200, "in"}).ok());
+  ASSERT_TRUE(writer.Start(ExportInfo{100, 200, 100, "in"}).ok());
   Track group;
   group.id = 1;
   group.type = TrackType::kGroup;
@@ -318,7 +318,7 @@ TEST(ChromeJsonWriterTest, BytesThatAreNotUtf8BecomeReplacementCharacters) {
   auto file = core::OutputFile::Create(path, false);
   ASSERT_TRUE(file.ok()) << file.status();
   ChromeJsonWriter writer(file->get());
-  ASSERT_TRUE(writer.Start(ExportInfo{100, 200, "in"}).ok());
+  ASSERT_TRUE(writer.Start(ExportInfo{100, 200, 100, "in"}).ok());
   Track group;
   group.id = 1;
   group.type = TrackType::kGroup;

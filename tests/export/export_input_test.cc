@@ -215,19 +215,31 @@ TEST(ExportCommandTest, ExitCodes) {
   EXPECT_EQ(Export({"--help"}), 0);
 }
 
-TEST(ExportCommandTest, DefaultOutputNextToTheTrace) {
+// Without -o the output goes into the current directory, named after the trace (never beside the
+// trace, whose folder may be read-only or shared), as for every command that writes.
+TEST(ExportCommandTest, DefaultOutputInTheCurrentDirectory) {
   TestTrace t;
   BuildScenario(&t);
   const std::string input = t.Write();
   ASSERT_TRUE(absl::EndsWith(input, ".cuscope"));
-  const std::string expected = input.substr(0, input.size() - 8) + ".pftrace";
-  // Left by an earlier run whose process had the same id, they would be refused as existing.
-  ::unlink(expected.c_str());
-  ::unlink((input.substr(0, input.size() - 8) + ".json").c_str());
+  const std::string stem = input.substr(input.rfind('/') + 1, input.size() - input.rfind('/') - 1 - 8);
+  char dir_template[] = "/tmp/cuscope_export_cwd_XXXXXX";
+  ASSERT_NE(::mkdtemp(dir_template), nullptr);
+  const std::string dir = dir_template;
+  char previous[4096];
+  ASSERT_NE(::getcwd(previous, sizeof previous), nullptr);
+  ASSERT_EQ(::chdir(dir.c_str()), 0);
   EXPECT_EQ(Export({input, "--no-findings"}), 0);
-  EXPECT_TRUE(Exists(expected));
   EXPECT_EQ(Export({"--format", "chrome-json", input, "--no-findings"}), 0);
-  EXPECT_TRUE(Exists(input.substr(0, input.size() - 8) + ".json"));
+  EXPECT_EQ(Export({"--format=sqlite", input, "--no-findings"}), 0);
+  ASSERT_EQ(::chdir(previous), 0);
+  for (const char* extension : {".pftrace", ".json", ".sqlite"}) {
+    const std::string made = dir + "/" + stem + extension;
+    EXPECT_TRUE(Exists(made)) << made;
+    ::unlink(made.c_str());
+    EXPECT_FALSE(Exists(input.substr(0, input.size() - 8) + extension)) << "written beside the trace";
+  }
+  ::rmdir(dir.c_str());
 }
 
 }  // namespace

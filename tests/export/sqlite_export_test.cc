@@ -19,6 +19,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_replace.h"
 #include "gtest/gtest.h"
+#include "lib/analysis/analysis_text.h"
 #include "lib/analysis/analyzer.h"
 #include "lib/analysis/tables.h"
 #include "lib/analysis/timeline.h"
@@ -217,6 +218,38 @@ TEST_F(SqliteScenarioTest, AnExistingOutputIsReplacedOnlyWithForceAndNothingIsLe
     }
     ::closedir(d);
   }
+}
+
+// One time base: a finding's span is the same nanoseconds from the session start in analyze's text
+// and in the database (the top-down trace, whose session started before its first record).
+TEST(SqliteExportTest, AnalyzeAndTheDatabaseGiveTimesFromTheSessionStart) {
+  const std::string path = absl::StrCat(CUSCOPE_TRACES_DIR, "/h200_torch_top_down.cuscope");
+  absl::StatusOr<core::Trace> trace = core::LoadTrace(path);
+  ASSERT_TRUE(trace.ok());
+  const analysis::Analysis analysis = analysis::Analyze(*trace, analysis::AnalyzeOptions());
+  const uint64_t origin = analysis.summary.session_start_ns();
+  ASSERT_EQ(origin, trace->header.session().start_time_ns());
+  const analysis::Finding* with_span = nullptr;
+  int rank = 0;
+  for (const analysis::Finding& f : analysis.findings) {
+    ++rank;
+    if (!f.spans.empty()) {
+      with_span = &f;
+      break;
+    }
+  }
+  ASSERT_NE(with_span, nullptr);
+  const analysis::Span& span = with_span->spans[0];
+  const std::string text = analysis::RenderAnalysisText(analysis, path, 10, core::KernelNameStyle::kBase);
+  EXPECT_NE(text.find(absl::StrCat("[", analysis::FormatSinceStart(span.begin, origin), " .. ",
+                                   analysis::FormatSinceStart(span.end, origin), "] from the session start")),
+            std::string::npos);
+  const std::string db = Export(path);
+  EXPECT_EQ(One(db, absl::StrCat("SELECT s.start || ',' || s.\"end\" FROM CUSCOPE_FINDING_SPANS s JOIN CUSCOPE_FINDINGS f "
+                                 "ON f.id = s.findingId WHERE f.rank = ", rank, " LIMIT 1")),
+            absl::StrCat(span.begin - origin, ",", span.end - origin));
+  EXPECT_EQ(analysis::FormatSinceStart(origin + 96'920'123, origin), "+96.920123 ms");
+  EXPECT_EQ(analysis::FormatSinceStart(origin - 5, origin), "-0.000005 ms");
 }
 
 }  // namespace
