@@ -151,6 +151,9 @@ std::string RenderAnalysisText(const Analysis& analysis, const std::string& trac
     if (unobserved_ns > 0) {
       absl::StrAppend(&out, " (without ", FormatDuration(unobserved_ns), " outside the capture windows)");
     }
+    if (d.replayed_busy_ns() > 0) {
+      absl::StrAppend(&out, " (", FormatDuration(d.replayed_busy_ns()), " of kernels replayed for metrics counted busy)");
+    }
     // The kernels and kernel time of the baseline's window, so that the two lines agree; what ran
     // outside it (a deep launch queue draining after the window closed) apart.
     const DeviceBaseline* window = analysis.baseline.Device(d.device());

@@ -79,6 +79,13 @@ struct DeviceTimeline {
     const uint64_t skipped = metrics_idle_ns() + unobserved_idle_ns();
     return active.length() - std::min(active.length(), skipped);
   }
+  // Busy time with the launches replayed for metrics counted busy for their measured duration (at
+  // most the idle time they could have filled): the program's work where the timeline cannot show
+  // it. The busy share every output gives is this over counted_active_ns().
+  uint64_t busy_with_replays_ns() const {
+    const uint64_t counted = counted_active_ns(), busy = busy_ns();
+    return busy + std::min(counted - std::min(counted, busy), replayed_kernel_ns);
+  }
   // metrics_idle and unobserved_idle together: the stretches the idle analysis skips.
   IntervalSet NotCounted() const { return unobserved_idle.empty() ? metrics_idle : Union(metrics_idle, unobserved_idle); }
 };

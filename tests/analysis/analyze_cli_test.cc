@@ -336,7 +336,7 @@ TEST(AnalyzeCommand, KernelInternalsSectionFollowsTheHotKernelList) {
             std::string::npos)
       << r.out;
   EXPECT_NE(r.out.find("sm__throughput.avg.pct_of_peak_sustained_elapsed=72.0%"), std::string::npos) << r.out;
-  EXPECT_NE(r.out.find("GPU 0: busy 92.7% of its active 12.950 ms (20 kernels, 12.000 ms kernel time)"),
+  EXPECT_NE(r.out.find("GPU 0: busy 100.0% of its active 12.950 ms (950.0 us of kernels replayed for metrics counted busy) (20 kernels, 12.000 ms kernel time)"),
             std::string::npos)
       << r.out;
   // The replayed launches and their 250 ms windows are not idle GPU time.

@@ -87,5 +87,41 @@ TEST_F(OneNumberTest, TheHeaderSaysWhichFiguresCountTheWindow) {
       << text.substr(0, 400);
 }
 
+// The busy share of the GPU lines and of gpu.idle is one number, on every shipped trace (metric
+// replays count busy in both).
+TEST(OneNumberAcrossTracesTest, GpuLineAndGpuIdleGiveOneBusyShare) {
+  int judged = 0;
+  for (const char* name : {"h200_known_work.cuscope", "h200_kernel_internals_metrics.cuscope",
+                           "h200_torch_top_down.cuscope", "h200_examples/sync_every_step.cuscope",
+                           "h200_examples/launch_overhead.cuscope", "h200_examples/pageable_copies.cuscope"}) {
+    absl::StatusOr<core::Trace> trace = core::LoadTrace(absl::StrCat(CUSCOPE_TRACES_DIR, "/", name));
+    ASSERT_TRUE(trace.ok()) << name;
+    const Analysis a = Analyze(*trace, AnalyzeOptions());
+    for (const Finding& f : a.findings) {
+      if (f.rule_id != "gpu.idle") continue;
+      ASSERT_EQ(a.summary.devices_size(), 1);
+      EXPECT_NEAR(*f.number("busy_share"), a.summary.devices(0).busy_share(), 1e-9) << name;
+      ++judged;
+    }
+  }
+  EXPECT_GE(judged, 3);
+}
+
+// A trace whose every launch was replayed to collect metrics has no timeline of kernels: no idle
+// GPU is claimed (it said "idle 97.2%" as an error). A trace with timeline kernels beside its
+// replays is still judged.
+TEST(OneNumberAcrossTracesTest, AMetricsOnlyTraceIsNotAnIdleGpu) {
+  for (const auto& [name, judged] : {std::pair<const char*, bool>{"h200_torch_gemm_metrics.cuscope", false},
+                                     std::pair<const char*, bool>{"h200_kernel_internals_metrics.cuscope", true}}) {
+    absl::StatusOr<core::Trace> trace = core::LoadTrace(absl::StrCat(CUSCOPE_TRACES_DIR, "/", name));
+    ASSERT_TRUE(trace.ok()) << name;
+    const Analysis a = Analyze(*trace, AnalyzeOptions());
+    bool idle = false;
+    for (const Finding& f : a.findings) idle = idle || f.rule_id == "gpu.idle";
+    EXPECT_EQ(idle, judged) << name;
+    EXPECT_GT(a.summary.replayed_kernels(), 0u) << name;
+  }
+}
+
 }  // namespace
 }  // namespace cuscope::analysis

@@ -440,12 +440,13 @@ std::vector<Finding> GpuIdleRule(const Timeline& timeline, const Thresholds& thr
     device.metrics_ns = d.metrics_idle_ns();
     device.unobserved_ns = d.unobserved_idle_ns();
     if (device.active_ns == 0) continue;
+    // A device whose every kernel launch was replayed to collect metrics has no timeline of its
+    // kernels: its gaps are the profiler's serialization, not an idle GPU.
+    if (d.kernel_count == 0 && timeline.replayed_kernel_count() > 0) continue;
     device.busy_ns = d.busy_ns();
     // Launches replayed for metrics ran the program's work too, for their measured duration, where
-    // the timeline cannot show it: counted as busy, so that a run whose kernels were all profiled
-    // is not called idle.
-    device.replayed_ns =
-        std::min(device.active_ns - std::min(device.active_ns, device.busy_ns), d.replayed_kernel_ns);
+    // the timeline cannot show it: counted as busy (DeviceTimeline::busy_with_replays_ns).
+    device.replayed_ns = d.busy_with_replays_ns() - device.busy_ns;
     device.busy_share = static_cast<double>(device.busy_ns + device.replayed_ns) / static_cast<double>(device.active_ns);
     if (device.busy_share >= thresholds.gpu_busy_min_share) continue;
     if (host) {
