@@ -24,7 +24,7 @@ RunFigures FiguresOf(const analysis::Timeline& timeline, const analysis::Analysi
   r.end_to_end_ns = s.span_ns();
   r.truncated = s.truncated();
   for (const v1::DeviceSummary& d : s.devices()) {
-    r.gpu_busy_ns += d.busy_ns();
+    r.gpu_busy_ns += d.busy_ns() + d.replayed_busy_ns();  // as the GPU lines and gpu.idle count it
     // Metric collection and idle time outside the capture windows are neither busy nor idle.
     const uint64_t counted = d.active_ns() - std::min(d.active_ns(), d.metrics_collection_ns());
     r.gpu_active_ns += counted - std::min(counted, analysis.baseline.UnobservedNs(d.device()));

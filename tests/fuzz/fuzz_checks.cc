@@ -285,7 +285,7 @@ std::string CheckControlRequest(std::string_view bytes) {
     if (c.kind() != v1::CaptureRequest::KIND_WINDOW && c.kind() != v1::CaptureRequest::KIND_SNAPSHOT) {
       return "accepted a capture of no known kind";
     }
-  } else if (!request->has_status()) {
+  } else if (!request->has_status() && !request->has_detach()) {
     return "accepted a request that asks for nothing";
   }
   auto again = control::ParseRequest(control::Frame(*request));
