@@ -26,7 +26,8 @@ constexpr const char kDiffUsage[] =
     "  --top N              kernels to list (default 10; 0 = all)\n"
     "  --min-change PCT     one run per side: smallest change that counts (default 2)\n"
     CUSCOPE_SPAN_USAGE
-    "  --fail-on-regression exit 1 when NEW is slower (a verdict of 'worse'), for CI gates\n" CUSCOPE_KERNEL_NAMES_USAGE;
+    "  --fail-on-regression exit 1 when NEW is slower (a verdict of 'worse') or the runs cannot be compared,\n"
+    "                       for CI gates\n" CUSCOPE_KERNEL_NAMES_USAGE;
 
 }  // namespace
 
@@ -74,7 +75,11 @@ int RunDiff(const Args& args) {
   } else {
     std::fputs(core::EscapeTextForTerminal(report::RenderDiffText(diff, top, names)).c_str(), stdout);
   }
-  return fail_on_regression && diff.verdict == report::Verdict::kWorse ? 1 : 0;
+  // A gate fails on a regression, and on runs it cannot compare: passing them would hide one.
+  return fail_on_regression &&
+                 (diff.verdict == report::Verdict::kWorse || diff.verdict == report::Verdict::kNotComparable)
+             ? 1
+             : 0;
 }
 
 }  // namespace cuscope::cli

@@ -1,4 +1,4 @@
-// cuscope stats --report NAME[,NAME...] [--format text|csv|json] [--kernel-names STYLE] TRACE
+// cuscope stats --report NAME[,NAME...] [--format text|csv|json] [--kernel-names STYLE] [-o PREFIX] TRACE
 #include <algorithm>
 #include <cstdio>
 #include <string>
@@ -11,6 +11,7 @@
 #include "lib/cli/arguments.h"
 #include "lib/cli/commands.h"
 #include "lib/cli/source_lines.h"
+#include "lib/core/output_file.h"
 #include "lib/core/terminal_text.h"
 
 namespace cuscope::cli {
@@ -25,7 +26,8 @@ std::string KnownReports() {
 }  // namespace
 
 int RunStats(const Args& args) {
-  std::string path, format = "text";
+  std::string path, format = "text", prefix;
+  bool overwrite = false;
   std::vector<std::string> reports;
   core::KernelNameStyle names = core::KernelNameStyle::kBase;
   ArgumentParser parser;
@@ -38,6 +40,15 @@ int RunStats(const Args& args) {
     return absl::OkStatus();
   });
   parser.Option({"--kernel-names"}, "--kernel-names takes base, demangled or mangled", KeepKernelNameStyle(&names));
+  constexpr char kOutputError[] = "stats: -o takes a file name prefix";
+  parser.Option({"-o", "--output"}, kOutputError, [&](const std::string& v) {
+    prefix = v;
+    return prefix.empty() ? absl::InvalidArgumentError(kOutputError) : absl::OkStatus();
+  });
+  parser.Switch({"-f", "--force-overwrite"}, [&](bool on) {
+    overwrite = on;
+    return absl::OkStatus();
+  });
   // GPU time grouped one way or another: a shorthand for the report that groups it so.
   parser.Option({"--by"}, "--by takes kernel, stack or nvtx", [&](const std::string& v) {
     if (v == "kernel") {
@@ -55,7 +66,9 @@ int RunStats(const Args& args) {
   parser.Positional(KeepOne(&path, "stats takes one trace file"));
   const std::string usage = absl::StrCat(
       "usage: cuscope stats --report NAME[,NAME...] [--by kernel|stack|nvtx] [--format text|csv|json]\n"
-      "                     [--kernel-names STYLE] TRACE\n"
+      "                     [--kernel-names STYLE] [-o PREFIX [-f]] TRACE\n"
+      "-o PREFIX: each report into its own file, PREFIX_REPORT.txt, .csv or .json (as nsys stats -o), for\n"
+      "pandas.read_csv; without it, the reports go to standard output one after the other\n"
       "reports: ", KnownReports(), "\n"
       "--by: GPU time by kernel (cuda_gpu_kern_sum), by launch site (cuda_kern_stack_sum, with --stacks) or by\n"
       "NVTX range (nvtx_gpu_proj_sum)\n"
@@ -96,24 +109,44 @@ int RunStats(const Args& args) {
     reports.erase(std::remove(reports.begin(), reports.end(), "gpu_metrics"), reports.end());
   }
   const analysis::Timeline timeline = analysis::Timeline::Build(*trace);
+  // One report rendered alone: names in the chosen style in every format (JSON and CSV as well).
+  const auto render = [&](const analysis::Table& built) {
+    const analysis::Table table = analysis::WithKernelNames(built, names);
+    if (format == "text") return core::EscapeTextForTerminal(analysis::RenderText(table));
+    if (format == "csv") return analysis::RenderCsv(table);
+    return analysis::RenderJson(table);
+  };
+  if (!prefix.empty()) {
+    const std::string extension = format == "text" ? ".txt" : absl::StrCat(".", format);
+    for (const std::string& name : reports) {
+      const std::string file = absl::StrCat(prefix, "_", name, extension);
+      std::string body = render(*analysis::BuildReport(name, timeline));
+      if (format == "json") body += "\n";
+      if (absl::Status st = core::WriteOutputFile(file, body, overwrite); !st.ok()) {
+        return PrintError(std::string(st.message()));
+      }
+      std::printf("wrote %s\n", core::EscapeForTerminal(file).c_str());
+    }
+    return 0;
+  }
   std::string out;
   if (format == "json") out += "[";
   for (size_t r = 0; r < reports.size(); ++r) {
-    const analysis::Table table = *analysis::BuildReport(reports[r], timeline);
+    const std::string one = render(*analysis::BuildReport(reports[r], timeline));
     if (format == "text") {
-      absl::StrAppend(&out, r ? "\n" : "", analysis::RenderText(analysis::WithKernelNames(table, names)));
+      absl::StrAppend(&out, r ? "\n" : "", one);
     } else if (format == "csv") {
-      // Several reports in one CSV stream: each starts with a "# name" line.
-      if (reports.size() > 1) absl::StrAppend(&out, r ? "\n" : "", "# ", table.name, "\n");
-      absl::StrAppend(&out, analysis::RenderCsv(table));
+      // Several reports in one CSV stream: each starts with a "# name" line (-o PREFIX writes a file
+      // per report, which pandas reads).
+      if (reports.size() > 1) absl::StrAppend(&out, r ? "\n" : "", "# ", reports[r], "\n");
+      absl::StrAppend(&out, one);
     } else {
-      absl::StrAppend(&out, r ? "," : "", analysis::RenderJson(table));
+      absl::StrAppend(&out, r ? "," : "", one);
     }
   }
   if (format == "json") out += "]\n";
-  // Text is for a terminal: RenderText escaped the names, and nothing else may reach it raw. CSV
-  // and JSON keep the strings whole (JSON escapes every control character).
-  if (format == "text") out = core::EscapeTextForTerminal(out);
+  // Text is for a terminal: RenderText escaped the names and the rest was escaped above. CSV and
+  // JSON keep the strings whole (JSON escapes every control character).
   std::fputs(out.c_str(), stdout);
   return 0;
 }

@@ -157,6 +157,26 @@ std::string SpanPhrase(const DiffOptions& options) {
   return "in steady state";
 }
 
+// "; its ranges: step (400x), forward (400x), ..." (the most frequent ten), or that it has none.
+std::string RangesThere(const std::vector<RunFigures>& runs) {
+  absl::flat_hash_map<std::string, uint64_t> counts;
+  for (const RunFigures& r : runs) {
+    for (const auto& [name, figure] : r.nvtx) {
+      if (figure.count > 0) counts[name] += figure.count;
+    }
+  }
+  if (counts.empty()) return "; it has no NVTX ranges";
+  std::vector<std::pair<std::string, uint64_t>> sorted(counts.begin(), counts.end());
+  std::sort(sorted.begin(), sorted.end(), [](const auto& a, const auto& b) {
+    return a.second != b.second ? a.second > b.second : a.first < b.first;
+  });
+  std::vector<std::string> shown;
+  for (size_t i = 0; i < sorted.size() && i < 10; ++i) {
+    shown.push_back(absl::StrCat("\"", sorted[i].first, "\" (", sorted[i].second, "x)"));
+  }
+  return absl::StrCat("; its ranges: ", absl::StrJoin(shown, ", "), sorted.size() > 10 ? ", ..." : "");
+}
+
 DiffResult DiffRuns(const std::vector<RunFigures>& base, const std::vector<RunFigures>& next,
                     const DiffOptions& options) {
   DiffResult d;
@@ -269,7 +289,8 @@ DiffResult DiffRuns(const std::vector<RunFigures>& base, const std::vector<RunFi
     d.verdict = Verdict::kNotComparable;
     const char* side = e.base.mean <= 0 ? "BASE" : "NEW";
     d.conclusion = options.span == DiffSpan::kNvtx
-                       ? absl::StrCat("Not comparable: ", side, " has no NVTX range \"", options.nvtx_range, "\"")
+                       ? absl::StrCat("Not comparable: ", side, " has no NVTX range \"", options.nvtx_range, "\"",
+                                      RangesThere(e.base.mean <= 0 ? base : next))
                        : absl::StrCat("Not comparable: ", side, " has no recorded ",
                                       options.span == DiffSpan::kSteady ? "GPU activity (steady-state time 0)"
                                                                         : "activity (end-to-end time 0)");

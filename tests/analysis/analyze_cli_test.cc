@@ -278,6 +278,32 @@ TEST(StatsCommand, ReportsInTextCsvAndJson) {
   EXPECT_EQ(json.out.rfind("[{\"report\":\"cuda_kern_exec_sum\"", 0), 0u) << json.out;
 }
 
+// -o PREFIX: a file per report (PREFIX_REPORT.csv), as nsys stats writes them, each one table that
+// pandas.read_csv reads; an existing file is refused without -f.
+TEST(StatsCommand, OutputPrefixWritesAFilePerReport) {
+  const std::string trace = HealthyTrace();
+  const std::string prefix = trace + "_stats";
+  const Outcome r = Capture(RunStats, {"--report=cuda_gpu_kern_sum,cuda_api_sum", "--format=csv", "-o", prefix, trace});
+  ASSERT_EQ(r.code, 0) << r.err;
+  for (const char* report : {"cuda_gpu_kern_sum", "cuda_api_sum"}) {
+    const std::string file = absl::StrCat(prefix, "_", report, ".csv");
+    EXPECT_NE(r.out.find(file), std::string::npos) << r.out;
+    std::ifstream in(file);
+    std::string first;
+    ASSERT_TRUE(std::getline(in, first)) << file;
+    EXPECT_EQ(first.rfind("Time (%),Total Time (ns),", 0), 0u) << first;  // no "# name" line
+  }
+  const Outcome again = Capture(RunStats, {"--report=cuda_api_sum", "--format=csv", "-o", prefix, trace});
+  EXPECT_NE(again.code, 0);
+  EXPECT_NE(again.err.find("-f/--force-overwrite"), std::string::npos) << again.err;
+  EXPECT_EQ(Capture(RunStats, {"--report=cuda_api_sum", "--format=csv", "-o", prefix, "-f", trace}).code, 0);
+  const std::string api = absl::StrCat(prefix, "_cuda_api_sum.csv");
+  std::ifstream in(api);
+  std::string header;
+  ASSERT_TRUE(std::getline(in, header));
+  EXPECT_NE(header.find("Num Calls"), std::string::npos) << header;  // nsys's name in this report
+}
+
 // --by names the grouping of GPU time; without stacks, all reports leave the launch-site table out.
 TEST(StatsCommand, ByKernelStackOrNvtx) {
   const std::string trace = HealthyTrace();

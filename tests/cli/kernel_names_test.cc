@@ -57,7 +57,7 @@ TEST(KernelNamesCliTest, AnalyzeShowsBaseNamesUnlessAsked) {
   EXPECT_TRUE(absl::StrContains(json.out, kMangled)) << json.out;
 }
 
-TEST(KernelNamesCliTest, StatsTextIsShortCsvAndJsonKeepTheRecordedName) {
+TEST(KernelNamesCliTest, StatsHonoursTheStyleInEveryFormat) {
   const std::string trace = LaunchBoundTrace(10);
   const Outcome text = Capture(RunStats, {"--report", "cuda_gpu_kern_sum", trace});
   ASSERT_EQ(text.code, 0) << text.err;
@@ -65,9 +65,13 @@ TEST(KernelNamesCliTest, StatsTextIsShortCsvAndJsonKeepTheRecordedName) {
   // The Name column's rule is as wide as the names shown, not as the recorded ones.
   EXPECT_FALSE(absl::StrContains(text.out, std::string(sizeof(kBase) + 2, '-'))) << text.out;
   const Outcome csv = Capture(RunStats, {"--report", "cuda_gpu_kern_sum", "--format", "csv", trace});
-  EXPECT_TRUE(absl::StrContains(csv.out, kMangled)) << csv.out;
+  EXPECT_TRUE(absl::StrContains(csv.out, std::string(",\"") + kBase + "\"\n")) << csv.out;  // quoted: it has commas
+  EXPECT_FALSE(absl::StrContains(csv.out, kMangled)) << csv.out;
   const Outcome json = Capture(RunStats, {"--report", "cuda_gpu_kern_sum", "--format", "json", trace});
-  EXPECT_TRUE(absl::StrContains(json.out, kMangled)) << json.out;
+  EXPECT_TRUE(absl::StrContains(json.out, std::string("\"") + kBase + "\"")) << json.out;
+  const Outcome mangled_csv =
+      Capture(RunStats, {"--report", "cuda_gpu_kern_sum", "--format=csv", "--kernel-names=mangled", trace});
+  EXPECT_TRUE(absl::StrContains(mangled_csv.out, kMangled)) << mangled_csv.out;
   const Outcome mangled = Capture(RunStats, {"--report", "cuda_gpu_kern_sum", "--kernel-names", "mangled", trace});
   EXPECT_TRUE(absl::StrContains(mangled.out, kMangled)) << mangled.out;
 }

@@ -264,6 +264,8 @@ TEST(DiffTest, AnNvtxRangesMeanLengthIsCompared) {
   const DiffResult none = DiffRuns({Load(base.Write())}, {Load(next.Write())}, options);
   EXPECT_EQ(none.verdict, Verdict::kNotComparable);
   EXPECT_TRUE(absl::StrContains(none.conclusion, "BASE has no NVTX range \"request\"")) << none.conclusion;
+  // It names the ranges that side has, so that the right name is one look away.
+  EXPECT_TRUE(absl::StrContains(none.conclusion, "its ranges: \"step\" (4x)")) << none.conclusion;
 }
 
 TEST(DiffRenderTest, TextAndJson) {

@@ -61,7 +61,9 @@ TEST(DiffCommandTest, FailOnRegressionAndTheSpanOptions) {
   EXPECT_EQ(RunDiff({fast, slow, "--fail-on-regression"}), 1);
   EXPECT_EQ(RunDiff({slow, fast, "--fail-on-regression"}), 0);
   EXPECT_EQ(RunDiff({fast, slow, "--span", "all", "--fail-on-regression"}), 1);
-  EXPECT_EQ(RunDiff({fast, slow, "--nvtx", "step", "--fail-on-regression"}), 0);  // no such range: not comparable
+  // No such range: not comparable, which a gate must not pass.
+  EXPECT_EQ(RunDiff({fast, slow, "--nvtx", "step", "--fail-on-regression"}), 1);
+  EXPECT_EQ(RunDiff({fast, slow, "--nvtx", "step"}), 0);
   EXPECT_EQ(RunDiff({fast, slow, "--span", "most"}), 2);
   EXPECT_EQ(RunDiff({fast, slow, "--span", "all", "--nvtx", "step"}), 2);
   EXPECT_EQ(RunDiff({fast, slow, "--nvtx", ""}), 2);
