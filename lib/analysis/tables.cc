@@ -575,14 +575,18 @@ Table KernelExecutionSummary(const Timeline& timeline) {
   const core::Trace& trace = timeline.trace();
   Table table;
   table.name = "cuda_kern_exec_sum";
-  table.title = "CUDA kernel launch and execution: API time, queue delay (start - API end), kernel time";
-  table.columns = {{"Count", ColumnType::kInteger},        {"QCount", ColumnType::kInteger},
-                   {"TAvg (ns)", ColumnType::kDecimal},    {"TMed (ns)", ColumnType::kDecimal},
-                   {"TMax (ns)", ColumnType::kInteger},    {"QAvg (ns)", ColumnType::kDecimal},
-                   {"QMed (ns)", ColumnType::kDecimal},    {"QMax (ns)", ColumnType::kInteger},
-                   {"KAvg (ns)", ColumnType::kDecimal},    {"KMed (ns)", ColumnType::kDecimal},
-                   {"KMax (ns)", ColumnType::kInteger},    {"API Name", ColumnType::kText},
-                   {"Kernel Name", ColumnType::kText}};
+  table.title =
+      "CUDA kernel launch and execution, nsys's columns: T total (API start to kernel end), A API time, Q queue "
+      "delay (kernel start - API end, when positive), K kernel time";
+  table.columns = {{"Count", ColumnType::kInteger}, {"QCount", ColumnType::kInteger}};
+  for (const char* what : {"T", "A", "Q", "K"}) {
+    for (const char* stat : {"Avg", "Med", "Min", "Max", "StdDev"}) {
+      const bool integer = std::string_view(stat) == "Min" || std::string_view(stat) == "Max";
+      table.columns.push_back({absl::StrCat(what, stat, " (ns)"), integer ? ColumnType::kInteger : ColumnType::kDecimal});
+    }
+  }
+  table.columns.push_back({"API Name", ColumnType::kText});
+  table.columns.push_back({"Kernel Name", ColumnType::kText});
   // Groups by (API function, kernel name): a dense table when the two are few, as they are.
   const core::Dictionary& dict = trace.dict;
   const size_t functions = dict.function_count() + 1;
@@ -615,22 +619,25 @@ Table KernelExecutionSummary(const Timeline& timeline) {
     }
     return *slot;
   };
-  // One counting pass and one placing pass for the three metrics together.
-  GroupStats api_stats, queue_stats, kernel_stats;
+  // One counting pass and one placing pass for the four metrics together.
+  GroupStats total_stats, api_stats, queue_stats, kernel_stats;
   for (const core::KernelRow& k : trace.kernels) {
     if (!timeline.OnTimeline(k)) continue;
     const core::ApiCallRow* call = nullptr;
     const uint32_t g = group_of(k, call);
     if (g == kNone) continue;
     if (g >= api_stats.size()) {
+      total_stats.Resize(g + 1);
       api_stats.Resize(g + 1);
       queue_stats.Resize(g + 1);
       kernel_stats.Resize(g + 1);
     }
+    total_stats.Count(g, Duration(call->start, std::max(call->end, k.end)));
     api_stats.Count(g, Duration(call->start, call->end));
     if (k.start > call->end) queue_stats.Count(g, k.start - call->end);
     kernel_stats.Count(g, Duration(k.start, k.end));
   }
+  total_stats.Prepare();
   api_stats.Prepare();
   queue_stats.Prepare();
   kernel_stats.Prepare();
@@ -639,6 +646,7 @@ Table KernelExecutionSummary(const Timeline& timeline) {
     const core::ApiCallRow* call = nullptr;
     const uint32_t g = group_of(k, call);
     if (g == kNone) continue;
+    total_stats.Place(g, Duration(call->start, std::max(call->end, k.end)));
     api_stats.Place(g, Duration(call->start, call->end));
     if (k.start > call->end) queue_stats.Place(g, k.start - call->end);
     kernel_stats.Place(g, Duration(k.start, k.end));
@@ -649,6 +657,7 @@ Table KernelExecutionSummary(const Timeline& timeline) {
     stats.Release();
     return out;
   };
+  const std::vector<Summary> total = results(total_stats);
   const std::vector<Summary> api = results(api_stats);
   const std::vector<Summary> queue = results(queue_stats);
   const std::vector<Summary> kernel = results(kernel_stats);
@@ -657,14 +666,15 @@ Table KernelExecutionSummary(const Timeline& timeline) {
   std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return kernel[a].count > kernel[b].count; });
   for (size_t g : order) {
     const Key& key = keys[g];
-    table.rows.push_back({absl::StrCat(api[g].count), absl::StrCat(queue[g].count), Dec(api[g].avg),
-                          Dec(api[g].median), absl::StrCat(api[g].max), Dec(queue[g].avg), Dec(queue[g].median),
-                          absl::StrCat(queue[g].max), Dec(kernel[g].avg), Dec(kernel[g].median),
-                          absl::StrCat(kernel[g].max),
-                          key.function < functions && key.function > 0
-                              ? std::string(core::DisplayApiName(dict.function_name(key.function)))
-                              : std::string("(unknown API)"),
-                          key.name ? dict.str(key.name) : std::string("(unknown kernel)")});
+    std::vector<std::string> row = {absl::StrCat(api[g].count), absl::StrCat(queue[g].count)};
+    for (const Summary* x : {&total[g], &api[g], &queue[g], &kernel[g]}) {
+      row.insert(row.end(), {Dec(x->avg), Dec(x->median), absl::StrCat(x->min), absl::StrCat(x->max), Dec(x->stddev)});
+    }
+    row.push_back(key.function < functions && key.function > 0
+                      ? std::string(core::DisplayApiName(dict.function_name(key.function)))
+                      : std::string("(unknown API)"));
+    row.push_back(key.name ? dict.str(key.name) : std::string("(unknown kernel)"));
+    table.rows.push_back(std::move(row));
   }
   return table;
 }

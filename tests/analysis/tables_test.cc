@@ -77,11 +77,20 @@ TEST_F(TablesTest, MemoryAndApiAndExecutionSummaries) {
 
   const Table exec = KernelExecutionSummary(t);
   ASSERT_EQ(exec.rows.size(), 1u);
-  EXPECT_EQ(exec.rows[0][0], "3");                // launches
-  EXPECT_EQ(exec.rows[0][5], "8333.3");           // queue avg: (5 + 5 + 15) us / 3
-  EXPECT_EQ(exec.rows[0][7], "15000");            // queue max
-  EXPECT_EQ(exec.rows[0][11], "cudaLaunchKernel");
-  EXPECT_EQ(exec.rows[0][12], "gemm");
+  // nsys's columns: Count, QCount, then T (total), A (API), Q (queue), K (kernel) x Avg Med Min Max StdDev.
+  ASSERT_EQ(exec.columns.size(), 24u);
+  EXPECT_EQ(exec.columns[2].name, "TAvg (ns)");
+  EXPECT_EQ(exec.columns[7].name, "AAvg (ns)");
+  EXPECT_EQ(exec.columns[12].name, "QAvg (ns)");
+  EXPECT_EQ(exec.rows[0][0], "3");       // launches
+  EXPECT_EQ(exec.rows[0][12], "8333.3");  // queue avg: (5 + 5 + 15) us / 3
+  EXPECT_EQ(exec.rows[0][15], "15000");   // queue max
+  // Total = API start to kernel end: the API time plus the queue delay plus the kernel, here.
+  const double total = std::stod(exec.rows[0][2]), api_avg = std::stod(exec.rows[0][7]),
+               kernel_avg = std::stod(exec.rows[0][17]);
+  EXPECT_NEAR(total, api_avg + 8333.3 + kernel_avg, 0.2);
+  EXPECT_EQ(exec.rows[0][22], "cudaLaunchKernel");
+  EXPECT_EQ(exec.rows[0][23], "gemm");
 }
 
 TEST_F(TablesTest, NvtxSummaryGroupsRangesByNameAcrossThreads) {
