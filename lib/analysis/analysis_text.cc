@@ -146,7 +146,7 @@ std::string RenderAnalysisText(const Analysis& analysis, const std::string& trac
     const uint64_t metrics_ns = std::min(d.active_ns(), d.metrics_collection_ns());
     const uint64_t unobserved_ns = std::min(d.active_ns() - metrics_ns, analysis.baseline.UnobservedNs(d.device()));
     absl::StrAppend(&out, "GPU ", d.device(), ": busy ", FormatPercent(d.busy_share()), " of its active ",
-                    FormatDuration(d.active_ns() - metrics_ns - unobserved_ns));
+                    FormatDuration(d.counted_active_ns()));
     if (metrics_ns > 0) absl::StrAppend(&out, " (without ", FormatDuration(metrics_ns), " of metric collection)");
     if (unobserved_ns > 0) {
       absl::StrAppend(&out, " (without ", FormatDuration(unobserved_ns), " outside the capture windows)");

@@ -34,6 +34,7 @@ v1::TraceSummary Summarize(const core::Trace& trace, const Timeline& timeline) {
     ds->set_busy_share(counted ? static_cast<double>(d.busy_with_replays_ns()) / static_cast<double>(counted) : 0);
     ds->set_metrics_collection_ns(d.metrics_idle_ns());
     ds->set_replayed_busy_ns(d.busy_with_replays_ns() - d.busy_ns());
+    ds->set_counted_active_ns(counted);
     ds->set_kernels(d.kernel_count);
     ds->set_kernel_time_ns(d.kernel_time_ns);
   }

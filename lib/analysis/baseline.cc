@@ -96,8 +96,10 @@ std::string RenderBaselineText(const Baseline& b) {
   if (b.metrics_ns > 0) notes.push_back(absl::StrCat(FormatDuration(b.metrics_ns), " of metric collection left out"));
   for (size_t i = 0; i < notes.size(); ++i) absl::StrAppend(&out, i == 0 ? " (" : "; ", notes[i]);
   if (!notes.empty()) out += ")";
+  // "of the window": the busy share of the GPU lines is of the GPU's active span, a different
+  // denominator; both say which.
   absl::StrAppend(&out, ", ", FormatDuration(b.kernel_ns), " kernel time, GPU utilization ",
-                  FormatPercent(b.utilization), ", ", b.kernels, b.kernels == 1 ? " kernel, " : " kernels, ",
+                  FormatPercent(b.utilization), " of the window, ", b.kernels, b.kernels == 1 ? " kernel, " : " kernels, ",
                   Rate(b.launches_per_second), " launches/s\n");
   if (b.devices.size() > 1) {
     for (const DeviceBaseline& d : b.devices) {

@@ -65,6 +65,7 @@ void WriteSummary(const v1::TraceSummary& s, JsonWriter* w) {
     w->BeginObject().Field("device", static_cast<uint64_t>(d.device())).Field("active_ns", d.active_ns());
     w->Field("busy_ns", d.busy_ns()).Field("busy_share", d.busy_share()).Field("kernels", d.kernels());
     w->Field("kernel_time_ns", d.kernel_time_ns()).Field("metrics_collection_ns", d.metrics_collection_ns());
+    w->Field("counted_active_ns", d.counted_active_ns());
     w->EndObject();
   }
   w->EndArray().EndObject();

@@ -26,8 +26,7 @@ RunFigures FiguresOf(const analysis::Timeline& timeline, const analysis::Analysi
   for (const v1::DeviceSummary& d : s.devices()) {
     r.gpu_busy_ns += d.busy_ns() + d.replayed_busy_ns();  // as the GPU lines and gpu.idle count it
     // Metric collection and idle time outside the capture windows are neither busy nor idle.
-    const uint64_t counted = d.active_ns() - std::min(d.active_ns(), d.metrics_collection_ns());
-    r.gpu_active_ns += counted - std::min(counted, analysis.baseline.UnobservedNs(d.device()));
+    r.gpu_active_ns += d.counted_active_ns();
     r.kernel_count += d.kernels();
     r.kernel_time_ns += d.kernel_time_ns();
   }

@@ -472,7 +472,7 @@ TEST(AnalyzeCommand, TopDownRunShowsBothHalvesCountersAndThrottling) {
   const Outcome r = Capture(RunAnalyze, {TopDownTrace()});
   EXPECT_EQ(r.code, 0) << r.err;
   // The baseline, first.
-  EXPECT_NE(r.out.find("\nBaseline: 100.000 ms timeline window, 60.000 ms kernel time, GPU utilization 60.0%, 20 "
+  EXPECT_NE(r.out.find("\nBaseline: 100.000 ms timeline window, 60.000 ms kernel time, GPU utilization 60.0% of the window, 20 "
                        "kernels, 200 launches/s\n"),
             std::string::npos)
       << r.out;

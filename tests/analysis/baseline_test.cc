@@ -45,7 +45,7 @@ TEST(BaselineTest, KnownRunGivesKnownNumbers) {
   ASSERT_EQ(b.devices.size(), 1u);
   EXPECT_DOUBLE_EQ(b.devices[0].utilization, 0.25);
   EXPECT_EQ(RenderBaselineText(b),
-            "Baseline: 1.000 ms timeline window, 300.0 us kernel time, GPU utilization 25.0%, 3 kernels, 3000 "
+            "Baseline: 1.000 ms timeline window, 300.0 us kernel time, GPU utilization 25.0% of the window, 3 kernels, 3000 "
             "launches/s\n");
 }
 
@@ -141,7 +141,7 @@ TEST(BaselineTest, ADeepLaunchQueueGivesOneSetOfNumbersForTheWindow) {
   EXPECT_EQ(a.baseline.devices[0].kernels_outside, 80u);
   EXPECT_EQ(a.baseline.devices[0].kernel_ns_outside, 5'000'000u - 990'000u);
   const std::string text = RenderAnalysisText(a, "run.cuscope", 10);
-  EXPECT_NE(text.find("990.0 us kernel time, GPU utilization 99.0%, 20 kernels"), std::string::npos) << text;
+  EXPECT_NE(text.find("990.0 us kernel time, GPU utilization 99.0% of the window, 20 kernels"), std::string::npos) << text;
   EXPECT_NE(text.find("(20 kernels, 990.0 us kernel time in the window; outside it 80 more kernels and 4.010 ms of "
                       "kernel time)"),
             std::string::npos)

@@ -7,6 +7,9 @@
 #include "google/protobuf/struct.pb.h"
 #include "google/protobuf/util/json_util.h"
 #include "gtest/gtest.h"
+#include "lib/analysis/analyzer.h"
+#include "lib/analysis/timeline.h"
+#include "lib/core/trace.h"
 #include "lib/report/run_figures.h"
 #include "tests/report/report_test_traces.h"
 
@@ -21,6 +24,22 @@ RunFigures Load(const std::string& path) {
   absl::StatusOr<RunFigures> f = LoadRunFigures(path);
   EXPECT_TRUE(f.ok()) << f.status();
   return f.ok() ? *f : RunFigures();
+}
+
+// The active span and the busy share that diff and the report use are analyze's, on traces whose
+// devices have time outside their capture windows (the top-down) or metric replays counted busy.
+TEST(RunFiguresTest, ActiveSpanAndBusyShareAreAnalyzes) {
+  for (const char* name : {"h200_torch_top_down.cuscope", "h200_kernel_internals_metrics.cuscope"}) {
+    absl::StatusOr<core::Trace> trace = core::LoadTrace(std::string(CUSCOPE_TRACES_DIR) + "/" + name);
+    ASSERT_TRUE(trace.ok()) << name;
+    const analysis::Timeline timeline = analysis::Timeline::Build(*trace);
+    const analysis::Analysis analysis = analysis::Analyze(timeline, analysis::AnalyzeOptions());
+    const RunFigures f = FiguresOf(timeline, analysis, name);
+    ASSERT_EQ(analysis.summary.devices_size(), 1);
+    const v1::DeviceSummary& d = analysis.summary.devices(0);
+    EXPECT_EQ(f.gpu_active_ns, d.counted_active_ns()) << name;
+    EXPECT_NEAR(f.gpu_busy_share, d.busy_share(), 1e-12) << name;
+  }
 }
 
 bool HasRule(const std::vector<FindingDelta>& list, const std::string& rule) {

@@ -116,7 +116,7 @@ function renderOverview() {
   cards.appendChild(card('End to end', fmtDur(s.span_ns), 'first to last recorded activity'));
   for (const d of s.devices) {
     cards.appendChild(card('GPU ' + d.device + ' busy', fmtPct(d.busy_share), 'of its active ' +
-      fmtDur(d.active_ns - Math.min(d.active_ns, d.metrics_collection_ns))));
+      fmtDur(d.counted_active_ns)));
   }
   let kernelTime = 0;
   for (const d of s.devices) kernelTime += d.kernel_time_ns;
