@@ -100,6 +100,12 @@ void MeasureInWindow(const Timeline& timeline, TopDownChoice& choice) {
     e.launches = launches[i];
     e.window_share = all_ns > 0 ? static_cast<double>(time_ns[i]) / static_cast<double>(all_ns) : 0;
   }
+  // Hottest first by what is shown (the collector's order where the times tie).
+  std::stable_sort(choice.kernels.begin(), choice.kernels.end(),
+                   [](const HotKernelEntry& a, const HotKernelEntry& b) { return a.window_ns > b.window_ns; });
+  for (size_t i = 0; i < choice.kernels.size(); ++i) {
+    choice.kernels[i].tied_with_previous = i > 0 && choice.kernels[i - 1].window_ns == choice.kernels[i].window_ns;
+  }
 }
 
 TopDownReport BuildTopDown(const Timeline& timeline, const std::vector<KernelVerdict>& verdicts) {

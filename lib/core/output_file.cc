@@ -271,7 +271,13 @@ absl::Status ScratchFile::Publish() {
   if (overwrite_) {
     if (::rename(scratch_.c_str(), path_.c_str()) != 0) return CannotWrite(path_, errno);
   } else {
-    if (::link(scratch_.c_str(), path_.c_str()) != 0) {
+    int linked = ::link(scratch_.c_str(), path_.c_str());
+    if (linked != 0 && (errno == EPERM || errno == EOPNOTSUPP || errno == ENOTSUP || errno == EMLINK)) {
+      // A file system without hard links (vfat, exFAT, many network and FUSE mounts): a rename that
+      // refuses an existing target does the same.
+      linked = ::renameat2(AT_FDCWD, scratch_.c_str(), AT_FDCWD, path_.c_str(), RENAME_NOREPLACE);
+    }
+    if (linked != 0) {
       const int err = errno;
       if (err == EEXIST) {
         return absl::AlreadyExistsError(

@@ -2,6 +2,8 @@
 
 #include <sqlite3.h>
 
+#include <algorithm>
+
 #include "absl/strings/str_cat.h"
 
 namespace cuscope::exporter {
@@ -85,6 +87,17 @@ absl::StatusOr<std::unique_ptr<SqliteStatement>> SqliteDatabase::Prepare(std::st
     return SqliteError(db_, absl::StrCat("prepare ", std::string(sql.substr(0, 60))));
   }
   return std::unique_ptr<SqliteStatement>(new SqliteStatement(db_, stmt));
+}
+
+absl::Status SqliteDatabase::LimitBytes(uint64_t bytes) {
+  sqlite3_stmt* stmt = nullptr;
+  int64_t page_size = 4096;
+  if (sqlite3_prepare_v2(db_, "PRAGMA page_size", -1, &stmt, nullptr) == SQLITE_OK && sqlite3_step(stmt) == SQLITE_ROW) {
+    page_size = sqlite3_column_int64(stmt, 0);
+  }
+  sqlite3_finalize(stmt);
+  const uint64_t pages = std::max<uint64_t>(1, bytes / static_cast<uint64_t>(std::max<int64_t>(page_size, 512)));
+  return Execute(absl::StrCat("PRAGMA max_page_count = ", std::min<uint64_t>(pages, 0xfffffffeu)));
 }
 
 int64_t SqliteDatabase::LastInsertRowId() const { return sqlite3_last_insert_rowid(db_); }

@@ -59,6 +59,8 @@ class SqliteDatabase {
   // Runs one or more statements that return no rows.
   absl::Status Execute(std::string_view sql);
   absl::StatusOr<std::unique_ptr<SqliteStatement>> Prepare(std::string_view sql);
+  // Writes past `bytes` fail with SQLite's "database or disk is full".
+  absl::Status LimitBytes(uint64_t bytes);
   // The id of the last inserted row.
   int64_t LastInsertRowId() const;
   // Closes the database; the first error of the close.

@@ -20,6 +20,7 @@
 #include "absl/time/time.h"
 #include "lib/analysis/analyzer.h"
 #include "lib/analysis/timeline.h"
+#include "lib/analysis/top_down.h"
 #include "lib/core/api_names.h"
 #include "lib/core/kernel_names.h"
 #include "lib/core/output_file.h"
@@ -316,9 +317,12 @@ class TraceTables {
       }
       const std::string_view text = start.name != 0 ? std::string_view(dict_.str(start.name)) : std::string_view();
       ++(mark ? summary_.nvtx_marks : summary_.nvtx_ranges);
+      // The name through textId (StringIds, once), as nsys stores a registered string: a long name
+      // named by many ranges is not copied into every row.
       return Insert(**nvtx, {Time(start.time), end.has_value() ? End(start.time, (*end)->time) : kNull, I64(type),
-                             mark ? kNull : U64(start.id), kNull, kNull, start.name != 0 ? Text(text) : kNull,
-                             GlobalTid(start.thread), other_thread ? GlobalTid((*end)->thread) : kNull, kNull,
+                             mark ? kNull : U64(start.id), kNull, kNull, kNull, GlobalTid(start.thread),
+                             other_thread ? GlobalTid((*end)->thread) : kNull,
+                             start.name != 0 ? I64(Str(text)) : kNull,
                              start.domain != 0 ? I64(Str(dict_.str(start.domain))) : kNull, u64, i64, real, kNull,
                              kNull, kNull, kNull, kNull, kNull});
     };
@@ -352,6 +356,10 @@ class TraceTables {
     }
     if (!unterminated.empty()) {
       summary_.warnings.push_back(absl::StrCat(unterminated.size(), " NVTX range(s) never closed: no end"));
+    }
+    if (!early_ends.empty()) {
+      summary_.warnings.push_back(
+          absl::StrCat(early_ends.size(), " NVTX range end(s) without their start in the trace: left out"));
     }
     for (uint32_t domain : domains) {
       const std::string& name = dict_.str(domain);
@@ -431,15 +439,18 @@ class TraceTables {
         return st;
       }
     }
+    // The choices as analyze shows them: the hot kernels' launches and time measured inside the
+    // timeline window (analysis/top_down.h), not the collector's running count.
     auto top_down = Prepare("CUSCOPE_TOP_DOWN", 13);
     if (!top_down.ok()) return top_down.status();
-    for (const v1::TopDownSelection& s : trace_.top_down) {
+    const analysis::TopDownReport report = analysis::BuildTopDown(timeline_, {});
+    for (const analysis::TopDownChoice& choice : report.choices) {
       int64_t rank = 0;
-      for (const v1::HotKernel& k : s.kernels()) {
-        if (auto st = Insert(**top_down, {Time(s.time_ns()), I64(rank++), StrOrNull(k.name()), I64(k.device()),
-                                          I64(k.grid_x()), I64(k.grid_y()), I64(k.grid_z()), I64(k.block_x()),
-                                          I64(k.block_y()), I64(k.block_z()), U64(k.total_ns()), U64(k.launches()),
-                                          U64(s.window_kernel_ns())});
+      for (const analysis::HotKernelEntry& k : choice.kernels) {
+        if (auto st = Insert(**top_down, {Time(choice.time_ns), I64(rank++), I64(Str(k.name)), I64(k.device),
+                                          I64(k.grid[0]), I64(k.grid[1]), I64(k.grid[2]), I64(k.block[0]),
+                                          I64(k.block[1]), I64(k.block[2]), U64(k.window_ns), U64(k.launches),
+                                          U64(choice.window_kernel_ns)});
             !st.ok()) {
           return st;
         }
@@ -707,6 +718,13 @@ absl::StatusOr<SqliteExportSummary> WriteInto(core::ScratchFile& scratch, const 
   {
     absl::StatusOr<std::unique_ptr<SqliteDatabase>> db = SqliteDatabase::Create(scratch.scratch_path());
     if (!db.ok()) return db.status();
+    // Whatever a trace holds, the database stays within the bound every view of a trace keeps
+    // (core::TraceOutputBound): a trace made to amplify stops with one error, not a full disk.
+    // The tables themselves take a page each before any row: 1 MiB more for them.
+    const uint64_t bound = core::TraceOutputBound(trace.bytes_read);
+    if (auto st = (*db)->LimitBytes(bound > UINT64_MAX - (1u << 20) ? UINT64_MAX : bound + (1u << 20)); !st.ok()) {
+      return st;
+    }
     {
       TraceTables tables(trace, timeline, **db, summary);
       if (absl::Status st = tables.WriteAll(findings, source_name); !st.ok()) {

@@ -137,7 +137,7 @@ INSERT INTO ENUM_CUDA_KERNEL_LAUNCH_TYPE VALUES
   (3, 'CUDA_KERNEL_LAUNCH_TYPE_COMMAND_LIST', 'Command list');
 INSERT INTO ENUM_NSYS_EVENT_TYPE VALUES
   (34, 'NvtxMark', 'NvtxMark'), (59, 'NvtxPushPopRange', 'NvtxPushPopRange'),
-  (60, 'NvtxStartEndRange', 'NvtxStartEndRange');
+  (60, 'NvtxStartEndRange', 'NvtxStartEndRange'), (75, 'NvtxDomainCreate', 'NvtxDomainCreate');
 INSERT INTO ENUM_NSYS_EVENT_CLASS VALUES
   (0, 'TRACE_PROCESS_EVENT_CUDA_RUNTIME', 'CUDA runtime'), (1, 'TRACE_PROCESS_EVENT_CUDA_DRIVER', 'CUDA driver');
 INSERT INTO ENUM_CUDA_DEV_MEM_EVENT_OPER VALUES

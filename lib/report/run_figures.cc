@@ -49,8 +49,11 @@ RunFigures FiguresOf(const analysis::Timeline& timeline, const analysis::Analysi
     const analysis::Interval steady{begin, d.active.end};
     const uint64_t length = steady.length();
     const uint64_t skipped = analysis::CoveredLength(d.NotCounted(), steady);
-    steady_busy += analysis::CoveredLength(d.busy, steady);
-    steady_counted += length - std::min(length, skipped);
+    const uint64_t counted = length - std::min(length, skipped);
+    const uint64_t busy = analysis::CoveredLength(d.busy, steady);
+    // Replayed launches count busy here too (DeviceTimeline::busy_with_replays_ns), as in analyze.
+    steady_busy += busy + std::min(counted - std::min(counted, busy), d.replayed_kernel_ns);
+    steady_counted += counted;
   }
   r.steady_ns = steady_end > steady_begin ? steady_end - steady_begin : 0;
   r.steady_gpu_active_ns = steady_counted;

@@ -10,6 +10,7 @@ CUPTI's clock (CLOCK_REALTIME on Linux).
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sqlite3
 import subprocess
@@ -55,10 +56,10 @@ _QUERIES = {
         LEFT JOIN {_enum("ENUM_CUPTI_SYNC_TYPE", "CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_")} t ON t.id = s.syncType
       ORDER BY start""",
     "nvtx": f"""SELECT start AS start_ns, coalesce("end", start) AS end_ns, coalesce("end", start) - start AS duration_ns,
-        CASE eventType WHEN 34 THEN 'mark' ELSE 'range' END AS kind, coalesce(text, '') AS name,
+        CASE eventType WHEN 34 THEN 'mark' ELSE 'range' END AS kind, coalesce(t.value, text, '') AS name,
         coalesce(d.value, '') AS domain, {_PID}, coalesce(rangeId, 0) AS id,
         uint64Value AS payload_uint64, int64Value AS payload_int64, doubleValue AS payload_double
-      FROM NVTX_EVENTS n LEFT JOIN StringIds d ON d.id = n.domainId
+      FROM NVTX_EVENTS n LEFT JOIN StringIds t ON t.id = n.textId LEFT JOIN StringIds d ON d.id = n.domainId
       WHERE eventType = 34 OR (eventType IN (59, 60) AND "end" IS NOT NULL) ORDER BY start""",
     "memory_operations": f"""SELECT time AS time_ns, type, k.name AS memory_kind, bytes, address, deviceId AS device,
         contextId AS context, streamId AS stream, correlationId AS correlation_id, async
@@ -211,8 +212,13 @@ def read_sqlite(path: str | os.PathLike[str]) -> Trace:
     name = os.fspath(path)
     if not Path(name).is_file():
         raise FileNotFoundError(f"{name}: No such file")
-    with sqlite3.connect(f"file:{Path(name).resolve()}?mode=ro", uri=True) as db:
-        meta = dict(db.execute("SELECT name, value FROM META_DATA_EXPORT").fetchall())
+    with contextlib.closing(sqlite3.connect(Path(name).resolve().as_uri() + "?mode=ro", uri=True)) as db:
+        # A trace's strings are the program's bytes: a name that is not UTF-8 reads with U+FFFD.
+        db.text_factory = lambda b: b.decode("utf-8", "replace")
+        try:
+            meta = dict(db.execute("SELECT name, value FROM META_DATA_EXPORT").fetchall())
+        except sqlite3.DatabaseError as e:  # not SQLite, or a database of something else
+            raise ValueError(f"{name}: not a database written by cuscope export --format sqlite ({e})") from e
         if "CUSCOPE_SESSION_START_CUPTI_NS" not in meta:
             raise ValueError(f"{name}: not a database written by cuscope export --format sqlite")
         trace = Trace(path=meta.get("CUSCOPE_SOURCE_TRACE", name), session=meta)

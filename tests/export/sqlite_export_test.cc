@@ -161,8 +161,9 @@ TEST_F(SqliteScenarioTest, DriverCallsAreRuntimeRowsOfEventClassOne) {
 }
 
 TEST_F(SqliteScenarioTest, AnNvtxRangeIsOneRowAndAMarkHasNoEnd) {
-  EXPECT_EQ(Query(db_, "SELECT text, start, \"end\", eventType FROM NVTX_EVENTS WHERE eventType IN (34, 59, 60) "
-                       "ORDER BY start"),
+  // The name as nsys's reports read it: the registered string (textId) or the text.
+  EXPECT_EQ(Query(db_, "SELECT coalesce(s.value, n.text), start, \"end\", eventType FROM NVTX_EVENTS n "
+                       "LEFT JOIN StringIds s ON s.id = n.textId WHERE eventType IN (34, 59, 60) ORDER BY start"),
             (Rows{{"outer", "500", "40000", "59"}, {"inner", "900", "3500", "59"}, {"checkpoint", "4000", "", "34"}}));
 }
 
@@ -218,6 +219,22 @@ TEST_F(SqliteScenarioTest, AnExistingOutputIsReplacedOnlyWithForceAndNothingIsLe
     }
     ::closedir(d);
   }
+}
+
+// The top-down table holds what analyze shows: the hot kernels measured inside the timeline window.
+TEST(SqliteExportTest, TheTopDownTableIsAnalyzes) {
+  const std::string path = absl::StrCat(CUSCOPE_TRACES_DIR, "/h200_torch_top_down.cuscope");
+  absl::StatusOr<core::Trace> trace = core::LoadTrace(path);
+  ASSERT_TRUE(trace.ok());
+  const analysis::Analysis analysis = analysis::Analyze(*trace, analysis::AnalyzeOptions());
+  ASSERT_EQ(analysis.top_down.choices.size(), 1u);
+  const analysis::TopDownChoice& choice = analysis.top_down.choices[0];
+  const std::string db = Export(path, false);
+  EXPECT_EQ(One(db, "SELECT windowLaunches || ',' || windowGpuTime FROM CUSCOPE_TOP_DOWN WHERE rank = 0"),
+            absl::StrCat(choice.kernels[0].launches, ",", choice.kernels[0].window_ns));
+  EXPECT_EQ(choice.kernels[0].launches, 766u);  // inside the window, not the collector's 1,073
+  EXPECT_EQ(One(db, "SELECT DISTINCT windowKernelTime FROM CUSCOPE_TOP_DOWN"), absl::StrCat(choice.window_kernel_ns));
+  EXPECT_EQ(choice.window_kernel_ns, analysis.baseline.kernel_ns);
 }
 
 // One time base: a finding's span is the same nanoseconds from the session start in analyze's text

@@ -11,6 +11,7 @@ Nothing is skipped: without CUSCOPE_CLI, or without pandas, the tests fail.
 
 from __future__ import annotations
 
+import contextlib
 import csv
 import io
 import json
@@ -291,8 +292,16 @@ def test_not_a_trace(cuscope: ModuleType, tmp_path: Path) -> None:
     assert str(path) in str(e.value)
     with pytest.raises(FileNotFoundError):
         cuscope.read_trace(tmp_path / "missing.cuscope")
+    db = tmp_path / "other #1.sqlite"  # a name with characters a URI would misread
+    with contextlib.closing(sqlite3.connect(db)) as connection:
+        connection.execute("CREATE TABLE META_DATA_EXPORT (name TEXT, value TEXT)")
     with pytest.raises(ValueError, match="not a database written by cuscope"):
-        db = tmp_path / "other.sqlite"
-        with sqlite3.connect(db) as connection:
-            connection.execute("CREATE TABLE META_DATA_EXPORT (name TEXT, value TEXT)")
         cuscope.read_sqlite(db)
+    other = tmp_path / "no_tables.sqlite"
+    with contextlib.closing(sqlite3.connect(other)) as connection:
+        connection.execute("CREATE TABLE t (x)")
+    with pytest.raises(ValueError, match="not a database written by cuscope"):
+        cuscope.read_sqlite(other)
+    with pytest.raises(ValueError, match="not a database written by cuscope"):
+        cuscope.read_sqlite(path)  # the text file
+    assert not (tmp_path / "other ").exists()

@@ -4,9 +4,11 @@
 #include <vector>
 
 #include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
 #include "google/protobuf/struct.pb.h"
 #include "google/protobuf/util/json_util.h"
 #include "gtest/gtest.h"
+#include "lib/analysis/analysis_text.h"
 #include "lib/analysis/analyzer.h"
 #include "lib/analysis/timeline.h"
 #include "lib/core/trace.h"
@@ -35,10 +37,20 @@ TEST(RunFiguresTest, ActiveSpanAndBusyShareAreAnalyzes) {
     const analysis::Timeline timeline = analysis::Timeline::Build(*trace);
     const analysis::Analysis analysis = analysis::Analyze(timeline, analysis::AnalyzeOptions());
     const RunFigures f = FiguresOf(timeline, analysis, name);
-    ASSERT_EQ(analysis.summary.devices_size(), 1);
-    const v1::DeviceSummary& d = analysis.summary.devices(0);
-    EXPECT_EQ(f.gpu_active_ns, d.counted_active_ns()) << name;
-    EXPECT_NEAR(f.gpu_busy_share, d.busy_share(), 1e-12) << name;
+    // Against gpu.idle's own figures (computed by the rule from the timeline) and the GPU line's text.
+    const analysis::Finding* idle = nullptr;
+    for (const analysis::Finding& finding : analysis.findings) {
+      if (finding.rule_id == "gpu.idle") idle = &finding;
+    }
+    ASSERT_NE(idle, nullptr) << name;
+    EXPECT_EQ(f.gpu_active_ns, static_cast<uint64_t>(*idle->number("active_ns"))) << name;
+    EXPECT_NEAR(f.gpu_busy_share, *idle->number("busy_share"), 1e-9) << name;
+    const std::string text = analysis::RenderAnalysisText(analysis, name, 10, core::KernelNameStyle::kBase);
+    EXPECT_TRUE(absl::StrContains(text, absl::StrCat("of its active ", analysis::FormatDuration(f.gpu_active_ns))))
+        << name;
+    // The steady state (diff's default span) counts replays busy too: never less busy than the
+    // whole active span's share minus start-up.
+    EXPECT_GT(f.steady_gpu_busy_share, 0.0) << name;
   }
 }
 

@@ -442,7 +442,10 @@ std::vector<Finding> GpuIdleRule(const Timeline& timeline, const Thresholds& thr
     if (device.active_ns == 0) continue;
     // A device whose every kernel launch was replayed to collect metrics has no timeline of its
     // kernels: its gaps are the profiler's serialization, not an idle GPU.
-    if (d.kernel_count == 0 && timeline.replayed_kernel_count() > 0) continue;
+    if (d.kernel_count == 0 && (d.replayed_kernel_ns > 0 || (timeline.devices().size() == 1 &&
+                                                               timeline.replayed_kernel_count() > 0))) {
+      continue;
+    }
     device.busy_ns = d.busy_ns();
     // Launches replayed for metrics ran the program's work too, for their measured duration, where
     // the timeline cannot show it: counted as busy (DeviceTimeline::busy_with_replays_ns).
