@@ -43,7 +43,7 @@ struct Config {
   // CUPTI's latency timestamps (CUSCOPE_QUEUE_TIMES): each kernel record also says when the host
   // queued the launch into the command buffer, which places launches in time without recording
   // the launch calls. On the H100 they cost nothing measurable (PyTorch, kernel records +2.80 us a
-  // kernel without them, +2.82 with; docs/overhead_matrix_h100_dec5_queue.txt) and every queue time
+  // kernel without them, +2.82 with; runs/overhead_matrix_h100_dec5_queue.txt) and every queue time
   // fell inside its launch call (20,201 of 20,201; 52,000 of 52,000). Off by default: with them on
   // for every session, a launch storm against a 64 KiB buffer cap (FaultGpuTest) ran past its
   // 120 s limit on the H100, where it passes without them; not yet understood.

@@ -8,7 +8,7 @@
 // kernel records alone +2.10, with API records of the lean calls and the lean kinds +4.81
 // (torch.profiler +5.47); in a second run kernel records alone +1.64, with callbacks on every lean
 // call +3.16, on every lean call but the launches +1.02 (torch.profiler +8.05)
-// (docs/overhead_matrix_h100_dec5_callbacks.txt). So lean collection enables no API kind: these
+// (runs/overhead_matrix_h100_dec5_callbacks.txt). So lean collection enables no API kind: these
 // callbacks write the records CUPTI's lean selection would have written.
 //
 // What is recorded is what that selection recorded: every call core::CollectedWhenLean keeps, of
