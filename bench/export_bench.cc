@@ -115,22 +115,20 @@ const std::string& InputTrace() {
   return path;
 }
 
-void RunExport(benchmark::State& state, exporter::ExportFormat format, bool findings) {
+// Runs `export_once(input, output)` (it returns the bytes written, or an error) as the benchmark's
+// body and sets the counters every export reports.
+template <typename ExportOnce>
+void RunExportBenchmark(benchmark::State& state, const std::string& output, ExportOnce export_once) {
   const std::string& input = InputTrace();
-  const std::string output = TempPath(format == exporter::ExportFormat::kPerfetto ? ".pftrace" : ".json");
-  exporter::ExportOptions options;
-  options.format = format;
-  options.findings = findings;
-  options.overwrite = true;
   const double rss_before = PeakRssMib();
   uint64_t bytes = 0;
   for (auto _ : state) {
-    absl::StatusOr<exporter::ExportSummary> summary = exporter::ExportToFile(input, output, options);
-    if (!summary.ok()) {
-      state.SkipWithError(std::string(summary.status().message()).c_str());
+    absl::StatusOr<uint64_t> written = export_once(input, output);
+    if (!written.ok()) {
+      state.SkipWithError(std::string(written.status().message()).c_str());
       return;
     }
-    bytes = summary->bytes_written;
+    bytes = *written;
   }
   const double rss_after = PeakRssMib();
   std::remove(output.c_str());
@@ -139,6 +137,19 @@ void RunExport(benchmark::State& state, exporter::ExportFormat format, bool find
   state.counters["out_bytes_per_kernel"] = static_cast<double>(bytes) / static_cast<double>(kKernels);
   state.counters["peak_rss_mib"] = rss_after;
   state.counters["rss_growth_mib"] = rss_after - rss_before;
+}
+
+void RunExport(benchmark::State& state, exporter::ExportFormat format, bool findings) {
+  exporter::ExportOptions options;
+  options.format = format;
+  options.findings = findings;
+  options.overwrite = true;
+  RunExportBenchmark(state, TempPath(format == exporter::ExportFormat::kPerfetto ? ".pftrace" : ".json"),
+                     [&](const std::string& in, const std::string& out) -> absl::StatusOr<uint64_t> {
+                       absl::StatusOr<exporter::ExportSummary> s = exporter::ExportToFile(in, out, options);
+                       if (!s.ok()) return s.status();
+                       return s->bytes_written;
+                     });
 }
 
 void BM_ExportPerfettoNoFindings(benchmark::State& state) {
@@ -153,27 +164,15 @@ void BM_ExportPerfettoWithFindings(benchmark::State& state) {
 // The SQLite export loads the whole trace (as `cuscope stats` does): it comes after the streaming
 // exports. Without findings: what `cuscope.read_trace(path, findings=False)` runs.
 void BM_ExportSqliteNoFindings(benchmark::State& state) {
-  const std::string& input = InputTrace();
-  const std::string output = TempPath(".sqlite");
   exporter::SqliteExportOptions options;
   options.findings = false;
   options.overwrite = true;
-  const double rss_before = PeakRssMib();
-  uint64_t bytes = 0;
-  for (auto _ : state) {
-    absl::StatusOr<exporter::SqliteExportSummary> summary = exporter::ExportToSqlite(input, output, options);
-    if (!summary.ok()) {
-      state.SkipWithError(std::string(summary.status().message()).c_str());
-      return;
-    }
-    bytes = summary->bytes_written;
-  }
-  const double rss_after = PeakRssMib();
-  std::remove(output.c_str());
-  state.SetItemsProcessed(static_cast<int64_t>(state.iterations() * kKernels));
-  state.counters["out_bytes_per_kernel"] = static_cast<double>(bytes) / static_cast<double>(kKernels);
-  state.counters["peak_rss_mib"] = rss_after;
-  state.counters["rss_growth_mib"] = rss_after - rss_before;
+  RunExportBenchmark(state, TempPath(".sqlite"),
+                     [&](const std::string& in, const std::string& out) -> absl::StatusOr<uint64_t> {
+                       absl::StatusOr<exporter::SqliteExportSummary> s = exporter::ExportToSqlite(in, out, options);
+                       if (!s.ok()) return s.status();
+                       return s->bytes_written;
+                     });
 }
 
 // In order of the memory they need (see the top of the file).

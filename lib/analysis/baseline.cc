@@ -59,9 +59,10 @@ Baseline ComputeBaseline(const Timeline& timeline) {
       if (op.kind() != OpKind::kKernel) continue;
       const core::KernelRow& k = trace.kernels[op.index()];
       const Interval x{k.start, std::max(k.start, k.end)};
-      const uint64_t inside = CoveredLength(b.windows, x);
+      uint64_t inside = 0;
+      const bool ran_inside = RanInside(b.windows, x, &inside);
       db.kernel_ns_outside += x.length() - inside;
-      if (inside == 0 && !Covers(b.windows, x.begin)) {  // ran while the timeline was off
+      if (!ran_inside) {  // ran while the timeline was off
         ++db.kernels_outside;
         continue;
       }

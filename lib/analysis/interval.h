@@ -52,6 +52,13 @@ uint64_t TotalLength(const IntervalSet& set);
 uint64_t CoveredLength(const IntervalSet& set, Interval window);
 // Whether a point in time lies inside the set (binary search).
 bool Covers(const IntervalSet& set, uint64_t time);
+// An operation `x` counted against `windows` (the timeline's capture windows): it ran in them when
+// any of it lies inside or it starts inside (a zero-length one); then true with the length inside.
+// One rule for every figure "in the window" (the baseline, the top-down).
+inline bool RanInside(const IntervalSet& windows, Interval x, uint64_t* inside) {
+  *inside = CoveredLength(windows, x);
+  return *inside > 0 || Covers(windows, x.begin);
+}
 // The smallest interval holding the whole set; empty for an empty set.
 Interval Hull(const IntervalSet& set);
 

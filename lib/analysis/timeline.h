@@ -82,9 +82,11 @@ struct DeviceTimeline {
   // Busy time with the launches replayed for metrics counted busy for their measured duration (at
   // most the idle time they could have filled): the program's work where the timeline cannot show
   // it. The busy share every output gives is this over counted_active_ns().
-  uint64_t busy_with_replays_ns() const {
-    const uint64_t counted = counted_active_ns(), busy = busy_ns();
-    return busy + std::min(counted - std::min(counted, busy), replayed_kernel_ns);
+  uint64_t busy_with_replays_ns() const { return BusyWithReplays(busy_ns(), counted_active_ns(), replayed_kernel_ns); }
+  // The same rule for any stretch of it (the steady state): `busy` of `counted` nanoseconds, with
+  // up to `replayed` more from the replays filling idle time.
+  static uint64_t BusyWithReplays(uint64_t busy, uint64_t counted, uint64_t replayed) {
+    return busy + std::min(counted - std::min(counted, busy), replayed);
   }
   // metrics_idle and unobserved_idle together: the stretches the idle analysis skips.
   IntervalSet NotCounted() const { return unobserved_idle.empty() ? metrics_idle : Union(metrics_idle, unobserved_idle); }

@@ -72,25 +72,31 @@ void MeasureInWindow(const Timeline& timeline, TopDownChoice& choice) {
   const core::Trace& trace = timeline.trace();
   uint64_t all_ns = 0;
   std::vector<uint64_t> time_ns(choice.kernels.size(), 0), launches(choice.kernels.size(), 0);
-  const IntervalSet in_window{*window};
-  for (const core::KernelRow& k : trace.kernels) {
-    if (!timeline.OnTimeline(k) || !trace.dict.has_signature(k.signature)) continue;
-    // As the baseline counts: the part inside the window, a launch when any of it is.
-    const Interval x{k.start, std::max(k.start, k.end)};
-    const uint64_t d = CoveredLength(in_window, x);
-    if (d == 0 && !Covers(in_window, x.begin)) continue;
-    all_ns += d;
-    const v1::KernelSignature& s = trace.dict.signature(k.signature);
-    for (size_t i = 0; i < choice.kernels.size(); ++i) {
+  // Each signature's hot kernel (its name, device and shape), decided once, not per launch.
+  constexpr size_t kNotHot = SIZE_MAX;
+  std::vector<size_t> entry_of(trace.dict.signature_count() + 1, kNotHot);
+  for (uint32_t sig = 1; sig < entry_of.size(); ++sig) {
+    const v1::KernelSignature& s = trace.dict.signature(sig);
+    for (size_t i = 0; i < choice.kernels.size() && entry_of[sig] == kNotHot; ++i) {
       const HotKernelEntry& e = choice.kernels[i];
       if (s.device() == e.device && trace.dict.str(s.name()) == e.name &&
           static_cast<uint32_t>(s.grid_x()) == e.grid[0] && static_cast<uint32_t>(s.grid_y()) == e.grid[1] &&
           static_cast<uint32_t>(s.grid_z()) == e.grid[2] && static_cast<uint32_t>(s.block_x()) == e.block[0] &&
           static_cast<uint32_t>(s.block_y()) == e.block[1] && static_cast<uint32_t>(s.block_z()) == e.block[2]) {
-        time_ns[i] += d;
-        ++launches[i];
-        break;
+        entry_of[sig] = i;
       }
+    }
+  }
+  const IntervalSet in_window{*window};
+  for (const core::KernelRow& k : trace.kernels) {
+    if (!timeline.OnTimeline(k) || !trace.dict.has_signature(k.signature)) continue;
+    // As the baseline counts: the part inside the window, a launch when any of it is.
+    uint64_t d = 0;
+    if (!RanInside(in_window, {k.start, std::max(k.start, k.end)}, &d)) continue;
+    all_ns += d;
+    if (const size_t i = entry_of[k.signature]; i != kNotHot) {
+      time_ns[i] += d;
+      ++launches[i];
     }
   }
   choice.window_kernel_ns = all_ns;

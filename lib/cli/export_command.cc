@@ -55,6 +55,12 @@ std::string DefaultOutput(const std::string& trace, std::string_view extension) 
   return base + std::string(extension);
 }
 
+void PrintWarnings(const std::vector<std::string>& warnings) {
+  for (const std::string& w : warnings) {
+    std::fprintf(stderr, "cuscope: warning: %s\n", core::EscapeTextForTerminal(w).c_str());
+  }
+}
+
 int RunSqliteExport(const std::string& trace, const std::string& output, bool overwrite, bool findings) {
   exporter::SqliteExportOptions options;
   options.overwrite = overwrite;
@@ -62,9 +68,7 @@ int RunSqliteExport(const std::string& trace, const std::string& output, bool ov
   options.add_source_lines = [](core::Dictionary& dict) { AddSourceLines(dict); };
   absl::StatusOr<exporter::SqliteExportSummary> summary = exporter::ExportToSqlite(trace, output, options);
   if (!summary.ok()) return PrintError(std::string(summary.status().message()));
-  for (const std::string& w : summary->warnings) {
-    std::fprintf(stderr, "cuscope: warning: %s\n", core::EscapeTextForTerminal(w).c_str());
-  }
+  PrintWarnings(summary->warnings);
   std::printf(
       "wrote %s (sqlite, %.1f MB): %llu kernels (%llu more replayed for metrics), %llu copies and memsets, "
       "%llu API calls, %llu NVTX ranges, %llu findings\n",
@@ -161,9 +165,7 @@ int RunExport(const Args& args) {
                                                         ? exporter::ExportRanksToFile(paths, output, options)
                                                         : exporter::ExportToFile(paths.front(), output, options);
   if (!summary.ok()) return PrintError(std::string(summary.status().message()));
-  for (const std::string& w : summary->warnings) {
-    std::fprintf(stderr, "cuscope: warning: %s\n", core::EscapeTextForTerminal(w).c_str());
-  }
+  PrintWarnings(summary->warnings);
   std::printf(
       "wrote %s (%s, %.1f MB): %llu kernels, %llu copies and memsets, %llu API calls, %llu flows, "
       "%llu NVTX ranges, %llu findings (%llu drawn with their spans)\n",

@@ -22,6 +22,7 @@
 #include "lib/export/export_names.h"
 #include "lib/export/findings_pass.h"
 #include "lib/export/lane_allocator.h"
+#include "lib/export/nvtx_range_pairing.h"
 #include "lib/export/perfetto_writer.h"
 #include "lib/export/scan.h"
 #include "lib/export/track_ids.h"
@@ -66,13 +67,6 @@ struct GpuOp {
   uint32_t index;
   uint8_t kind;           // 0 kernel, 1 memcpy, 2 memset
   bool replayed = false;  // a kernel replayed for metrics: tested once per kernel
-};
-
-struct OpenRange {
-  uint64_t time = 0;
-  uint32_t name = 0;
-  uint32_t domain = 0;
-  uint32_t thread = 0;
 };
 
 struct ClosedRange {
@@ -168,8 +162,7 @@ class ExportPass {
   std::deque<SignatureText> signatures_;             // by signature id (a deque: references stay valid)
   std::deque<FunctionText> functions_;               // by function id
   absl::flat_hash_map<std::string, uint32_t> dims_;  // distinct launch dimension texts
-  absl::flat_hash_map<uint64_t, OpenRange> open_ranges_;
-  absl::flat_hash_map<uint64_t, std::pair<uint64_t, uint32_t>> early_ends_;  // an end read before its start
+  NvtxRangePairing nvtx_pairing_;
   absl::flat_hash_set<uint64_t> graph_flows_;                                // graph launches whose flow has its end
 
   // Scratch reused from chunk to chunk.
@@ -659,27 +652,13 @@ absl::Status ExportPass::ExportNvtx(const core::DecodedChunk& chunk, const core:
   ranges_.clear();
   for (const core::NvtxRow& n : chunk.nvtx) {
     switch (n.kind) {
-      case v1::NVTX_KIND_RANGE_START: {
-        auto early = early_ends_.find(n.id);
-        if (early != early_ends_.end()) {
-          ranges_.push_back({n.time, std::max(n.time, early->second.first), n.name, n.domain, n.thread});
-          early_ends_.erase(early);
-        } else {
-          open_ranges_[n.id] = OpenRange{n.time, n.name, n.domain, n.thread};
+      case v1::NVTX_KIND_RANGE_START:
+      case v1::NVTX_KIND_RANGE_END:
+        if (std::optional<NvtxRangePairing::Range> r = nvtx_pairing_.Add(n)) {
+          ranges_.push_back({r->start.time, std::max(r->start.time, r->end.time), r->start.name, r->start.domain,
+                             r->start.thread});
         }
         break;
-      }
-      case v1::NVTX_KIND_RANGE_END: {
-        auto it = open_ranges_.find(n.id);
-        if (it == open_ranges_.end()) {
-          early_ends_[n.id] = {n.time, n.thread};
-          break;
-        }
-        const OpenRange& o = it->second;
-        ranges_.push_back({o.time, std::max(o.time, n.time), o.name, o.domain, o.thread});
-        open_ranges_.erase(it);
-        break;
-      }
       case v1::NVTX_KIND_MARK: {
         args_.clear();
         if (n.domain != 0) {
@@ -764,9 +743,9 @@ absl::Status ExportPass::Run(core::TraceReader& reader, const std::string& path)
   }
 
   // Ranges still open at the end of the trace lasted at least until then.
-  if (!open_ranges_.empty()) {
+  if (nvtx_pairing_.unclosed() > 0) {
     ranges_.clear();
-    for (const auto& [id, o] : open_ranges_) {
+    for (const core::NvtxRow& o : nvtx_pairing_.Unclosed()) {
       ranges_.push_back({o.time, std::max(o.time, scan_.last_ns), o.name, o.domain, o.thread});
     }
     SortByEnd(&ranges_);
@@ -774,7 +753,7 @@ absl::Status ExportPass::Run(core::TraceReader& reader, const std::string& path)
       if (auto st = ExportRange(r, reader.dictionary(), true); !st.ok()) return st;
     }
     summary_->warnings.push_back(
-        absl::StrCat(open_ranges_.size(), " NVTX range(s) never closed: drawn to the end of the trace"));
+        absl::StrCat(nvtx_pairing_.unclosed(), " NVTX range(s) never closed: drawn to the end of the trace"));
   }
   if (summary_->dropped_slices > 0) {
     summary_->warnings.push_back(absl::StrCat(summary_->dropped_slices, " slice(s) overlapped more than ",

@@ -25,6 +25,7 @@
 #include "lib/core/kernel_names.h"
 #include "lib/core/output_file.h"
 #include "lib/core/version.h"
+#include "lib/export/nvtx_range_pairing.h"
 #include "lib/export/sqlite_database.h"
 #include "lib/export/sqlite_schema.h"
 
@@ -40,23 +41,6 @@ Cell OrNull(uint64_t v) { return v == 0 ? kNull : U64(v); }
 Cell Real(double v) { return v; }
 Cell Text(std::string_view v) { return v; }
 
-absl::Status Insert(SqliteStatement& statement, std::initializer_list<Cell> cells) {
-  int index = 1;
-  for (const Cell& cell : cells) {
-    if (const auto* i = std::get_if<int64_t>(&cell)) {
-      statement.Bind(index, *i);
-    } else if (const auto* d = std::get_if<double>(&cell)) {
-      statement.Bind(index, *d);
-    } else if (const auto* s = std::get_if<std::string_view>(&cell)) {
-      statement.Bind(index, *s);
-    } else {
-      statement.BindNull(index);
-    }
-    ++index;
-  }
-  return statement.Run();
-}
-
 // "INSERT INTO table VALUES (?, ?, ...)" for `columns` columns.
 std::string InsertSql(std::string_view table, int columns) {
   std::string sql = absl::StrCat("INSERT INTO ", std::string(table), " VALUES (");
@@ -66,9 +50,8 @@ std::string InsertSql(std::string_view table, int columns) {
 
 // An enum value's name without its prefix, lower case: WINDOW_KIND_METRICS -> "metrics".
 std::string ShortName(const std::string& full, std::string_view prefix) {
-  std::string name = full.size() > prefix.size() && full.compare(0, prefix.size(), prefix) == 0
-                         ? full.substr(prefix.size())
-                         : full;
+  std::string name =
+      full.size() > prefix.size() && full.compare(0, prefix.size(), prefix) == 0 ? full.substr(prefix.size()) : full;
   for (char& c : name) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
   return name;
 }
@@ -95,16 +78,18 @@ class TraceTables {
   absl::Status WriteAll(const std::vector<analysis::Finding>& findings, const std::string& source_name) {
     if (auto st = db_.Execute("BEGIN"); !st.ok()) return st;
     if (auto st = db_.Execute(SqliteSchema()); !st.ok()) return st;
-    for (auto step : {&TraceTables::WriteDevices, &TraceTables::WriteKernels, &TraceTables::WriteApiCalls,
-                      &TraceTables::WriteCopies, &TraceTables::WriteSyncs, &TraceTables::WriteNvtx,
-                      &TraceTables::WriteMetricsAndCounters, &TraceTables::WriteWindowsAndTopDown,
-                      &TraceTables::WriteStacks, &TraceTables::WriteRequests, &TraceTables::WriteMonitor,
-                      &TraceTables::WriteHostRecords}) {
+    for (auto step :
+         {&TraceTables::WriteDevices, &TraceTables::WriteKernels, &TraceTables::WriteApiCalls,
+          &TraceTables::WriteCopies, &TraceTables::WriteSyncs, &TraceTables::WriteNvtx,
+          &TraceTables::WriteMetricsAndCounters, &TraceTables::WriteWindowsAndTopDown, &TraceTables::WriteStacks,
+          &TraceTables::WriteRequests, &TraceTables::WriteMonitor, &TraceTables::WriteHostRecords}) {
       if (auto st = (this->*step)(); !st.ok()) return st;
+      if (!first_error_.ok()) return first_error_;
     }
     if (auto st = WriteFindings(findings); !st.ok()) return st;
     if (auto st = WriteSession(source_name); !st.ok()) return st;
     if (auto st = WriteStrings(); !st.ok()) return st;
+    if (!first_error_.ok()) return first_error_;
     return db_.Execute("COMMIT");
   }
 
@@ -126,6 +111,26 @@ class TraceTables {
   }
   Cell StrOrNull(uint32_t string_id) { return string_id == 0 ? kNull : I64(Str(dict_.str(string_id))); }
 
+  // Binds one row and runs it. The first failed row is kept and every later Insert does nothing:
+  // WriteAll returns it after the step that met it, so the steps' loops carry no error checks.
+  void Insert(SqliteStatement& statement, std::initializer_list<Cell> cells) {
+    if (!first_error_.ok()) return;
+    int index = 1;
+    for (const Cell& cell : cells) {
+      if (const auto* i = std::get_if<int64_t>(&cell)) {
+        statement.Bind(index, *i);
+      } else if (const auto* d = std::get_if<double>(&cell)) {
+        statement.Bind(index, *d);
+      } else if (const auto* t = std::get_if<std::string_view>(&cell)) {
+        statement.Bind(index, *t);
+      } else {
+        statement.BindNull(index);
+      }
+      ++index;
+    }
+    first_error_ = statement.Run();
+  }
+
   absl::StatusOr<std::unique_ptr<SqliteStatement>> Prepare(std::string_view table, int columns) {
     return db_.Prepare(InsertSql(table, columns));
   }
@@ -135,18 +140,47 @@ class TraceTables {
     if (!gpu.ok()) return gpu.status();
     for (const v1::Device& d : trace_.header.devices()) {
       const int64_t major = d.compute_capability_major(), minor = d.compute_capability_minor();
-      if (auto st = Insert(**gpu, {I64(0), I64(d.id()), Text(d.name()), kNull, I64(1), U64(d.l2_cache_bytes()),
-                                   U64(d.global_memory_bytes()), U64(d.peak_dram_bytes_per_second()),
-                                   I64(int64_t{d.sm_clock_khz()} * 1000), I64(d.sm_count()), kNull, Text(d.uuid()),
-                                   kNull, kNull, I64(d.id()), kNull, kNull, kNull, kNull, kNull, kNull,
-                                   I64(d.max_registers_per_block()), U64(d.max_shared_memory_per_block()), kNull,
-                                   U64(d.shared_memory_per_sm()), I64(d.registers_per_sm()), I64(d.warp_size()),
-                                   kNull, I64(d.max_warps_per_sm()), I64(d.max_blocks_per_sm()),
-                                   I64(d.max_threads_per_block()), kNull, kNull, kNull, kNull, kNull, kNull,
-                                   I64(major), I64(minor), I64(major), I64(minor)});
-          !st.ok()) {
-        return st;
-      }
+      Insert(**gpu, {I64(0),
+                     I64(d.id()),
+                     Text(d.name()),
+                     kNull,
+                     I64(1),
+                     U64(d.l2_cache_bytes()),
+                     U64(d.global_memory_bytes()),
+                     U64(d.peak_dram_bytes_per_second()),
+                     I64(int64_t{d.sm_clock_khz()} * 1000),
+                     I64(d.sm_count()),
+                     kNull,
+                     Text(d.uuid()),
+                     kNull,
+                     kNull,
+                     I64(d.id()),
+                     kNull,
+                     kNull,
+                     kNull,
+                     kNull,
+                     kNull,
+                     kNull,
+                     I64(d.max_registers_per_block()),
+                     U64(d.max_shared_memory_per_block()),
+                     kNull,
+                     U64(d.shared_memory_per_sm()),
+                     I64(d.registers_per_sm()),
+                     I64(d.warp_size()),
+                     kNull,
+                     I64(d.max_warps_per_sm()),
+                     I64(d.max_blocks_per_sm()),
+                     I64(d.max_threads_per_block()),
+                     kNull,
+                     kNull,
+                     kNull,
+                     kNull,
+                     kNull,
+                     kNull,
+                     I64(major),
+                     I64(minor),
+                     I64(major),
+                     I64(minor)});
     }
     return absl::OkStatus();
   }
@@ -173,19 +207,40 @@ class TraceTables {
       const std::array<int64_t, 3>& names = KernelNames(k.signature);
       const bool replayed = timeline_.Replayed(k);
       ++(replayed ? summary_.replayed_kernels : summary_.kernels);
-      if (auto st = Insert(replayed ? **replays : **on_timeline,
-                           {Time(k.start), End(k.start, k.end), I64(s.device()), I64(s.context()), kNull,
-                            I64(k.stream), U64(k.correlation_id), I64(GlobalPid(pid_)), I64(names[0]), I64(names[1]),
-                            I64(names[2]), I64(s.launch_type()), kNull, I64(s.registers_per_thread()),
-                            I64(s.grid_x()), I64(s.grid_y()), I64(s.grid_z()), I64(s.block_x()), I64(s.block_y()),
-                            I64(s.block_z()), I64(s.static_shared_memory()), I64(s.dynamic_shared_memory()),
-                            I64(s.local_memory_per_thread()), I64(0), I64(0), I64(s.shared_memory_executed()),
-                            OrNull(k.graph_node_id), kNull, OrNull(k.graph_id), I64(s.cluster_x()),
-                            I64(s.cluster_y()), I64(s.cluster_z()), k.queued != 0 ? Time(k.queued) : kNull,
-                            I64(k.signature)});
-          !st.ok()) {
-        return st;
-      }
+      Insert(replayed ? **replays : **on_timeline, {Time(k.start),
+                                                    End(k.start, k.end),
+                                                    I64(s.device()),
+                                                    I64(s.context()),
+                                                    kNull,
+                                                    I64(k.stream),
+                                                    U64(k.correlation_id),
+                                                    I64(GlobalPid(pid_)),
+                                                    I64(names[0]),
+                                                    I64(names[1]),
+                                                    I64(names[2]),
+                                                    I64(s.launch_type()),
+                                                    kNull,
+                                                    I64(s.registers_per_thread()),
+                                                    I64(s.grid_x()),
+                                                    I64(s.grid_y()),
+                                                    I64(s.grid_z()),
+                                                    I64(s.block_x()),
+                                                    I64(s.block_y()),
+                                                    I64(s.block_z()),
+                                                    I64(s.static_shared_memory()),
+                                                    I64(s.dynamic_shared_memory()),
+                                                    I64(s.local_memory_per_thread()),
+                                                    I64(0),
+                                                    I64(0),
+                                                    I64(s.shared_memory_executed()),
+                                                    OrNull(k.graph_node_id),
+                                                    kNull,
+                                                    OrNull(k.graph_id),
+                                                    I64(s.cluster_x()),
+                                                    I64(s.cluster_y()),
+                                                    I64(s.cluster_z()),
+                                                    k.queued != 0 ? Time(k.queued) : kNull,
+                                                    I64(k.signature)});
     }
     // The configurations the launches name: a reader that wants each launch's shape joins these
     // few rows instead of reading the same columns on every launch.
@@ -194,16 +249,28 @@ class TraceTables {
     for (uint32_t id = 1; id <= dict_.signature_count(); ++id) {
       const v1::KernelSignature& s = dict_.signature(id);
       const std::array<int64_t, 3>& names = KernelNames(id);
-      if (auto st = Insert(**signatures, {I64(id), I64(names[2]), I64(names[1]), I64(names[0]), I64(s.device()),
-                                          I64(s.context()), I64(s.grid_x()), I64(s.grid_y()), I64(s.grid_z()),
-                                          I64(s.block_x()), I64(s.block_y()), I64(s.block_z()),
-                                          I64(s.registers_per_thread()), I64(s.static_shared_memory()),
-                                          I64(s.dynamic_shared_memory()), I64(s.local_memory_per_thread()),
-                                          I64(s.shared_memory_executed()), I64(s.launch_type()), I64(s.cluster_x()),
-                                          I64(s.cluster_y()), I64(s.cluster_z()), I64(s.device_launched())});
-          !st.ok()) {
-        return st;
-      }
+      Insert(**signatures, {I64(id),
+                            I64(names[2]),
+                            I64(names[1]),
+                            I64(names[0]),
+                            I64(s.device()),
+                            I64(s.context()),
+                            I64(s.grid_x()),
+                            I64(s.grid_y()),
+                            I64(s.grid_z()),
+                            I64(s.block_x()),
+                            I64(s.block_y()),
+                            I64(s.block_z()),
+                            I64(s.registers_per_thread()),
+                            I64(s.static_shared_memory()),
+                            I64(s.dynamic_shared_memory()),
+                            I64(s.local_memory_per_thread()),
+                            I64(s.shared_memory_executed()),
+                            I64(s.launch_type()),
+                            I64(s.cluster_x()),
+                            I64(s.cluster_y()),
+                            I64(s.cluster_z()),
+                            I64(s.device_launched())});
     }
     return absl::OkStatus();
   }
@@ -218,12 +285,8 @@ class TraceTables {
       if (name == 0) name = Str(known ? core::DisplayApiName(dict_.function_name(a.function)) : "(unknown API)");
       const bool driver = known && dict_.function(a.function).domain() == v1::API_DOMAIN_DRIVER;
       ++summary_.api_calls;
-      if (auto st = Insert(**runtime, {Time(a.start), End(a.start, a.end),
-                                       I64(driver ? kEventClassDriver : kEventClassRuntime), GlobalTid(a.thread),
-                                       U64(a.correlation_id), I64(name), I64(a.return_code), kNull});
-          !st.ok()) {
-        return st;
-      }
+      Insert(**runtime, {Time(a.start), End(a.start, a.end), I64(driver ? kEventClassDriver : kEventClassRuntime),
+                         GlobalTid(a.thread), U64(a.correlation_id), I64(name), I64(a.return_code), kNull});
     }
     return absl::OkStatus();
   }
@@ -247,26 +310,36 @@ class TraceTables {
     if (!memcpy.ok()) return memcpy.status();
     for (const core::MemcpyRecord& m : trace_.memcpys) {
       ++summary_.memcpys;
-      if (auto st = Insert(**memcpy, {Time(m.start), End(m.start, m.end), I64(m.device), I64(m.context), kNull,
-                                      I64(m.stream), U64(m.correlation_id), I64(GlobalPid(pid_)), U64(m.bytes),
-                                      I64(m.copy_kind), kNull, I64(NsysMemoryKind(m.src_kind)),
-                                      I64(NsysMemoryKind(m.dst_kind)), kNull, kNull, kNull, kNull, kNull,
-                                      OrNull(m.graph_node_id), kNull, OrNull(m.graph_id), I64(m.async)});
-          !st.ok()) {
-        return st;
-      }
+      Insert(**memcpy, {Time(m.start),
+                        End(m.start, m.end),
+                        I64(m.device),
+                        I64(m.context),
+                        kNull,
+                        I64(m.stream),
+                        U64(m.correlation_id),
+                        I64(GlobalPid(pid_)),
+                        U64(m.bytes),
+                        I64(m.copy_kind),
+                        kNull,
+                        I64(NsysMemoryKind(m.src_kind)),
+                        I64(NsysMemoryKind(m.dst_kind)),
+                        kNull,
+                        kNull,
+                        kNull,
+                        kNull,
+                        kNull,
+                        OrNull(m.graph_node_id),
+                        kNull,
+                        OrNull(m.graph_id),
+                        I64(m.async)});
     }
     auto memset = Prepare("CUPTI_ACTIVITY_KIND_MEMSET", 14);
     if (!memset.ok()) return memset.status();
     for (const core::MemsetRecord& m : trace_.memsets) {
       ++summary_.memsets;
-      if (auto st = Insert(**memset, {Time(m.start), End(m.start, m.end), I64(m.device), I64(m.context), kNull,
-                                      I64(m.stream), U64(m.correlation_id), I64(GlobalPid(pid_)), I64(m.value),
-                                      U64(m.bytes), OrNull(m.graph_node_id), I64(NsysMemoryKind(m.memory_kind)),
-                                      OrNull(m.graph_id), I64(m.async)});
-          !st.ok()) {
-        return st;
-      }
+      Insert(**memset, {Time(m.start), End(m.start, m.end), I64(m.device), I64(m.context), kNull, I64(m.stream),
+                        U64(m.correlation_id), I64(GlobalPid(pid_)), I64(m.value), U64(m.bytes),
+                        OrNull(m.graph_node_id), I64(NsysMemoryKind(m.memory_kind)), OrNull(m.graph_id), I64(m.async)});
     }
     return absl::OkStatus();
   }
@@ -276,12 +349,8 @@ class TraceTables {
     if (!sync.ok()) return sync.status();
     for (const core::SyncRecord& s : trace_.syncs) {
       ++summary_.synchronizations;
-      if (auto st = Insert(**sync, {Time(s.start), End(s.start, s.end), I64(DeviceOfContext(s.context)),
-                                    I64(s.context), kNull, I64(s.stream), U64(s.correlation_id), I64(GlobalPid(pid_)),
-                                    I64(s.type), I64(s.event)});
-          !st.ok()) {
-        return st;
-      }
+      Insert(**sync, {Time(s.start), End(s.start, s.end), I64(DeviceOfContext(s.context)), I64(s.context), kNull,
+                      I64(s.stream), U64(s.correlation_id), I64(GlobalPid(pid_)), I64(s.type), I64(s.event)});
     }
     return absl::OkStatus();
   }
@@ -296,7 +365,7 @@ class TraceTables {
     absl::flat_hash_map<uint64_t, const core::NvtxPayloadRecord*> payloads;
     for (const core::NvtxPayloadRecord& p : trace_.nvtx_payloads) payloads.try_emplace(p.id, &p);
     absl::flat_hash_set<uint32_t> domains;
-    auto row = [&](const core::NvtxRow& start, std::optional<const core::NvtxRow*> end) -> absl::Status {
+    auto row = [&](const core::NvtxRow& start, std::optional<const core::NvtxRow*> end) {
       const bool mark = start.kind == v1::NVTX_KIND_MARK;
       const bool other_thread = end.has_value() && (*end)->thread != start.thread;
       const int64_t type = mark ? kNvtxMark : (other_thread ? kNvtxStartEndRange : kNvtxPushPopRange);
@@ -304,71 +373,73 @@ class TraceTables {
       Cell u64 = kNull, i64 = kNull, real = kNull;
       if (auto p = payloads.find(start.id); start.id != 0 && p != payloads.end()) {
         switch (p->second->kind) {
-          case v1::NVTX_PAYLOAD_KIND_UINT64: u64 = U64(p->second->bits); break;
-          case v1::NVTX_PAYLOAD_KIND_INT64: i64 = U64(p->second->bits); break;
+          case v1::NVTX_PAYLOAD_KIND_UINT64:
+            u64 = U64(p->second->bits);
+            break;
+          case v1::NVTX_PAYLOAD_KIND_INT64:
+            i64 = U64(p->second->bits);
+            break;
           case v1::NVTX_PAYLOAD_KIND_DOUBLE: {
             double d;
             std::memcpy(&d, &p->second->bits, sizeof d);
             real = Real(d);
             break;
           }
-          default: break;
+          default:
+            break;
         }
       }
       const std::string_view text = start.name != 0 ? std::string_view(dict_.str(start.name)) : std::string_view();
       ++(mark ? summary_.nvtx_marks : summary_.nvtx_ranges);
       // The name through textId (StringIds, once), as nsys stores a registered string: a long name
       // named by many ranges is not copied into every row.
-      return Insert(**nvtx, {Time(start.time), end.has_value() ? End(start.time, (*end)->time) : kNull, I64(type),
-                             mark ? kNull : U64(start.id), kNull, kNull, kNull, GlobalTid(start.thread),
-                             other_thread ? GlobalTid((*end)->thread) : kNull,
-                             start.name != 0 ? I64(Str(text)) : kNull,
-                             start.domain != 0 ? I64(Str(dict_.str(start.domain))) : kNull, u64, i64, real, kNull,
-                             kNull, kNull, kNull, kNull, kNull});
+      Insert(**nvtx, {Time(start.time),
+                      end.has_value() ? End(start.time, (*end)->time) : kNull,
+                      I64(type),
+                      mark ? kNull : U64(start.id),
+                      kNull,
+                      kNull,
+                      kNull,
+                      GlobalTid(start.thread),
+                      other_thread ? GlobalTid((*end)->thread) : kNull,
+                      start.name != 0 ? I64(Str(text)) : kNull,
+                      start.domain != 0 ? I64(Str(dict_.str(start.domain))) : kNull,
+                      u64,
+                      i64,
+                      real,
+                      kNull,
+                      kNull,
+                      kNull,
+                      kNull,
+                      kNull,
+                      kNull});
     };
-    absl::flat_hash_map<uint64_t, const core::NvtxRow*> open, early_ends;
+    NvtxRangePairing pairing;
     for (const core::NvtxRow& n : trace_.nvtx) {
-      absl::Status st;
       if (n.kind == v1::NVTX_KIND_MARK) {
-        st = row(n, std::nullopt);
-      } else if (n.kind == v1::NVTX_KIND_RANGE_START) {
-        if (auto e = early_ends.find(n.id); e != early_ends.end()) {
-          st = row(n, e->second);
-          early_ends.erase(e);
-        } else {
-          open[n.id] = &n;
-        }
-      } else if (n.kind == v1::NVTX_KIND_RANGE_END) {
-        if (auto o = open.find(n.id); o != open.end()) {
-          st = row(*o->second, &n);
-          open.erase(o);
-        } else {
-          early_ends[n.id] = &n;
-        }
+        row(n, std::nullopt);
+      } else if (std::optional<NvtxRangePairing::Range> r = pairing.Add(n)) {
+        row(r->start, &r->end);
       }
-      if (!st.ok()) return st;
     }
-    std::vector<const core::NvtxRow*> unterminated;
-    for (const auto& [id, start] : open) unterminated.push_back(start);
-    std::sort(unterminated.begin(), unterminated.end());  // rows in trace order
-    for (const core::NvtxRow* start : unterminated) {
-      if (auto st = row(*start, std::nullopt); !st.ok()) return st;
-    }
+    const std::vector<core::NvtxRow> unterminated = pairing.Unclosed();
+    for (const core::NvtxRow& start : unterminated) row(start, std::nullopt);
     if (!unterminated.empty()) {
       summary_.warnings.push_back(absl::StrCat(unterminated.size(), " NVTX range(s) never closed: no end"));
     }
-    if (!early_ends.empty()) {
+    if (pairing.orphan_ends() > 0) {
       summary_.warnings.push_back(
-          absl::StrCat(early_ends.size(), " NVTX range end(s) without their start in the trace: left out"));
+          absl::StrCat(pairing.orphan_ends(), " NVTX range end(s) without their start in the trace: left out"));
     }
     for (uint32_t domain : domains) {
       const std::string& name = dict_.str(domain);
-      if (auto st = Insert(**nvtx, {Time(origin_), kNull, I64(kNvtxDomainCreate), kNull, kNull, kNull, Text(name),
-                                    kNull, kNull, kNull, I64(Str(name)), kNull, kNull, kNull, kNull, kNull, kNull,
-                                    kNull, kNull, kNull});
-          !st.ok()) {
-        return st;
-      }
+      Insert(**nvtx, {Time(origin_), kNull,          I64(kNvtxDomainCreate),
+                      kNull,         kNull,          kNull,
+                      Text(name),    kNull,          kNull,
+                      kNull,         I64(Str(name)), kNull,
+                      kNull,         kNull,          kNull,
+                      kNull,         kNull,          kNull,
+                      kNull,         kNull});
     }
     return absl::OkStatus();
   }
@@ -379,24 +450,17 @@ class TraceTables {
     for (const core::MetricRow& m : trace_.metrics) {
       const std::string mode = ShortName(v1::ReplayMode_Name(m.replay_mode), "REPLAY_MODE_");
       for (const auto& [metric, value] : m.values) {
-        if (auto st = Insert(**metrics, {U64(m.correlation_id), I64(m.device), I64(Str(dict_.str(m.kernel_name))),
-                                         I64(m.grid[0]), I64(m.grid[1]), I64(m.grid[2]), I64(m.block[0]),
-                                         I64(m.block[1]), I64(m.block[2]), I64(m.pass_count), Text(mode),
-                                         I64(Str(dict_.str(metric))), Real(value)});
-            !st.ok()) {
-          return st;
-        }
+        Insert(**metrics, {U64(m.correlation_id), I64(m.device), I64(Str(dict_.str(m.kernel_name))), I64(m.grid[0]),
+                           I64(m.grid[1]), I64(m.grid[2]), I64(m.block[0]), I64(m.block[1]), I64(m.block[2]),
+                           I64(m.pass_count), Text(mode), I64(Str(dict_.str(metric))), Real(value)});
       }
     }
     auto counters = Prepare("CUSCOPE_COUNTER_SAMPLES", 6);
     if (!counters.ok()) return counters.status();
     for (const core::CounterSample& c : trace_.counter_samples) {
       const std::string source = ShortName(v1::CounterSource_Name(c.source), "COUNTER_SOURCE_");
-      if (auto st = Insert(**counters, {I64(c.device), Text(source), I64(Str(dict_.str(c.name))), Time(c.start),
-                                        End(c.start, c.end), Real(c.value)});
-          !st.ok()) {
-        return st;
-      }
+      Insert(**counters, {I64(c.device), Text(source), I64(Str(dict_.str(c.name))), Time(c.start), End(c.start, c.end),
+                          Real(c.value)});
     }
     return absl::OkStatus();
   }
@@ -433,11 +497,8 @@ class TraceTables {
     std::stable_sort(rows.begin(), rows.end(), [](const Row& a, const Row& b) { return a.start < b.start; });
     for (const Row& w : rows) {
       const std::string kind = ShortName(v1::WindowKind_Name(w.kind), "WINDOW_KIND_");
-      if (auto st = Insert(**windows, {Text(kind), w.start != 0 ? Time(w.start) : kNull, w.end != 0 ? Time(w.end) : kNull,
-                                       Text(w.reason), w.end != 0 ? Text(w.end_reason) : kNull});
-          !st.ok()) {
-        return st;
-      }
+      Insert(**windows, {Text(kind), w.start != 0 ? Time(w.start) : kNull, w.end != 0 ? Time(w.end) : kNull,
+                         Text(w.reason), w.end != 0 ? Text(w.end_reason) : kNull});
     }
     // The choices as analyze shows them: the hot kernels' launches and time measured inside the
     // timeline window (analysis/top_down.h), not the collector's running count.
@@ -447,13 +508,9 @@ class TraceTables {
     for (const analysis::TopDownChoice& choice : report.choices) {
       int64_t rank = 0;
       for (const analysis::HotKernelEntry& k : choice.kernels) {
-        if (auto st = Insert(**top_down, {Time(choice.time_ns), I64(rank++), I64(Str(k.name)), I64(k.device),
-                                          I64(k.grid[0]), I64(k.grid[1]), I64(k.grid[2]), I64(k.block[0]),
-                                          I64(k.block[1]), I64(k.block[2]), U64(k.window_ns), U64(k.launches),
-                                          U64(choice.window_kernel_ns)});
-            !st.ok()) {
-          return st;
-        }
+        Insert(**top_down, {Time(choice.time_ns), I64(rank++), I64(Str(k.name)), I64(k.device), I64(k.grid[0]),
+                            I64(k.grid[1]), I64(k.grid[2]), I64(k.block[0]), I64(k.block[1]), I64(k.block[2]),
+                            U64(k.window_ns), U64(k.launches), U64(choice.window_kernel_ns)});
       }
     }
     return absl::OkStatus();
@@ -465,17 +522,14 @@ class TraceTables {
     absl::flat_hash_set<uint32_t> stacks;
     for (const core::LaunchStackRow& l : trace_.launch_stacks) {
       stacks.insert(l.stack);
-      if (auto st = Insert(**launches, {U64(l.correlation_id), I64(l.stack)}); !st.ok()) return st;
+      Insert(**launches, {U64(l.correlation_id), I64(l.stack)});
     }
     auto nodes = Prepare("CUSCOPE_GRAPH_NODES", 5);
     if (!nodes.ok()) return nodes.status();
     for (const core::GraphNodeRow& g : trace_.graph_nodes) {
       if (g.stack != 0) stacks.insert(g.stack);
-      if (auto st = Insert(**nodes, {U64(g.node_id), OrNull(g.stack), OrNull(g.original_node_id),
-                                     g.created_ns != 0 ? Time(g.created_ns) : kNull, GlobalTid(g.thread)});
-          !st.ok()) {
-        return st;
-      }
+      Insert(**nodes, {U64(g.node_id), OrNull(g.stack), OrNull(g.original_node_id),
+                       g.created_ns != 0 ? Time(g.created_ns) : kNull, GlobalTid(g.thread)});
     }
     std::vector<uint32_t> ordered(stacks.begin(), stacks.end());
     std::sort(ordered.begin(), ordered.end());
@@ -487,12 +541,9 @@ class TraceTables {
       for (uint32_t id : dict_.stack(stack).frames()) {
         if (!dict_.has_frame(id)) continue;
         const v1::StackFrame& f = dict_.frame(id);
-        if (auto st = Insert(**frames, {I64(stack), I64(depth++), StrOrNull(f.module()), U64(f.module_offset()),
-                                        StrOrNull(f.function()), U64(f.function_offset()), StrOrNull(f.source_file()),
-                                        f.line() != 0 ? I64(f.line()) : kNull});
-            !st.ok()) {
-          return st;
-        }
+        Insert(**frames,
+               {I64(stack), I64(depth++), StrOrNull(f.module()), U64(f.module_offset()), StrOrNull(f.function()),
+                U64(f.function_offset()), StrOrNull(f.source_file()), f.line() != 0 ? I64(f.line()) : kNull});
       }
     }
     return absl::OkStatus();
@@ -506,13 +557,10 @@ class TraceTables {
     int64_t id = 0;
     for (const core::RequestScopeRow& r : trace_.request_scopes) {
       ++id;
-      if (auto st = Insert(**scopes, {I64(id), Time(r.start), End(r.start, r.end), GlobalTid(r.thread), U64(r.id),
-                                      I64(r.batch), StrOrNull(r.route)});
-          !st.ok()) {
-        return st;
-      }
+      Insert(**scopes, {I64(id), Time(r.start), End(r.start, r.end), GlobalTid(r.thread), U64(r.id), I64(r.batch),
+                        StrOrNull(r.route)});
       for (uint64_t request : r.batch_requests) {
-        if (auto st = Insert(**members, {I64(id), U64(request)}); !st.ok()) return st;
+        Insert(**members, {I64(id), U64(request)});
       }
     }
     return absl::OkStatus();
@@ -529,42 +577,29 @@ class TraceTables {
     int64_t id = 0;
     for (const v1::MonitorInterval& m : trace_.monitor_intervals) {
       ++id;
-      if (auto st = Insert(**intervals, {I64(id), Time(m.start_ns()), End(m.start_ns(), m.end_ns()),
-                                         U64(m.launch_calls()), U64(m.sync_calls()), U64(m.sync_wait_ns()),
-                                         U64(m.records_dropped_by_cupti()), U64(m.late_records())});
-          !st.ok()) {
-        return st;
-      }
+      Insert(**intervals,
+             {I64(id), Time(m.start_ns()), End(m.start_ns(), m.end_ns()), U64(m.launch_calls()), U64(m.sync_calls()),
+              U64(m.sync_wait_ns()), U64(m.records_dropped_by_cupti()), U64(m.late_records())});
       for (const v1::MonitorDevice& d : m.devices()) {
         std::array<Cell, core::kHostCauseCount> idle;
         idle.fill(kNull);
         for (int c = 0; c < core::kHostCauseCount && c < d.idle_by_cause_ns_size(); ++c) {
           idle[c] = U64(d.idle_by_cause_ns(c));
         }
-        if (auto st = Insert(**devices, {I64(id), I64(d.device()), U64(d.busy_ns()), U64(d.idle_ns()), idle[0],
-                                         idle[1], idle[2], idle[3], idle[4], idle[5], U64(d.kernels()),
-                                         U64(d.kernel_gpu_ns()), U64(d.memsets()), U64(d.memset_bytes()),
-                                         U64(d.memset_ns())});
-            !st.ok()) {
-          return st;
-        }
+        Insert(**devices, {I64(id), I64(d.device()), U64(d.busy_ns()), U64(d.idle_ns()), idle[0], idle[1], idle[2],
+                           idle[3], idle[4], idle[5], U64(d.kernels()), U64(d.kernel_gpu_ns()), U64(d.memsets()),
+                           U64(d.memset_bytes()), U64(d.memset_ns())});
         int64_t rank = 0;
         for (const v1::MonitorKernel& k : d.top_kernels()) {
-          if (auto st = Insert(**kernels, {I64(id), I64(d.device()), I64(rank++), StrOrNull(k.name()),
-                                           I64(k.grid_x()), I64(k.grid_y()), I64(k.grid_z()), I64(k.block_x()),
-                                           I64(k.block_y()), I64(k.block_z()), U64(k.launches()), U64(k.gpu_ns())});
-              !st.ok()) {
-            return st;
-          }
+          Insert(**kernels, {I64(id), I64(d.device()), I64(rank++), StrOrNull(k.name()), I64(k.grid_x()),
+                             I64(k.grid_y()), I64(k.grid_z()), I64(k.block_x()), I64(k.block_y()), I64(k.block_z()),
+                             U64(k.launches()), U64(k.gpu_ns())});
         }
       }
       for (const v1::MonitorRouteRequests& r : m.requests()) {
-        if (auto st = Insert(**requests, {I64(id), StrOrNull(r.route()), U64(r.requests()),
-                                          Real(r.span().sum_seconds()), Real(r.gpu().sum_seconds()),
-                                          Real(r.queue().sum_seconds()), Real(r.span_p50()), Real(r.span_p99())});
-            !st.ok()) {
-          return st;
-        }
+        Insert(**requests,
+               {I64(id), StrOrNull(r.route()), U64(r.requests()), Real(r.span().sum_seconds()),
+                Real(r.gpu().sum_seconds()), Real(r.queue().sum_seconds()), Real(r.span_p50()), Real(r.span_p99())});
       }
     }
     return absl::OkStatus();
@@ -575,21 +610,14 @@ class TraceTables {
     if (!memory.ok()) return memory.status();
     for (const core::MemoryOpRecord& m : trace_.memory_ops) {
       const std::string type = ShortName(v1::MemoryOperationType_Name(m.type), "MEMORY_OPERATION_");
-      if (auto st = Insert(**memory, {Time(m.time), Text(type), I64(NsysMemoryKind(m.memory_kind)), U64(m.bytes),
-                                      U64(m.address), I64(m.device), I64(m.context), I64(m.stream),
-                                      U64(m.correlation_id), I64(m.async)});
-          !st.ok()) {
-        return st;
-      }
+      Insert(**memory, {Time(m.time), Text(type), I64(NsysMemoryKind(m.memory_kind)), U64(m.bytes), U64(m.address),
+                        I64(m.device), I64(m.context), I64(m.stream), U64(m.correlation_id), I64(m.async)});
     }
     auto overheads = Prepare("CUSCOPE_OVERHEADS", 5);
     if (!overheads.ok()) return overheads.status();
     for (const core::OverheadRow& o : trace_.overheads) {
-      if (auto st = Insert(**overheads, {Time(o.start), End(o.start, o.end), StrOrNull(o.kind), GlobalTid(o.thread),
-                                         U64(o.correlation_id)});
-          !st.ok()) {
-        return st;
-      }
+      Insert(**overheads,
+             {Time(o.start), End(o.start, o.end), StrOrNull(o.kind), GlobalTid(o.thread), U64(o.correlation_id)});
     }
     return absl::OkStatus();
   }
@@ -606,24 +634,16 @@ class TraceTables {
     for (const analysis::Finding& f : findings) {
       ++id;
       ++summary_.findings;
-      if (auto st = Insert(**head, {I64(id), I64(id), Text(f.rule_id), Text(analysis::SeverityName(f.severity)),
-                                    Text(f.headline), Text(f.recommendation), U64(f.recoverable_ns)});
-          !st.ok()) {
-        return st;
-      }
+      Insert(**head, {I64(id), I64(id), Text(f.rule_id), Text(analysis::SeverityName(f.severity)), Text(f.headline),
+                      Text(f.recommendation), U64(f.recoverable_ns)});
       for (const analysis::Number& n : f.numbers) {
-        if (auto st = Insert(**numbers, {I64(id), Text(n.key), Real(n.value), Text(n.unit)}); !st.ok()) return st;
+        Insert(**numbers, {I64(id), Text(n.key), Real(n.value), Text(n.unit)});
       }
       for (const analysis::Span& s : f.spans) {
-        if (auto st = Insert(**spans, {I64(id), Time(s.begin), End(s.begin, s.end), Text(s.label)}); !st.ok()) {
-          return st;
-        }
+        Insert(**spans, {I64(id), Time(s.begin), End(s.begin, s.end), Text(s.label)});
       }
       for (const analysis::Offender& o : f.offenders) {
-        if (auto st = Insert(**offenders, {I64(id), Text(o.kind), Text(o.name), U64(o.count), U64(o.time_ns)});
-            !st.ok()) {
-          return st;
-        }
+        Insert(**offenders, {I64(id), Text(o.kind), Text(o.name), U64(o.count), U64(o.time_ns)});
       }
     }
     return absl::OkStatus();
@@ -647,30 +667,31 @@ class TraceTables {
         {"CUSCOPE_CHUNKS", absl::StrCat(trace_.chunks)},
         {"CUSCOPE_TRUNCATED_BYTES", absl::StrCat(trace_.tail_bytes_dropped)},
     };
-    if (trace_.corruption.has_value()) rows.emplace_back("CUSCOPE_CORRUPTION", std::string(trace_.corruption->message()));
+    if (trace_.corruption.has_value())
+      rows.emplace_back("CUSCOPE_CORRUPTION", std::string(trace_.corruption->message()));
     if (trace_.stats.has_value()) {
       rows.emplace_back("CUSCOPE_RECORDS_WRITTEN", absl::StrCat(trace_.stats->records_written()));
       rows.emplace_back("CUSCOPE_RECORDS_DROPPED_BY_CUPTI", absl::StrCat(trace_.stats->records_dropped_by_cupti()));
     }
     for (const auto& [name, value] : rows) {
-      if (auto st = Insert(**meta, {Text(name), Text(value)}); !st.ok()) return st;
+      Insert(**meta, {Text(name), Text(value)});
     }
     auto start = Prepare("TARGET_INFO_SESSION_START_TIME", 3);
     if (!start.ok()) return start.status();
     if (s.clock_ref_realtime_ns() != 0 && s.clock_ref_cupti_ns() != 0) {
-      const int64_t utc = static_cast<int64_t>(s.clock_ref_realtime_ns()) -
-                          static_cast<int64_t>(s.clock_ref_cupti_ns() - origin_);
+      const int64_t utc =
+          static_cast<int64_t>(s.clock_ref_realtime_ns()) - static_cast<int64_t>(s.clock_ref_cupti_ns() - origin_);
       const absl::Time when = absl::FromUnixNanos(utc);
       const std::string utc_text = absl::FormatTime("%Y-%m-%dT%H:%M:%E9SZ", when, absl::UTCTimeZone());
       const std::string local_text = absl::FormatTime("%Y-%m-%dT%H:%M:%E9S%Ez", when, absl::LocalTimeZone());
-      if (auto st = Insert(**start, {I64(utc), Text(utc_text), Text(local_text)}); !st.ok()) return st;
+      Insert(**start, {I64(utc), Text(utc_text), Text(local_text)});
     }
     auto details = Prepare("ANALYSIS_DETAILS", 4);
     if (!details.ok()) return details.status();
     const analysis::Interval span = timeline_.span();
     const int64_t begin = std::min<int64_t>(0, static_cast<int64_t>(span.begin - origin_));
     const int64_t stop = span.end > origin_ ? static_cast<int64_t>(span.end - origin_) : 0;
-    if (auto st = Insert(**details, {I64(0), I64(stop - begin), I64(begin), I64(stop)}); !st.ok()) return st;
+    Insert(**details, {I64(0), I64(stop - begin), I64(begin), I64(stop)});
     auto processes = Prepare("PROCESSES", 3);
     if (!processes.ok()) return processes.status();
     std::string name;
@@ -678,7 +699,8 @@ class TraceTables {
       name = s.command_line(0);
       if (const size_t slash = name.rfind('/'); slash != std::string::npos) name = name.substr(slash + 1);
     }
-    return Insert(**processes, {I64(GlobalPid(pid_)), I64(pid_), Text(name)});
+    Insert(**processes, {I64(GlobalPid(pid_)), I64(pid_), Text(name)});
+    return absl::OkStatus();
   }
 
   absl::Status WriteStrings() {
@@ -686,7 +708,7 @@ class TraceTables {
     if (!strings.ok()) return strings.status();
     int64_t id = 0;
     for (const std::string* s : strings_) {
-      if (auto st = Insert(**strings, {I64(++id), Text(*s)}); !st.ok()) return st;
+      Insert(**strings, {I64(++id), Text(*s)});
     }
     summary_.strings = strings_.size();
     return absl::OkStatus();
@@ -703,6 +725,7 @@ class TraceTables {
   std::vector<const std::string*> strings_;               // by id - 1
   std::vector<std::array<int64_t, 3>> kernel_names_;
   absl::flat_hash_map<uint32_t, uint32_t> context_devices_;
+  absl::Status first_error_;  // of the first row that could not be inserted
 };
 
 }  // namespace
@@ -741,7 +764,8 @@ absl::StatusOr<SqliteExportSummary> WriteInto(core::ScratchFile& scratch, const 
 
 }  // namespace
 
-absl::StatusOr<SqliteExportSummary> WriteSqlite(const core::Trace& trace, const std::vector<analysis::Finding>& findings,
+absl::StatusOr<SqliteExportSummary> WriteSqlite(const core::Trace& trace,
+                                                const std::vector<analysis::Finding>& findings,
                                                 const std::string& source_name, const std::string& output,
                                                 bool overwrite) {
   absl::StatusOr<std::unique_ptr<core::ScratchFile>> scratch = core::ScratchFile::CreateBeside(output, overwrite);

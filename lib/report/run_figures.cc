@@ -51,8 +51,8 @@ RunFigures FiguresOf(const analysis::Timeline& timeline, const analysis::Analysi
     const uint64_t skipped = analysis::CoveredLength(d.NotCounted(), steady);
     const uint64_t counted = length - std::min(length, skipped);
     const uint64_t busy = analysis::CoveredLength(d.busy, steady);
-    // Replayed launches count busy here too (DeviceTimeline::busy_with_replays_ns), as in analyze.
-    steady_busy += busy + std::min(counted - std::min(counted, busy), d.replayed_kernel_ns);
+    // Replayed launches count busy here too, as in analyze.
+    steady_busy += analysis::DeviceTimeline::BusyWithReplays(busy, counted, d.replayed_kernel_ns);
     steady_counted += counted;
   }
   r.steady_ns = steady_end > steady_begin ? steady_end - steady_begin : 0;

@@ -223,9 +223,8 @@ TEST(ExportCommandTest, DefaultOutputInTheCurrentDirectory) {
   const std::string input = t.Write();
   ASSERT_TRUE(absl::EndsWith(input, ".cuscope"));
   const std::string stem = input.substr(input.rfind('/') + 1, input.size() - input.rfind('/') - 1 - 8);
-  char dir_template[] = "/tmp/cuscope_export_cwd_XXXXXX";
-  ASSERT_NE(::mkdtemp(dir_template), nullptr);
-  const std::string dir = dir_template;
+  const std::string dir = TempPath("_cwd");  // a fresh name in the test's temporary directory
+  ASSERT_EQ(::mkdir(dir.c_str(), 0700), 0) << dir;
   char previous[4096];
   ASSERT_NE(::getcwd(previous, sizeof previous), nullptr);
   ASSERT_EQ(::chdir(dir.c_str()), 0);
