@@ -71,6 +71,10 @@ struct DeviceFigures {
   uint64_t memset_bytes = 0;
   uint64_t memset_ns = 0;
   std::vector<CounterFigures> counters;  // by name
+  // Under a duty cycle (IntervalFigures::estimated): the windows' GPU time the busy and idle figures
+  // were scaled from, and the busy share's 95% bound in points (-1: unknown, fewer than two windows).
+  uint64_t observed_ns = 0;
+  double busy_share_bound = -1;
 };
 
 // Requests (include/cuscope/request.h) per route, as Prometheus histograms: counts per bucket
@@ -111,6 +115,13 @@ struct IntervalFigures {
   uint64_t late_records = 0;
   // Requests that ended in the interval, by route (none without request scopes).
   std::vector<RouteRequestFigures> requests;
+  // Under a duty cycle (lib/monitor/sample_windows.h) the figures are estimates: recorded for
+  // `observed_ns` of host time in `sample_windows` windows, counts and times scaled to the interval;
+  // `count_bound` is the counts' 95% relative bound (-1: unknown). Full recording: false, 0, 0, 0.
+  bool estimated = false;
+  uint64_t observed_ns = 0;
+  uint32_t sample_windows = 0;
+  double count_bound = 0;
 };
 
 }  // namespace cuscope::monitor

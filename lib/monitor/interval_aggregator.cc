@@ -3,6 +3,7 @@
 #include "lib/monitor/request_figures.h"
 
 #include <algorithm>
+#include <cmath>
 #include <tuple>
 
 namespace cuscope::monitor {
@@ -25,6 +26,30 @@ int HostIndex(core::ApiCategory category) {
 void InsertSorted(std::vector<uint32_t>& devices, uint32_t device) {
   const auto at = std::lower_bound(devices.begin(), devices.end(), device);
   if (at == devices.end() || *at != device) devices.insert(at, device);
+}
+
+uint64_t Scaled(uint64_t value, double scale) {
+  return static_cast<uint64_t>(std::llround(static_cast<double>(value) * scale));
+}
+
+// A duty cycle's counts and times per launch, from the windows to the whole interval.
+void ScaleCounts(DeviceFigures& d, double scale) {
+  const auto kernel = [scale](KernelFigures& k) {
+    k.launches = Scaled(k.launches, scale);
+    k.gpu_ns = Scaled(k.gpu_ns, scale);
+  };
+  for (KernelFigures& k : d.top_kernels) kernel(k);
+  kernel(d.other_kernels);
+  d.kernels = Scaled(d.kernels, scale);
+  d.kernel_gpu_ns = Scaled(d.kernel_gpu_ns, scale);
+  for (CopyFigures& c : d.copies) {
+    c.count = Scaled(c.count, scale);
+    c.bytes = Scaled(c.bytes, scale);
+    c.gpu_ns = Scaled(c.gpu_ns, scale);
+  }
+  d.memsets = Scaled(d.memsets, scale);
+  d.memset_bytes = Scaled(d.memset_bytes, scale);
+  d.memset_ns = Scaled(d.memset_ns, scale);
 }
 
 }  // namespace
@@ -112,6 +137,7 @@ void IntervalAggregator::Add(const core::KernelActivity& a) {
   if (a.end < a.start || a.start == 0) return;
   const uint32_t device = a.config.device;
   ledger_.Work(a.correlation_id, device, a.stream, a.start, a.end, requests::WorkKind::kKernel);
+  if (options_.sampled) samples_.Work(device, a.start, a.end);
   AddBusy(device, a.start, a.end);
   DeviceAccumulator& acc = OpenFor(a.start).devices[device];
   const KernelGroupKey key{NameId(a.config.name), Dim3(a.config.grid_x, a.config.grid_y, a.config.grid_z),
@@ -132,6 +158,7 @@ void IntervalAggregator::Add(const core::KernelActivity& a) {
 void IntervalAggregator::Add(const core::MemcpyRecord& r) {
   if (r.end < r.start || r.start == 0) return;
   ledger_.Work(r.correlation_id, r.device, r.stream, r.start, r.end, requests::WorkKind::kCopy);
+  if (options_.sampled) samples_.Work(r.device, r.start, r.end);
   AddBusy(r.device, r.start, r.end);
   Tally& t = OpenFor(r.start).devices[r.device].copies[{static_cast<int>(r.copy_kind), static_cast<int>(r.src_kind),
                                                         static_cast<int>(r.dst_kind)}];
@@ -143,6 +170,7 @@ void IntervalAggregator::Add(const core::MemcpyRecord& r) {
 void IntervalAggregator::Add(const core::MemsetRecord& r) {
   if (r.end < r.start || r.start == 0) return;
   ledger_.Work(r.correlation_id, r.device, r.stream, r.start, r.end, requests::WorkKind::kMemset);
+  if (options_.sampled) samples_.Work(r.device, r.start, r.end);
   AddBusy(r.device, r.start, r.end);
   Tally& t = OpenFor(r.start).devices[r.device].memsets;
   ++t.count;
@@ -157,7 +185,10 @@ void IntervalAggregator::Add(const core::ApiActivity& a) {
   const int cause = HostIndex(traits.category);
   if (cause < 0) return;
   OpenInterval& first = OpenFor(a.start);
-  if (traits.category == core::ApiCategory::kLaunch) ++first.launch_calls;
+  if (traits.category == core::ApiCategory::kLaunch) {
+    ++first.launch_calls;
+    if (options_.sampled) samples_.Launch(a.end);
+  }
   if (traits.category == core::ApiCategory::kSync) ++first.sync_calls;
   AddSpan(a.start, a.end, [cause](OpenInterval& in) -> Pieces& { return in.host[cause]; });
 }
@@ -213,7 +244,8 @@ std::vector<IntervalFigures> IntervalAggregator::CloseAll(uint64_t end_ns) {
 }
 
 DeviceFigures IntervalAggregator::CloseDevice(uint32_t device, DeviceAccumulator& acc,
-                                              const std::array<IntervalSet, kHostCauseCount - 1>& host, Interval span) {
+                                              const std::array<IntervalSet, kHostCauseCount - 1>& host, Interval span,
+                                              const std::vector<SampleWindow>* windows, double count_scale) {
   DeviceFigures d;
   d.device = device;
   const IntervalSet busy = analysis::UnionOf(std::move(acc.busy));
@@ -231,13 +263,32 @@ DeviceFigures IntervalAggregator::CloseDevice(uint32_t device, DeviceAccumulator
   // Idle stretches, claimed cause by cause in order of precedence; what no call covers was
   // spent outside CUDA.
   IntervalSet unclaimed = analysis::GapsWithin(busy, span);
-  d.idle_ns = analysis::TotalLength(unclaimed);
+  // Under a duty cycle: busy and idle over the windows' GPU time, scaled to the device's span.
+  double time_scale = 1;
+  if (windows != nullptr) {
+    SampledDevice sampled = SampleWindows::Device(*windows, device, busy, span);
+    const uint64_t length = span.end > span.begin ? span.end - span.begin : 0;
+    d.observed_ns = sampled.observed_ns;
+    d.busy_share_bound = sampled.busy_share_bound;
+    time_scale = sampled.observed_ns > 0 ? static_cast<double>(length) / static_cast<double>(sampled.observed_ns) : 0;
+    d.busy_ns = std::min<uint64_t>(length, static_cast<uint64_t>(std::llround(static_cast<double>(sampled.busy_ns) * time_scale)));
+    unclaimed = std::move(sampled.idle);
+  }
+  // (With no window's GPU time in the interval there is nothing to scale: neither busy nor idle.)
+  d.idle_ns = windows == nullptr    ? analysis::TotalLength(unclaimed)
+              : d.observed_ns == 0 ? 0
+                                   : (span.end > span.begin ? span.end - span.begin : 0) - d.busy_ns;
+  uint64_t claimed_ns = 0;
   for (int c = 0; c < kHostCauseCount - 1; ++c) {
     const IntervalSet claimed = analysis::Intersect(unclaimed, host[c]);
-    d.idle_by_cause_ns[c] = analysis::TotalLength(claimed);
+    d.idle_by_cause_ns[c] = std::min<uint64_t>(
+        d.idle_ns - claimed_ns,
+        static_cast<uint64_t>(std::llround(static_cast<double>(analysis::TotalLength(claimed)) * time_scale)));
+    claimed_ns += d.idle_by_cause_ns[c];
     unclaimed = analysis::Subtract(unclaimed, claimed);
   }
-  d.idle_by_cause_ns[static_cast<int>(HostCause::kOutsideCuda)] = analysis::TotalLength(unclaimed);
+  // What no call covers (the rest, so that the causes sum to the idle time when scaled).
+  d.idle_by_cause_ns[static_cast<int>(HostCause::kOutsideCuda)] = d.idle_ns - claimed_ns;
 
   std::vector<std::pair<KernelGroupKey, Tally>> groups(acc.kernels.begin(), acc.kernels.end());
   std::sort(groups.begin(), groups.end(), [](const auto& a, const auto& b) {
@@ -276,6 +327,7 @@ DeviceFigures IntervalAggregator::CloseDevice(uint32_t device, DeviceAccumulator
   d.memsets = acc.memsets.count;
   d.memset_bytes = acc.memsets.bytes;
   d.memset_ns = acc.memsets.ns;
+  if (windows != nullptr) ScaleCounts(d, count_scale);
   for (const auto& [name, tally] : acc.counters) {
     CounterFigures& c = d.counters.emplace_back();
     c.name = name;
@@ -303,13 +355,27 @@ IntervalFigures IntervalAggregator::Close(int64_t index, uint64_t end_ns) {
   f.launch_calls = in.launch_calls;
   f.sync_calls = in.sync_calls;
   f.sync_wait_ns = analysis::CoveredLength(host[static_cast<int>(HostCause::kSync)], span);
+  std::vector<SampleWindow> windows;
+  double count_scale = 1;
+  if (options_.sampled) {
+    windows = samples_.TakeBefore(f.end_ns);
+    f.estimated = true;
+    f.sample_windows = static_cast<uint32_t>(windows.size());
+    f.observed_ns = SampleWindows::HostTime(windows, span);
+    f.count_bound = SampleWindows::CountBound(windows, span);
+    count_scale = f.observed_ns > 0 ? static_cast<double>(f.end_ns - f.start_ns) / static_cast<double>(f.observed_ns) : 0;
+    f.launch_calls = Scaled(f.launch_calls, count_scale);
+    f.sync_calls = Scaled(f.sync_calls, count_scale);
+    f.sync_wait_ns = std::min(f.end_ns - f.start_ns, Scaled(f.sync_wait_ns, count_scale));
+  }
   f.records_dropped_by_cupti = in.dropped;
   f.late_records = in.late;
   if (!in.requests.empty()) f.requests = FiguresByRoute(in.requests, ledger_);
   for (uint32_t device : devices_seen_) {
     auto it = in.devices.find(device);
     DeviceAccumulator empty;
-    f.devices.push_back(CloseDevice(device, it != in.devices.end() ? it->second : empty, host, span));
+    f.devices.push_back(CloseDevice(device, it != in.devices.end() ? it->second : empty, host, span,
+                                    options_.sampled ? &windows : nullptr, count_scale));
   }
   return f;
 }

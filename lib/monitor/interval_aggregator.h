@@ -33,6 +33,7 @@
 #include "lib/core/api_names.h"
 #include "lib/core/records.h"
 #include "lib/monitor/figures.h"
+#include "lib/monitor/sample_windows.h"
 #include "lib/requests/request_ledger.h"
 
 namespace cuscope::monitor {
@@ -50,6 +51,9 @@ class IntervalAggregator final : public core::ActivitySink {
     size_t max_pieces = 1 << 20;
     // Names a runtime or driver call by its callback id, for classifying it (api_names.h).
     std::function<std::string(v1::ApiDomain, uint32_t)> api_name;
+    // Under a duty cycle (sample_windows.h): records come only from the windows OpenSample and
+    // CloseSample mark, and every interval's figures are estimates drawn from them.
+    bool sampled = false;
   };
 
   IntervalAggregator(Options options, uint64_t origin_ns);
@@ -70,6 +74,9 @@ class IntervalAggregator final : public core::ActivitySink {
 
   // One GPU counter sample, in the interval its start falls in.
   void AddCounter(uint32_t device, v1::CounterSource source, const std::string& name, const core::CounterPoint& p);
+  // A duty cycle's recording window opens or closes (CUPTI clock; with Options::sampled).
+  void OpenSample(uint64_t on_ns) { samples_.Open(on_ns); }
+  void CloseSample(uint64_t off_ns) { samples_.Close(off_ns); }
   // Records CUPTI dropped, counted in the oldest open interval.
   void CountDropped(uint64_t records);
 
@@ -139,8 +146,10 @@ class IntervalAggregator final : public core::ActivitySink {
   IntervalFigures Close(int64_t index, uint64_t end_ns);
   // The requests final by `horizon`, each to the interval its scope ended in.
   void TakeRequests(std::vector<requests::RequestFigures> done);
+  // `windows`: the duty cycle's windows of the interval (null without one), whose figures scale
+  // counts by `count_scale`.
   DeviceFigures CloseDevice(uint32_t device, DeviceAccumulator& acc, const std::array<analysis::IntervalSet, kHostCauseCount - 1>& host,
-                            analysis::Interval span);
+                            analysis::Interval span, const std::vector<SampleWindow>* windows, double count_scale);
 
   const Options options_;
   const uint64_t origin_;
@@ -153,6 +162,7 @@ class IntervalAggregator final : public core::ActivitySink {
   std::vector<std::string> names_;
   absl::flat_hash_map<uint64_t, core::ApiTraits> traits_;
   requests::RequestLedger ledger_;
+  SampleWindows samples_;
 };
 
 }  // namespace cuscope::monitor
