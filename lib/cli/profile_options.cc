@@ -58,6 +58,11 @@ const char kProfileUsage[] =
     "                            GPU busy and idle by host cause, kernels by GPU time, copies,\n"
     "                            syncs and GPU counters (-o '' for no file)\n"
     "      --monitor-interval SECONDS  one interval (default 1)\n"
+    "      --overhead-budget PERCENT  record in short windows, as much as keeps the session's\n"
+    "                            estimated cost under PERCENT of the program's time (default 2;\n"
+    "                            off: record all the time); the figures are then estimates with\n"
+    "                            their 95% bounds\n"
+    "      --duty-cycle PERCENT  record a fixed PERCENT of the time instead (100: all of it)\n"
     "      --prometheus [ADDRESS:]PORT serve the figures to Prometheus on /metrics (a bare port\n"
     "                            listens on the loopback interface only)\n"
     "\n"
@@ -132,6 +137,8 @@ constexpr ValueOption kValueOptions[] = {
     {"--gpu-metrics-frequency", nullptr, "CUSCOPE_GPU_METRICS_FREQUENCY"},
     {"--mode", nullptr, "CUSCOPE_MODE"},
     {"--monitor-interval", nullptr, "CUSCOPE_MONITOR_INTERVAL"},
+    {"--duty-cycle", nullptr, "CUSCOPE_DUTY_CYCLE"},
+    {"--overhead-budget", nullptr, "CUSCOPE_OVERHEAD_BUDGET"},
     {"--prometheus", nullptr, "CUSCOPE_PROMETHEUS"},
     {"--flight-span", nullptr, "CUSCOPE_FLIGHT_SPAN"},
     {"--flight-size", nullptr, "CUSCOPE_FLIGHT_SIZE"},

@@ -67,9 +67,30 @@ std::string StatusText(const v1::ProcessStatus& s) {
   // Monitor mode's figures; flight mode keeps them too when its idle trigger is on.
   if (s.intervals() == 0 && s.mode() != "monitor") return out;
   absl::StrAppend(&out, "  ", s.intervals(), " intervals of figures so far\n");
+  // The duty cycle (a process of an older cuscope reports none: duty 0, not governed).
+  if (s.duty_governed() || (s.duty_cycle() > 0 && s.duty_cycle() < 1)) {
+    absl::StrAppendFormat(&out, "  recording %.1f%% of the time (%s); estimated cost %.2f%% of the program's time", 100 * s.duty_cycle(),
+                          s.duty_governed() ? absl::StrFormat("held under a budget of %.1f%%", 100 * s.overhead_budget())
+                                            : std::string("a fixed duty cycle"),
+                          100 * s.estimated_overhead());
+    absl::StrAppendFormat(&out, "; %.0f records/s while recording\n", s.records_per_second());
+    if (s.every_record()) {
+      absl::StrAppend(&out, "  recording all the time now: a trace window, a capture or request scopes need every record\n");
+    }
+  }
+  if (s.latest_estimated()) {
+    absl::StrAppendFormat(&out, "  the latest interval's figures are estimates from %.1f%% of its time", 100 * s.latest_recorded_share());
+    if (s.latest_count_bound() >= 0) {
+      absl::StrAppendFormat(&out, " (counts within %.1f%%, 95%%)", 100 * s.latest_count_bound());
+    }
+    absl::StrAppend(&out, "\n");
+  }
   for (const v1::DeviceStatus& d : s.devices()) {
-    absl::StrAppendFormat(&out, "  GPU %d: busy %.1f%% in the latest interval; %s busy, %s idle; %d kernels, %s of kernels\n",
-                          d.device(), 100 * d.utilization(), Seconds(d.busy_ns()), Seconds(d.idle_ns()), d.kernels(),
+    const std::string bound = s.latest_estimated() && d.utilization_bound() >= 0
+                                  ? absl::StrFormat(" (+/- %.1f points, 95%%)", 100 * d.utilization_bound())
+                                  : std::string();
+    absl::StrAppendFormat(&out, "  GPU %d: busy %.1f%%%s in the latest interval; %s busy, %s idle; %d kernels, %s of kernels\n",
+                          d.device(), 100 * d.utilization(), bound, Seconds(d.busy_ns()), Seconds(d.idle_ns()), d.kernels(),
                           Seconds(d.kernel_gpu_ns()));
   }
   absl::StrAppend(&out, "  calls: ", s.launch_calls(), " launches, ", s.sync_calls(), " synchronizations waiting ",

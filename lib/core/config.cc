@@ -74,7 +74,8 @@ absl::Status CheckMonitorSettings(const Config& c) {
   const bool monitor = c.mode == CollectionMode::kMonitor;
   const bool flight = c.mode == CollectionMode::kFlight;
   if (!monitor) {
-    for (const char* name : {"CUSCOPE_MONITOR_INTERVAL", "CUSCOPE_MONITOR_TOP_KERNELS", "CUSCOPE_PROMETHEUS"}) {
+    for (const char* name : {"CUSCOPE_MONITOR_INTERVAL", "CUSCOPE_MONITOR_TOP_KERNELS", "CUSCOPE_PROMETHEUS",
+                             "CUSCOPE_DUTY_CYCLE", "CUSCOPE_OVERHEAD_BUDGET"}) {
       if (c.settings.count(name)) return absl::InvalidArgumentError(absl::StrCat(name, " needs CUSCOPE_MODE=monitor"));
     }
   }
@@ -85,6 +86,11 @@ absl::Status CheckMonitorSettings(const Config& c) {
                              "CUSCOPE_FLIGHT_IDLE_SECONDS"}) {
       if (c.settings.count(name)) return absl::InvalidArgumentError(absl::StrCat(name, " needs CUSCOPE_MODE=flight"));
     }
+  }
+  if (c.settings.count("CUSCOPE_DUTY_CYCLE") && c.settings.count("CUSCOPE_OVERHEAD_BUDGET")) {
+    return absl::InvalidArgumentError(
+        "CUSCOPE_DUTY_CYCLE and CUSCOPE_OVERHEAD_BUDGET both choose how much is recorded: give one (a fixed share "
+        "of the time, or a cost the session holds itself under)");
   }
   if (c.settings.count("CUSCOPE_FLIGHT_IDLE_SECONDS") && c.flight_idle_share == 0) {
     return absl::InvalidArgumentError("CUSCOPE_FLIGHT_IDLE_SECONDS needs CUSCOPE_FLIGHT_IDLE_SHARE: how idle is too idle");
@@ -295,6 +301,21 @@ absl::StatusOr<Config> ParseConfigFromEnvironment(const std::vector<std::pair<st
       auto ms = ParseMillisecondsBetween(name, value, 0.1, 3600);
       if (!ms.ok()) return ms.status();
       c.monitor_interval_ms = *ms;
+    } else if (name == "CUSCOPE_DUTY_CYCLE") {
+      double percent = 0;
+      if (!absl::SimpleAtod(value, &percent) || !(percent >= 1 && percent <= 100)) {
+        return Bad(name, value, "expected a percentage of the time recorded, 1..100");
+      }
+      c.duty_cycle = percent / 100;
+    } else if (name == "CUSCOPE_OVERHEAD_BUDGET") {
+      double percent = 0;
+      if (value == "off") {
+        c.overhead_budget = 0;
+      } else if (!absl::SimpleAtod(value, &percent) || !(percent >= 0.1 && percent <= 50)) {
+        return Bad(name, value, "expected a percentage of the program's time, 0.1..50, or off");
+      } else {
+        c.overhead_budget = percent / 100;
+      }
     } else if (name == "CUSCOPE_MONITOR_TOP_KERNELS") {
       uint32_t n = 0;
       if (!absl::SimpleAtoi(value, &n) || n < 1 || n > 1000) return Bad(name, value, "expected 1..1000");
@@ -344,7 +365,8 @@ absl::StatusOr<Config> ParseConfigFromEnvironment(const std::vector<std::pair<st
                                                      "CUSCOPE_PER_KERNEL_COUNT, CUSCOPE_REPLAY_MODE, "
                                                      "CUSCOPE_TOP_DOWN, CUSCOPE_TOP_DOWN_LAUNCHES, "
                                                      "CUSCOPE_GPU_METRICS_DEVICES, CUSCOPE_GPU_METRICS_FREQUENCY, "
-                                                     "CUSCOPE_MODE, CUSCOPE_MONITOR_INTERVAL, CUSCOPE_MONITOR_TOP_KERNELS, "
+                                                     "CUSCOPE_MODE, CUSCOPE_MONITOR_INTERVAL, CUSCOPE_MONITOR_TOP_KERNELS, CUSCOPE_DUTY_CYCLE, "
+                                                     "CUSCOPE_OVERHEAD_BUDGET, "
                                                      "CUSCOPE_PROMETHEUS, CUSCOPE_FLIGHT_SPAN, CUSCOPE_FLIGHT_SIZE, "
                                                      "CUSCOPE_FLIGHT_STEP_THRESHOLD, CUSCOPE_FLIGHT_STEP_RANGE, CUSCOPE_FLIGHT_AFTER, "
                                                      "CUSCOPE_FLIGHT_REQUEST_THRESHOLD, "

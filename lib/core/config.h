@@ -56,6 +56,13 @@ struct Config {
   // interval names (the rest are summed as "other").
   uint32_t monitor_interval_ms = 1000;
   uint32_t monitor_top_kernels = 10;
+  // Monitor mode's duty cycle (lib/monitor/duty_governor.h): records are kept for short windows
+  // spread over each interval, and the figures are estimated from them. `duty_cycle` (0..1,
+  // CUSCOPE_DUTY_CYCLE) fixes the share of time recorded; otherwise the governor holds the session's
+  // estimated added cost under `overhead_budget` (a share of the program's time,
+  // CUSCOPE_OVERHEAD_BUDGET; 0 = "off": record all the time).
+  double duty_cycle = 0;
+  double overhead_budget = 0.02;
   // Flight mode: how far back the kept records reach, and the memory they may take (the smaller
   // limit wins). `output` names the snapshots when the caller names none.
   uint32_t flight_span_ms = 30'000;
@@ -123,6 +130,10 @@ struct Config {
   // Every CUSCOPE_* variable as given, for the trace header.
   std::map<std::string, std::string> settings;
 
+  // Monitor mode records in short windows (a duty cycle under 100%, or the governor's budget).
+  bool samples_by_duty_cycle() const {
+    return mode == CollectionMode::kMonitor && (duty_cycle > 0 ? duty_cycle < 1 : overhead_budget > 0);
+  }
   bool kind_enabled(const std::string& kind) const;
 };
 

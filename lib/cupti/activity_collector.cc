@@ -502,13 +502,21 @@ void BuildRooms(Session& s, std::unique_ptr<core::TraceWriter> writer, v1::Heade
   hooks.counter_totals = [&s] { return s.sampling->totals(); };
   hooks.slow_step_range = [&s](uint64_t length_ns) { OnSlowStepRange(s, length_ns); };
   hooks.gpu_idle = [&s](const monitor::IdleEvent& idle) { OnGpuIdle(s, idle); };
+  hooks.every_record_wanted = [&s] {
+    if (s.capture != nullptr) s.capture->WakeForEveryRecord();
+  };
   hooks.intervals_closed = [&s](const std::vector<monitor::IntervalFigures>& closed) {
+    const monitor::DutyCycle* duty = s.capture != nullptr ? s.capture->duty_cycle() : nullptr;
+    const monitor::DutyCycle::Status duty_now = duty != nullptr ? duty->status() : monitor::DutyCycle::Status{};
+    const double budget = duty_now.governed ? s.config.overhead_budget : 0;
     {
       std::lock_guard<std::mutex> lock(s.totals_mu);
       for (const auto& f : closed) s.totals.Add(f);
+      if (duty != nullptr) s.totals.SetDutyCycle(duty_now.duty, duty_now.estimated_cost, budget);
     }
     if (s.exporter == nullptr) return;
     for (const auto& f : closed) s.exporter->Publish(f);
+    if (duty != nullptr) s.exporter->PublishDutyCycle(duty_now.duty, duty_now.estimated_cost, budget);
   };
   s.pipeline = std::make_unique<TracePipeline>(s.config, s.cupti, std::move(writer), std::move(header), warn,
                                                std::move(hooks));
@@ -779,6 +787,16 @@ absl::StatusOr<v1::ProcessStatus> CollectorStatus() {
   status.set_flight_bytes(s->pipeline->ring_bytes());
   status.set_flight_seconds_held(s->pipeline->ring_held_ns() / 1e9);
   status.set_capture_busy(s->pipeline->capture_busy());
+  status.set_duty_cycle(1);
+  if (const monitor::DutyCycle* duty = s->capture->duty_cycle(); duty != nullptr) {
+    const monitor::DutyCycle::Status d = duty->status();
+    status.set_duty_cycle(d.duty);
+    status.set_estimated_overhead(d.estimated_cost);
+    status.set_records_per_second(d.records_per_second);
+    status.set_duty_governed(d.governed);
+    status.set_every_record(d.every_record);
+    status.set_overhead_budget(d.governed ? s->config.overhead_budget : 0);
+  }
   std::lock_guard<std::mutex> lock(s->totals_mu);
   monitor::FillProcessStatus(s->totals, &status);
   return status;

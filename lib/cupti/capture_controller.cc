@@ -4,6 +4,7 @@
 #include <chrono>
 #include <optional>
 #include <pthread.h>
+#include <unistd.h>
 #include <system_error>
 #include <utility>
 
@@ -25,6 +26,21 @@ CaptureController::CaptureController(const core::Config& config, CuptiApi& cupti
       holds_kinds_((config_.gpu_metrics || !config_.metrics.empty()) &&
                    (config_.capture_range != "none" || config_.delay_seconds > 0)) {
   if (config_.capture_range == "nvtx") nvtx_watch_ = std::make_unique<core::NvtxCaptureWatch>(config_.nvtx_capture);
+  if (config_.samples_by_duty_cycle()) {
+    monitor::DutyOptions options;
+    options.interval_ns = static_cast<uint64_t>(config_.monitor_interval_ms) * 1'000'000ull;
+    options.fixed_duty = config_.duty_cycle;
+    options.budget = config_.overhead_budget;
+    options.seed = static_cast<uint64_t>(::getpid());
+    duty_ = std::make_unique<monitor::DutyCycle>(
+        options,
+        monitor::DutyCycle::Hooks{
+            .record = [this](bool on) { return SetSampleRecording(on); },
+            .every_record_wanted = [this] { return pipeline_.wants_every_record(); },
+            .calls = [this] { return pipeline_.timed_calls_queued(); },
+            .kernel_records = [this] { return pipeline_.kernel_records_seen(); }},
+        std::chrono::steady_clock::now());
+  }
 }
 
 CaptureController::~CaptureController() { StopControlThread(); }
@@ -84,8 +100,12 @@ void CaptureController::Wake() {
 }
 
 absl::Status CaptureController::OpenSessionWindow() {
+  // Under a duty cycle, the session's window is its first recording window too (its time taken
+  // before the kinds go on: no record comes before its window).
+  const uint64_t sample_on = cupti_.Timestamp();
   // A session linked in and started after the program's first CUDA call starts late too.
   if (auto st = EnableKinds(/*program_started=*/cupti_.DriverHasContext()); !st.ok()) return st;
+  if (duty_ != nullptr) pipeline_.QueueSampleEdge(true, sample_on);
   QueueEdge(true, "session");
   return absl::OkStatus();
 }
@@ -193,6 +213,29 @@ void CaptureController::QueueHotKernelChoice() {
   pipeline_.QueueHotKernelChoice(config_.top_down_kernels, config_.top_down_launches);
 }
 
+bool CaptureController::SetSampleRecording(bool on) {
+  // No lock against the window's end (it may come from a CUPTI callback, and CUPTI is called here):
+  // the state is checked after switching on too, and what the end turned off stays off.
+  if (state_.load() != State::kOpen || stop_recording_.load()) return false;
+  if (on) {
+    const uint64_t time = cupti_.Timestamp();
+    if (auto st = selection_.Enable(cupti_); !st.ok()) {
+      warn_(absl::StrCat("the duty cycle could not turn recording back on: ", st.message(), "; profiling is off"));
+      return false;
+    }
+    if (state_.load() != State::kOpen || stop_recording_.load()) {
+      selection_.Disable(cupti_);
+      return false;
+    }
+    pipeline_.QueueSampleEdge(true, time);
+  } else {
+    selection_.Disable(cupti_);
+    pipeline_.QueueSampleEdge(false, cupti_.Timestamp());
+  }
+  pipeline_.Wake();
+  return true;
+}
+
 // ---- The control thread ------------------------------------------------------------------------
 
 SamplingController::Conditions CaptureController::SamplingConditions() const {
@@ -265,8 +308,10 @@ void CaptureController::ControlLoop() {
   const auto prepare_ahead = [&open_pending, &open_at](Clock::time_point now) {
     return !(open_pending && open_at - now < kPrepareLead);
   };
+  // The duty cycle's next switch (never without one; at once with one: its first window).
+  auto duty_at = duty_ != nullptr ? start : Clock::time_point::max();
   const auto woken = [this, &top_down_due, &prepare_ahead] {
-    return control_exit_ || top_down_due() || stop_watching_due_.load() ||
+    return control_exit_ || top_down_due() || stop_watching_due_.load() || duty_wake_.load() ||
            sampling_.Due(SamplingConditions(), prepare_ahead(Clock::now()));
   };
   std::unique_lock<std::mutex> lock(control_mu_);
@@ -275,6 +320,7 @@ void CaptureController::ControlLoop() {
     if (open_pending) wake = std::min(wake, open_at);
     if (close_pending) wake = std::min(wake, close_at);
     if (choose_at) wake = std::min(wake, *choose_at);
+    wake = std::min(wake, duty_at);
     control_cv_.wait_until(lock, wake, woken);
     if (control_exit_) return;
     const auto now = Clock::now();
@@ -291,6 +337,9 @@ void CaptureController::ControlLoop() {
     if (top_down_due()) choose_at = now + kSettle;
     sampling_.Reconcile(SamplingConditions(), prepare_ahead(now));
     if (stop_watching_due_.exchange(false) && stop_watching_) stop_watching_();
+    if (duty_ != nullptr && (duty_wake_.exchange(false) || now >= duty_at)) {
+      duty_at = duty_->Step(now);
+    }
     if (choose_at && now >= *choose_at) {
       choose_at.reset();
       top_down_queued_ = true;

@@ -28,6 +28,7 @@
 #include "lib/cupti/kernel_metrics_collector.h"
 #include "lib/cupti/sampling_controller.h"
 #include "lib/cupti/trace_pipeline.h"
+#include "lib/monitor/duty_cycle.h"
 
 namespace cuscope::cupti {
 
@@ -94,6 +95,17 @@ class CaptureController {
   // records, so the trace says which kernels were hot and that they did not launch again.
   void ChooseHotKernelsAtStop();
 
+  // Monitor mode's duty cycle (lib/monitor/duty_cycle.h), when the session records in windows:
+  // what it does now. Null without one.
+  const monitor::DutyCycle* duty_cycle() const { return duty_.get(); }
+  // Something needs every record now (TracePipeline::Hooks::every_record_wanted): the control
+  // thread turns recording on at once instead of at the next window.
+  void WakeForEveryRecord() {
+    if (duty_ == nullptr) return;
+    duty_wake_.store(true);
+    Wake();
+  }
+
   State state() const { return state_.load(); }
   bool recording() const { return state_.load(std::memory_order_relaxed) == State::kOpen; }
 
@@ -109,6 +121,9 @@ class CaptureController {
   SamplingController::Conditions SamplingConditions() const;
   void QueueHotKernelChoice();
   void ControlLoop();
+  // The duty cycle's switch: the kinds on or off while the session's window stays open. False once
+  // the window closed for good (the session ends or writing failed): nothing is switched on again.
+  bool SetSampleRecording(bool on);
 
   const core::Config& config_;
   CuptiApi& cupti_;
@@ -131,6 +146,8 @@ class CaptureController {
   std::atomic<uint64_t> top_down_closed_at_{0};
   bool top_down_queued_ = false;  // control thread only
   std::atomic<bool> counters_paused_{false};  // a capture's kernel metrics are being collected
+  std::unique_ptr<monitor::DutyCycle> duty_;    // stepped by the control thread
+  std::atomic<bool> duty_wake_{false};
 
   std::thread thread_;
   std::mutex control_mu_;

@@ -157,6 +157,7 @@ std::unique_ptr<monitor::IntervalAggregator> MakeIntervalAggregator(const core::
   options.interval_ns = static_cast<uint64_t>(config.monitor_interval_ms) * 1'000'000ull;
   options.top_kernels = config.monitor_top_kernels;
   options.api_name = [&cupti](v1::ApiDomain domain, uint32_t cbid) { return cupti.CallbackName(domain, cbid); };
+  options.sampled = config.samples_by_duty_cycle();
   return std::make_unique<monitor::IntervalAggregator>(std::move(options), cupti.Timestamp());
 }
 
@@ -266,6 +267,26 @@ void TracePipeline::BufferCompleted(uint8_t* buffer, size_t valid) {
 void TracePipeline::QueueWindow(bool open, uint64_t time, const std::string& reason, v1::WindowKind kind) {
   std::lock_guard<std::mutex> lock(queue_mu_);
   windows_.push_back({open, time, reason, kind});
+}
+
+void TracePipeline::QueueSampleEdge(bool open, uint64_t time) {
+  std::lock_guard<std::mutex> lock(queue_mu_);
+  sample_edges_.emplace_back(open, time);
+}
+
+void TracePipeline::ApplySampleEdges() {
+  std::vector<std::pair<bool, uint64_t>> edges;
+  {
+    std::lock_guard<std::mutex> lock(queue_mu_);
+    edges.swap(sample_edges_);
+  }
+  for (const auto& [open, time] : edges) {
+    if (open) {
+      monitor_->OpenSample(time);
+    } else {
+      monitor_->CloseSample(time);
+    }
+  }
 }
 
 void TracePipeline::QueueProfiledLaunch(ProfiledLaunch launch) {
@@ -418,6 +439,10 @@ void TracePipeline::QueueTimedCall(const core::ApiActivity* call, const core::Sy
 }
 
 void TracePipeline::QueueRequestScope(const core::RequestScopeActivity& scope) {
+  if (!request_scopes_seen_.load(std::memory_order_relaxed) && !request_scopes_seen_.exchange(true) &&
+      hooks_.every_record_wanted) {
+    hooks_.every_record_wanted();
+  }
   std::lock_guard<std::mutex> lock(timed_mu_);
   if (timed_calls_.size() + timed_syncs_.size() + timed_scopes_.size() >= kMaxQueuedTimedCalls) {
     dropped_by_cupti_.fetch_add(1, std::memory_order_relaxed);
@@ -494,6 +519,7 @@ void TracePipeline::ProcessBuffer(const QueuedBuffer& b) {
   // After a failed write the trace takes nothing more; monitor figures go on.
   if (monitor_ != nullptr) {
     TakeProfiled();
+    ApplySampleEdges();
     std::vector<TraceSpan> windows;
     {
       std::lock_guard<std::mutex> lock(queue_mu_);
@@ -972,6 +998,7 @@ void TracePipeline::JoinSnapshotThread() {
 // ---- Monitor mode ------------------------------------------------------------------------------
 
 void TracePipeline::CloseMonitorIntervals(bool all) {
+  ApplySampleEdges();
   const uint64_t dropped = dropped_by_cupti_.load();
   if (dropped > dropped_counted_) monitor_->CountDropped(dropped - dropped_counted_);
   dropped_counted_ = dropped;
@@ -1031,6 +1058,7 @@ absl::Status TracePipeline::OpenWindow(double seconds, const std::string& reason
   }
   QueueWindow(true, now, reason, v1::WINDOW_KIND_TIMELINE);
   Wake();
+  if (hooks_.every_record_wanted) hooks_.every_record_wanted();
   return absl::OkStatus();
 }
 

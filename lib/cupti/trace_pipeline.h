@@ -94,6 +94,9 @@ class TracePipeline {
     // Flight mode with the idle trigger: a device idle over the share of the window. The same
     // rules as slow_step_range.
     std::function<void(const monitor::IdleEvent&)> gpu_idle;
+    // Monitor mode under a duty cycle: something now needs every record (a trace window or capture
+    // opened, the program's first request scope); called on the thread that asked for it.
+    std::function<void()> every_record_wanted;
   };
 
   // `header` is completed with the machine's devices and versions when it is written. `writer` is
@@ -157,6 +160,15 @@ class TracePipeline {
   // The top-down's turn, behind every buffer queued so far: its `kernels` hottest kernels, each
   // to be profiled on `launches_each` launches.
   void QueueHotKernelChoice(uint32_t kernels, uint64_t launches_each);
+  // Monitor mode's duty cycle (lib/monitor/sample_windows.h): a recording window opens or closes,
+  // at `time` (CUPTI clock: taken before the kinds go on, after they go off). The writer hands the
+  // edges to the figures before the next buffer's records.
+  void QueueSampleEdge(bool open, uint64_t time);
+  // Under a duty cycle, whether every record is needed now: a trace window or a capture is open or
+  // being written, or the program uses request scopes (a request's GPU time needs all its kernels).
+  bool wants_every_record() const {
+    return trace_window_.load() || snapshot_busy_.load() || request_scopes_seen_.load(std::memory_order_relaxed);
+  }
   // Wakes the writer for samples queued through QueueWindow alone.
   void Wake() { queue_cv_.notify_one(); }
 
@@ -341,6 +353,9 @@ class TracePipeline {
   // Monitor mode (writer thread, after construction).
   std::unique_ptr<monitor::IntervalAggregator> monitor_;
   uint64_t dropped_counted_ = 0;  // of dropped_by_cupti_, already in an interval
+  std::vector<std::pair<bool, uint64_t>> sample_edges_;  // queue_mu_: (open, time)
+  std::atomic<bool> request_scopes_seen_{false};
+  void ApplySampleEdges();  // writer thread
   // Whether records also go to the trace; the window's end on the steady clock (0 = none).
   std::atomic<bool> trace_window_{false};
   std::atomic<int64_t> trace_window_end_ns_{0};

@@ -51,6 +51,12 @@ void EncodeInterval(const IntervalFigures& f, const std::function<uint32_t(std::
   out->set_sync_wait_ns(f.sync_wait_ns);
   out->set_records_dropped_by_cupti(f.records_dropped_by_cupti);
   out->set_late_records(f.late_records);
+  if (f.estimated) {
+    out->set_estimated(true);
+    out->set_observed_ns(f.observed_ns);
+    out->set_sample_windows(f.sample_windows);
+    out->set_count_bound(f.count_bound);
+  }
   for (const RouteRequestFigures& r : f.requests) {
     v1::MonitorRouteRequests* mr = out->add_requests();
     mr->set_route(r.route.empty() ? 0 : intern(r.route));
@@ -72,6 +78,10 @@ void EncodeInterval(const IntervalFigures& f, const std::function<uint32_t(std::
     md->set_device(d.device);
     md->set_busy_ns(d.busy_ns);
     md->set_idle_ns(d.idle_ns);
+    if (f.estimated) {
+      md->set_observed_ns(d.observed_ns);
+      md->set_busy_share_bound(d.busy_share_bound);
+    }
     for (uint64_t ns : d.idle_by_cause_ns) md->add_idle_by_cause_ns(ns);
     md->set_kernels(d.kernels);
     md->set_kernel_gpu_ns(d.kernel_gpu_ns);
@@ -109,6 +119,10 @@ IntervalFigures DecodeInterval(const v1::MonitorInterval& in, const core::Dictio
   f.sync_wait_ns = in.sync_wait_ns();
   f.records_dropped_by_cupti = in.records_dropped_by_cupti();
   f.late_records = in.late_records();
+  f.estimated = in.estimated();
+  f.observed_ns = in.observed_ns();
+  f.sample_windows = in.sample_windows();
+  f.count_bound = in.count_bound();
   for (const v1::MonitorRouteRequests& mr : in.requests()) {
     RouteRequestFigures& r = f.requests.emplace_back();
     r.route = mr.route() == 0 ? std::string() : dict.str(mr.route());
@@ -130,6 +144,10 @@ IntervalFigures DecodeInterval(const v1::MonitorInterval& in, const core::Dictio
     d.device = md.device();
     d.busy_ns = md.busy_ns();
     d.idle_ns = md.idle_ns();
+    if (f.estimated) {
+      d.observed_ns = md.observed_ns();
+      d.busy_share_bound = md.busy_share_bound();
+    }
     for (int c = 0; c < md.idle_by_cause_ns_size() && c < kHostCauseCount; ++c) d.idle_by_cause_ns[c] = md.idle_by_cause_ns(c);
     d.kernels = md.kernels();
     d.kernel_gpu_ns = md.kernel_gpu_ns();

@@ -172,6 +172,12 @@ void AddDeviceGauges(const DeviceTotals& d, Families& out) {
   const std::string device = absl::StrCat(d.device);
   Families::Add(out.Gauge("cuscope_gpu_utilization_ratio", "Share of the latest interval the device was busy."),
                 {{"device", device}}, d.utilization);
+  if (d.utilization_bound >= 0) {
+    Families::Add(out.Gauge("cuscope_gpu_utilization_bound_ratio",
+                            "Under a duty cycle: the 95% bound of the latest interval's utilization, estimated "
+                            "from its recording windows (utilization is within this of the true share)."),
+                  {{"device", device}}, d.utilization_bound);
+  }
   for (const auto& [name, reading] : d.counters) {
     const GpuCounterGauge* known = nullptr;
     for (const GpuCounterGauge& gauge : GpuCounterGauges()) {
@@ -185,6 +191,32 @@ void AddDeviceGauges(const DeviceTotals& d, Families& out) {
                                                      "interval that had readings, in the counter's own unit."),
                     {{"device", device}, {"counter", name}}, reading.mean);
     }
+  }
+}
+
+// Monitor mode's duty cycle: how much was recorded, what it costs, and how far the estimates may be off.
+void AddCollectionGauges(const CollectionTotals& c, Families& out) {
+  if (!c.duty_cycle && !c.estimated) return;
+  Families::Add(out.Gauge("cuscope_recorded_ratio",
+                          "Share of the latest interval recorded: its figures are estimated from that share (1: "
+                          "recorded whole, exact)."),
+                {}, c.recorded_share);
+  if (c.estimated && c.count_bound >= 0) {
+    Families::Add(out.Gauge("cuscope_estimate_count_bound_ratio",
+                            "The 95% relative bound of the latest interval's estimated counts (kernels, launches, "
+                            "GPU time)."),
+                  {}, c.count_bound);
+  }
+  if (!c.duty_cycle) return;
+  Families::Add(out.Gauge("cuscope_duty_cycle_ratio", "Share of the time the session records now."), {}, c.duty);
+  Families::Add(out.Gauge("cuscope_estimated_overhead_ratio",
+                          "The session's estimated added cost, as a share of the program's time, at the current "
+                          "duty cycle."),
+                {}, c.estimated_overhead);
+  if (c.overhead_budget > 0) {
+    Families::Add(out.Gauge("cuscope_overhead_budget_ratio",
+                            "The budget the duty cycle holds the session's estimated cost under."),
+                  {}, c.overhead_budget);
   }
 }
 
@@ -240,6 +272,7 @@ std::vector<prometheus::MetricFamily> MetricFamilies(const RunningTotals& totals
   for (const DeviceTotals& d : totals.devices()) AddDeviceCounters(d, out);
   for (const RouteTotals& r : totals.routes()) AddRouteHistograms(r, out);
   for (const DeviceTotals& d : totals.devices()) AddDeviceGauges(d, out);
+  AddCollectionGauges(totals.collection(), out);
   std::vector<prometheus::MetricFamily> families = std::move(out).Take();
   if (!process_labels.empty()) {
     for (prometheus::MetricFamily& family : families) {

@@ -13,6 +13,9 @@ void FillProcessStatus(const RunningTotals& totals, v1::ProcessStatus* status) {
   status->set_sync_calls(totals.sync_calls());
   status->set_sync_wait_ns(totals.sync_wait_ns());
   status->set_records_dropped_by_cupti(totals.records_dropped_by_cupti());
+  status->set_latest_estimated(totals.collection().estimated);
+  status->set_latest_recorded_share(totals.collection().recorded_share);
+  status->set_latest_count_bound(totals.collection().count_bound);
   status->clear_devices();
   status->clear_top_kernels();
   status->clear_routes();
@@ -35,6 +38,7 @@ void FillProcessStatus(const RunningTotals& totals, v1::ProcessStatus* status) {
     out->set_busy_ns(d.busy_ns);
     out->set_idle_ns(d.idle_ns);
     out->set_utilization(d.utilization);
+    out->set_utilization_bound(totals.collection().estimated ? d.utilization_bound : -1);
     out->set_kernels(d.kernels);
     out->set_kernel_gpu_ns(d.kernel_gpu_ns);
     for (const KernelTotals& k : d.kernel_rows) rows.emplace_back(d.device, &k);

@@ -27,6 +27,10 @@ class TotalsCollectable : public prometheus::Collectable {
     std::lock_guard<std::mutex> lock(mutex_);
     totals_.Add(interval);
   }
+  void SetDutyCycle(double duty, double estimated_overhead, double overhead_budget) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    totals_.SetDutyCycle(duty, estimated_overhead, overhead_budget);
+  }
 
   // Called on the server's threads: an exception must not reach them.
   std::vector<prometheus::MetricFamily> Collect() const override {
@@ -127,5 +131,9 @@ absl::StatusOr<std::unique_ptr<PrometheusExporter>> PrometheusExporter::Start(ab
 }
 
 void PrometheusExporter::Publish(const IntervalFigures& interval) { server_->totals->Add(interval); }
+
+void PrometheusExporter::PublishDutyCycle(double duty, double estimated_overhead, double overhead_budget) {
+  server_->totals->SetDutyCycle(duty, estimated_overhead, overhead_budget);
+}
 
 }  // namespace cuscope::monitor

@@ -48,6 +48,8 @@ class PrometheusExporter {
 
   // Adds a closed interval to what the next scrape shows. Thread-safe.
   void Publish(const IntervalFigures& interval);
+  // Monitor mode's duty cycle now (duty_cycle.h): shares of the time and of the program's time.
+  void PublishDutyCycle(double duty, double estimated_overhead, double overhead_budget);
 
   int port() const { return port_; }
   // "127.0.0.1:9400": where it listens, with the port it got.

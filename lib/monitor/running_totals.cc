@@ -77,6 +77,7 @@ void RunningTotals::AddDevice(const DeviceFigures& figures) {
   totals.memset_ns += figures.memset_ns;
   const uint64_t span_ns = figures.busy_ns + figures.idle_ns;
   totals.utilization = span_ns == 0 ? 0.0 : static_cast<double>(figures.busy_ns) / static_cast<double>(span_ns);
+  totals.utilization_bound = figures.busy_share_bound < 0 ? -1.0 : figures.busy_share_bound / 100;
   // A counter read less often than once an interval keeps its last reading between readings.
   for (const CounterFigures& counter : figures.counters) {
     if (counter.samples == 0) continue;
@@ -92,6 +93,11 @@ void RunningTotals::Add(const IntervalFigures& interval) {
   sync_wait_ns_ += interval.sync_wait_ns;
   records_dropped_by_cupti_ += interval.records_dropped_by_cupti;
   late_records_ += interval.late_records;
+  collection_.estimated = interval.estimated;
+  const uint64_t length = interval.end_ns > interval.start_ns ? interval.end_ns - interval.start_ns : 0;
+  collection_.recorded_share =
+      !interval.estimated ? 1.0 : length == 0 ? 0.0 : static_cast<double>(interval.observed_ns) / static_cast<double>(length);
+  collection_.count_bound = interval.estimated ? interval.count_bound : 0;
   for (const RouteRequestFigures& r : interval.requests) {
     auto it = std::find_if(routes_.begin(), routes_.end(), [&](const RouteTotals& t) { return t.route == r.route; });
     if (it == routes_.end() && routes_.size() + 1 >= kMaxRequestRoutes) {
@@ -108,6 +114,13 @@ void RunningTotals::Add(const IntervalFigures& interval) {
     for (int c = 0; c < kHostCauseCount; ++c) it->idle[c].Merge(r.idle[c]);
     it->latest = r;
   }
+}
+
+void RunningTotals::SetDutyCycle(double duty, double estimated_overhead, double overhead_budget) {
+  collection_.duty_cycle = true;
+  collection_.duty = duty;
+  collection_.estimated_overhead = estimated_overhead;
+  collection_.overhead_budget = overhead_budget;
 }
 
 }  // namespace cuscope::monitor

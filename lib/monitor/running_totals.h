@@ -51,8 +51,10 @@ struct DeviceTotals {
   uint64_t memsets = 0;
   uint64_t memset_bytes = 0;
   uint64_t memset_ns = 0;
-  // Gauges. utilization: busy / (busy + idle) in the latest interval, 0 for an empty one.
+  // Gauges. utilization: busy / (busy + idle) in the latest interval, 0 for an empty one; under a
+  // duty cycle, its 95% bound (a ratio, as utilization; -1: not estimated or unknown).
   double utilization = 0;
+  double utilization_bound = -1;
   // By counter name: the figures of the latest interval that had readings of it.
   std::map<std::string, CounterFigures> counters;
 };
@@ -66,6 +68,17 @@ struct RouteTotals {
   RequestHistogram span, gpu, queue;
   std::array<RequestHistogram, kHostCauseCount> idle;
   RouteRequestFigures latest;  // its percentiles
+};
+
+// How the latest interval was recorded, and monitor mode's duty cycle now (duty_cycle.h).
+struct CollectionTotals {
+  bool estimated = false;     // the latest interval's figures are estimates from windows
+  double recorded_share = 1;  // of the latest interval's time
+  double count_bound = 0;     // its counts' 95% relative bound (-1: unknown)
+  bool duty_cycle = false;    // a duty cycle runs (SetDutyCycle called)
+  double duty = 1;
+  double estimated_overhead = 0;  // of the program's time
+  double overhead_budget = 0;     // 0: a fixed duty, no budget
 };
 
 class RunningTotals {
@@ -83,6 +96,9 @@ class RunningTotals {
   uint64_t records_dropped_by_cupti() const { return records_dropped_by_cupti_; }
   uint64_t late_records() const { return late_records_; }
   const std::vector<RouteTotals>& routes() const { return routes_; }  // in the order first seen
+  const CollectionTotals& collection() const { return collection_; }
+  // The duty cycle's state, as the session reports it (after each Add).
+  void SetDutyCycle(double duty, double estimated_overhead, double overhead_budget);
 
  private:
   DeviceTotals& Device(uint32_t device);
@@ -99,6 +115,7 @@ class RunningTotals {
   uint64_t records_dropped_by_cupti_ = 0;
   uint64_t late_records_ = 0;
   std::vector<RouteTotals> routes_;
+  CollectionTotals collection_;
 };
 
 // "ns::gemm" for "_ZN2ns4gemmIfEEvPfi"; names that do not demangle are kept as they are; at most

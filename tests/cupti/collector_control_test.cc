@@ -79,6 +79,7 @@ class CollectorControlTest : public ::testing::Test {
 
 TEST_F(CollectorControlTest, MonitorStatusShowsTheFiguresSoFar) {
   config_.mode = core::CollectionMode::kMonitor;
+  config_.overhead_budget = 0;  // recorded all the time: exact figures
   config_.monitor_interval_ms = 100;
   config_.output = "";
   ASSERT_TRUE(StartCollector(config_, "injection", cupti_).ok());
@@ -106,6 +107,7 @@ TEST_F(CollectorControlTest, MonitorStatusShowsTheFiguresSoFar) {
 
 TEST_F(CollectorControlTest, AMonitorCaptureHoldsTheWindowsRecordsInAFileOfItsOwn) {
   config_.mode = core::CollectionMode::kMonitor;
+  config_.overhead_budget = 0;  // recorded all the time: exact figures
   config_.output = "";  // no session file: the capture is the only one
   ASSERT_TRUE(StartCollector(config_, "session", cupti_).ok());
   ASSERT_TRUE(cupti_.DeliverKernels(3, 500'000'000));  // before the window
@@ -143,6 +145,7 @@ TEST_F(CollectorControlTest, AMonitorCaptureHoldsTheWindowsRecordsInAFileOfItsOw
 // kernels were chosen and is written once the wait is over.
 TEST_F(CollectorControlTest, AMonitorCaptureWithTopDownChoosesAmongItsWindowsKernels) {
   config_.mode = core::CollectionMode::kMonitor;
+  config_.overhead_budget = 0;  // recorded all the time: exact figures
   // Lean calls by API records, so that the launch callbacks counted are the kernel metrics' alone.
   config_.lean_calls_by_records = true;
   config_.output = "";
@@ -197,6 +200,7 @@ TEST_F(CollectorControlTest, AMonitorCaptureWithTopDownChoosesAmongItsWindowsKer
 // A window in which nothing ran chooses nothing and writes at once, without waiting.
 TEST_F(CollectorControlTest, AMonitorTopDownCaptureOfAnIdleWindowSaysSo) {
   config_.mode = core::CollectionMode::kMonitor;
+  config_.overhead_budget = 0;  // recorded all the time: exact figures
   config_.output = "";
   ASSERT_TRUE(StartCollector(config_, "session", cupti_).ok());
   const std::string path = dir_ + "/idle.cuscope";

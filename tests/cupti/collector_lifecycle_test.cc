@@ -428,6 +428,7 @@ TEST_F(CollectorLifecycleTest, ACallThatCannotBeTurnedOffLeavesProfilingOn) {
 // Monitor mode: figures per interval instead of records; every delivered kernel is counted.
 TEST_F(CollectorLifecycleTest, MonitorModeWritesFiguresNotRecords) {
   config_.mode = core::CollectionMode::kMonitor;
+  config_.overhead_budget = 0;  // recorded all the time: exact figures
   config_.monitor_interval_ms = 100;
   ASSERT_TRUE(StartCollector(config_, "session", cupti_).ok());
   ASSERT_TRUE(cupti_.DeliverKernels(10, 1'050'000'000));
@@ -457,6 +458,7 @@ TEST_F(CollectorLifecycleTest, MonitorModeWritesFiguresNotRecords) {
 // to carry them (a quiet stretch: calls, no kernel record).
 TEST_F(CollectorLifecycleTest, MonitorModeCountsTimedCallsInTheirIntervalWithoutABuffer) {
   config_.mode = core::CollectionMode::kMonitor;
+  config_.overhead_budget = 0;  // recorded all the time: exact figures
   config_.monitor_interval_ms = 100;
   ASSERT_TRUE(StartCollector(config_, "session", cupti_).ok());
   ASSERT_TRUE(cupti_.DeliverKernels(1, cupti_.Timestamp()));  // an interval open before the calls
@@ -476,8 +478,40 @@ TEST_F(CollectorLifecycleTest, MonitorModeCountsTimedCallsInTheirIntervalWithout
   EXPECT_EQ(late, 0u);  // not folded into a later interval as late records
 }
 
+// Monitor mode under a duty cycle: the kinds go off and on again while the session runs, a trace
+// window keeps them on while it is open, and the intervals say their figures are estimates.
+TEST_F(CollectorLifecycleTest, MonitorModeUnderADutyCycleSwitchesAndSaysItsFiguresAreEstimates) {
+  config_.mode = core::CollectionMode::kMonitor;
+  config_.monitor_interval_ms = 100;
+  config_.duty_cycle = 0.2;
+  ASSERT_TRUE(StartCollector(config_, "session", cupti_).ok());
+  std::this_thread::sleep_for(std::chrono::milliseconds(400));  // 4 intervals of 8 windows
+  EXPECT_GE(cupti_.Count("DisableActivity:" + kKernelKind), 10u);
+  EXPECT_GE(cupti_.Count("EnableActivity:" + kKernelKind), 10u);
+  // A trace window needs every record: the kinds are on at once and stay on while it is open.
+  ASSERT_TRUE(OpenCollectorTraceWindow(0).ok());
+  std::this_thread::sleep_for(std::chrono::milliseconds(30));
+  const size_t disabled = cupti_.Count("DisableActivity:" + kKernelKind);
+  EXPECT_GT(cupti_.LastIndexOf("EnableActivity:" + kKernelKind), cupti_.LastIndexOf("DisableActivity:" + kKernelKind));
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  EXPECT_EQ(cupti_.Count("DisableActivity:" + kKernelKind), disabled);
+  ASSERT_TRUE(CloseCollectorTraceWindow().ok());
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  EXPECT_GT(cupti_.Count("DisableActivity:" + kKernelKind), disabled);  // switching again
+  ASSERT_TRUE(StopCollector(nullptr).ok());
+  const core::Trace trace = Load();
+  ASSERT_FALSE(trace.monitor_intervals.empty());
+  uint32_t windows = 0;
+  for (const v1::MonitorInterval& m : trace.monitor_intervals) {
+    EXPECT_TRUE(m.estimated());
+    windows += m.sample_windows();
+  }
+  EXPECT_GT(windows, 0u);
+}
+
 TEST_F(CollectorLifecycleTest, MonitorModeWithoutAnOutputWritesNoFile) {
   config_.mode = core::CollectionMode::kMonitor;
+  config_.overhead_budget = 0;  // recorded all the time: exact figures
   config_.output = "";
   ASSERT_TRUE(StartCollector(config_, "session", cupti_).ok());
   EXPECT_EQ(CollectorOutputPath(), "");
@@ -689,6 +723,7 @@ TEST_F(CollectorLifecycleTest, ALateSessionSaysWhenAnotherToolReceivesTheRecords
 // Monitor mode joins the scopes live: the request's figures land in the interval it ended in.
 TEST_F(CollectorLifecycleTest, MonitorModeCountsARequestOnceItIsFinal) {
   config_.mode = core::CollectionMode::kMonitor;
+  config_.overhead_budget = 0;  // recorded all the time: exact figures
   config_.monitor_interval_ms = 100;
   ASSERT_TRUE(StartCollector(config_, "session", cupti_).ok());
   BeginCollectorScope(7, "chat", nullptr, 0, /*batch=*/false);
@@ -730,6 +765,7 @@ TEST_F(CollectorLifecycleTest, ASlowRequestStartsASnapshotAQuickOneDoesNot) {
 // (by CUPTI's clock) reach the file, whenever their buffer arrives; the figures count everything.
 TEST_F(CollectorLifecycleTest, MonitorModeTraceWindowRecordsOnlyWhileOpen) {
   config_.mode = core::CollectionMode::kMonitor;
+  config_.overhead_budget = 0;  // recorded all the time: exact figures
   config_.monitor_interval_ms = 100;
   ASSERT_TRUE(StartCollector(config_, "session", cupti_).ok());
   cupti_.AdvanceClock(1'000'000);
@@ -1503,6 +1539,7 @@ TEST_F(CollectorLifecycleTest, ThousandStartStopCyclesKeepMemoryAndThreadsFlat) 
 // The same for monitor mode with its Prometheus endpoint: the server's threads go with each stop.
 TEST_F(CollectorLifecycleTest, MonitorSessionsWithAnEndpointKeepThreadsFlat) {
   config_.mode = core::CollectionMode::kMonitor;
+  config_.overhead_budget = 0;  // recorded all the time: exact figures
   config_.output = "";
   config_.prometheus = "127.0.0.1:0";
   config_.quiet = true;
@@ -1524,6 +1561,7 @@ TEST_F(CollectorLifecycleTest, MonitorSessionsWithAnEndpointKeepThreadsFlat) {
 // A port already taken: one line, and the figures go on without the endpoint.
 TEST_F(CollectorLifecycleTest, AnEndpointThatCannotListenIsOneLineAndMonitoringGoesOn) {
   config_.mode = core::CollectionMode::kMonitor;
+  config_.overhead_budget = 0;  // recorded all the time: exact figures
   config_.monitor_interval_ms = 100;
   config_.prometheus = "127.0.0.1:0";
   config_.quiet = true;

@@ -82,6 +82,36 @@ TEST(FiguresCodecTest, AnIntervalSurvivesTheTraceFile) {
   EXPECT_DOUBLE_EQ(d.counters[0].max, 39.5);
 }
 
+// A duty cycle's estimate says so in the file, with its windows and bounds; a full recording's
+// interval reads back as not estimated, with the bound unknown.
+TEST(FiguresCodecTest, AnEstimatedIntervalKeepsItsWindowsAndBounds) {
+  for (bool estimated : {true, false}) {
+    SCOPED_TRACE(estimated);
+    core::ChunkBuilder builder(core::testing::FakeApiName);
+    IntervalFigures f = Sample();
+    if (estimated) {
+      f.estimated = true;
+      f.observed_ns = 80'000'000;
+      f.sample_windows = 8;
+      f.count_bound = 0.031;
+      f.devices[0].observed_ns = 81'000'000;
+      f.devices[0].busy_share_bound = 1.7;
+    }
+    EncodeInterval(f, [&](std::string_view s) { return builder.InternString(s); }, builder.AddMonitorInterval());
+    v1::Chunk chunk;
+    builder.TakeChunk(&chunk);
+    auto trace = core::LoadTraceFromBytes(core::testing::TraceBytes({chunk}));
+    ASSERT_TRUE(trace.ok()) << trace.status();
+    const IntervalFigures g = DecodeInterval(trace->monitor_intervals[0], trace->dict);
+    EXPECT_EQ(g.estimated, estimated);
+    EXPECT_EQ(g.observed_ns, estimated ? 80'000'000u : 0u);
+    EXPECT_EQ(g.sample_windows, estimated ? 8u : 0u);
+    EXPECT_DOUBLE_EQ(g.count_bound, estimated ? 0.031 : 0.0);
+    EXPECT_EQ(g.devices[0].observed_ns, estimated ? 81'000'000u : 0u);
+    EXPECT_DOUBLE_EQ(g.devices[0].busy_share_bound, estimated ? 1.7 : -1.0);
+  }
+}
+
 // A route's requests survive the file: histograms (trailing empty buckets left out), sums and
 // percentiles, the route through the dictionary.
 TEST(FiguresCodecTest, RequestsOfARouteSurviveTheTraceFile) {

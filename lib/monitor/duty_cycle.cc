@@ -1,0 +1,117 @@
+#include "lib/monitor/duty_cycle.h"
+
+#include <algorithm>
+
+namespace cuscope::monitor {
+namespace {
+
+// A window that opens within this of the last one's end joins it: no switch off and on again.
+constexpr auto kJoin = std::chrono::microseconds(500);
+
+}  // namespace
+
+DutyCycle::DutyCycle(DutyOptions options, Hooks hooks, Clock::time_point start)
+    : governor_(options), hooks_(std::move(hooks)), start_(start), measured_from_(start) {
+  calls_at_ = hooks_.calls();
+  kernels_at_ = hooks_.kernel_records();
+  ScheduleSlot();
+  Publish();
+}
+
+void DutyCycle::ScheduleSlot() {
+  const DutyGovernor::Window w = governor_.WindowOf(slot_);
+  on_at_ = start_ + std::chrono::nanoseconds(w.on_ns);
+  off_at_ = start_ + std::chrono::nanoseconds(w.off_ns);
+}
+
+void DutyCycle::Measure(Clock::time_point now) {
+  if (!on_ || now <= measured_from_) return;
+  const uint64_t calls = hooks_.calls();
+  const uint64_t kernels = hooks_.kernel_records();
+  // A launch is one timed call and one kernel record, and costs about what a kernel record costs;
+  // a graph launch is one call and many kernel records.
+  const uint64_t records = std::max(calls - calls_at_, kernels - kernels_at_);
+  governor_.Recorded(static_cast<uint64_t>(std::chrono::nanoseconds(now - measured_from_).count()), records);
+  calls_at_ = calls;
+  kernels_at_ = kernels;
+  measured_from_ = now;
+  Publish();
+}
+
+void DutyCycle::TurnOn(Clock::time_point now) {
+  if (on_ || stopped_) return;
+  if (!hooks_.record(true)) {
+    stopped_ = true;
+    return;
+  }
+  on_ = true;
+  measured_from_ = now;
+  calls_at_ = hooks_.calls();
+  kernels_at_ = hooks_.kernel_records();
+}
+
+void DutyCycle::TurnOff(Clock::time_point now) {
+  if (!on_ || stopped_) return;
+  Measure(now);
+  if (!hooks_.record(false)) stopped_ = true;
+  on_ = false;
+}
+
+DutyCycle::Clock::time_point DutyCycle::Step(Clock::time_point now) {
+  if (stopped_) return Clock::time_point::max();
+  const bool every = hooks_.every_record_wanted();
+  every_record_.store(every, std::memory_order_relaxed);
+  if (every) {
+    TurnOn(now);
+    // Still measured, a slot at a time, so the duty is right when the need ends.
+    while (now >= off_at_) {
+      ++slot_;
+      ScheduleSlot();
+    }
+    if (now >= measured_from_ + std::chrono::nanoseconds(governor_.slot_ns())) Measure(now);
+    return std::min(off_at_, now + std::chrono::nanoseconds(governor_.slot_ns()));
+  }
+  while (true) {
+    // In the window, or on already with the window about to open (a duty of 1: windows join).
+    if (now < off_at_ && (now >= on_at_ || (on_ && on_at_ <= now + kJoin))) {
+      TurnOn(now);
+      return off_at_;
+    }
+    if (now < on_at_) {
+      TurnOff(now);
+      return on_at_;
+    }
+    // The window is over: the next slot's, unless that is over too (the thread woke late).
+    Measure(now);
+    ++slot_;
+    ScheduleSlot();
+    if (off_at_ <= now) {
+      const uint64_t elapsed = static_cast<uint64_t>(std::chrono::nanoseconds(now - start_).count());
+      slot_ = std::max(slot_, elapsed / governor_.slot_ns());
+      ScheduleSlot();
+      if (off_at_ <= now) {
+        ++slot_;
+        ScheduleSlot();
+      }
+    }
+  }
+}
+
+void DutyCycle::Publish() {
+  duty_.store(governor_.duty(), std::memory_order_relaxed);
+  cost_.store(governor_.estimated_cost(), std::memory_order_relaxed);
+  full_cost_.store(governor_.full_cost(), std::memory_order_relaxed);
+  rate_.store(governor_.records_per_second(), std::memory_order_relaxed);
+}
+
+DutyCycle::Status DutyCycle::status() const {
+  Status s;
+  s.every_record = every_record_.load(std::memory_order_relaxed);
+  s.duty = s.every_record ? 1.0 : duty_.load(std::memory_order_relaxed);
+  s.estimated_cost = (s.every_record ? full_cost_ : cost_).load(std::memory_order_relaxed);
+  s.records_per_second = rate_.load(std::memory_order_relaxed);
+  s.governed = governor_.governed();
+  return s;
+}
+
+}  // namespace cuscope::monitor

@@ -1,0 +1,73 @@
+// Monitor mode's duty cycle over time: turns recording on and off at the governor's windows
+// (duty_governor.h), tells the governor what each window recorded, and records all the time while
+// something needs every record (a trace window, a capture, request scopes).
+//
+// The control thread calls Step whenever it wakes and sleeps until the time Step returns; the
+// switches and counters are hooks, so the schedule is tested here with a made-up clock.
+#ifndef CUSCOPE_LIB_MONITOR_DUTY_CYCLE_H_
+#define CUSCOPE_LIB_MONITOR_DUTY_CYCLE_H_
+
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <functional>
+
+#include "lib/monitor/duty_governor.h"
+
+namespace cuscope::monitor {
+
+class DutyCycle {
+ public:
+  using Clock = std::chrono::steady_clock;
+  struct Hooks {
+    // Turns recording on or off; false when it could not (the session's recording ended).
+    std::function<bool(bool on)> record;
+    std::function<bool()> every_record_wanted;
+    // What the session recorded so far: calls it timed, and kernel records it received.
+    std::function<uint64_t()> calls;
+    std::function<uint64_t()> kernel_records;
+  };
+  // Recording is on at `start` (the session's window opened with it).
+  DutyCycle(DutyOptions options, Hooks hooks, Clock::time_point start);
+
+  // Switches as the schedule says at `now`; returns when to be called next.
+  Clock::time_point Step(Clock::time_point now);
+
+  // For `cuscope status` and /metrics (any thread).
+  struct Status {
+    double duty = 1;            // share of the time recorded from now on
+    double estimated_cost = 0;  // of the program's time, at that duty (0: not yet measured)
+    double records_per_second = 0;
+    bool every_record = false;  // recording all the time because something needs every record
+    bool governed = false;      // the duty follows a budget (not fixed)
+  };
+  Status status() const;
+
+ private:
+  // The window of the current slot, on the steady clock.
+  void ScheduleSlot();
+  void TurnOn(Clock::time_point now);
+  void TurnOff(Clock::time_point now);
+  void Measure(Clock::time_point now);
+  void Publish();
+
+  DutyGovernor governor_;
+  const Hooks hooks_;
+  const Clock::time_point start_;
+  uint64_t slot_ = 0;
+  Clock::time_point on_at_, off_at_;
+  bool on_ = true;
+  bool stopped_ = false;  // recording ended: nothing more to switch
+  Clock::time_point measured_from_;
+  uint64_t calls_at_ = 0, kernels_at_ = 0;
+
+  std::atomic<double> duty_{1};
+  std::atomic<double> cost_{0};
+  std::atomic<double> full_cost_{0};
+  std::atomic<double> rate_{0};
+  std::atomic<bool> every_record_{false};
+};
+
+}  // namespace cuscope::monitor
+
+#endif  // CUSCOPE_LIB_MONITOR_DUTY_CYCLE_H_

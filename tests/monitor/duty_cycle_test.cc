@@ -1,0 +1,220 @@
+// The duty cycle's schedule and its governor, with a made-up clock and made-up recording rates.
+#include "lib/monitor/duty_cycle.h"
+
+#include <vector>
+
+#include "gtest/gtest.h"
+#include "lib/monitor/duty_governor.h"
+
+namespace cuscope::monitor {
+namespace {
+
+constexpr uint64_t kMs = 1'000'000;
+constexpr uint64_t kSecond = 1000 * kMs;
+
+DutyOptions Options(double fixed_duty, double budget = 0.02) {
+  DutyOptions o;
+  o.interval_ns = kSecond;
+  o.windows_per_interval = 8;
+  o.fixed_duty = fixed_duty;
+  o.budget = budget;
+  return o;
+}
+
+// Records per ns for a program that takes `plain_ns` per launch and pays `cost_ns` per record.
+double RecordedRate(double plain_ns, double cost_ns) { return 1.0 / (plain_ns + cost_ns); }
+
+TEST(DutyGovernorTest, AFixedDutyGivesOneWindowOfThatShareInsideEachSlot) {
+  DutyGovernor g(Options(0.1));
+  std::vector<uint64_t> offsets;
+  for (uint64_t slot = 0; slot < 64; ++slot) {
+    const DutyGovernor::Window w = g.WindowOf(slot);
+    EXPECT_EQ(w.off_ns - w.on_ns, 12'500'000u);  // 10% of a 125 ms slot
+    EXPECT_GE(w.on_ns, slot * 125 * kMs);
+    EXPECT_LE(w.off_ns, (slot + 1) * 125 * kMs);
+    offsets.push_back(w.on_ns - slot * 125 * kMs);
+  }
+  // Spread over the slot, not at one place a periodic program could line up with.
+  const auto [lo, hi] = std::minmax_element(offsets.begin(), offsets.end());
+  EXPECT_LT(*lo, 20 * kMs);
+  EXPECT_GT(*hi, 90 * kMs);
+  g.Recorded(12'500'000, 1'000'000);  // measured, but a fixed duty stays
+  EXPECT_DOUBLE_EQ(g.duty(), 0.1);
+  EXPECT_FALSE(g.governed());
+}
+
+TEST(DutyGovernorTest, ALaunchStormOfTinyKernelsIsRecordedAboutAThirteenthOfTheTime) {
+  // 6.9 us a launch plain, 1.8 us a record: recording all the time adds 1.8/6.9 = 26%.
+  DutyGovernor g(Options(0));
+  EXPECT_DOUBLE_EQ(g.duty(), 0.1);  // before anything is measured
+  for (int i = 0; i < 20; ++i) g.Recorded(10 * kMs, static_cast<uint64_t>(10 * kMs * RecordedRate(6900, 1800)));
+  EXPECT_NEAR(g.full_cost(), 1800.0 / 6900, 0.002);
+  EXPECT_NEAR(g.duty(), 0.02 / (1800.0 / 6900), 0.001);
+  EXPECT_NEAR(g.estimated_cost(), 0.02, 1e-6);
+}
+
+TEST(DutyGovernorTest, AProgramThatLaunchesRarelyIsRecordedAllTheTime) {
+  DutyGovernor g(Options(0));
+  // 1,000 launches a second: 0.18% if recorded all the time, under the 2% budget.
+  g.Recorded(100 * kMs, 100);
+  EXPECT_DOUBLE_EQ(g.duty(), 1.0);
+  EXPECT_NEAR(g.estimated_cost(), 0.0018, 0.0001);
+  const DutyGovernor::Window w = g.WindowOf(3);
+  EXPECT_EQ(w.on_ns, 3 * 125 * kMs);
+  EXPECT_EQ(w.off_ns, 4 * 125 * kMs);
+}
+
+TEST(DutyGovernorTest, AtTheBudgetExactlyItRecordsAllTheTimeAndJustOverLess) {
+  // full cost = c*r/(1-c*r) = budget  <=>  c*r = budget/(1+budget).
+  const double budget = 0.02;
+  const double at = budget / (1 + budget) / 1800.0;  // records per ns
+  DutyGovernor g(Options(0, budget));
+  g.Recorded(kSecond, static_cast<uint64_t>(at * kSecond));
+  EXPECT_DOUBLE_EQ(g.duty(), 1.0);
+  DutyGovernor over(Options(0, budget));
+  over.Recorded(kSecond, static_cast<uint64_t>(at * kSecond * 1.01) + 1);
+  EXPECT_LT(over.duty(), 1.0);
+  EXPECT_GT(over.duty(), 0.98);
+}
+
+TEST(DutyGovernorTest, NeverUnderTheFloorWhateverTheRate) {
+  DutyGovernor g(Options(0));
+  g.Recorded(kMs, 10'000'000);  // absurd: more records than nanoseconds
+  EXPECT_DOUBLE_EQ(g.duty(), 0.01);
+}
+
+TEST(DutyGovernorTest, AChangeOfPaceIsFollowedWithinAFewWindows) {
+  DutyGovernor g(Options(0));
+  for (int i = 0; i < 10; ++i) g.Recorded(10 * kMs, 1000);  // 100k records/s
+  const double storm = g.duty();
+  for (int i = 0; i < 10; ++i) g.Recorded(10 * kMs, 5);  // quiet
+  EXPECT_LT(storm, 0.2);
+  EXPECT_DOUBLE_EQ(g.duty(), 1.0);
+}
+
+// A fake session for DutyCycle: a clock moved by hand, recording switched by the hooks, and a
+// program that makes `rate` records per ns while recorded.
+struct FakeSession {
+  bool on = true;
+  bool ended = false;
+  bool every = false;
+  double rate = 0;
+  uint64_t records = 0;
+  int switches = 0;
+  DutyCycle::Hooks Hooks() {
+    return {.record = [this](bool v) {
+              if (ended) return false;
+              on = v;
+              ++switches;
+              return true;
+            },
+            .every_record_wanted = [this] { return every; },
+            .calls = [this] { return records; },
+            .kernel_records = [this] { return records; }};
+  }
+};
+
+TEST(DutyCycleTest, RecordsOnlyInsideTheWindowsAndTheShareIsTheDuty) {
+  FakeSession s;
+  const auto t0 = DutyCycle::Clock::time_point{};
+  DutyCycle duty(Options(0.1), s.Hooks(), t0);
+  uint64_t on_ns = 0;
+  auto now = t0;
+  const auto step = std::chrono::microseconds(100);
+  auto next = duty.Step(now);
+  while (now < t0 + std::chrono::seconds(4)) {
+    now += step;
+    if (s.on) on_ns += 100'000;
+    if (now >= next) next = duty.Step(now);
+  }
+  EXPECT_NEAR(static_cast<double>(on_ns) / (4.0 * kSecond), 0.1, 0.005);
+  EXPECT_NEAR(s.switches, 2 * 32, 2);  // on and off once per slot
+}
+
+TEST(DutyCycleTest, TheGovernorLowersTheDutyInALaunchStormAndSaysWhatItCosts) {
+  FakeSession s;
+  s.rate = RecordedRate(6900, 1800);
+  const auto t0 = DutyCycle::Clock::time_point{};
+  DutyCycle duty(Options(0), s.Hooks(), t0);
+  auto now = t0;
+  auto next = duty.Step(now);
+  const auto step = std::chrono::microseconds(100);
+  while (now < t0 + std::chrono::seconds(3)) {
+    now += step;
+    if (s.on) s.records += static_cast<uint64_t>(s.rate * 100'000);
+    if (now >= next) next = duty.Step(now);
+  }
+  const DutyCycle::Status st = duty.status();
+  EXPECT_TRUE(st.governed);
+  EXPECT_NEAR(st.duty, 0.077, 0.01);
+  EXPECT_NEAR(st.estimated_cost, 0.02, 0.002);
+  EXPECT_NEAR(st.records_per_second, s.rate * 1e9, 0.05 * s.rate * 1e9);
+}
+
+TEST(DutyCycleTest, SomethingThatNeedsEveryRecordKeepsRecordingOnUntilItIsDone) {
+  FakeSession s;
+  const auto t0 = DutyCycle::Clock::time_point{};
+  DutyCycle duty(Options(0.05), s.Hooks(), t0);
+  auto now = t0 + std::chrono::milliseconds(1);
+  duty.Step(now);
+  s.every = true;
+  for (int i = 0; i < 100; ++i) {
+    now += std::chrono::milliseconds(10);
+    duty.Step(now);
+    EXPECT_TRUE(s.on);
+  }
+  EXPECT_TRUE(duty.status().every_record);
+  EXPECT_DOUBLE_EQ(duty.status().duty, 1.0);
+  s.every = false;
+  int off = 0;
+  for (int i = 0; i < 100; ++i) {
+    now += std::chrono::milliseconds(10);
+    duty.Step(now);
+    off += s.on ? 0 : 1;
+  }
+  EXPECT_GT(off, 80);  // back to 5%
+}
+
+TEST(DutyCycleTest, OnceTheSessionsRecordingEndedNothingIsSwitchedAgain) {
+  FakeSession s;
+  const auto t0 = DutyCycle::Clock::time_point{};
+  DutyCycle duty(Options(0.1), s.Hooks(), t0);
+  duty.Step(t0 + std::chrono::milliseconds(1));
+  s.ended = true;
+  const int switches = s.switches;
+  auto now = t0;
+  for (int i = 0; i < 50; ++i) {
+    now += std::chrono::milliseconds(20);
+    duty.Step(now);
+  }
+  EXPECT_LE(s.switches, switches);
+  EXPECT_EQ(duty.Step(now), DutyCycle::Clock::time_point::max());
+}
+
+TEST(DutyCycleTest, AThreadThatWakesLateSkipsTheSlotsThatPassed) {
+  FakeSession s;
+  const auto t0 = DutyCycle::Clock::time_point{};
+  DutyCycle duty(Options(0.1), s.Hooks(), t0);
+  duty.Step(t0);
+  const auto late = t0 + std::chrono::seconds(10);
+  const auto next = duty.Step(late);
+  EXPECT_GT(next, late);
+  EXPECT_LT(next, late + std::chrono::milliseconds(250));
+}
+
+TEST(DutyCycleTest, ADutyOfOneNeverSwitches) {
+  FakeSession s;
+  const auto t0 = DutyCycle::Clock::time_point{};
+  DutyCycle duty(Options(1.0), s.Hooks(), t0);
+  auto now = t0;
+  auto next = duty.Step(now);
+  while (now < t0 + std::chrono::seconds(2)) {
+    now = next;
+    next = duty.Step(now);
+  }
+  EXPECT_EQ(s.switches, 0);
+  EXPECT_TRUE(s.on);
+}
+
+}  // namespace
+}  // namespace cuscope::monitor
