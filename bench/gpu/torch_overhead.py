@@ -38,18 +38,52 @@ parser.add_argument("--window-after-warmup", action="store_true",
 parser.add_argument("--seed", type=int, default=1)
 parser.add_argument("--kernels", type=int, default=20000)
 parser.add_argument("--reps", type=int, default=5)
+parser.add_argument("--workload", choices=["tiny", "graph", "item", "large"], default="tiny",
+                    help="tiny: one tiny elementwise kernel after another (the launch rate is the "
+                         "host's); graph: a CUDA graph of 100 tiny kernels replayed; item: steps of "
+                         "three tiny kernels, each step's result read back with .item(); large: "
+                         "elementwise kernels over 64 Mi floats (the GPU's pace)")
 args = parser.parse_args()
 
-x = torch.ones(1024, device="cuda")
+GRAPH_NODES = 100
+x = torch.ones(1 << 26 if args.workload == "large" else 1024, device="cuda")
 for _ in range(200):
     x.add_(1.0)
 torch.cuda.synchronize()
+graph = None
+if args.workload == "graph":
+    side = torch.cuda.Stream()
+    side.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(side):
+        for _ in range(3):
+            x.add_(1.0)
+    torch.cuda.current_stream().wait_stream(side)
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph):
+        for _ in range(GRAPH_NODES):
+            x.add_(1.0)
+    torch.cuda.synchronize()
+kernels_launched = 200 + (3 if args.workload == "graph" else 0)
 
 
 def loop():
+    global kernels_launched
     t0 = time.perf_counter()
-    for _ in range(args.kernels):
-        x.add_(1.0)
+    if args.workload == "graph":
+        for _ in range(args.kernels // GRAPH_NODES):
+            graph.replay()
+        kernels_launched += args.kernels // GRAPH_NODES * GRAPH_NODES
+    elif args.workload == "item":
+        total = 0.0
+        for _ in range(args.kernels // 3):
+            y = torch.tanh(x)
+            y.mul_(0.5)
+            total += y.sum().item()
+        kernels_launched += args.kernels // 3 * 3
+    else:
+        for _ in range(args.kernels):
+            x.add_(1.0)
+        kernels_launched += args.kernels
     torch.cuda.synchronize()
     return time.perf_counter() - t0
 
@@ -122,5 +156,5 @@ for rep in range(args.reps):
     print(f"rep {rep}: {dt * 1e3:.1f} ms")
 if args.window_after_warmup:
     torch.cuda.profiler.stop()
-print(f"mode={args.mode} kernels={args.kernels} median_ms={statistics.median(times) * 1e3:.1f} "
-      f"median_us_per_kernel={statistics.median(times) / args.kernels * 1e6:.3f}")
+print(f"mode={args.mode} workload={args.workload} kernels={args.kernels} median_ms={statistics.median(times) * 1e3:.1f} "
+      f"median_us_per_kernel={statistics.median(times) / args.kernels * 1e6:.3f} kernels_launched={kernels_launched}")

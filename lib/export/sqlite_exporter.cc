@@ -567,8 +567,8 @@ class TraceTables {
   }
 
   absl::Status WriteMonitor() {
-    auto intervals = Prepare("CUSCOPE_MONITOR_INTERVALS", 8);
-    auto devices = Prepare("CUSCOPE_MONITOR_DEVICES", 15);
+    auto intervals = Prepare("CUSCOPE_MONITOR_INTERVALS", 12);
+    auto devices = Prepare("CUSCOPE_MONITOR_DEVICES", 17);
     auto kernels = Prepare("CUSCOPE_MONITOR_KERNELS", 12);
     auto requests = Prepare("CUSCOPE_MONITOR_REQUESTS", 8);
     for (auto* p : {&intervals, &devices, &kernels, &requests}) {
@@ -579,7 +579,10 @@ class TraceTables {
       ++id;
       Insert(**intervals,
              {I64(id), Time(m.start_ns()), End(m.start_ns(), m.end_ns()), U64(m.launch_calls()), U64(m.sync_calls()),
-              U64(m.sync_wait_ns()), U64(m.records_dropped_by_cupti()), U64(m.late_records())});
+              U64(m.sync_wait_ns()), U64(m.records_dropped_by_cupti()), U64(m.late_records()),
+              I64(m.estimated() ? 1 : 0), m.estimated() ? U64(m.observed_ns()) : kNull,
+              m.estimated() ? U64(m.sample_windows()) : kNull,
+              m.estimated() && m.count_bound() >= 0 ? Real(m.count_bound()) : kNull});
       for (const v1::MonitorDevice& d : m.devices()) {
         std::array<Cell, core::kHostCauseCount> idle;
         idle.fill(kNull);
@@ -588,7 +591,8 @@ class TraceTables {
         }
         Insert(**devices, {I64(id), I64(d.device()), U64(d.busy_ns()), U64(d.idle_ns()), idle[0], idle[1], idle[2],
                            idle[3], idle[4], idle[5], U64(d.kernels()), U64(d.kernel_gpu_ns()), U64(d.memsets()),
-                           U64(d.memset_bytes()), U64(d.memset_ns())});
+                           U64(d.memset_bytes()), U64(d.memset_ns()), m.estimated() ? U64(d.observed_ns()) : kNull,
+                           m.estimated() && d.busy_share_bound() >= 0 ? Real(d.busy_share_bound()) : kNull});
         int64_t rank = 0;
         for (const v1::MonitorKernel& k : d.top_kernels()) {
           Insert(**kernels, {I64(id), I64(d.device()), I64(rank++), StrOrNull(k.name()), I64(k.grid_x()),

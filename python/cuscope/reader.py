@@ -84,12 +84,15 @@ _QUERIES = {
       FROM CUSCOPE_REQUEST_SCOPES r LEFT JOIN StringIds s ON s.id = r.routeId ORDER BY start""",
     "batch_requests": """SELECT scopeId AS scope, requestId AS request_id FROM CUSCOPE_BATCH_REQUESTS""",
     "monitor_intervals": f"""SELECT id AS interval, {_SPAN}, launchCalls AS launch_calls, syncCalls AS sync_calls,
-        syncWait AS sync_wait_ns, recordsDropped AS records_dropped, lateRecords AS late_records
+        syncWait AS sync_wait_ns, recordsDropped AS records_dropped, lateRecords AS late_records,
+        coalesce(estimated, 0) AS estimated, observed AS observed_ns, sampleWindows AS sample_windows,
+        countBound AS count_bound
       FROM CUSCOPE_MONITOR_INTERVALS ORDER BY id""",
     "monitor_devices": """SELECT intervalId AS interval, deviceId AS device, busy AS busy_ns, idle AS idle_ns,
         idleSync AS idle_sync_ns, idleCopy AS idle_copy_ns, idleAlloc AS idle_alloc_ns, idleSetup AS idle_setup_ns,
         idleLaunch AS idle_launch_ns, idleOutsideCuda AS idle_outside_cuda_ns, kernels, kernelGpuTime AS kernel_gpu_ns,
-        memsets, memsetBytes AS memset_bytes, memsetTime AS memset_ns
+        memsets, memsetBytes AS memset_bytes, memsetTime AS memset_ns, observed AS observed_ns,
+        busyShareBound AS busy_share_bound
       FROM CUSCOPE_MONITOR_DEVICES ORDER BY intervalId, deviceId""",
     "monitor_kernels": f"""SELECT intervalId AS interval, deviceId AS device, rank, s.value AS name, {_SHAPE},
         launches, gpuTime AS gpu_ns

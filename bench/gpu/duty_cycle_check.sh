@@ -1,0 +1,75 @@
+#!/usr/bin/env bash
+# Monitor mode under its duty cycle: what it costs and how right its figures stay, on the workloads
+# where recording every kernel costs the most (bench/gpu/torch_overhead.py --workload): tiny
+# kernels one after another, a CUDA graph of tiny kernels replayed, tiny kernels with an .item()
+# per step, and large elementwise kernels. Variants: plain; monitor mode as it comes (the governor,
+# a 2% budget); monitor mode with a 1% budget; monitor mode recording all the time
+# (--overhead-budget off), whose figures are the reference for the estimated ones of the same
+# round. Rounds are interleaved, each in a seeded random order. Costs: medians of the per-round
+# differences to plain, as shares of plain. Figures (bench/gpu/duty_cycle_figures.py): the kernels
+# counted against those the program launched, and the busy share, top-10 kernels and idle by cause
+# against the full recording.
+#
+# On the GPU machine, from the repository root, with build-device/ (scripts/build_for_device.sh):
+#   bench/gpu/duty_cycle_check.sh [--rounds N] [--reps R] [--kernels N] [--workloads a,b] [--out DIR]
+set -uo pipefail
+cd "$(dirname "$0")/../.." || exit 1
+# shellcheck source=bench/gpu/interleaved_rounds.sh
+. bench/gpu/interleaved_rounds.sh
+
+rounds=5 reps=3 kernels=60000 workloads=tiny,graph,item,large seed=1 out=duty-cycle
+while [ $# -gt 0 ]; do
+  case $1 in
+    --rounds) rounds=$2; shift ;;
+    --reps) reps=$2; shift ;;
+    --kernels) kernels=$2; shift ;;
+    --workloads) workloads=$2; shift ;;
+    --seed) seed=$2; shift ;;
+    --out) out=$2; shift ;;
+    -h|--help) sed -n '2,14p' "$0"; exit 0 ;;
+    *) echo "duty_cycle_check.sh: unknown argument $1 (see --help)" >&2; exit 2 ;;
+  esac
+  shift
+done
+use_device_build duty_cycle_check.sh "$out" duty.txt
+mkdir -p "$out/traces"
+variants=(plain monitor monitor-1 monitor-full)
+pin=()
+if [ -n "${DUTY_CPUS:-}" ]; then pin=(taskset -c "$DUTY_CPUS"); fi
+
+run_one() {
+  local workload=$1 variant=$2 round=$3 log=$tmp/run.log n=$kernels trace=""
+  local -a venv=()
+  # Large kernels run ~0.2 ms each: fewer of them.
+  [ "$workload" = large ] && n=$((kernels / 30))
+  if [ "$variant" != plain ]; then
+    trace=$out/traces/${workload}_${variant}_${round}.cuscope
+    venv=(CUDA_INJECTION64_PATH="$lib" CUSCOPE_MODE=monitor CUSCOPE_QUIET=1 CUSCOPE_FORCE_OVERWRITE=1
+          CUSCOPE_OUTPUT="$trace")
+    case $variant in
+      monitor-1) venv+=(CUSCOPE_OVERHEAD_BUDGET=1) ;;
+      monitor-full) venv+=(CUSCOPE_OVERHEAD_BUDGET=off) ;;
+    esac
+  fi
+  env "${venv[@]}" "${pin[@]}" python3 bench/gpu/torch_overhead.py --workload "$workload" --kernels "$n" \
+    --reps "$reps" > "$log" 2> "$tmp/run.err"
+  local rc=$?
+  local value launched
+  value=$(grep -o 'median_us_per_kernel=[0-9.]*' "$log" | tail -1 | cut -d= -f2)
+  launched=$(grep -o 'kernels_launched=[0-9]*' "$log" | tail -1 | cut -d= -f2)
+  if [ $rc -ne 0 ] || [ -z "$value" ]; then
+    report_failed_run "round $round $workload $variant" "$rc" "$tmp/run.err" "$log"
+    return
+  fi
+  record_run "workload=$workload variant=$variant round=$round us_per_kernel=$value kernels_launched=$launched trace=$trace"
+}
+
+nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv,noheader 2>/dev/null
+runs=()
+IFS=, read -r -a wl <<< "$workloads"
+for w in "${wl[@]}"; do for v in "${variants[@]}"; do runs+=("$w:$v"); done; done
+echo "== $rounds rounds x ${#runs[@]} runs: $kernels kernels x $reps reps a run"
+run_interleaved_rounds "$rounds" "$seed" run_one "${runs[@]}"
+python3 bench/gpu/summarise_overhead.py "$results" --metric us_per_kernel --baseline plain \
+  --variants monitor,monitor-1,monitor-full | tee "$out/summary.txt"
+python3 bench/gpu/duty_cycle_figures.py "$results" --cuscope "$B/bin/cuscope" | tee -a "$out/summary.txt"
