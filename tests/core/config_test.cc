@@ -197,6 +197,52 @@ TEST(ConfigTest, MonitorIntervalEdges) {
   EXPECT_FALSE(ParseConfigFromEnvironment({{"CUSCOPE_MODE", "always"}}).ok());
 }
 
+// Monitor mode records under a 2% budget unless told otherwise; a fixed duty cycle or "off" instead,
+// never both; neither outside monitor mode.
+TEST(ConfigTest, DutyCycleAndOverheadBudget) {
+  const auto monitor = [](std::vector<std::pair<std::string, std::string>> more) {
+    more.insert(more.begin(), {"CUSCOPE_MODE", "monitor"});
+    return ParseConfigFromEnvironment(more);
+  };
+  auto plain = monitor({});
+  ASSERT_TRUE(plain.ok());
+  EXPECT_DOUBLE_EQ(plain->overhead_budget, 0.02);
+  EXPECT_TRUE(plain->samples_by_duty_cycle());
+  auto off = monitor({{"CUSCOPE_OVERHEAD_BUDGET", "off"}});
+  ASSERT_TRUE(off.ok());
+  EXPECT_FALSE(off->samples_by_duty_cycle());
+  auto budget = monitor({{"CUSCOPE_OVERHEAD_BUDGET", "0.5"}});
+  ASSERT_TRUE(budget.ok());
+  EXPECT_DOUBLE_EQ(budget->overhead_budget, 0.005);
+  EXPECT_TRUE(monitor({{"CUSCOPE_OVERHEAD_BUDGET", "0.1"}}).ok());
+  EXPECT_TRUE(monitor({{"CUSCOPE_OVERHEAD_BUDGET", "50"}}).ok());
+  EXPECT_FALSE(monitor({{"CUSCOPE_OVERHEAD_BUDGET", "0.09"}}).ok());
+  EXPECT_FALSE(monitor({{"CUSCOPE_OVERHEAD_BUDGET", "51"}}).ok());
+  EXPECT_FALSE(monitor({{"CUSCOPE_OVERHEAD_BUDGET", "2%"}}).ok());
+  auto duty = monitor({{"CUSCOPE_DUTY_CYCLE", "10"}});
+  ASSERT_TRUE(duty.ok());
+  EXPECT_DOUBLE_EQ(duty->duty_cycle, 0.1);
+  EXPECT_TRUE(duty->samples_by_duty_cycle());
+  auto whole = monitor({{"CUSCOPE_DUTY_CYCLE", "100"}});
+  ASSERT_TRUE(whole.ok());
+  EXPECT_FALSE(whole->samples_by_duty_cycle());  // 100%: recorded all the time, exact figures
+  EXPECT_TRUE(monitor({{"CUSCOPE_DUTY_CYCLE", "1"}}).ok());
+  EXPECT_FALSE(monitor({{"CUSCOPE_DUTY_CYCLE", "0.9"}}).ok());
+  EXPECT_FALSE(monitor({{"CUSCOPE_DUTY_CYCLE", "101"}}).ok());
+  auto both = monitor({{"CUSCOPE_DUTY_CYCLE", "10"}, {"CUSCOPE_OVERHEAD_BUDGET", "2"}});
+  ASSERT_FALSE(both.ok());
+  EXPECT_NE(std::string(both.status().message()).find("give one"), std::string::npos);
+  for (const char* name : {"CUSCOPE_DUTY_CYCLE", "CUSCOPE_OVERHEAD_BUDGET"}) {
+    auto trace = ParseConfigFromEnvironment({{name, "5"}});
+    ASSERT_FALSE(trace.ok()) << name;
+    EXPECT_NE(std::string(trace.status().message()).find("needs CUSCOPE_MODE=monitor"), std::string::npos);
+  }
+  // Flight mode keeps every record: no duty cycle even with the default budget.
+  auto flight = ParseConfigFromEnvironment({{"CUSCOPE_MODE", "flight"}});
+  ASSERT_TRUE(flight.ok());
+  EXPECT_FALSE(flight->samples_by_duty_cycle());
+}
+
 TEST(ConfigTest, ReadsEverySetting) {
   auto c = ParseConfigFromEnvironment({{"CUSCOPE_OUTPUT", "run_%p"},
                                        {"CUSCOPE_FORCE_OVERWRITE", "yes"},

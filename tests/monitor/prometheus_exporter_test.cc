@@ -125,6 +125,36 @@ TEST(PrometheusExporterTest, NoRequestsNoRequestSeries) {
   EXPECT_EQ(body->find("cuscope_request_"), std::string::npos);
 }
 
+// Under a duty cycle the scrape says how much was recorded, what it costs, and the bounds of the
+// estimates; recorded all the time, none of those series appear.
+TEST(PrometheusExporterTest, ADutyCyclesEstimatesComeWithTheirBoundsAndItsCost) {
+  std::unique_ptr<PrometheusExporter> exporter = StartOrDie("0");
+  ASSERT_NE(exporter, nullptr);
+  exporter->Publish(Interval(400'000'000, 300'000'000));
+  std::optional<std::string> body = Scrape("127.0.0.1", exporter->port());
+  ASSERT_TRUE(body.has_value());
+  EXPECT_EQ(body->find("cuscope_recorded_ratio"), std::string::npos);
+  EXPECT_EQ(body->find("cuscope_duty_cycle_ratio"), std::string::npos);
+  EXPECT_EQ(body->find("cuscope_gpu_utilization_bound_ratio"), std::string::npos);
+
+  IntervalFigures f = Interval(400'000'000, 300'000'000);
+  f.estimated = true;
+  f.observed_ns = 75'000'000;
+  f.sample_windows = 8;
+  f.count_bound = 0.04;
+  f.devices[0].busy_share_bound = 1.5;
+  exporter->Publish(f);
+  exporter->PublishDutyCycle(0.075, 0.02, 0.02);
+  body = Scrape("127.0.0.1", exporter->port());
+  ASSERT_TRUE(body.has_value());
+  EXPECT_DOUBLE_EQ(SampleValue(*body, "cuscope_recorded_ratio").value_or(-1), 0.075);
+  EXPECT_DOUBLE_EQ(SampleValue(*body, "cuscope_estimate_count_bound_ratio").value_or(-1), 0.04);
+  EXPECT_DOUBLE_EQ(SampleValue(*body, "cuscope_gpu_utilization_bound_ratio{device=\"0\"}").value_or(-1), 0.015);
+  EXPECT_DOUBLE_EQ(SampleValue(*body, "cuscope_duty_cycle_ratio").value_or(-1), 0.075);
+  EXPECT_DOUBLE_EQ(SampleValue(*body, "cuscope_estimated_overhead_ratio").value_or(-1), 0.02);
+  EXPECT_DOUBLE_EQ(SampleValue(*body, "cuscope_overhead_budget_ratio").value_or(-1), 0.02);
+}
+
 // The review: two idle TCP connections from any local user stalled every scrape for about 30 s (two
 // workers, civetweb's 30 s request timeout). A scrape now goes past them at once.
 TEST(PrometheusExporterTest, IdleConnectionsDoNotStallAScrape) {
