@@ -164,10 +164,13 @@ class TracePipeline {
   // at `time` (CUPTI clock: taken before the kinds go on, after they go off). The writer hands the
   // edges to the figures before the next buffer's records.
   void QueueSampleEdge(bool open, uint64_t time);
-  // Under a duty cycle, whether every record is needed now: a trace window or a capture is open or
-  // being written, or the program uses request scopes (a request's GPU time needs all its kernels).
+  // Under a duty cycle, whether every record is needed now: a trace window or a capture's window is
+  // open, or the program uses request scopes (a request's GPU time needs all its kernels). A
+  // capture's top-down, after its window, is not: while its hot kernels are replayed the duty cycle
+  // thins the records again (recorded whole, a launch storm filled the buffer cap there and the
+  // figures of those intervals lost what CUPTI dropped).
   bool wants_every_record() const {
-    return trace_window_.load() || snapshot_busy_.load() || request_scopes_seen_.load(std::memory_order_relaxed);
+    return trace_window_.load() || request_scopes_seen_.load(std::memory_order_relaxed);
   }
   // Wakes the writer for samples queued through QueueWindow alone.
   void Wake() { queue_cv_.notify_one(); }
