@@ -39,6 +39,56 @@ std::string FormatCell(const std::string& value, ColumnType type) {
 
 }  // namespace
 
+std::optional<TimeUnit> ParseTimeUnit(std::string_view name) {
+  if (name == "nsec" || name == "nanoseconds" || name == "ns") return TimeUnit::kNanoseconds;
+  if (name == "usec" || name == "microseconds" || name == "us") return TimeUnit::kMicroseconds;
+  if (name == "msec" || name == "milliseconds" || name == "ms") return TimeUnit::kMilliseconds;
+  if (name == "sec" || name == "seconds" || name == "s") return TimeUnit::kSeconds;
+  return std::nullopt;
+}
+
+namespace {
+
+// `value` (ns, an integer or a decimal) divided by 10^`digits`, exactly: the decimal point moved.
+std::string ShiftDecimalPoint(const std::string& value, int digits) {
+  if (value.empty()) return value;
+  std::string sign, whole = value, fraction;
+  if (whole[0] == '-') {
+    sign = "-";
+    whole = whole.substr(1);
+  }
+  if (const size_t dot = whole.find('.'); dot != std::string::npos) {
+    fraction = whole.substr(dot + 1);
+    whole = whole.substr(0, dot);
+  }
+  if (whole.empty() || whole.find_first_not_of("0123456789") != std::string::npos ||
+      fraction.find_first_not_of("0123456789") != std::string::npos) {
+    return value;  // not a number: left as it is
+  }
+  if (whole.size() <= static_cast<size_t>(digits)) whole.insert(0, digits + 1 - whole.size(), '0');
+  const std::string moved = whole.substr(whole.size() - digits) + fraction;
+  return sign + whole.substr(0, whole.size() - digits) + "." + moved;
+}
+
+}  // namespace
+
+Table WithTimeUnit(Table table, TimeUnit unit) {
+  if (unit == TimeUnit::kNanoseconds) return table;
+  const int digits = unit == TimeUnit::kMicroseconds ? 3 : unit == TimeUnit::kMilliseconds ? 6 : 9;
+  const char* suffix = unit == TimeUnit::kMicroseconds ? "(us)" : unit == TimeUnit::kMilliseconds ? "(ms)" : "(s)";
+  for (size_t c = 0; c < table.columns.size(); ++c) {
+    Column& column = table.columns[c];
+    const size_t at = column.name.rfind("(ns)");
+    if (at == std::string::npos || at + 4 != column.name.size() || column.type == ColumnType::kText) continue;
+    column.name = column.name.substr(0, at) + suffix;
+    column.type = ColumnType::kDecimal;
+    for (auto& row : table.rows) {
+      if (c < row.size()) row[c] = ShiftDecimalPoint(row[c], digits);
+    }
+  }
+  return table;
+}
+
 Table WithKernelNames(Table table, core::KernelNameStyle style) {
   if (style == core::KernelNameStyle::kMangled) return table;
   for (auto& row : table.rows) {

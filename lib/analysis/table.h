@@ -5,6 +5,7 @@
 #define CUSCOPE_LIB_ANALYSIS_TABLE_H_
 
 #include <cstddef>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -36,6 +37,15 @@ std::string RenderCsv(const Table& table);
 std::string RenderJson(const Table& table);
 // The table with the kernel names in its text cells shown in `style` (core::RenameKernelNamesIn).
 Table WithKernelNames(Table table, core::KernelNameStyle style);
+
+// The unit of the time columns (`stats --timeunit`, as nsys stats): the tables are built in ns.
+enum class TimeUnit { kNanoseconds, kMicroseconds, kMilliseconds, kSeconds };
+// nsys's names: nsec, nanoseconds, usec, microseconds, msec, milliseconds, sec, seconds, and ns, us,
+// ms, s; nullopt for anything else.
+std::optional<TimeUnit> ParseTimeUnit(std::string_view name);
+// The table with every "... (ns)" column in `unit`: renamed "... (us)", "(ms)" or "(s)", its cells
+// divided exactly (the digits a nanosecond needs: 3, 6 or 9 decimals) and typed decimal.
+Table WithTimeUnit(Table table, TimeUnit unit);
 
 // A JSON string literal, safe to print on a terminal (core::JsonEscaping::kTerminalSafe).
 std::string JsonQuote(std::string_view s);

@@ -40,6 +40,14 @@ int RunStats(const Args& args) {
     return absl::OkStatus();
   });
   parser.Option({"--kernel-names"}, "--kernel-names takes base, demangled or mangled", KeepKernelNameStyle(&names));
+  analysis::TimeUnit time_unit = analysis::TimeUnit::kNanoseconds;
+  constexpr char kTimeUnitError[] = "--timeunit takes nsec, usec, msec or sec";
+  parser.Option({"--timeunit"}, kTimeUnitError, [&](const std::string& v) {
+    const std::optional<analysis::TimeUnit> unit = analysis::ParseTimeUnit(v);
+    if (!unit) return absl::InvalidArgumentError(absl::StrCat(kTimeUnitError, ", not '", v, "'"));
+    time_unit = *unit;
+    return absl::OkStatus();
+  });
   constexpr char kOutputError[] = "stats: -o takes a file name prefix";
   parser.Option({"-o", "--output"}, kOutputError, [&](const std::string& v) {
     prefix = v;
@@ -66,7 +74,8 @@ int RunStats(const Args& args) {
   parser.Positional(KeepOne(&path, "stats takes one trace file"));
   const std::string usage = absl::StrCat(
       "usage: cuscope stats --report NAME[,NAME...] [--by kernel|stack|nvtx] [--format text|csv|json]\n"
-      "                     [--kernel-names STYLE] [-o PREFIX [-f]] TRACE\n"
+      "                     [--kernel-names STYLE] [--timeunit nsec|usec|msec|sec] [-o PREFIX [-f]] TRACE\n"
+      "--timeunit: the unit of the time columns (default nsec), as nsys stats --timeunit\n"
       "-o PREFIX: each report into its own file, PREFIX_REPORT.txt, .csv or .json (as nsys stats -o), for\n"
       "pandas.read_csv; without it, the reports go to standard output one after the other\n"
       "reports: ", KnownReports(), "\n"
@@ -111,7 +120,7 @@ int RunStats(const Args& args) {
   const analysis::Timeline timeline = analysis::Timeline::Build(*trace);
   // One report rendered alone: names in the chosen style in every format (JSON and CSV as well).
   const auto render = [&](const analysis::Table& built) {
-    const analysis::Table table = analysis::WithKernelNames(built, names);
+    const analysis::Table table = analysis::WithTimeUnit(analysis::WithKernelNames(built, names), time_unit);
     if (format == "text") return core::EscapeTextForTerminal(analysis::RenderText(table));
     if (format == "csv") return analysis::RenderCsv(table);
     return analysis::RenderJson(table);

@@ -304,6 +304,37 @@ TEST(StatsCommand, OutputPrefixWritesAFilePerReport) {
   EXPECT_NE(header.find("Num Calls"), std::string::npos) << header;  // nsys's name in this report
 }
 
+// --timeunit as nsys stats: every time column in that unit, exactly, the counts untouched; a unit
+// nsys does not know is refused.
+TEST(StatsCommand, TimeUnitConvertsEveryTimeColumnExactly) {
+  const std::string trace = HealthyTrace();
+  const Outcome ns = Capture(RunStats, {"--report=cuda_gpu_kern_sum", "--format=csv", trace});
+  const Outcome us = Capture(RunStats, {"--report=cuda_gpu_kern_sum", "--format=csv", "--timeunit=usec", trace});
+  ASSERT_EQ(us.code, 0) << us.err;
+  EXPECT_EQ(us.out.rfind("Time (%),Total Time (us),Instances,Avg (us),Med (us),Min (us),Max (us),StdDev (us),Name", 0),
+            0u)
+      << us.out;
+  // The first row's total: the same digits, the point moved three places.
+  const auto field = [](const std::string& csv, int column) {
+    const std::string row = csv.substr(csv.find('\n') + 1);
+    size_t from = 0;
+    for (int i = 0; i < column; ++i) from = row.find(',', from) + 1;
+    return row.substr(from, row.find(',', from) - from);
+  };
+  std::string total_ns = field(ns.out, 1);
+  std::string total_us = field(us.out, 1);
+  ASSERT_FALSE(total_ns.empty());
+  std::string digits = total_us;
+  digits.erase(digits.find('.'), 1);
+  EXPECT_EQ(digits.substr(digits.find_first_not_of('0')), total_ns) << total_us << " vs " << total_ns;
+  EXPECT_EQ(field(us.out, 2), field(ns.out, 2));  // instances: not a time
+  const Outcome sec = Capture(RunStats, {"--report", "cuda_api_sum", "--timeunit", "sec", trace});
+  EXPECT_NE(sec.out.find("Total Time (s)"), std::string::npos) << sec.out;
+  const Outcome bad = Capture(RunStats, {"--timeunit", "hours", trace});
+  EXPECT_EQ(bad.code, 2);
+  EXPECT_NE(bad.err.find("--timeunit takes nsec, usec, msec or sec, not 'hours'"), std::string::npos) << bad.err;
+}
+
 // --by names the grouping of GPU time; without stacks, all reports leave the launch-site table out.
 TEST(StatsCommand, ByKernelStackOrNvtx) {
   const std::string trace = HealthyTrace();
