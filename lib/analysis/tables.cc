@@ -401,14 +401,16 @@ Table NvtxSummary(const Timeline& timeline) {
   table.name = "nvtx_sum";
   table.title = "NVTX range summary";
   table.columns = kTimeColumns;
+  table.columns.push_back({"Style", ColumnType::kText});  // nsys's: PushPop or StartEnd
   table.columns.push_back({"Range", ColumnType::kText});
-  // One group per range name (string id; 0: a range without one), in the order first seen.
-  absl::flat_hash_map<uint32_t, size_t> group_of;
+  // One group per range name (string id; 0: a range without one) and style, in the order first seen.
+  const auto key = [](const NvtxRange& r) { return (uint64_t{r.name} << 1) | (r.ended_elsewhere ? 1 : 0); };
+  absl::flat_hash_map<uint64_t, size_t> group_of;
   std::vector<std::string> names;
   for (const ThreadTimeline& thread : timeline.threads()) {
     for (const NvtxRange& r : thread.ranges) {
-      if (group_of.try_emplace(r.name, names.size()).second) {
-        names.push_back(RangeName(trace, r.name));
+      if (group_of.try_emplace(key(r), names.size()).second) {
+        names.push_back(absl::StrCat(r.ended_elsewhere ? "StartEnd" : "PushPop", "\t", RangeName(trace, r.name)));
       }
     }
   }
@@ -416,10 +418,11 @@ Table NvtxSummary(const Timeline& timeline) {
   stats.Resize(names.size());
   const std::vector<Summary> summaries = SummarizeGroups(stats, [&](auto&& emit) {
     for (const ThreadTimeline& thread : timeline.threads()) {
-      for (const NvtxRange& r : thread.ranges) emit(group_of.at(r.name), Duration(r.begin, r.end));
+      for (const NvtxRange& r : thread.ranges) emit(group_of.at(key(r)), Duration(r.begin, r.end));
     }
   });
   AddTimeRows(std::move(names), summaries, table);
+  SplitPackedLastCell(table, 2);
   return table;
 }
 

@@ -319,7 +319,8 @@ void Timeline::AddNvtxRanges() {
       auto it = open_ranges.find(row.id);
       if (it == open_ranges.end()) continue;
       const core::NvtxRow& start = *it->second;
-      ThreadFor(start.thread).ranges.push_back(NvtxRange{start.time, std::max(start.time, row.time), start.name});
+      ThreadFor(start.thread).ranges.push_back(
+          NvtxRange{start.time, std::max(start.time, row.time), start.name, row.thread != start.thread});
       open_ranges.erase(it);
     }
   }

@@ -96,6 +96,10 @@ struct NvtxRange {
   uint64_t begin = 0;
   uint64_t end = 0;
   uint32_t name = 0;  // string id
+  // Ended on another thread than it began: a start/end range (nvtxRangeStart/End). CUPTI's records
+  // do not tell push/pop from start/end; one that ends on its own thread reads as push/pop, as in
+  // the SQLite export's NVTX_EVENTS.
+  bool ended_elsewhere = false;
 };
 
 struct ThreadTimeline {

@@ -318,7 +318,8 @@ void SyntheticTrace::StreamWaitEvent(uint32_t stream, double start_us, double du
   builder_->Add(s);
 }
 
-void SyntheticTrace::NvtxRange(const std::string& name, double start_us, double end_us, uint64_t tid) {
+void SyntheticTrace::NvtxRange(const std::string& name, double start_us, double end_us, uint64_t tid,
+                               uint64_t end_tid) {
   core::NvtxActivity a;
   a.kind = v1::NVTX_KIND_RANGE_START;
   a.time = Us(start_us);
@@ -330,6 +331,7 @@ void SyntheticTrace::NvtxRange(const std::string& name, double start_us, double 
   a.kind = v1::NVTX_KIND_RANGE_END;
   a.time = Us(end_us);
   a.name = "";
+  if (end_tid != 0) a.tid = end_tid;
   builder_->Add(a);
   ++next_nvtx_;
 }

@@ -114,7 +114,8 @@ class SyntheticTrace {
   // A request scope (cuscope::RequestScope) on host thread `tid`, or a batch scope naming `members`.
   void RequestScope(uint64_t id, const std::string& route, double start_us, double end_us, uint64_t tid = 1);
   void BatchScope(uint64_t id, const std::vector<uint64_t>& members, double start_us, double end_us, uint64_t tid = 1);
-  void NvtxRange(const std::string& name, double start_us, double end_us, uint64_t tid = 1);
+  // `end_tid` 0: ended on `tid` (a push/pop range); another thread: a start/end range.
+  void NvtxRange(const std::string& name, double start_us, double end_us, uint64_t tid = 1, uint64_t end_tid = 0);
   // An NCCL call as NCCL 2.25+ marks it: an NVTX range named `api` in the "NCCL" domain with its
   // extended payload (schema 2^24 + sid: the communicator's hash, the bytes, one int), or with no
   // payload when `bytes` is 0.

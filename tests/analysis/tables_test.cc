@@ -103,13 +103,29 @@ TEST_F(TablesTest, NvtxSummaryGroupsRangesByNameAcrossThreads) {
   const Table table = NvtxSummary(Timeline::Build(trace));
   EXPECT_EQ(table.name, "nvtx_sum");
   ASSERT_EQ(table.rows.size(), 2u);
-  // Time% of all range time; total; instances; avg; median; min; max; stddev; range.
+  // Time% of all range time; total; instances; avg; median; min; max; stddev; style; range.
   EXPECT_EQ(table.rows[0], (std::vector<std::string>{"92.3", "600000", "3", "200000.0", "200000.0", "100000",
-                                                      "300000", "100000.0", "train_step"}));
+                                                      "300000", "100000.0", "PushPop", "train_step"}));
   EXPECT_EQ(table.rows[1][2], "1");
-  EXPECT_EQ(table.rows[1][8], "forward");
+  EXPECT_EQ(table.rows[1][9], "forward");
   // No ranges: no rows.
   EXPECT_TRUE(NvtxSummary(Timeline::Build(trace_)).rows.empty());
+}
+
+// nsys's Style column: a range ended on another thread than it began is a start/end range, a row of
+// its own beside the push/pop ranges of the same name.
+TEST_F(TablesTest, NvtxSummarySaysTheStyleOfEachRange) {
+  SyntheticTrace s;
+  s.NvtxRange("load", 0, 100, 1);
+  s.NvtxRange("load", 0, 300, 1, /*end_tid=*/2);  // nvtxRangeStart on one thread, End on another
+  const core::Trace trace = s.Load();
+  const Table table = NvtxSummary(Timeline::Build(trace));
+  ASSERT_EQ(table.columns[8].name, "Style");
+  ASSERT_EQ(table.rows.size(), 2u);
+  EXPECT_EQ(table.rows[0][8], "StartEnd");
+  EXPECT_EQ(table.rows[0][1], "300000");
+  EXPECT_EQ(table.rows[1][8], "PushPop");
+  EXPECT_EQ(table.rows[1][9], "load");
 }
 
 // Two "train_step" instances launch work (one's last kernel ends after the range), a nested range
