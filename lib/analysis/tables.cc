@@ -574,6 +574,20 @@ Table MemorySizeSummary(const Timeline& timeline) {
   return table;
 }
 
+namespace {
+
+// cuda_kern_exec_sum's group: the launching thread, the device, the API function, the kernel name.
+struct ExecutionGroupKey {
+  uint32_t thread = 0, device = 0, function = 0, name = 0;
+  template <typename H>
+  friend H AbslHashValue(H h, const ExecutionGroupKey& k) {
+    return H::combine(std::move(h), k.thread, k.device, k.function, k.name);
+  }
+  friend bool operator==(const ExecutionGroupKey&, const ExecutionGroupKey&) = default;
+};
+
+}  // namespace
+
 Table KernelExecutionSummary(const Timeline& timeline) {
   const core::Trace& trace = timeline.trace();
   Table table;
@@ -581,7 +595,12 @@ Table KernelExecutionSummary(const Timeline& timeline) {
   table.title =
       "CUDA kernel launch and execution, nsys's columns: T total (API start to kernel end), A API time, Q queue "
       "delay (kernel start - API end, when positive), K kernel time";
-  table.columns = {{"Count", ColumnType::kInteger}, {"QCount", ColumnType::kInteger}};
+  // nsys's columns: the launching process and thread and the device first.
+  table.columns = {{"PID", ColumnType::kInteger},
+                   {"TID", ColumnType::kInteger},
+                   {"DevId", ColumnType::kInteger},
+                   {"Count", ColumnType::kInteger},
+                   {"QCount", ColumnType::kInteger}};
   for (const char* what : {"T", "A", "Q", "K"}) {
     for (const char* stat : {"Avg", "Med", "Min", "Max", "StdDev"}) {
       const bool integer = std::string_view(stat) == "Min" || std::string_view(stat) == "Max";
@@ -590,44 +609,41 @@ Table KernelExecutionSummary(const Timeline& timeline) {
   }
   table.columns.push_back({"API Name", ColumnType::kText});
   table.columns.push_back({"Kernel Name", ColumnType::kText});
-  // Groups by (API function, kernel name): a dense table when the two are few, as they are.
+  // Groups by (thread, device, API function, kernel name), as nsys does.
   const core::Dictionary& dict = trace.dict;
   const size_t functions = dict.function_count() + 1;
   std::vector<uint32_t> name_of(dict.signature_count() + 1, 0);
-  for (uint32_t sig = 1; sig <= dict.signature_count(); ++sig) name_of[sig] = dict.signature(sig).name();
-  const size_t names = dict.string_count() + 1;
+  std::vector<uint32_t> device_of(dict.signature_count() + 1, 0);
+  for (uint32_t sig = 1; sig <= dict.signature_count(); ++sig) {
+    name_of[sig] = dict.signature(sig).name();
+    device_of[sig] = dict.signature(sig).device();
+  }
   constexpr uint32_t kNone = UINT32_MAX;
-  const bool dense = functions * names <= (size_t{1} << 20);
-  std::vector<uint32_t> dense_slot(dense ? functions * names : 0, kNone);
-  absl::flat_hash_map<uint64_t, uint32_t> sparse_slot;
-  struct Key {
-    uint32_t function = 0, name = 0;
-  };
+  using Key = ExecutionGroupKey;
+  absl::flat_hash_map<Key, uint32_t> slot_of;
   std::vector<Key> keys;
   // Each kernel's group (creating it when new) and its call; kNone when the call is not in the trace.
-  auto group_of = [&](const core::KernelRow& k, const core::ApiCallRow*& call) -> uint32_t {
+  // A launch's group is looked up twice (counting, placing): kept per kernel from the first time.
+  std::vector<uint32_t> group_of_kernel(trace.kernels.size(), kNone);
+  auto group_of = [&](size_t i, const core::ApiCallRow*& call) -> uint32_t {
+    const core::KernelRow& k = trace.kernels[i];
     call = timeline.ApiFor(k.correlation_id);
     if (call == nullptr) return kNone;
-    const uint32_t name = k.signature < name_of.size() ? name_of[k.signature] : 0;
-    const uint32_t function = call->function;
-    uint32_t* slot = nullptr;
-    if (dense && function < functions && name < names) {
-      slot = &dense_slot[function * names + name];
-    } else {
-      slot = &sparse_slot.try_emplace((uint64_t{function} << 32) | name, kNone).first->second;
-    }
-    if (*slot == kNone) {
-      *slot = static_cast<uint32_t>(keys.size());
-      keys.push_back(Key{function, name});
-    }
-    return *slot;
+    if (group_of_kernel[i] != kNone) return group_of_kernel[i];
+    const bool known = k.signature < name_of.size();
+    const Key key{call->thread, known ? device_of[k.signature] : 0, call->function, known ? name_of[k.signature] : 0};
+    const auto [it, added] = slot_of.try_emplace(key, static_cast<uint32_t>(keys.size()));
+    if (added) keys.push_back(key);
+    group_of_kernel[i] = it->second;
+    return it->second;
   };
   // One counting pass and one placing pass for the four metrics together.
   GroupStats total_stats, api_stats, queue_stats, kernel_stats;
-  for (const core::KernelRow& k : trace.kernels) {
+  for (size_t i = 0; i < trace.kernels.size(); ++i) {
+    const core::KernelRow& k = trace.kernels[i];
     if (!timeline.OnTimeline(k)) continue;
     const core::ApiCallRow* call = nullptr;
-    const uint32_t g = group_of(k, call);
+    const uint32_t g = group_of(i, call);
     if (g == kNone) continue;
     if (g >= api_stats.size()) {
       total_stats.Resize(g + 1);
@@ -644,10 +660,11 @@ Table KernelExecutionSummary(const Timeline& timeline) {
   api_stats.Prepare();
   queue_stats.Prepare();
   kernel_stats.Prepare();
-  for (const core::KernelRow& k : trace.kernels) {
+  for (size_t i = 0; i < trace.kernels.size(); ++i) {
+    const core::KernelRow& k = trace.kernels[i];
     if (!timeline.OnTimeline(k)) continue;
     const core::ApiCallRow* call = nullptr;
-    const uint32_t g = group_of(k, call);
+    const uint32_t g = group_of(i, call);
     if (g == kNone) continue;
     total_stats.Place(g, Duration(call->start, std::max(call->end, k.end)));
     api_stats.Place(g, Duration(call->start, call->end));
@@ -669,7 +686,11 @@ Table KernelExecutionSummary(const Timeline& timeline) {
   std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return kernel[a].count > kernel[b].count; });
   for (size_t g : order) {
     const Key& key = keys[g];
-    std::vector<std::string> row = {absl::StrCat(api[g].count), absl::StrCat(queue[g].count)};
+    const bool thread_known = key.thread > 0 && key.thread <= dict.thread_count();
+    std::vector<std::string> row = {thread_known ? absl::StrCat(dict.thread(key.thread).pid()) : std::string(),
+                                    thread_known ? absl::StrCat(dict.thread(key.thread).tid()) : std::string(),
+                                    absl::StrCat(key.device), absl::StrCat(api[g].count),
+                                    absl::StrCat(queue[g].count)};
     for (const Summary* x : {&total[g], &api[g], &queue[g], &kernel[g]}) {
       row.insert(row.end(), {Dec(x->avg), Dec(x->median), absl::StrCat(x->min), absl::StrCat(x->max), Dec(x->stddev)});
     }

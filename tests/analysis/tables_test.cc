@@ -77,20 +77,42 @@ TEST_F(TablesTest, MemoryAndApiAndExecutionSummaries) {
 
   const Table exec = KernelExecutionSummary(t);
   ASSERT_EQ(exec.rows.size(), 1u);
-  // nsys's columns: Count, QCount, then T (total), A (API), Q (queue), K (kernel) x Avg Med Min Max StdDev.
-  ASSERT_EQ(exec.columns.size(), 24u);
-  EXPECT_EQ(exec.columns[2].name, "TAvg (ns)");
-  EXPECT_EQ(exec.columns[7].name, "AAvg (ns)");
-  EXPECT_EQ(exec.columns[12].name, "QAvg (ns)");
-  EXPECT_EQ(exec.rows[0][0], "3");       // launches
-  EXPECT_EQ(exec.rows[0][12], "8333.3");  // queue avg: (5 + 5 + 15) us / 3
-  EXPECT_EQ(exec.rows[0][15], "15000");   // queue max
+  // nsys's columns: PID, TID, DevId, Count, QCount, then T (total), A (API), Q (queue), K (kernel) x
+  // Avg Med Min Max StdDev, the API and the kernel.
+  ASSERT_EQ(exec.columns.size(), 27u);
+  EXPECT_EQ(exec.columns[0].name, "PID");
+  EXPECT_EQ(exec.columns[1].name, "TID");
+  EXPECT_EQ(exec.columns[2].name, "DevId");
+  EXPECT_EQ(exec.columns[5].name, "TAvg (ns)");
+  EXPECT_EQ(exec.columns[10].name, "AAvg (ns)");
+  EXPECT_EQ(exec.columns[15].name, "QAvg (ns)");
+  EXPECT_EQ(exec.rows[0][0], "42");      // the synthetic trace's process
+  EXPECT_EQ(exec.rows[0][1], "1");       // and thread
+  EXPECT_EQ(exec.rows[0][2], "0");       // device
+  EXPECT_EQ(exec.rows[0][3], "3");       // launches
+  EXPECT_EQ(exec.rows[0][15], "8333.3");  // queue avg: (5 + 5 + 15) us / 3
+  EXPECT_EQ(exec.rows[0][18], "15000");   // queue max
   // Total = API start to kernel end: the API time plus the queue delay plus the kernel, here.
-  const double total = std::stod(exec.rows[0][2]), api_avg = std::stod(exec.rows[0][7]),
-               kernel_avg = std::stod(exec.rows[0][17]);
+  const double total = std::stod(exec.rows[0][5]), api_avg = std::stod(exec.rows[0][10]),
+               kernel_avg = std::stod(exec.rows[0][20]);
   EXPECT_NEAR(total, api_avg + 8333.3 + kernel_avg, 0.2);
-  EXPECT_EQ(exec.rows[0][22], "cudaLaunchKernel");
-  EXPECT_EQ(exec.rows[0][23], "gemm");
+  EXPECT_EQ(exec.rows[0][25], "cudaLaunchKernel");
+  EXPECT_EQ(exec.rows[0][26], "gemm");
+}
+
+// The same kernel launched from two threads: a row each, as nsys groups by process and thread.
+TEST_F(TablesTest, ExecutionSummaryHasARowPerLaunchingThread) {
+  SyntheticTrace s;
+  s.Launch("gemm", 0, 10, 20, 30, /*stream=*/7, /*tid=*/1);
+  s.Launch("gemm", 100, 10, 120, 30, /*stream=*/7, /*tid=*/2);
+  s.Launch("gemm", 200, 10, 220, 30, /*stream=*/7, /*tid=*/2);
+  const core::Trace trace = s.Load();
+  const Table exec = KernelExecutionSummary(Timeline::Build(trace));
+  ASSERT_EQ(exec.rows.size(), 2u);
+  EXPECT_EQ(exec.rows[0][1], "2");  // the thread with more launches first
+  EXPECT_EQ(exec.rows[0][3], "2");
+  EXPECT_EQ(exec.rows[1][1], "1");
+  EXPECT_EQ(exec.rows[1][3], "1");
 }
 
 TEST_F(TablesTest, NvtxSummaryGroupsRangesByNameAcrossThreads) {
