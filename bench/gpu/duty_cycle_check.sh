@@ -2,9 +2,9 @@
 # Monitor mode under its duty cycle: what it costs and how right its figures stay, on the workloads
 # where recording every kernel costs the most (bench/gpu/torch_overhead.py --workload): tiny
 # kernels one after another, a CUDA graph of tiny kernels replayed, tiny kernels with an .item()
-# per step, and large elementwise kernels. Variants: plain; monitor mode as it comes (the governor,
-# a 2% budget); monitor mode with a 1% budget; monitor mode recording all the time
-# (--overhead-budget off), whose figures are the reference for the estimated ones of the same
+# per step, and large elementwise kernels. Variants: plain; monitor mode under the governor with a 2%
+# budget (monitor) and a 1% budget (monitor-1); monitor mode recording all the time (its default,
+# monitor-full), whose figures are the reference for the estimated ones of the same
 # round. Rounds are interleaved, each in a seeded random order. Costs: medians of the per-round
 # differences to plain, as shares of plain. Figures (bench/gpu/duty_cycle_figures.py): the kernels
 # counted against those the program launched, and the busy share, top-10 kernels and idle by cause
@@ -47,6 +47,7 @@ run_one() {
     venv=(CUDA_INJECTION64_PATH="$lib" CUSCOPE_MODE=monitor CUSCOPE_QUIET=1 CUSCOPE_FORCE_OVERWRITE=1
           CUSCOPE_OUTPUT="$trace")
     case $variant in
+      monitor) venv+=(CUSCOPE_OVERHEAD_BUDGET=2) ;;
       monitor-1) venv+=(CUSCOPE_OVERHEAD_BUDGET=1) ;;
       monitor-full) venv+=(CUSCOPE_OVERHEAD_BUDGET=off) ;;
     esac

@@ -60,9 +60,11 @@ struct Config {
   // spread over each interval, and the figures are estimated from them. `duty_cycle` (0..1,
   // CUSCOPE_DUTY_CYCLE) fixes the share of time recorded; otherwise the governor holds the session's
   // estimated added cost under `overhead_budget` (a share of the program's time,
-  // CUSCOPE_OVERHEAD_BUDGET; 0 = "off": record all the time).
+  // CUSCOPE_OVERHEAD_BUDGET; 0 = "off": record all the time). Off by default: a session records all
+  // the time unless asked for a budget or a duty cycle (its cost and its estimates' error are not
+  // yet measured on a GPU).
   double duty_cycle = 0;
-  double overhead_budget = 0.02;
+  double overhead_budget = 0;
   // Flight mode: how far back the kept records reach, and the memory they may take (the smaller
   // limit wins). `output` names the snapshots when the caller names none.
   uint32_t flight_span_ms = 30'000;

@@ -197,8 +197,8 @@ TEST(ConfigTest, MonitorIntervalEdges) {
   EXPECT_FALSE(ParseConfigFromEnvironment({{"CUSCOPE_MODE", "always"}}).ok());
 }
 
-// Monitor mode records under a 2% budget unless told otherwise; a fixed duty cycle or "off" instead,
-// never both; neither outside monitor mode.
+// Monitor mode records all the time unless given a budget or a fixed duty cycle, never both;
+// neither outside monitor mode.
 TEST(ConfigTest, DutyCycleAndOverheadBudget) {
   const auto monitor = [](std::vector<std::pair<std::string, std::string>> more) {
     more.insert(more.begin(), {"CUSCOPE_MODE", "monitor"});
@@ -206,8 +206,12 @@ TEST(ConfigTest, DutyCycleAndOverheadBudget) {
   };
   auto plain = monitor({});
   ASSERT_TRUE(plain.ok());
-  EXPECT_DOUBLE_EQ(plain->overhead_budget, 0.02);
-  EXPECT_TRUE(plain->samples_by_duty_cycle());
+  EXPECT_DOUBLE_EQ(plain->overhead_budget, 0);
+  EXPECT_FALSE(plain->samples_by_duty_cycle());
+  auto two = monitor({{"CUSCOPE_OVERHEAD_BUDGET", "2"}});
+  ASSERT_TRUE(two.ok());
+  EXPECT_DOUBLE_EQ(two->overhead_budget, 0.02);
+  EXPECT_TRUE(two->samples_by_duty_cycle());
   auto off = monitor({{"CUSCOPE_OVERHEAD_BUDGET", "off"}});
   ASSERT_TRUE(off.ok());
   EXPECT_FALSE(off->samples_by_duty_cycle());
@@ -237,7 +241,7 @@ TEST(ConfigTest, DutyCycleAndOverheadBudget) {
     ASSERT_FALSE(trace.ok()) << name;
     EXPECT_NE(std::string(trace.status().message()).find("needs CUSCOPE_MODE=monitor"), std::string::npos);
   }
-  // Flight mode keeps every record: no duty cycle even with the default budget.
+  // Flight mode keeps every record: no duty cycle.
   auto flight = ParseConfigFromEnvironment({{"CUSCOPE_MODE", "flight"}});
   ASSERT_TRUE(flight.ok());
   EXPECT_FALSE(flight->samples_by_duty_cycle());

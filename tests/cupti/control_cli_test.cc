@@ -158,6 +158,34 @@ TEST_F(ControlCliTest, PsStatusAndACaptureWindowFromAMonitoredProcess) {
   EXPECT_THAT(gone.text, HasSubstr("no process"));
 }
 
+// Under a duty cycle `status` says how much is recorded and that the figures are estimates.
+TEST_F(ControlCliTest, StatusSaysWhatTheDutyCycleRecords) {
+  Workload w({"CUSCOPE_MODE=monitor", "CUSCOPE_OUTPUT=", "CUSCOPE_MONITOR_INTERVAL=0.1", "CUSCOPE_FLUSH_PERIOD_MS=100",
+              "CUSCOPE_DUTY_CYCLE=20", "CUSCOPE_QUIET=1"});
+  ASSERT_TRUE(w.ready());
+  ::usleep(800'000);  // a few intervals close
+  Output status = Cuscope(absl::StrCat("status --pid ", w.pid()));
+  EXPECT_EQ(status.exit_code, 0) << status.text;
+  EXPECT_THAT(status.text, HasSubstr("recording 20.0% of the time (a fixed duty cycle)"));
+  EXPECT_THAT(status.text, HasSubstr("the latest interval's figures are estimates from"));
+  Output json = Cuscope(absl::StrCat("status --pid ", w.pid(), " --format json"));
+  EXPECT_THAT(json.text, HasSubstr("\"duty_cycle\": 0.2"));
+  EXPECT_EQ(w.Stop(), 0);
+}
+
+// Recording all the time (the default), `status` says nothing of a duty cycle.
+TEST_F(ControlCliTest, StatusWithoutADutyCycleSaysNothingOfIt) {
+  Workload w({"CUSCOPE_MODE=monitor", "CUSCOPE_OUTPUT=", "CUSCOPE_MONITOR_INTERVAL=0.1", "CUSCOPE_FLUSH_PERIOD_MS=100",
+              "CUSCOPE_QUIET=1"});
+  ASSERT_TRUE(w.ready());
+  ::usleep(500'000);
+  Output status = Cuscope(absl::StrCat("status --pid ", w.pid()));
+  EXPECT_EQ(status.exit_code, 0) << status.text;
+  EXPECT_THAT(status.text, Not(HasSubstr("of the time")));
+  EXPECT_THAT(status.text, Not(HasSubstr("estimates")));
+  EXPECT_EQ(w.Stop(), 0);
+}
+
 TEST_F(ControlCliTest, ATopDownCaptureFromAMonitoredProcess) {
   Workload w({"CUSCOPE_MODE=monitor", "CUSCOPE_OUTPUT=", "CUSCOPE_FLUSH_PERIOD_MS=100", "CUSCOPE_QUIET=1"});
   ASSERT_TRUE(w.ready());

@@ -137,6 +137,8 @@ void TestTrace::Window(v1::WindowKind kind, std::optional<uint64_t> start, std::
   builder_->AddWindow(kind, start ? kT0 + *start : 0, end ? kT0 + *end : 0, reason);
 }
 
+void TestTrace::MonitorInterval(const v1::MonitorInterval& interval) { *builder_->AddMonitorInterval() = interval; }
+
 void BuildScenario(TestTrace* t) {
   t->Window(v1::WINDOW_KIND_TIMELINE, 0, std::nullopt, "session");
   t->Api("cudaLaunchKernel_v7000", 1000, 3000, 1);

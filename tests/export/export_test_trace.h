@@ -39,6 +39,8 @@ class TestTrace {
   // A capture window; an unset start or end writes the half the collector writes when a window
   // opens (or closes) in a chunk of its own.
   void Window(v1::WindowKind kind, std::optional<uint64_t> start, std::optional<uint64_t> end, const char* reason);
+  // One interval of monitor mode's figures, as written (times as given).
+  void MonitorInterval(const v1::MonitorInterval& interval);
 
   // Closes the current chunk: later records go to the next one.
   void EndChunk();

@@ -222,6 +222,32 @@ TEST_F(SqliteScenarioTest, AnExistingOutputIsReplacedOnlyWithForceAndNothingIsLe
 }
 
 // The top-down table holds what analyze shows: the hot kernels measured inside the timeline window.
+// Monitor intervals keep whether their figures are estimates (a duty cycle), with the time recorded,
+// the windows and the bounds; recorded whole, those cells are NULL.
+TEST(SqliteExportTest, MonitorIntervalsSayWhichFiguresAreEstimates) {
+  TestTrace t;
+  v1::MonitorInterval whole;
+  whole.set_start_ns(kT0);
+  whole.set_end_ns(kT0 + 1'000'000'000);
+  whole.add_devices()->set_busy_ns(400'000'000);
+  t.MonitorInterval(whole);
+  v1::MonitorInterval sampled = whole;
+  sampled.set_start_ns(kT0 + 1'000'000'000);
+  sampled.set_end_ns(kT0 + 2'000'000'000);
+  sampled.set_estimated(true);
+  sampled.set_observed_ns(80'000'000);
+  sampled.set_sample_windows(8);
+  sampled.set_count_bound(0.03);
+  sampled.mutable_devices(0)->set_observed_ns(81'000'000);
+  sampled.mutable_devices(0)->set_busy_share_bound(1.25);
+  t.MonitorInterval(sampled);
+  const std::string db = Export(t.Write(), /*findings=*/false);
+  EXPECT_EQ(Query(db, "SELECT estimated, observed, sampleWindows, countBound FROM CUSCOPE_MONITOR_INTERVALS ORDER BY id"),
+            (Rows{{"0", "", "", ""}, {"1", "80000000", "8", "0.03"}}));
+  EXPECT_EQ(Query(db, "SELECT observed, busyShareBound FROM CUSCOPE_MONITOR_DEVICES ORDER BY intervalId"),
+            (Rows{{"", ""}, {"81000000", "1.25"}}));
+}
+
 TEST(SqliteExportTest, TheTopDownTableIsAnalyzes) {
   const std::string path = absl::StrCat(CUSCOPE_TRACES_DIR, "/h200_torch_top_down.cuscope");
   absl::StatusOr<core::Trace> trace = core::LoadTrace(path);
