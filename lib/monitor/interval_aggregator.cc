@@ -264,6 +264,7 @@ DeviceFigures IntervalAggregator::CloseDevice(uint32_t device, DeviceAccumulator
   // spent outside CUDA.
   IntervalSet unclaimed = analysis::GapsWithin(busy, span);
   // Under a duty cycle: busy and idle over the windows' GPU time, scaled to the device's span.
+  // (With no window's GPU time in the interval there is nothing to scale: neither busy nor idle.)
   double time_scale = 1;
   if (windows != nullptr) {
     SampledDevice sampled = SampleWindows::Device(*windows, device, busy, span);
@@ -271,19 +272,16 @@ DeviceFigures IntervalAggregator::CloseDevice(uint32_t device, DeviceAccumulator
     d.observed_ns = sampled.observed_ns;
     d.busy_share_bound = sampled.busy_share_bound;
     time_scale = sampled.observed_ns > 0 ? static_cast<double>(length) / static_cast<double>(sampled.observed_ns) : 0;
-    d.busy_ns = std::min<uint64_t>(length, static_cast<uint64_t>(std::llround(static_cast<double>(sampled.busy_ns) * time_scale)));
+    d.busy_ns = std::min<uint64_t>(length, Scaled(sampled.busy_ns, time_scale));
+    d.idle_ns = sampled.observed_ns > 0 ? length - d.busy_ns : 0;
     unclaimed = std::move(sampled.idle);
+  } else {
+    d.idle_ns = analysis::TotalLength(unclaimed);
   }
-  // (With no window's GPU time in the interval there is nothing to scale: neither busy nor idle.)
-  d.idle_ns = windows == nullptr    ? analysis::TotalLength(unclaimed)
-              : d.observed_ns == 0 ? 0
-                                   : (span.end > span.begin ? span.end - span.begin : 0) - d.busy_ns;
   uint64_t claimed_ns = 0;
   for (int c = 0; c < kHostCauseCount - 1; ++c) {
     const IntervalSet claimed = analysis::Intersect(unclaimed, host[c]);
-    d.idle_by_cause_ns[c] = std::min<uint64_t>(
-        d.idle_ns - claimed_ns,
-        static_cast<uint64_t>(std::llround(static_cast<double>(analysis::TotalLength(claimed)) * time_scale)));
+    d.idle_by_cause_ns[c] = std::min<uint64_t>(d.idle_ns - claimed_ns, Scaled(analysis::TotalLength(claimed), time_scale));
     claimed_ns += d.idle_by_cause_ns[c];
     unclaimed = analysis::Subtract(unclaimed, claimed);
   }

@@ -76,13 +76,20 @@ std::vector<SampleWindow> SampleWindows::TakeBefore(uint64_t end_ns) {
   return taken;
 }
 
+namespace {
+
+// One window's host time within `span` (an open window runs to its end).
+uint64_t HostTimeOf(const SampleWindow& w, Interval span) {
+  const uint64_t from = std::max(w.on_ns, span.begin);
+  const uint64_t to = std::min(w.off_ns == 0 ? span.end : w.off_ns, span.end);
+  return to > from ? to - from : 0;
+}
+
+}  // namespace
+
 uint64_t SampleWindows::HostTime(const std::vector<SampleWindow>& windows, Interval span) {
   uint64_t total = 0;
-  for (const SampleWindow& w : windows) {
-    const uint64_t from = std::max(w.on_ns, span.begin);
-    const uint64_t to = std::min(w.off_ns == 0 ? span.end : w.off_ns, span.end);
-    if (to > from) total += to - from;
-  }
+  for (const SampleWindow& w : windows) total += HostTimeOf(w, span);
   return total;
 }
 
@@ -90,7 +97,7 @@ double SampleWindows::CountBound(const std::vector<SampleWindow>& windows, Inter
   std::vector<double> rates;
   double sum = 0;
   for (const SampleWindow& w : windows) {
-    const uint64_t host = HostTime({w}, span);
+    const uint64_t host = HostTimeOf(w, span);
     if (host == 0) continue;
     uint64_t items = 0;
     for (const auto& [device, d] : w.devices) items += d.items;
