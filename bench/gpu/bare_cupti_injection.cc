@@ -38,6 +38,12 @@
 //       resource callback), then everything on for good: the collection turned on after the
 //       context exists but before the program's first kernel, to tell "enabled before the context"
 //       from "enabled after the warm-up" (BARE_CUPTI_GATE=profiler with a window after it)
+//   BARE_CUPTI_TOGGLE=PERIOD_US,WINDOW_US
+//       not for timing, with BARE_CUPTI_CHECK=1: nothing enabled at the start; a thread turns
+//       everything on for WINDOW_US in the middle of every PERIOD_US, as a duty cycle does, and
+//       prints at exit how long enabling and disabling took and, per window, where its kernel
+//       records start against the moments the collection was switched (does a window record
+//       what the program launched while it was open, from when, and until when)
 //   BARE_CUPTI_DEVICE_BUFFER=BYTES
 //       CUPTI_ACTIVITY_ATTR_DEVICE_BUFFER_SIZE, the device memory per context where CUPTI keeps
 //       the timestamps of kernels, copies and memsets (CUPTI's default ~3.2 MB, ~100,000 of them)
@@ -63,6 +69,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -70,6 +77,7 @@
 #include <mutex>
 #include <string>
 #include <string_view>
+#include <thread>
 #include <unordered_map>
 #include <unordered_set>
 #include <utility>
@@ -388,6 +396,8 @@ struct Setup {
 };
 Setup g_setup;
 
+bool g_toggling = false;  // BARE_CUPTI_TOGGLE: a duty cycle does not flush at every window's end
+
 // Every kind and lean call on or off (BARE_CUPTI_GATE: at cuProfilerStart and cuProfilerStop).
 void SetCollection(bool on) {
   const Setup& s = g_setup;
@@ -402,7 +412,111 @@ void SetCollection(bool on) {
   if (s.records.driver) SetLeanRecordsGated(CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_SIZE, on);
   if (s.timed.runtime) SetLeanCallbacks(s.subscriber, s.timed, CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_SIZE, on);
   if (s.timed.driver) SetLeanCallbacks(s.subscriber, s.timed, CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_SIZE, on);
-  if (!on) cuptiActivityFlushAll(0);
+  if (!on && !g_toggling) cuptiActivityFlushAll(0);
+}
+
+// ---- BARE_CUPTI_TOGGLE: a duty cycle's windows, and what each recorded ------------------------
+struct ToggleWindow {
+  uint64_t enabling, enabled, disabling, disabled;  // CUPTI's clock around the two switches
+};
+std::mutex g_toggle_mu;
+std::vector<ToggleWindow> g_toggle_windows;
+std::atomic<bool> g_toggle_stop{false};
+
+uint64_t CuptiNow() {
+  uint64_t t = 0;
+  cuptiGetTimestamp(&t);
+  return t;
+}
+
+void SetCollection(bool on);
+
+void ToggleLoop(uint64_t period_us, uint64_t window_us) {
+  const auto period = std::chrono::microseconds(period_us);
+  auto slot = std::chrono::steady_clock::now();
+  while (!g_toggle_stop.load()) {
+    std::this_thread::sleep_until(slot + (period - std::chrono::microseconds(window_us)) / 2);
+    // Held through the window: the report at exit waits for the switch off.
+    std::lock_guard<std::mutex> lock(g_toggle_mu);
+    if (g_toggle_stop.load()) return;
+    ToggleWindow w{};
+    w.enabling = CuptiNow();
+    SetCollection(true);
+    w.enabled = CuptiNow();
+    std::this_thread::sleep_for(std::chrono::microseconds(window_us));
+    w.disabling = CuptiNow();
+    SetCollection(false);
+    w.disabled = CuptiNow();
+    g_toggle_windows.push_back(w);
+    slot += period;
+  }
+}
+
+std::string Percentiles(std::vector<double> v) {
+  if (v.empty()) return "-";
+  std::sort(v.begin(), v.end());
+  std::string out;
+  char cell[32];
+  for (double q : {0.0, 0.1, 0.5, 0.9, 1.0}) {
+    std::snprintf(cell, sizeof(cell), "%.1f ", v[static_cast<size_t>(q * static_cast<double>(v.size() - 1))]);
+    out += cell;
+  }
+  return out;
+}
+
+// Per window with kernels: the switches' durations, the first record's start after the switch on
+// completed, the last one's before the switch off began, and the records against what the
+// window's steady middle half would predict for the whole of it (from the start of enabling to
+// the start of disabling: the duty cycle's window as its control thread sees it).
+void PrintToggle() {
+  {
+    std::lock_guard<std::mutex> lock(g_toggle_mu);
+    g_toggle_stop.store(true);
+  }
+  cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
+  std::lock_guard<std::mutex> lock(g_toggle_mu);
+  std::lock_guard<std::mutex> records_lock(g_check_mu);
+  std::vector<uint64_t> starts;
+  for (const KernelTimes& k : g_kernel_times) starts.push_back(k.start);
+  std::sort(starts.begin(), starts.end());
+  const auto count = [&starts](uint64_t a, uint64_t b) {
+    return static_cast<double>(std::lower_bound(starts.begin(), starts.end(), b) -
+                               std::lower_bound(starts.begin(), starts.end(), a));
+  };
+  std::vector<double> enable_us, disable_us, first_us, last_us, ratio, before_on, after_off;
+  size_t with_kernels = 0;
+  for (size_t i = 0; i < g_toggle_windows.size(); ++i) {
+    const ToggleWindow& w = g_toggle_windows[i];
+    const uint64_t next = i + 1 < g_toggle_windows.size() ? g_toggle_windows[i + 1].enabling : UINT64_MAX;
+    const uint64_t prev = i > 0 ? g_toggle_windows[i - 1].disabled : 0;
+    const double total = count(prev, next);
+    if (total == 0) continue;
+    ++with_kernels;
+    enable_us.push_back(static_cast<double>(w.enabled - w.enabling) / 1e3);
+    disable_us.push_back(static_cast<double>(w.disabled - w.disabling) / 1e3);
+    auto first = std::lower_bound(starts.begin(), starts.end(), prev);
+    auto last = std::lower_bound(starts.begin(), starts.end(), next);
+    first_us.push_back((static_cast<double>(*first) - static_cast<double>(w.enabled)) / 1e3);
+    last_us.push_back((static_cast<double>(w.disabling) - static_cast<double>(*std::prev(last))) / 1e3);
+    before_on.push_back(count(prev, w.enabled));
+    after_off.push_back(count(w.disabling, next));
+    const uint64_t quarter = (w.disabling - w.enabled) / 4;
+    const double middle = count(w.enabled + quarter, w.disabling - quarter);
+    if (middle > 0) {
+      const double predicted = middle / static_cast<double>(2 * quarter) * static_cast<double>(w.disabling - w.enabling);
+      ratio.push_back(total / predicted);
+    }
+  }
+  std::fprintf(stderr, "bare_cupti_injection: toggle: %zu windows, %zu with kernels, %zu kernel records (min p10 p50 p90 max):\n",
+               g_toggle_windows.size(), with_kernels, starts.size());
+  std::fprintf(stderr, "  enable took us: %s\n  disable took us: %s\n", Percentiles(enable_us).c_str(),
+               Percentiles(disable_us).c_str());
+  std::fprintf(stderr, "  first record start - enabled us: %s\n  disabling - last record start us: %s\n",
+               Percentiles(first_us).c_str(), Percentiles(last_us).c_str());
+  std::fprintf(stderr, "  records starting before enabled: %s\n  records starting after disabling: %s\n",
+               Percentiles(before_on).c_str(), Percentiles(after_off).c_str());
+  std::fprintf(stderr, "  records / (middle-half rate x window from enabling to disabling): %s\n",
+               Percentiles(ratio).c_str());
 }
 
 // The one subscriber: the gate's cuProfilerStart/Stop (reached from cudaProfilerStart/Stop too),
@@ -480,6 +594,15 @@ extern "C" __attribute__((visibility("default"))) int InitializeInjection(void) 
   if (!s.gated && !s.at_context && std::getenv("BARE_CUPTI_GATE") != nullptr) {
     Refuse("BARE_CUPTI_GATE: expected profiler or context");
   }
+  uint64_t toggle_period_us = 0, toggle_window_us = 0;
+  if (const char* v = std::getenv("BARE_CUPTI_TOGGLE"); v != nullptr) {
+    if (std::sscanf(v, "%lu,%lu", &toggle_period_us, &toggle_window_us) != 2 || toggle_window_us == 0 ||
+        toggle_window_us >= toggle_period_us) {
+      Refuse("BARE_CUPTI_TOGGLE: expected PERIOD_US,WINDOW_US with 0 < WINDOW_US < PERIOD_US");
+    }
+    if (s.gated || s.at_context) Refuse("BARE_CUPTI_TOGGLE is a gate of its own: leave BARE_CUPTI_GATE out");
+    g_toggling = true;
+  }
   const bool count_calls = EnvIs("BARE_CUPTI_COUNT_CALLS", "1");
   const bool subscribe_only = EnvIs("BARE_CUPTI_SUBSCRIBE", "1");
   g_check = EnvIs("BARE_CUPTI_CHECK", "1");
@@ -507,7 +630,7 @@ extern "C" __attribute__((visibility("default"))) int InitializeInjection(void) 
   if (cuptiActivityRegisterCallbacks(Requested, Completed) != CUPTI_SUCCESS) {
     Refuse("cuptiActivityRegisterCallbacks failed");
   }
-  if (s.timed.any() || s.gated || s.at_context) {
+  if (s.timed.any() || s.gated || s.at_context || g_toggling) {
     if (cuptiSubscribe(&s.subscriber, OnCallback, nullptr) != CUPTI_SUCCESS) Refuse("cuptiSubscribe failed");
   }
   int runtime_calls = 0, driver_calls = 0;
@@ -522,6 +645,8 @@ extern "C" __attribute__((visibility("default"))) int InitializeInjection(void) 
         CUPTI_SUCCESS) {
       Refuse("enabling the CONTEXT_CREATED callback failed");
     }
+  } else if (g_toggling) {
+    std::thread(ToggleLoop, toggle_period_us, toggle_window_us).detach();
   } else {
     for (CUpti_ActivityKind k : s.kinds) {
       if (cuptiActivityEnable(k) != CUPTI_SUCCESS) Refuse("cuptiActivityEnable(" + std::to_string(k) + ") failed");
@@ -549,6 +674,10 @@ extern "C" __attribute__((visibility("default"))) int InitializeInjection(void) 
     if (cuptiSubscribe(&subscriber, IgnoreCallback, nullptr) != CUPTI_SUCCESS) Refuse("cuptiSubscribe failed");
   }
   if (g_check) std::atexit(PrintCheck);
+  if (g_toggling) {
+    if (!g_check) Refuse("BARE_CUPTI_TOGGLE reads the records: set BARE_CUPTI_CHECK=1 too");
+    std::atexit(PrintToggle);
+  }
   if (EnvIs("BARE_CUPTI_VERBOSE", "1")) {
     std::fprintf(stderr,
                  "bare_cupti_injection: %zu kinds, lean calls: %d runtime, %d driver, subscriber %s, timed by callback %s, "
