@@ -7,11 +7,14 @@ namespace {
 
 // A window that opens within this of the last one's end joins it: no switch off and on again.
 constexpr auto kJoin = std::chrono::microseconds(500);
+// While everything is recorded (a duty of 1), the rate is measured this many times a slot, so
+// that a launch storm after a quiet stretch is recorded whole for an eighth of a slot, not a slot.
+constexpr uint64_t kChecksPerFullSlot = 8;
 
 }  // namespace
 
 DutyCycle::DutyCycle(DutyOptions options, Hooks hooks, Clock::time_point start)
-    : governor_(options), hooks_(std::move(hooks)), start_(start), measured_from_(start) {
+    : governor_(options), hooks_(std::move(hooks)), start_(start), measured_from_(start), last_measure_(start) {
   calls_at_ = hooks_.calls();
   kernels_at_ = hooks_.kernel_records();
   ScheduleSlot();
@@ -26,15 +29,16 @@ void DutyCycle::ScheduleSlot() {
 
 void DutyCycle::Measure(Clock::time_point now) {
   if (!on_ || now <= measured_from_) return;
+  // Calls are timed only while recording; kernel records arrive whenever their buffer does, so
+  // those received while off count too (they were made in an earlier window).
   const uint64_t calls = hooks_.calls();
   const uint64_t kernels = hooks_.kernel_records();
-  // A launch is one timed call and one kernel record, and costs about what a kernel record costs;
-  // a graph launch is one call and many kernel records.
-  const uint64_t records = std::max(calls - calls_at_, kernels - kernels_at_);
-  governor_.Recorded(static_cast<uint64_t>(std::chrono::nanoseconds(now - measured_from_).count()), records);
+  const auto ns = [](Clock::duration d) { return static_cast<uint64_t>(std::chrono::nanoseconds(d).count()); };
+  governor_.Recorded(ns(now - last_measure_), ns(now - measured_from_), calls - calls_at_, kernels - kernels_at_);
   calls_at_ = calls;
   kernels_at_ = kernels;
   measured_from_ = now;
+  last_measure_ = now;
   Publish();
 }
 
@@ -46,8 +50,7 @@ void DutyCycle::TurnOn(Clock::time_point now) {
   }
   on_ = true;
   measured_from_ = now;
-  calls_at_ = hooks_.calls();
-  kernels_at_ = hooks_.kernel_records();
+  calls_at_ = hooks_.calls();  // (none were timed while off)
 }
 
 void DutyCycle::TurnOff(Clock::time_point now) {
@@ -75,7 +78,15 @@ DutyCycle::Clock::time_point DutyCycle::Step(Clock::time_point now) {
     // In the window, or on already with the window about to open (a duty of 1: windows join).
     if (now < off_at_ && (now >= on_at_ || (on_ && on_at_ <= now + kJoin))) {
       TurnOn(now);
-      return off_at_;
+      if (governor_.duty() < 1) return off_at_;
+      // A whole slot recorded: measured as it goes, and cut short once the rate asks for less.
+      const auto check = std::chrono::nanoseconds(governor_.slot_ns() / kChecksPerFullSlot);
+      if (now >= measured_from_ + check) Measure(now);
+      if (governor_.duty() >= 1 || stopped_) return std::min(off_at_, now + check);
+      TurnOff(now);
+      ++slot_;
+      ScheduleSlot();
+      continue;
     }
     if (now < on_at_) {
       TurnOff(now);

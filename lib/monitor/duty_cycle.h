@@ -58,7 +58,8 @@ class DutyCycle {
   Clock::time_point on_at_, off_at_;
   bool on_ = true;
   bool stopped_ = false;  // recording ended: nothing more to switch
-  Clock::time_point measured_from_;
+  Clock::time_point measured_from_;  // recording on since (or last measured)
+  Clock::time_point last_measure_;
   uint64_t calls_at_ = 0, kernels_at_ = 0;
 
   std::atomic<double> duty_{1};

@@ -1,12 +1,18 @@
 #include "lib/monitor/duty_governor.h"
 
 #include <algorithm>
+#include <cmath>
 
 namespace cuscope::monitor {
 namespace {
 
-// How much of its measured rate each window replaces: a few windows follow a change of pace.
-constexpr double kRateWeight = 0.3;
+// How much of the call rate each measurement replaces when it falls (a rise is taken whole: the
+// budget is held first, the duty given back over a few windows).
+constexpr double kCallRateWeight = 0.5;
+// The kernel records' memory, in wall time: two of CUPTI's flush periods (500 ms in cuscope), so
+// that the records of a window, counted when their buffer comes, are set against that window's
+// time and the rate holds between buffers.
+constexpr double kKernelMemoryNs = 1e9;
 // c*r past this would mean the program does nothing but pay for its records: the model's edge.
 constexpr double kMaxBusyShare = 0.95;
 
@@ -40,10 +46,16 @@ double DutyGovernor::full_cost() const {
   return busy / (1 - busy);
 }
 
-void DutyGovernor::Recorded(uint64_t window_ns, uint64_t records) {
+void DutyGovernor::Recorded(uint64_t elapsed_ns, uint64_t window_ns, uint64_t calls, uint64_t kernel_records) {
   if (window_ns == 0) return;
-  const double rate = static_cast<double>(records) / static_cast<double>(window_ns);
-  rate_per_ns_ = measured_ ? (1 - kRateWeight) * rate_per_ns_ + kRateWeight * rate : rate;
+  const double window = static_cast<double>(window_ns);
+  const double call_rate = static_cast<double>(calls) / window;
+  call_rate_per_ns_ = measured_ ? std::max(call_rate, (1 - kCallRateWeight) * call_rate_per_ns_ + kCallRateWeight * call_rate)
+                                : call_rate;
+  const double keep = std::exp(-static_cast<double>(std::max(elapsed_ns, window_ns)) / kKernelMemoryNs);
+  kernel_records_ = keep * kernel_records_ + static_cast<double>(kernel_records);
+  kernel_window_ns_ = keep * kernel_window_ns_ + window;
+  rate_per_ns_ = std::max(call_rate_per_ns_, kernel_records_ / kernel_window_ns_);
   measured_ = true;
   if (!governed()) return;
   const double full = full_cost();

@@ -5,8 +5,12 @@
 // monitor mode's whole collection ~1.8 us a kernel (60,000 tiny PyTorch kernels, interleaved runs);
 // against a 6.9 us launch that is +27%. A program that launches less often pays proportionally less,
 // a GEMM server well under 1%. So the governor measures what the session records per second of
-// recording (its rate r, records per ns: the calls it timed and the kernel records it received),
-// and models what recording all the time would add to the program: with a cost c per record, the
+// recording (its rate r, records per ns) and models what recording all the time would add to the
+// program. Two counts give the rate, each as fast as it can be known: the calls the session timed
+// are counted as they are made, so a launch storm shows in the first window it falls into; kernel
+// records reach the session in buffers, up to CUPTI's flush period after the window that made them
+// (a graph launch is one call and many kernels), so theirs is the rate over about the last second
+// (sums of records and recorded time decayed by wall time). r is the larger. With a cost c per record, the
 // program spends c*r of each recorded second on it, so its own work runs at (1 - c*r) of its speed
 // and the added share of its time is c*r / (1 - c*r). Recording a share d of the time adds d times
 // that; d is chosen to hold it at the budget (never under `min_duty`, never over 1).
@@ -50,8 +54,10 @@ class DutyGovernor {
   Window WindowOf(uint64_t slot);
   uint64_t slot_ns() const { return slot_ns_; }
 
-  // A window closed: it lasted `window_ns` and recorded `records`.
-  void Recorded(uint64_t window_ns, uint64_t records);
+  // A measurement: `elapsed_ns` of wall time since the last one, of which recording was on for
+  // `window_ns`, in which the session timed `calls` calls and received `kernel_records` (whenever
+  // they were made: buffers come late).
+  void Recorded(uint64_t elapsed_ns, uint64_t window_ns, uint64_t calls, uint64_t kernel_records);
 
   // The share of the time recorded from now on (1: all of it).
   double duty() const { return duty_; }
@@ -70,6 +76,8 @@ class DutyGovernor {
   const uint64_t slot_ns_;
   double duty_;
   double rate_per_ns_ = 0;
+  double call_rate_per_ns_ = 0;
+  double kernel_records_ = 0, kernel_window_ns_ = 0;  // decayed sums
   bool measured_ = false;
   uint64_t random_state_;
 };
