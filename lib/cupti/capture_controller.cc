@@ -35,7 +35,7 @@ CaptureController::CaptureController(const core::Config& config, CuptiApi& cupti
     duty_ = std::make_unique<monitor::DutyCycle>(
         options,
         monitor::DutyCycle::Hooks{
-            .record = [this](bool on) { return SetSampleRecording(on); },
+            .record = [this](bool on, double weight) { return SetSampleRecording(on, weight); },
             .every_record_wanted = [this] { return pipeline_.wants_every_record(); },
             .calls = [this] { return pipeline_.timed_calls_queued(); },
             .kernel_records = [this] { return pipeline_.kernel_records_seen(); }},
@@ -213,7 +213,7 @@ void CaptureController::QueueHotKernelChoice() {
   pipeline_.QueueHotKernelChoice(config_.top_down_kernels, config_.top_down_launches);
 }
 
-bool CaptureController::SetSampleRecording(bool on) {
+bool CaptureController::SetSampleRecording(bool on, double weight) {
   // No lock against the window's end (it may come from a CUPTI callback, and CUPTI is called here):
   // the state is checked after switching on too, and what the end turned off stays off.
   if (state_.load() != State::kOpen || stop_recording_.load()) return false;
@@ -227,10 +227,14 @@ bool CaptureController::SetSampleRecording(bool on) {
       selection_.Disable(cupti_);
       return false;
     }
-    pipeline_.QueueSampleEdge(true, time);
+    pipeline_.QueueSampleEdge(true, time, weight);
   } else {
+    // The window ends as the switch off begins: kernel records stop a few microseconds into it,
+    // and switching off takes ~0.3-0.45 ms (H100), which the window would otherwise count as
+    // recorded time without records (bench/gpu/duty_toggle_probe.sh).
+    const uint64_t time = cupti_.Timestamp();
     selection_.Disable(cupti_);
-    pipeline_.QueueSampleEdge(false, cupti_.Timestamp());
+    pipeline_.QueueSampleEdge(false, time, weight);
   }
   pipeline_.Wake();
   return true;

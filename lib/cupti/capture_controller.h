@@ -123,7 +123,7 @@ class CaptureController {
   void ControlLoop();
   // The duty cycle's switch: the kinds on or off while the session's window stays open. False once
   // the window closed for good (the session ends or writing failed): nothing is switched on again.
-  bool SetSampleRecording(bool on);
+  bool SetSampleRecording(bool on, double weight);
 
   const core::Config& config_;
   CuptiApi& cupti_;

@@ -269,22 +269,22 @@ void TracePipeline::QueueWindow(bool open, uint64_t time, const std::string& rea
   windows_.push_back({open, time, reason, kind});
 }
 
-void TracePipeline::QueueSampleEdge(bool open, uint64_t time) {
+void TracePipeline::QueueSampleEdge(bool open, uint64_t time, double weight) {
   std::lock_guard<std::mutex> lock(queue_mu_);
-  sample_edges_.emplace_back(open, time);
+  sample_edges_.push_back({open, time, weight});
 }
 
 void TracePipeline::ApplySampleEdges() {
-  std::vector<std::pair<bool, uint64_t>> edges;
+  std::vector<SampleEdge> edges;
   {
     std::lock_guard<std::mutex> lock(queue_mu_);
     edges.swap(sample_edges_);
   }
-  for (const auto& [open, time] : edges) {
-    if (open) {
-      monitor_->OpenSample(time);
+  for (const SampleEdge& e : edges) {
+    if (e.open) {
+      monitor_->OpenSample(e.time, e.weight);
     } else {
-      monitor_->CloseSample(time);
+      monitor_->CloseSample(e.time, e.weight);
     }
   }
 }

@@ -163,7 +163,7 @@ class TracePipeline {
   // Monitor mode's duty cycle (lib/monitor/sample_windows.h): a recording window opens or closes,
   // at `time` (CUPTI clock: taken before the kinds go on, after they go off). The writer hands the
   // edges to the figures before the next buffer's records.
-  void QueueSampleEdge(bool open, uint64_t time);
+  void QueueSampleEdge(bool open, uint64_t time, double weight = 1);
   // Under a duty cycle, whether every record is needed now: a trace window or a capture's window is
   // open, or the program uses request scopes (a request's GPU time needs all its kernels). A
   // capture's top-down, after its window, is not: while its hot kernels are replayed the duty cycle
@@ -356,7 +356,12 @@ class TracePipeline {
   // Monitor mode (writer thread, after construction).
   std::unique_ptr<monitor::IntervalAggregator> monitor_;
   uint64_t dropped_counted_ = 0;  // of dropped_by_cupti_, already in an interval
-  std::vector<std::pair<bool, uint64_t>> sample_edges_;  // queue_mu_: (open, time)
+  struct SampleEdge {
+    bool open;
+    uint64_t time;
+    double weight;  // the program's time the window stands for, in its lengths
+  };
+  std::vector<SampleEdge> sample_edges_;  // queue_mu_
   std::atomic<bool> request_scopes_seen_{false};
   void ApplySampleEdges();  // writer thread
   // Whether records also go to the trace; the window's end on the steady clock (0 = none).

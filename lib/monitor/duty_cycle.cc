@@ -44,11 +44,19 @@ void DutyCycle::Measure(Clock::time_point now) {
 
 void DutyCycle::TurnOn(Clock::time_point now) {
   if (on_ || stopped_) return;
-  if (!hooks_.record(true)) {
+  // A window of a slot stands for the slot; one recording everything (a duty of 1, or every
+  // record wanted) for itself.
+  const double length = static_cast<double>(std::chrono::nanoseconds(off_at_ - on_at_).count());
+  const double weight = governor_.duty() >= 1 || every_record_.load(std::memory_order_relaxed) || length <= 0
+                            ? 1.0
+                            : static_cast<double>(governor_.slot_ns()) / length;
+  if (!hooks_.record(true, weight)) {
     stopped_ = true;
     return;
   }
   on_ = true;
+  on_since_ = now;
+  open_weight_ = weight;
   measured_from_ = now;
   calls_at_ = hooks_.calls();  // (none were timed while off)
 }
@@ -56,7 +64,11 @@ void DutyCycle::TurnOn(Clock::time_point now) {
 void DutyCycle::TurnOff(Clock::time_point now) {
   if (!on_ || stopped_) return;
   Measure(now);
-  if (!hooks_.record(false)) stopped_ = true;
+  // A window of a slot that ran long (the thread woke late) still stands for its slot only.
+  const double length = static_cast<double>(std::chrono::nanoseconds(now - on_since_).count());
+  const double weight =
+      open_weight_ > 1 && length > 0 ? std::max(1.0, static_cast<double>(governor_.slot_ns()) / length) : 1.0;
+  if (!hooks_.record(false, weight)) stopped_ = true;
   on_ = false;
 }
 
@@ -65,6 +77,8 @@ DutyCycle::Clock::time_point DutyCycle::Step(Clock::time_point now) {
   const bool every = hooks_.every_record_wanted();
   every_record_.store(every, std::memory_order_relaxed);
   if (every) {
+    // A window of a slot goes on as one recording everything, which stands for itself.
+    if (on_ && open_weight_ > 1) TurnOff(now);
     TurnOn(now);
     // Still measured, a slot at a time, so the duty is right when the need ends.
     while (now >= off_at_) {

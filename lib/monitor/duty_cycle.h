@@ -21,7 +21,9 @@ class DutyCycle {
   using Clock = std::chrono::steady_clock;
   struct Hooks {
     // Turns recording on or off; false when it could not (the session's recording ended).
-    std::function<bool(bool on)> record;
+    // `weight`: the program's time the window stands for, in multiples of its length (at the
+    // opening as planned, at the closing as it turned out).
+    std::function<bool(bool on, double weight)> record;
     std::function<bool()> every_record_wanted;
     // What the session recorded so far: calls it timed, and kernel records it received.
     std::function<uint64_t()> calls;
@@ -60,6 +62,8 @@ class DutyCycle {
   bool stopped_ = false;  // recording ended: nothing more to switch
   Clock::time_point measured_from_;  // recording on since (or last measured)
   Clock::time_point last_measure_;
+  Clock::time_point on_since_;  // the open window's opening
+  double open_weight_ = 1;
   uint64_t calls_at_ = 0, kernels_at_ = 0;
 
   std::atomic<double> duty_{1};

@@ -32,16 +32,9 @@ uint64_t Scaled(uint64_t value, double scale) {
   return static_cast<uint64_t>(std::llround(static_cast<double>(value) * scale));
 }
 
-// A duty cycle's counts and times per launch, from the windows to the whole interval.
-void ScaleCounts(DeviceFigures& d, double scale) {
-  const auto kernel = [scale](KernelFigures& k) {
-    k.launches = Scaled(k.launches, scale);
-    k.gpu_ns = Scaled(k.gpu_ns, scale);
-  };
-  for (KernelFigures& k : d.top_kernels) kernel(k);
-  kernel(d.other_kernels);
-  d.kernels = Scaled(d.kernels, scale);
-  d.kernel_gpu_ns = Scaled(d.kernel_gpu_ns, scale);
+// A duty cycle's copies and memsets, from the windows to the whole interval (kernels are scaled
+// by group before the top ones are chosen).
+void ScaleCopies(DeviceFigures& d, double scale) {
   for (CopyFigures& c : d.copies) {
     c.count = Scaled(c.count, scale);
     c.bytes = Scaled(c.bytes, scale);
@@ -137,18 +130,20 @@ void IntervalAggregator::Add(const core::KernelActivity& a) {
   if (a.end < a.start || a.start == 0) return;
   const uint32_t device = a.config.device;
   ledger_.Work(a.correlation_id, device, a.stream, a.start, a.end, requests::WorkKind::kKernel);
-  if (options_.sampled) samples_.Work(device, a.start, a.end);
+  if (options_.sampled && a.graph_id == 0) samples_.Work(device, a.start, a.end);
   AddBusy(device, a.start, a.end);
   DeviceAccumulator& acc = OpenFor(a.start).devices[device];
   const KernelGroupKey key{NameId(a.config.name), Dim3(a.config.grid_x, a.config.grid_y, a.config.grid_z),
                            Dim3(a.config.block_x, a.config.block_y, a.config.block_z)};
-  Tally* tally = &acc.other_kernels;
+  const bool whole = options_.sampled && a.graph_id != 0;
+  auto& groups = whole ? acc.graph_kernels : acc.kernels;
+  Tally* tally = whole ? &acc.other_graph_kernels : &acc.other_kernels;
   if (key.name_id != kOtherName) {
-    auto it = acc.kernels.find(key);
-    if (it != acc.kernels.end()) {
+    auto it = groups.find(key);
+    if (it != groups.end()) {
       tally = &it->second;
-    } else if (acc.kernels.size() < options_.max_kernel_groups) {
-      tally = &acc.kernels[key];
+    } else if (groups.size() < options_.max_kernel_groups) {
+      tally = &groups[key];
     }
   }
   ++tally->count;
@@ -263,16 +258,18 @@ DeviceFigures IntervalAggregator::CloseDevice(uint32_t device, DeviceAccumulator
   // Idle stretches, claimed cause by cause in order of precedence; what no call covers was
   // spent outside CUDA.
   IntervalSet unclaimed = analysis::GapsWithin(busy, span);
-  // Under a duty cycle: busy and idle over the windows' GPU time, scaled to the device's span.
-  // (With no window's GPU time in the interval there is nothing to scale: neither busy nor idle.)
+  // Under a duty cycle: busy and idle over the windows' GPU time, each window by its weight, as
+  // shares of the device's span. (With no window's GPU time in the interval there is nothing to
+  // scale: neither busy nor idle.)
+  SampledDevice sampled;
   double time_scale = 1;
   if (windows != nullptr) {
-    SampledDevice sampled = SampleWindows::Device(*windows, device, busy, span);
+    sampled = SampleWindows::Device(*windows, device, busy, span);
     const uint64_t length = span.end > span.begin ? span.end - span.begin : 0;
     d.observed_ns = sampled.observed_ns;
     d.busy_share_bound = sampled.busy_share_bound;
-    time_scale = sampled.observed_ns > 0 ? static_cast<double>(length) / static_cast<double>(sampled.observed_ns) : 0;
-    d.busy_ns = std::min<uint64_t>(length, Scaled(sampled.busy_ns, time_scale));
+    time_scale = sampled.observed_weighted_ns > 0 ? static_cast<double>(length) / sampled.observed_weighted_ns : 0;
+    d.busy_ns = std::min<uint64_t>(length, static_cast<uint64_t>(std::llround(sampled.busy_share * static_cast<double>(length))));
     d.idle_ns = sampled.observed_ns > 0 ? length - d.busy_ns : 0;
     unclaimed = std::move(sampled.idle);
   } else {
@@ -281,20 +278,35 @@ DeviceFigures IntervalAggregator::CloseDevice(uint32_t device, DeviceAccumulator
   uint64_t claimed_ns = 0;
   for (int c = 0; c < kHostCauseCount - 1; ++c) {
     const IntervalSet claimed = analysis::Intersect(unclaimed, host[c]);
-    d.idle_by_cause_ns[c] = std::min<uint64_t>(d.idle_ns - claimed_ns, Scaled(analysis::TotalLength(claimed), time_scale));
+    const uint64_t claimed_here =
+        windows == nullptr ? analysis::TotalLength(claimed)
+                           : static_cast<uint64_t>(std::llround(SampleWindows::WeightedLength(claimed, sampled.pieces) * time_scale));
+    d.idle_by_cause_ns[c] = std::min<uint64_t>(d.idle_ns - claimed_ns, claimed_here);
     claimed_ns += d.idle_by_cause_ns[c];
     unclaimed = analysis::Subtract(unclaimed, claimed);
   }
   // What no call covers (the rest, so that the causes sum to the idle time when scaled).
   d.idle_by_cause_ns[static_cast<int>(HostCause::kOutsideCuda)] = d.idle_ns - claimed_ns;
 
-  std::vector<std::pair<KernelGroupKey, Tally>> groups(acc.kernels.begin(), acc.kernels.end());
+  // Kernels by group: the windows' scaled to the interval, a graph's counted whole.
+  const double work_scale = windows != nullptr ? SampleWindows::WorkScale(*windows, device, count_scale) : 1;
+  const auto scaled = [work_scale](const Tally& t) { return Tally{Scaled(t.count, work_scale), Scaled(t.ns, work_scale), 0}; };
+  absl::flat_hash_map<KernelGroupKey, Tally> merged;
+  for (const auto& [key, tally] : acc.kernels) merged[key] = scaled(tally);
+  for (const auto& [key, tally] : acc.graph_kernels) {
+    Tally& m = merged[key];
+    m.count += tally.count;
+    m.ns += tally.ns;
+  }
+  const Tally other{scaled(acc.other_kernels).count + acc.other_graph_kernels.count,
+                    scaled(acc.other_kernels).ns + acc.other_graph_kernels.ns, 0};
+  std::vector<std::pair<KernelGroupKey, Tally>> groups(merged.begin(), merged.end());
   std::sort(groups.begin(), groups.end(), [](const auto& a, const auto& b) {
     if (a.second.ns != b.second.ns) return a.second.ns > b.second.ns;
     return std::tie(a.first.name_id, a.first.grid, a.first.block) < std::tie(b.first.name_id, b.first.grid, b.first.block);
   });
-  d.other_kernels.launches = acc.other_kernels.count;
-  d.other_kernels.gpu_ns = acc.other_kernels.ns;
+  d.other_kernels.launches = other.count;
+  d.other_kernels.gpu_ns = other.ns;
   for (size_t i = 0; i < groups.size(); ++i) {
     const auto& [key, tally] = groups[i];
     d.kernels += tally.count;
@@ -311,8 +323,8 @@ DeviceFigures IntervalAggregator::CloseDevice(uint32_t device, DeviceAccumulator
       d.other_kernels.gpu_ns += tally.ns;
     }
   }
-  d.kernels += acc.other_kernels.count;
-  d.kernel_gpu_ns += acc.other_kernels.ns;
+  d.kernels += other.count;
+  d.kernel_gpu_ns += other.ns;
   for (const auto& [key, tally] : acc.copies) {
     CopyFigures& c = d.copies.emplace_back();
     c.kind = static_cast<v1::CopyKind>(std::get<0>(key));
@@ -325,7 +337,7 @@ DeviceFigures IntervalAggregator::CloseDevice(uint32_t device, DeviceAccumulator
   d.memsets = acc.memsets.count;
   d.memset_bytes = acc.memsets.bytes;
   d.memset_ns = acc.memsets.ns;
-  if (windows != nullptr) ScaleCounts(d, count_scale);
+  if (windows != nullptr) ScaleCopies(d, work_scale);
   for (const auto& [name, tally] : acc.counters) {
     CounterFigures& c = d.counters.emplace_back();
     c.name = name;
@@ -361,8 +373,10 @@ IntervalFigures IntervalAggregator::Close(int64_t index, uint64_t end_ns) {
     f.sample_windows = static_cast<uint32_t>(windows.size());
     f.observed_ns = SampleWindows::HostTime(windows, span);
     f.count_bound = SampleWindows::CountBound(windows, span);
-    count_scale = f.observed_ns > 0 ? static_cast<double>(f.end_ns - f.start_ns) / static_cast<double>(f.observed_ns) : 0;
-    f.launch_calls = Scaled(f.launch_calls, count_scale);
+    // What the windows' host time stands for: the fallback for work the windows did not see, and
+    // the scale of what is measured over time (sync calls and their wait).
+    count_scale = f.observed_ns > 0 ? SampleWindows::RepresentedTime(windows, span) / static_cast<double>(f.observed_ns) : 0;
+    f.launch_calls = Scaled(f.launch_calls, SampleWindows::LaunchScale(windows, count_scale));
     f.sync_calls = Scaled(f.sync_calls, count_scale);
     f.sync_wait_ns = std::min(f.end_ns - f.start_ns, Scaled(f.sync_wait_ns, count_scale));
   }

@@ -75,8 +75,9 @@ class IntervalAggregator final : public core::ActivitySink {
   // One GPU counter sample, in the interval its start falls in.
   void AddCounter(uint32_t device, v1::CounterSource source, const std::string& name, const core::CounterPoint& p);
   // A duty cycle's recording window opens or closes (CUPTI clock; with Options::sampled).
-  void OpenSample(uint64_t on_ns) { samples_.Open(on_ns); }
-  void CloseSample(uint64_t off_ns) { samples_.Close(off_ns); }
+  // `weight`: the program's time the window stands for, in multiples of its length (sample_windows.h).
+  void OpenSample(uint64_t on_ns, double weight = 1) { samples_.Open(on_ns, weight); }
+  void CloseSample(uint64_t off_ns, double weight = 0) { samples_.Close(off_ns, weight); }
   // Records CUPTI dropped, counted in the oldest open interval.
   void CountDropped(uint64_t records);
 
@@ -115,6 +116,11 @@ class IntervalAggregator final : public core::ActivitySink {
     Pieces busy;
     absl::flat_hash_map<KernelGroupKey, Tally> kernels;
     Tally other_kernels;
+    // Under a duty cycle, the kernels of CUDA graphs: CUPTI records them as the graph's
+    // instantiation found recording (on: at every launch, windows or not), so they are whole
+    // counts, not samples.
+    absl::flat_hash_map<KernelGroupKey, Tally> graph_kernels;
+    Tally other_graph_kernels;
     std::map<std::tuple<int, int, int>, Tally> copies;  // (copy kind, src kind, dst kind)
     Tally memsets;
     std::map<std::string, CounterTally> counters;

@@ -20,16 +20,18 @@ double MeanBound95(const std::vector<double>& samples) {
   return 1.96 * sd / std::sqrt(static_cast<double>(n));
 }
 
-void SampleWindows::Open(uint64_t on_ns) {
+void SampleWindows::Open(uint64_t on_ns, double weight) {
   if (!windows_.empty() && windows_.back().off_ns == 0) return;  // already open
   SampleWindow w;
   w.on_ns = on_ns;
+  w.weight = weight >= 1 ? weight : 1;
   windows_.push_back(std::move(w));
 }
 
-void SampleWindows::Close(uint64_t off_ns) {
+void SampleWindows::Close(uint64_t off_ns, double weight) {
   if (windows_.empty() || windows_.back().off_ns != 0) return;
   windows_.back().off_ns = std::max(off_ns, windows_.back().on_ns);
+  if (weight > 0) windows_.back().weight = std::max(weight, 1.0);
 }
 
 SampleWindow* SampleWindows::WindowAt(uint64_t time) {
@@ -44,6 +46,7 @@ void SampleWindows::Launch(uint64_t call_end_ns) {
   SampleWindow* w = WindowAt(call_end_ns);
   if (w == nullptr || (w->off_ns != 0 && call_end_ns > w->off_ns)) return;
   if (w->first_launch_end_ns == 0 || call_end_ns < w->first_launch_end_ns) w->first_launch_end_ns = call_end_ns;
+  ++w->launches;
 }
 
 void SampleWindows::Work(uint32_t device, uint64_t start_ns, uint64_t end_ns) {
@@ -70,6 +73,7 @@ std::vector<SampleWindow> SampleWindows::TakeBefore(uint64_t end_ns) {
     taken.push_back(std::move(part));
     w.on_ns = end_ns;
     w.first_launch_end_ns = 0;
+    w.launches = 0;
     w.devices.clear();
     break;
   }
@@ -93,6 +97,38 @@ uint64_t SampleWindows::HostTime(const std::vector<SampleWindow>& windows, Inter
   return total;
 }
 
+double SampleWindows::RepresentedTime(const std::vector<SampleWindow>& windows, Interval span) {
+  double total = 0;
+  for (const SampleWindow& w : windows) total += w.weight * static_cast<double>(HostTimeOf(w, span));
+  return total;
+}
+
+double SampleWindows::WorkScale(const std::vector<SampleWindow>& windows, uint32_t device, double otherwise) {
+  double items = 0, weighted = 0;
+  for (const SampleWindow& w : windows) {
+    const auto d = w.devices.find(device);
+    if (d == w.devices.end()) continue;
+    items += static_cast<double>(d->second.items);
+    weighted += w.weight * static_cast<double>(d->second.items);
+  }
+  return items > 0 ? weighted / items : otherwise;
+}
+
+double SampleWindows::LaunchScale(const std::vector<SampleWindow>& windows, double otherwise) {
+  double launches = 0, weighted = 0;
+  for (const SampleWindow& w : windows) {
+    launches += static_cast<double>(w.launches);
+    weighted += w.weight * static_cast<double>(w.launches);
+  }
+  return launches > 0 ? weighted / launches : otherwise;
+}
+
+double SampleWindows::WeightedLength(const IntervalSet& set, const std::vector<std::pair<Interval, double>>& pieces) {
+  double total = 0;
+  for (const auto& [piece, weight] : pieces) total += weight * static_cast<double>(analysis::CoveredLength(set, piece));
+  return total;
+}
+
 double SampleWindows::CountBound(const std::vector<SampleWindow>& windows, Interval span) {
   std::vector<double> rates;
   double sum = 0;
@@ -113,7 +149,7 @@ double SampleWindows::CountBound(const std::vector<SampleWindow>& windows, Inter
 SampledDevice SampleWindows::Device(const std::vector<SampleWindow>& windows, uint32_t device, const IntervalSet& busy,
                                     Interval span) {
   SampledDevice out;
-  std::vector<Interval> pieces;
+  std::vector<std::pair<Interval, double>> pieces;
   std::vector<Interval> inferred;
   for (const SampleWindow& w : windows) {
     const auto d = w.devices.find(device);
@@ -122,25 +158,38 @@ SampledDevice SampleWindows::Device(const std::vector<SampleWindow>& windows, ui
     const uint64_t begin = std::max(w.on_ns, span.begin);
     const uint64_t end = std::min(std::max(off, last_end), span.end);
     if (end <= begin) continue;
-    pieces.push_back({begin, end});
+    pieces.push_back({{begin, end}, w.weight});
     // Before the window's first work starts: busy with earlier work when its launch waited for it.
     if (d != w.devices.end() && w.first_launch_end_ns != 0 && d->second.first_start_ns > begin &&
         d->second.first_start_ns > w.first_launch_end_ns + kQueuedNs) {
       inferred.push_back({begin, std::min(d->second.first_start_ns, end)});
     }
   }
-  const IntervalSet observed = analysis::UnionOf(pieces);
+  // A window's GPU side may run into the next window's: each stretch counts once, for the window
+  // that opened first.
+  std::sort(pieces.begin(), pieces.end(), [](const auto& a, const auto& b) { return a.first.begin < b.first.begin; });
+  for (size_t i = 0; i < pieces.size(); ++i) {
+    if (i + 1 < pieces.size()) pieces[i].first.end = std::min(pieces[i].first.end, pieces[i + 1].first.begin);
+    pieces[i].first.end = std::max(pieces[i].first.end, pieces[i].first.begin);
+  }
+  std::erase_if(pieces, [](const auto& p) { return p.first.empty(); });
+  std::vector<Interval> plain;
+  for (const auto& [piece, weight] : pieces) plain.push_back(piece);
+  const IntervalSet observed = analysis::UnionOf(plain);
   const IntervalSet work = analysis::Union(busy, analysis::UnionOf(std::move(inferred)));
   out.observed_ns = analysis::TotalLength(observed);
-  for (const Interval& piece : observed) out.busy_ns += analysis::CoveredLength(work, piece);
+  for (const auto& [piece, weight] : pieces) out.observed_weighted_ns += weight * static_cast<double>(piece.end - piece.begin);
+  const double busy_weighted = WeightedLength(work, pieces);
+  out.busy_share = out.observed_weighted_ns > 0 ? busy_weighted / out.observed_weighted_ns : 0;
   out.idle = analysis::Subtract(observed, work);
   std::vector<double> shares;
-  for (const Interval& piece : pieces) {
+  for (const auto& [piece, weight] : pieces) {
     const uint64_t length = piece.end - piece.begin;
     shares.push_back(100.0 * static_cast<double>(analysis::CoveredLength(work, piece)) / static_cast<double>(length));
   }
   out.busy_share_bound = MeanBound95(shares);
   out.count_bound = CountBound(windows, span);
+  out.pieces = std::move(pieces);
   return out;
 }
 

@@ -5,14 +5,22 @@
 // kernels pays CUPTI's per-launch cost only part of the time. Every record then comes from work the
 // program issued while a window was open: the window is a sample of the program's launches. From it:
 //
-// - Counts and times per launch (kernels, their GPU time, the top kernels, copies, memsets, launch
-//   and sync calls) scale by the interval's length over the windows' host time.
+// - Each window stands for a stretch of the program `weight` times its length: its slot of the
+//   schedule (the governor may choose another share for every slot, and a window recording
+//   everything stands for itself). Estimates weigh each window by it, so that a quiet stretch
+//   recorded whole and a launch storm recorded a thirteenth of the time each count for the time
+//   they stand for (pooling them would count the storm at the quiet stretch's rate).
+// - Counts and times per launch (kernels, their GPU time, the top kernels, copies, memsets) scale
+//   by the weighted count of the windows' work over their count; launch calls by the weighted
+//   count of the windows' launches; sync calls and wait by the time the windows stand for over
+//   their host time.
 // - The device's busy and idle time is measured over each window's GPU side: from the window's
 //   opening to the end of the last work issued in it (the GPU runs work after the host issued it).
 //   Before a window's first work starts, the GPU either idled or ran work issued before the window
 //   (unrecorded): when the window's first launch call waited more than kQueuedNs for its work to
 //   start, the GPU was busy with earlier work meanwhile and that stretch counts as busy; otherwise
-//   idle. Busy, idle and idle by cause then scale from the windows' GPU time to the device's span.
+//   idle. The busy share, and idle by cause, are the windows' weighted shares of their GPU time,
+//   applied to the device's span.
 // - Each estimate carries its 95% bound from the spread between windows (the windows taken as a
 //   stratified sample, one per slot of the interval): for the busy share, in points; for the counts,
 //   relative. With fewer than two windows the bound is unknown (-1).
@@ -24,6 +32,7 @@
 #include <cstdint>
 #include <deque>
 #include <map>
+#include <utility>
 #include <vector>
 
 #include "lib/analysis/interval.h"
@@ -37,7 +46,9 @@ inline constexpr uint64_t kQueuedNs = 30'000;
 struct SampleWindow {
   uint64_t on_ns = 0;
   uint64_t off_ns = 0;  // 0: still open
+  double weight = 1;    // the program's time it stands for, in multiples of its own length
   uint64_t first_launch_end_ns = 0;  // the window's first launch call's return (0: none seen)
+  uint64_t launches = 0;
   struct Device {
     uint64_t first_start_ns = UINT64_MAX;
     uint64_t last_end_ns = 0;
@@ -48,17 +59,23 @@ struct SampleWindow {
 
 // The estimates for one device over one interval.
 struct SampledDevice {
-  uint64_t busy_ns = 0;
+  double busy_share = 0;     // of the windows' GPU time, weighted (0..1)
   uint64_t observed_ns = 0;  // the windows' GPU time within the device's span
+  double observed_weighted_ns = 0;  // the same, each window's by its weight
   std::vector<analysis::Interval> idle;  // idle within the windows' GPU time (to split by cause)
+  // Each window's GPU time and weight, in order and not overlapping: for WeightedLength.
+  std::vector<std::pair<analysis::Interval, double>> pieces;
   double busy_share_bound = -1;  // 95% bound of the busy share, in points (-1: unknown)
   double count_bound = -1;       // 95% relative bound of the counts (0.05 = 5%; -1: unknown)
 };
 
 class SampleWindows {
  public:
-  void Open(uint64_t on_ns);
-  void Close(uint64_t off_ns);
+  // A window opens; it stands for `weight` times its length of the program's time.
+  void Open(uint64_t on_ns, double weight = 1);
+  // It closes; `weight` as it turned out (a window that ran long stands for its slot only; 0:
+  // as it opened).
+  void Close(uint64_t off_ns, double weight = 0);
   bool empty() const { return windows_.empty(); }
 
   // A launch call (host), and a kernel, copy or memset issued in a window (by its start: the
@@ -70,8 +87,17 @@ class SampleWindows {
   // is cut at `end_ns` and goes on from there.
   std::vector<SampleWindow> TakeBefore(uint64_t end_ns);
 
-  // The windows' host time within [begin, end).
+  // The windows' host time within [begin, end), and the program's time they stand for there.
   static uint64_t HostTime(const std::vector<SampleWindow>& windows, analysis::Interval span);
+  static double RepresentedTime(const std::vector<SampleWindow>& windows, analysis::Interval span);
+  // What each item the windows recorded stands for: their weighted count over their count, for a
+  // device's work (kernels, copies and memsets) or for the launch calls; `otherwise` when they
+  // recorded none.
+  static double WorkScale(const std::vector<SampleWindow>& windows, uint32_t device, double otherwise);
+  static double LaunchScale(const std::vector<SampleWindow>& windows, double otherwise);
+  // The length of `set` within the pieces, each piece's part by its weight.
+  static double WeightedLength(const analysis::IntervalSet& set,
+                               const std::vector<std::pair<analysis::Interval, double>>& pieces);
   // The 95% relative bound of a count from the windows' own counts (per unit of their host time).
   static double CountBound(const std::vector<SampleWindow>& windows, analysis::Interval span);
   // The device's busy time and idle stretches over the windows' GPU time within `span` (its

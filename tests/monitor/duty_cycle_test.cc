@@ -135,10 +135,12 @@ struct FakeSession {
   double rate = 0;
   uint64_t records = 0;
   int switches = 0;
+  std::vector<std::pair<bool, double>> edges;  // (on, weight)
   DutyCycle::Hooks Hooks() {
-    return {.record = [this](bool v) {
+    return {.record = [this](bool v, double weight) {
               if (ended) return false;
               on = v;
+              edges.emplace_back(v, weight);
               ++switches;
               return true;
             },
@@ -207,6 +209,56 @@ TEST(DutyCycleTest, SomethingThatNeedsEveryRecordKeepsRecordingOnUntilItIsDone) 
     off += s.on ? 0 : 1;
   }
   EXPECT_GT(off, 80);  // back to 5%
+}
+
+TEST(DutyCycleTest, EachWindowSaysWhatItStandsForAndARecordingOfEverythingStandsForItself) {
+  FakeSession s;
+  const auto t0 = DutyCycle::Clock::time_point{};
+  DutyCycle duty(Options(0.1), s.Hooks(), t0);
+  auto now = t0;
+  auto next = duty.Step(now);
+  while (now < t0 + std::chrono::milliseconds(500)) {
+    now = next;
+    next = duty.Step(now);
+  }
+  ASSERT_GE(s.edges.size(), 6u);
+  // Recording was on from the session's start until the first window: that stretch stood for itself.
+  EXPECT_FALSE(s.edges[0].first);
+  EXPECT_EQ(s.edges[0].second, 1.0);
+  for (size_t i = 1; i < s.edges.size(); ++i) EXPECT_NEAR(s.edges[i].second, 10.0, 0.01) << i;
+  // Something needs every record in the middle of a window: it is closed as planned and a
+  // window of weight 1 opens.
+  while (!s.on) {
+    now += std::chrono::milliseconds(1);
+    duty.Step(now);
+  }
+  s.edges.clear();
+  s.every = true;
+  now += std::chrono::milliseconds(1);
+  duty.Step(now);
+  ASSERT_EQ(s.edges.size(), 2u);
+  EXPECT_FALSE(s.edges[0].first);
+  EXPECT_TRUE(s.edges[1].first);
+  EXPECT_EQ(s.edges[1].second, 1.0);
+}
+
+TEST(DutyCycleTest, AWindowClosedLateStandsForItsSlotOnly) {
+  FakeSession s;
+  const auto t0 = DutyCycle::Clock::time_point{};
+  DutyCycle duty(Options(0.1), s.Hooks(), t0);
+  auto now = t0;
+  auto next = duty.Step(now);
+  while (!s.on || s.edges.empty()) {  // the first window of a slot opens
+    now = next;
+    next = duty.Step(now);
+  }
+  const auto opened = now;
+  s.edges.clear();
+  // The thread wakes 25 ms after the opening instead of 12.5: the window closes 25 ms long.
+  duty.Step(opened + std::chrono::microseconds(25'000));
+  ASSERT_FALSE(s.edges.empty());
+  EXPECT_FALSE(s.edges[0].first);
+  EXPECT_NEAR(s.edges[0].second, 125.0 / 25, 0.01);
 }
 
 TEST(DutyCycleTest, OnceTheSessionsRecordingEndedNothingIsSwitchedAgain) {

@@ -88,7 +88,7 @@ struct Duty {
   void Mark(IntervalAggregator& agg, uint64_t seconds) const {
     const uint64_t slot = 1000 * kMs / windows;
     for (uint64_t s = 0; s < seconds * windows; ++s) {
-      agg.OpenSample(kOrigin + s * slot + offset);
+      agg.OpenSample(kOrigin + s * slot + offset, static_cast<double>(slot) / static_cast<double>(on));
       agg.CloseSample(kOrigin + s * slot + offset + on);
     }
   }
@@ -160,6 +160,107 @@ TEST(SampleWindowsTest, AGpuBoundProgramStaysFullyBusyThoughEachWindowsWorkStart
   EXPECT_GT(BusyShare(GpuBound(/*with_calls=*/true)), 99.9);
 }
 
+TEST(SampleWindowsTest, EachWindowCountsForTheTimeItStandsForWhenTheDutyChanges) {
+  // Half a second with a launch every 100 us, recorded whole (a window of weight 1), then half a
+  // second of a launch storm (every 10 us) recorded 10 ms in each 125 ms slot (weight 12.5).
+  // Pooling the windows' host time would count the storm at a fraction of its rate.
+  const Program quiet{.period = 100 * kUs};
+  const Program storm;
+  IntervalAggregator full(Options(false), kOrigin);
+  Feed(full, quiet, kOrigin, kOrigin + 500 * kMs, [](uint64_t) { return true; });
+  Feed(full, storm, kOrigin + 500 * kMs, kOrigin + 1000 * kMs, [](uint64_t) { return true; });
+  const DeviceFigures truth = OnlyDevice(full.CloseBefore(kOrigin + 1000 * kMs));
+
+  IntervalAggregator sampled(Options(true), kOrigin);
+  sampled.OpenSample(kOrigin, 1);
+  sampled.CloseSample(kOrigin + 500 * kMs);
+  for (uint64_t s = 4; s < 8; ++s) {
+    sampled.OpenSample(kOrigin + s * 125 * kMs + 37 * kMs, 12.5);
+    sampled.CloseSample(kOrigin + s * 125 * kMs + 47 * kMs);
+  }
+  const auto recording = [](uint64_t t) {
+    const uint64_t in_slot = (t - kOrigin) % (125 * kMs);
+    return t < kOrigin + 500 * kMs || (in_slot >= 37 * kMs && in_slot < 47 * kMs);
+  };
+  Feed(sampled, quiet, kOrigin, kOrigin + 500 * kMs, recording);
+  Feed(sampled, storm, kOrigin + 500 * kMs, kOrigin + 1000 * kMs, recording);
+  const auto closed = sampled.CloseBefore(kOrigin + 1000 * kMs);
+  const DeviceFigures& d = OnlyDevice(closed);
+  EXPECT_NEAR(static_cast<double>(d.kernels), static_cast<double>(truth.kernels), 0.01 * truth.kernels);
+  EXPECT_NEAR(static_cast<double>(closed[0].launch_calls), static_cast<double>(truth.kernels), 0.01 * truth.kernels);
+  // Busy 5 of every 100 us, then 5 of every 10: 27.5% in all.
+  EXPECT_NEAR(BusyShare(truth), 27.5, 0.1);
+  EXPECT_NEAR(BusyShare(d), BusyShare(truth), 1.0);
+}
+
+TEST(SampleWindowsTest, WindowsThatStandForThemselvesAreNotScaled) {
+  // The negative control: the same storm's windows at weight 1 (recording everything there and
+  // nothing else) count what they recorded, no more.
+  const Program storm;
+  IntervalAggregator sampled(Options(true), kOrigin);
+  for (uint64_t s = 0; s < 8; ++s) {
+    sampled.OpenSample(kOrigin + s * 125 * kMs + 37 * kMs, 1);
+    sampled.CloseSample(kOrigin + s * 125 * kMs + 47 * kMs);
+  }
+  Feed(sampled, storm, kOrigin, kOrigin + 1000 * kMs, [](uint64_t t) {
+    const uint64_t in_slot = (t - kOrigin) % (125 * kMs);
+    return in_slot >= 37 * kMs && in_slot < 47 * kMs;
+  });
+  const auto closed = sampled.CloseBefore(kOrigin + 1000 * kMs);
+  EXPECT_EQ(OnlyDevice(closed).kernels, 8u * 1000);
+  EXPECT_EQ(closed[0].launch_calls, 8u * 1000);
+}
+
+TEST(SampleWindowsTest, AWindowThatRanLongStandsForItsSlotOnly) {
+  // Planned 10 ms of a 125 ms slot (weight 12.5), it closed after 25 ms: weight 5 at the close.
+  const Program storm;
+  IntervalAggregator sampled(Options(true), kOrigin);
+  for (uint64_t s = 0; s < 8; ++s) {
+    sampled.OpenSample(kOrigin + s * 125 * kMs + 37 * kMs, 12.5);
+    sampled.CloseSample(kOrigin + s * 125 * kMs + 62 * kMs, 5);
+  }
+  Feed(sampled, storm, kOrigin, kOrigin + 1000 * kMs, [](uint64_t t) {
+    const uint64_t in_slot = (t - kOrigin) % (125 * kMs);
+    return in_slot >= 37 * kMs && in_slot < 62 * kMs;
+  });
+  const auto closed = sampled.CloseBefore(kOrigin + 1000 * kMs);
+  EXPECT_NEAR(static_cast<double>(OnlyDevice(closed).kernels), 100'000.0, 1000.0);
+}
+
+TEST(SampleWindowsTest, AGraphsKernelsAreCountedWholeAndTheOthersScaled) {
+  // CUPTI records a graph's kernels as its instantiation found recording: on, every launch's,
+  // windows or not. 1,000 graph kernels over the second and 80 plain ones in the windows (10 ms
+  // of each 125 ms slot): 1,000 and 1,000.
+  IntervalAggregator agg(Options(true), kOrigin);
+  for (uint64_t s = 0; s < 8; ++s) {
+    const uint64_t on = kOrigin + s * 125 * kMs + 37 * kMs;
+    agg.OpenSample(on, 12.5);
+    agg.CloseSample(on + 10 * kMs);
+    for (uint64_t k = 0; k < 10; ++k) agg.Add(Kernel(on + k * kMs, on + k * kMs + kUs, "plain"));
+  }
+  for (uint64_t k = 0; k < 1000; ++k) {
+    core::KernelActivity g = Kernel(kOrigin + k * kMs + 500 * kUs, kOrigin + k * kMs + 501 * kUs, "node");
+    g.graph_id = 7;
+    agg.Add(g);
+  }
+  const DeviceFigures& d = OnlyDevice(agg.CloseBefore(kOrigin + 1000 * kMs));
+  EXPECT_EQ(d.kernels, 2000u);
+  ASSERT_EQ(d.top_kernels.size(), 2u);
+  for (const KernelFigures& k : d.top_kernels) EXPECT_EQ(k.launches, 1000u) << k.name;
+}
+
+TEST(SampleWindowsTest, WithoutAGraphTheSameKernelsAreScaled) {
+  // The control: the node kernels without a graph id are samples too (12.5 times as many).
+  IntervalAggregator agg(Options(true), kOrigin);
+  for (uint64_t s = 0; s < 8; ++s) {
+    const uint64_t on = kOrigin + s * 125 * kMs + 37 * kMs;
+    agg.OpenSample(on, 12.5);
+    agg.CloseSample(on + 10 * kMs);
+    for (uint64_t k = 0; k < 10; ++k) agg.Add(Kernel(on + k * kMs + 500 * kUs, on + k * kMs + 501 * kUs, "node"));
+  }
+  EXPECT_EQ(OnlyDevice(agg.CloseBefore(kOrigin + 1000 * kMs)).kernels, 1000u);
+}
+
 TEST(SampleWindowsTest, WithoutTheLaunchCallsTheStretchBeforeTheFirstWorkCountsAsIdle) {
   // The negative control: nothing says the GPU was busy before each window's first kernel, and
   // that stretch (2 of each window's 12 ms) counts as idle; the device's time starts at the first
@@ -194,7 +295,7 @@ TEST(SampleWindowsTest, IdleByCauseIsScaledAndStillSumsToTheIdleTime) {
   agg.Add(Kernel(kOrigin, kOrigin + 1 * kMs, "k"));  // the device's span starts at the origin
   for (uint64_t w = 0; w < 4; ++w) {
     const uint64_t on = kOrigin + w * 250 * kMs + 100 * kMs;
-    agg.OpenSample(on);
+    agg.OpenSample(on, 250.0 / 20);  // 20 ms of each 250 ms slot
     agg.CloseSample(on + 20 * kMs);
     agg.Add(Call(kLaunchCbid, on, on + 1 * kUs));
     agg.Add(Kernel(on + 5 * kUs, on + 5 * kMs, "k"));  // 5 ms busy
