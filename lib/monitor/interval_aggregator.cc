@@ -130,7 +130,14 @@ void IntervalAggregator::Add(const core::KernelActivity& a) {
   if (a.end < a.start || a.start == 0) return;
   const uint32_t device = a.config.device;
   ledger_.Work(a.correlation_id, device, a.stream, a.start, a.end, requests::WorkKind::kKernel);
-  if (options_.sampled && a.graph_id == 0) samples_.Work(device, a.start, a.end);
+  if (options_.sampled && a.graph_id == 0) {
+    uint64_t issued = a.start;
+    if (auto it = launch_ends_.find(a.correlation_id); it != launch_ends_.end()) {
+      issued = it->second;
+      launch_ends_.erase(it);
+    }
+    samples_.Work(device, a.start, a.end, issued);
+  }
   AddBusy(device, a.start, a.end);
   DeviceAccumulator& acc = OpenFor(a.start).devices[device];
   const KernelGroupKey key{NameId(a.config.name), Dim3(a.config.grid_x, a.config.grid_y, a.config.grid_z),
@@ -153,7 +160,7 @@ void IntervalAggregator::Add(const core::KernelActivity& a) {
 void IntervalAggregator::Add(const core::MemcpyRecord& r) {
   if (r.end < r.start || r.start == 0) return;
   ledger_.Work(r.correlation_id, r.device, r.stream, r.start, r.end, requests::WorkKind::kCopy);
-  if (options_.sampled) samples_.Work(r.device, r.start, r.end);
+  if (options_.sampled) samples_.Work(r.device, r.start, r.end, r.start);
   AddBusy(r.device, r.start, r.end);
   Tally& t = OpenFor(r.start).devices[r.device].copies[{static_cast<int>(r.copy_kind), static_cast<int>(r.src_kind),
                                                         static_cast<int>(r.dst_kind)}];
@@ -165,7 +172,7 @@ void IntervalAggregator::Add(const core::MemcpyRecord& r) {
 void IntervalAggregator::Add(const core::MemsetRecord& r) {
   if (r.end < r.start || r.start == 0) return;
   ledger_.Work(r.correlation_id, r.device, r.stream, r.start, r.end, requests::WorkKind::kMemset);
-  if (options_.sampled) samples_.Work(r.device, r.start, r.end);
+  if (options_.sampled) samples_.Work(r.device, r.start, r.end, r.start);
   AddBusy(r.device, r.start, r.end);
   Tally& t = OpenFor(r.start).devices[r.device].memsets;
   ++t.count;
@@ -182,7 +189,13 @@ void IntervalAggregator::Add(const core::ApiActivity& a) {
   OpenInterval& first = OpenFor(a.start);
   if (traits.category == core::ApiCategory::kLaunch) {
     ++first.launch_calls;
-    if (options_.sampled) samples_.Launch(a.end);
+    if (options_.sampled) {
+      samples_.Launch(a.end);
+      // Bounded: ids whose kernel never comes (a launch that failed, one whose record was lost)
+      // are let go wholesale past 131,072 (a graph's kernels are not samples: not kept).
+      if (launch_ends_.size() >= (1u << 17)) launch_ends_.clear();
+      if (a.correlation_id != 0 && !traits.graph_launch) launch_ends_[a.correlation_id] = a.end;
+    }
   }
   if (traits.category == core::ApiCategory::kSync) ++first.sync_calls;
   AddSpan(a.start, a.end, [cause](OpenInterval& in) -> Pieces& { return in.host[cause]; });

@@ -169,6 +169,10 @@ class IntervalAggregator final : public core::ActivitySink {
   absl::flat_hash_map<uint64_t, core::ApiTraits> traits_;
   requests::RequestLedger ledger_;
   SampleWindows samples_;
+  // Under a duty cycle, when each recorded launch call returned, by correlation id, until its
+  // kernel comes: a kernel is recorded as its launch found recording, so it belongs to the window
+  // of its launch, which may be long before it runs (a deep queue).
+  absl::flat_hash_map<uint32_t, uint64_t> launch_ends_;
 };
 
 }  // namespace cuscope::monitor

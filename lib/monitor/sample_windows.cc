@@ -49,8 +49,8 @@ void SampleWindows::Launch(uint64_t call_end_ns) {
   ++w->launches;
 }
 
-void SampleWindows::Work(uint32_t device, uint64_t start_ns, uint64_t end_ns) {
-  SampleWindow* w = WindowAt(start_ns);
+void SampleWindows::Work(uint32_t device, uint64_t start_ns, uint64_t end_ns, uint64_t issued_ns) {
+  SampleWindow* w = WindowAt(issued_ns);
   if (w == nullptr) return;
   SampleWindow::Device& d = w->devices[device];
   d.first_start_ns = std::min(d.first_start_ns, start_ns);

@@ -78,10 +78,11 @@ class SampleWindows {
   void Close(uint64_t off_ns, double weight = 0);
   bool empty() const { return windows_.empty(); }
 
-  // A launch call (host), and a kernel, copy or memset issued in a window (by its start: the
-  // window open when it was issued is the last one opened before it started).
+  // A launch call (host), and a kernel, copy or memset issued in a window: the window is the one
+  // open at `issued_ns` (its launch call's return when known, else its start: the last window
+  // opened before it).
   void Launch(uint64_t call_end_ns);
-  void Work(uint32_t device, uint64_t start_ns, uint64_t end_ns);
+  void Work(uint32_t device, uint64_t start_ns, uint64_t end_ns, uint64_t issued_ns);
 
   // The windows that opened before `end_ns`, for the interval ending there; one still open past it
   // is cut at `end_ns` and goes on from there.

@@ -227,6 +227,45 @@ TEST(SampleWindowsTest, AWindowThatRanLongStandsForItsSlotOnly) {
   EXPECT_NEAR(static_cast<double>(OnlyDevice(closed).kernels), 100'000.0, 1000.0);
 }
 
+// A GPU-bound program 100 ms behind its host: a launch every 200 us until 875 ms, each kernel
+// 200 us, each starting 100 ms after its launch. The first half second is recorded whole (weight 1), the rest 10
+// ms of each 125 ms slot (weight 12.5). Kernels are recorded as their launch found recording.
+DeviceFigures DeepQueue(bool with_correlation) {
+  IntervalAggregator agg(Options(true), kOrigin);
+  agg.OpenSample(kOrigin, 1);
+  agg.CloseSample(kOrigin + 500 * kMs);
+  for (uint64_t s = 4; s < 8; ++s) {
+    agg.OpenSample(kOrigin + s * 125 * kMs + 37 * kMs, 12.5);
+    agg.CloseSample(kOrigin + s * 125 * kMs + 47 * kMs);
+  }
+  uint32_t id = 1;
+  for (uint64_t t = kOrigin; t < kOrigin + 875 * kMs; t += 200 * kUs, ++id) {
+    const uint64_t in_slot = (t - kOrigin) % (125 * kMs);
+    if (t >= kOrigin + 500 * kMs && (in_slot < 37 * kMs || in_slot >= 47 * kMs)) continue;
+    core::ApiActivity call = Call(kLaunchCbid, t, t + 2 * kUs);
+    core::KernelActivity k = Kernel(t + 100 * kMs, t + 100 * kMs + 200 * kUs, "k");
+    if (with_correlation) call.correlation_id = k.correlation_id = id;
+    agg.Add(call);
+    agg.Add(k);
+  }
+  return OnlyDevice(agg.CloseBefore(kOrigin + 1000 * kMs));
+}
+
+TEST(SampleWindowsTest, AKernelBelongsToTheWindowOfItsLaunchNotOfItsStart) {
+  // 4,375 launches: 2,500 in the first half second, 1,875 in the next three slots (50 a window
+  // recorded).
+  const DeviceFigures d = DeepQueue(/*with_correlation=*/true);
+  EXPECT_NEAR(static_cast<double>(d.kernels), 4375.0, 50.0);
+  // Busy all along: before each window's kernels start, the GPU ran what was queued before it.
+  EXPECT_GT(BusyShare(d), 95.0);
+}
+
+TEST(SampleWindowsTest, WithoutItsLaunchAKernelGoesToTheWindowOfItsStart) {
+  // The control: by their starts, the last 100 ms of whole recording's kernels (500) run in the
+  // first weighted window's time and count 12.5 times each.
+  EXPECT_GT(static_cast<double>(DeepQueue(/*with_correlation=*/false).kernels), 6000.0);
+}
+
 TEST(SampleWindowsTest, AGraphsKernelsAreCountedWholeAndTheOthersScaled) {
   // CUPTI records a graph's kernels as its instantiation found recording: on, every launch's,
   // windows or not. 1,000 graph kernels over the second and 80 plain ones in the windows (10 ms
