@@ -99,6 +99,8 @@ const DeviceFigures& OnlyDevice(const std::vector<IntervalFigures>& closed) {
   EXPECT_EQ(closed[0].devices.size(), 1u);
   return closed[0].devices[0];
 }
+// A reference into a temporary would dangle once the statement ends: name the intervals first.
+const DeviceFigures& OnlyDevice(std::vector<IntervalFigures>&& closed) = delete;
 
 double BusyShare(const DeviceFigures& d) {
   return 100.0 * static_cast<double>(d.busy_ns) / static_cast<double>(d.busy_ns + d.idle_ns);
@@ -108,7 +110,8 @@ TEST(SampleWindowsTest, LaunchBoundProgramsCountsAndBusyShareComeOutOfEightPerce
   const Program p;  // half busy: 5 us of work every 10 us
   IntervalAggregator full(Options(false), kOrigin);
   Feed(full, p, kOrigin, kOrigin + 1000 * kMs, [](uint64_t) { return true; });
-  const DeviceFigures truth = OnlyDevice(full.CloseBefore(kOrigin + 1000 * kMs));
+  const auto full_closed = full.CloseBefore(kOrigin + 1000 * kMs);
+  const DeviceFigures truth = OnlyDevice(full_closed);
 
   const Duty duty;
   IntervalAggregator sampled(Options(true), kOrigin);
@@ -169,7 +172,8 @@ TEST(SampleWindowsTest, EachWindowCountsForTheTimeItStandsForWhenTheDutyChanges)
   IntervalAggregator full(Options(false), kOrigin);
   Feed(full, quiet, kOrigin, kOrigin + 500 * kMs, [](uint64_t) { return true; });
   Feed(full, storm, kOrigin + 500 * kMs, kOrigin + 1000 * kMs, [](uint64_t) { return true; });
-  const DeviceFigures truth = OnlyDevice(full.CloseBefore(kOrigin + 1000 * kMs));
+  const auto full_closed = full.CloseBefore(kOrigin + 1000 * kMs);
+  const DeviceFigures truth = OnlyDevice(full_closed);
 
   IntervalAggregator sampled(Options(true), kOrigin);
   sampled.OpenSample(kOrigin, 1);
@@ -248,7 +252,8 @@ DeviceFigures DeepQueue(bool with_correlation) {
     agg.Add(call);
     agg.Add(k);
   }
-  return OnlyDevice(agg.CloseBefore(kOrigin + 1000 * kMs));
+  const auto closed = agg.CloseBefore(kOrigin + 1000 * kMs);
+  return OnlyDevice(closed);
 }
 
 TEST(SampleWindowsTest, AKernelBelongsToTheWindowOfItsLaunchNotOfItsStart) {
@@ -282,7 +287,8 @@ TEST(SampleWindowsTest, AGraphsKernelsAreCountedWholeAndTheOthersScaled) {
     g.graph_id = 7;
     agg.Add(g);
   }
-  const DeviceFigures& d = OnlyDevice(agg.CloseBefore(kOrigin + 1000 * kMs));
+  const auto closed = agg.CloseBefore(kOrigin + 1000 * kMs);
+  const DeviceFigures& d = OnlyDevice(closed);
   EXPECT_EQ(d.kernels, 2000u);
   ASSERT_EQ(d.top_kernels.size(), 2u);
   for (const KernelFigures& k : d.top_kernels) EXPECT_EQ(k.launches, 1000u) << k.name;
@@ -297,7 +303,8 @@ TEST(SampleWindowsTest, WithoutAGraphTheSameKernelsAreScaled) {
     agg.CloseSample(on + 10 * kMs);
     for (uint64_t k = 0; k < 10; ++k) agg.Add(Kernel(on + k * kMs + 500 * kUs, on + k * kMs + 501 * kUs, "node"));
   }
-  EXPECT_EQ(OnlyDevice(agg.CloseBefore(kOrigin + 1000 * kMs)).kernels, 1000u);
+  const auto closed = agg.CloseBefore(kOrigin + 1000 * kMs);
+  EXPECT_EQ(OnlyDevice(closed).kernels, 1000u);
 }
 
 TEST(SampleWindowsTest, WithoutTheLaunchCallsTheStretchBeforeTheFirstWorkCountsAsIdle) {
