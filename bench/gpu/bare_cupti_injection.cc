@@ -73,6 +73,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <initializer_list>
 #include <iterator>
 #include <mutex>
 #include <string>
@@ -192,6 +193,20 @@ void CheckBuffer(uint8_t* buffer, size_t valid) {
   }
 }
 
+// The values at `quantiles` of `v`, each printed with `format` and a space ("-" when empty).
+std::string Percentiles(std::vector<double> v, std::initializer_list<double> quantiles, const char* format) {
+  if (v.empty()) return "-";
+  std::sort(v.begin(), v.end());
+  std::string out;
+  char cell[32];
+  for (double q : quantiles) {
+    std::snprintf(cell, sizeof(cell), format, v[static_cast<size_t>(q * static_cast<double>(v.size() - 1))]);
+    out += cell;
+    out += ' ';
+  }
+  return out;
+}
+
 void PrintCheck() {
   cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
   std::lock_guard<std::mutex> lock(g_check_mu);
@@ -210,29 +225,21 @@ void PrintCheck() {
   // Where the queued timestamp falls: inside its launch call, before or after it (ns from the
   // call's start, and to its end), and how long before the kernel starts.
   size_t known = 0, submitted_known = 0, inside = 0, matched = 0;
-  std::vector<int64_t> from_start, to_end, to_kernel;
+  std::vector<double> from_start, to_end, to_kernel;
   for (const KernelTimes& k : g_kernel_times) {
     if (k.queued == CUPTI_TIMESTAMP_UNKNOWN || k.queued == 0) continue;
     ++known;
     if (k.submitted != CUPTI_TIMESTAMP_UNKNOWN && k.submitted != 0) ++submitted_known;
-    to_kernel.push_back(static_cast<int64_t>(k.start) - static_cast<int64_t>(k.queued));
+    to_kernel.push_back(static_cast<double>(static_cast<int64_t>(k.start) - static_cast<int64_t>(k.queued)));
     const auto it = g_runtime_spans.find(k.correlation_id);
     if (it == g_runtime_spans.end()) continue;
     ++matched;
     const auto [begin, end] = it->second;
     if (k.queued >= begin && k.queued <= end) ++inside;
-    from_start.push_back(static_cast<int64_t>(k.queued) - static_cast<int64_t>(begin));
-    to_end.push_back(static_cast<int64_t>(end) - static_cast<int64_t>(k.queued));
+    from_start.push_back(static_cast<double>(static_cast<int64_t>(k.queued) - static_cast<int64_t>(begin)));
+    to_end.push_back(static_cast<double>(static_cast<int64_t>(end) - static_cast<int64_t>(k.queued)));
   }
-  const auto percentiles = [](std::vector<int64_t>& v) {
-    if (v.empty()) return std::string("-");
-    std::sort(v.begin(), v.end());
-    std::string out;
-    for (double q : {0.0, 0.01, 0.5, 0.99, 1.0}) {
-      out += std::to_string(v[static_cast<size_t>(q * static_cast<double>(v.size() - 1))]) + " ";
-    }
-    return out;
-  };
+  const auto percentiles = [](std::vector<double>& v) { return Percentiles(v, {0.0, 0.01, 0.5, 0.99, 1.0}, "%.0f"); };
   std::fprintf(stderr, "bare_cupti_injection: queued known %zu of %zu kernels, submitted known %zu; "
                "with a runtime launch record %zu, queued inside it %zu\n",
                known, g_kernel_times.size(), submitted_known, matched, inside);
@@ -452,18 +459,6 @@ void ToggleLoop(uint64_t period_us, uint64_t window_us) {
   }
 }
 
-std::string Percentiles(std::vector<double> v) {
-  if (v.empty()) return "-";
-  std::sort(v.begin(), v.end());
-  std::string out;
-  char cell[32];
-  for (double q : {0.0, 0.1, 0.5, 0.9, 1.0}) {
-    std::snprintf(cell, sizeof(cell), "%.1f ", v[static_cast<size_t>(q * static_cast<double>(v.size() - 1))]);
-    out += cell;
-  }
-  return out;
-}
-
 // Per window with kernels: the switches' durations, the first record's start after the switch on
 // completed, the last one's before the switch off began, and the records against what the
 // window's steady middle half would predict for the whole of it (from the start of enabling to
@@ -479,6 +474,7 @@ void PrintToggle() {
   std::vector<uint64_t> starts;
   for (const KernelTimes& k : g_kernel_times) starts.push_back(k.start);
   std::sort(starts.begin(), starts.end());
+  const auto deciles = [](const std::vector<double>& v) { return Percentiles(v, {0.0, 0.1, 0.5, 0.9, 1.0}, "%.1f"); };
   const auto count = [&starts](uint64_t a, uint64_t b) {
     return static_cast<double>(std::lower_bound(starts.begin(), starts.end(), b) -
                                std::lower_bound(starts.begin(), starts.end(), a));
@@ -509,14 +505,14 @@ void PrintToggle() {
   }
   std::fprintf(stderr, "bare_cupti_injection: toggle: %zu windows, %zu with kernels, %zu kernel records (min p10 p50 p90 max):\n",
                g_toggle_windows.size(), with_kernels, starts.size());
-  std::fprintf(stderr, "  enable took us: %s\n  disable took us: %s\n", Percentiles(enable_us).c_str(),
-               Percentiles(disable_us).c_str());
+  std::fprintf(stderr, "  enable took us: %s\n  disable took us: %s\n", deciles(enable_us).c_str(),
+               deciles(disable_us).c_str());
   std::fprintf(stderr, "  first record start - enabled us: %s\n  disabling - last record start us: %s\n",
-               Percentiles(first_us).c_str(), Percentiles(last_us).c_str());
+               deciles(first_us).c_str(), deciles(last_us).c_str());
   std::fprintf(stderr, "  records starting before enabled: %s\n  records starting after disabling: %s\n",
-               Percentiles(before_on).c_str(), Percentiles(after_off).c_str());
+               deciles(before_on).c_str(), deciles(after_off).c_str());
   std::fprintf(stderr, "  records / (middle-half rate x window from enabling to disabling): %s\n",
-               Percentiles(ratio).c_str());
+               deciles(ratio).c_str());
 }
 
 // The one subscriber: the gate's cuProfilerStart/Stop (reached from cudaProfilerStart/Stop too),

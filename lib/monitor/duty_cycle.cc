@@ -42,14 +42,17 @@ void DutyCycle::Measure(Clock::time_point now) {
   Publish();
 }
 
+double DutyCycle::SlotWeight(Clock::duration length) const {
+  const double ns = static_cast<double>(std::chrono::nanoseconds(length).count());
+  return ns > 0 ? std::max(1.0, static_cast<double>(governor_.slot_ns()) / ns) : 1.0;
+}
+
 void DutyCycle::TurnOn(Clock::time_point now) {
   if (on_ || stopped_) return;
   // A window of a slot stands for the slot; one recording everything (a duty of 1, or every
   // record wanted) for itself.
-  const double length = static_cast<double>(std::chrono::nanoseconds(off_at_ - on_at_).count());
-  const double weight = governor_.duty() >= 1 || every_record_.load(std::memory_order_relaxed) || length <= 0
-                            ? 1.0
-                            : static_cast<double>(governor_.slot_ns()) / length;
+  const bool whole = governor_.duty() >= 1 || every_record_.load(std::memory_order_relaxed);
+  const double weight = whole ? 1.0 : SlotWeight(off_at_ - on_at_);
   if (!hooks_.record(true, weight)) {
     stopped_ = true;
     return;
@@ -65,9 +68,7 @@ void DutyCycle::TurnOff(Clock::time_point now) {
   if (!on_ || stopped_) return;
   Measure(now);
   // A window of a slot that ran long (the thread woke late) still stands for its slot only.
-  const double length = static_cast<double>(std::chrono::nanoseconds(now - on_since_).count());
-  const double weight =
-      open_weight_ > 1 && length > 0 ? std::max(1.0, static_cast<double>(governor_.slot_ns()) / length) : 1.0;
+  const double weight = open_weight_ > 1 ? SlotWeight(now - on_since_) : 1.0;
   if (!hooks_.record(false, weight)) stopped_ = true;
   on_ = false;
 }

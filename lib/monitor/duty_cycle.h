@@ -51,6 +51,8 @@ class DutyCycle {
   void TurnOn(Clock::time_point now);
   void TurnOff(Clock::time_point now);
   void Measure(Clock::time_point now);
+  // What a window of `length` in one slot stands for: the slot, in multiples of the length (>= 1).
+  double SlotWeight(Clock::duration length) const;
   void Publish();
 
   DutyGovernor governor_;

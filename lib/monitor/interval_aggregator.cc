@@ -311,8 +311,9 @@ DeviceFigures IntervalAggregator::CloseDevice(uint32_t device, DeviceAccumulator
     m.count += tally.count;
     m.ns += tally.ns;
   }
-  const Tally other{scaled(acc.other_kernels).count + acc.other_graph_kernels.count,
-                    scaled(acc.other_kernels).ns + acc.other_graph_kernels.ns, 0};
+  Tally other = scaled(acc.other_kernels);
+  other.count += acc.other_graph_kernels.count;
+  other.ns += acc.other_graph_kernels.ns;
   std::vector<std::pair<KernelGroupKey, Tally>> groups(merged.begin(), merged.end());
   std::sort(groups.begin(), groups.end(), [](const auto& a, const auto& b) {
     if (a.second.ns != b.second.ns) return a.second.ns > b.second.ns;

@@ -175,7 +175,7 @@ SampledDevice SampleWindows::Device(const std::vector<SampleWindow>& windows, ui
   std::erase_if(pieces, [](const auto& p) { return p.first.empty(); });
   std::vector<Interval> plain;
   for (const auto& [piece, weight] : pieces) plain.push_back(piece);
-  const IntervalSet observed = analysis::UnionOf(plain);
+  const IntervalSet observed = analysis::UnionOf(std::move(plain));
   const IntervalSet work = analysis::Union(busy, analysis::UnionOf(std::move(inferred)));
   out.observed_ns = analysis::TotalLength(observed);
   for (const auto& [piece, weight] : pieces) out.observed_weighted_ns += weight * static_cast<double>(piece.end - piece.begin);

@@ -148,21 +148,32 @@ struct FakeSession {
             .calls = [this] { return records; },
             .kernel_records = [this] { return records; }};
   }
+  // Moves the clock `length` on in 100 us steps: the program records while recording is on, and
+  // the duty cycle steps when it asked to. Returns how long recording was on.
+  std::chrono::microseconds Run(DutyCycle& duty, DutyCycle::Clock::time_point& now, DutyCycle::Clock::time_point& next,
+                                DutyCycle::Clock::duration length) {
+    const auto step = std::chrono::microseconds(100);
+    auto recorded = std::chrono::microseconds(0);
+    const auto until = now + length;
+    while (now < until) {
+      now += step;
+      if (on) {
+        recorded += step;
+        records += static_cast<uint64_t>(rate * 100'000);
+      }
+      if (now >= next) next = duty.Step(now);
+    }
+    return recorded;
+  }
 };
 
 TEST(DutyCycleTest, RecordsOnlyInsideTheWindowsAndTheShareIsTheDuty) {
   FakeSession s;
   const auto t0 = DutyCycle::Clock::time_point{};
   DutyCycle duty(Options(0.1), s.Hooks(), t0);
-  uint64_t on_ns = 0;
   auto now = t0;
-  const auto step = std::chrono::microseconds(100);
   auto next = duty.Step(now);
-  while (now < t0 + std::chrono::seconds(4)) {
-    now += step;
-    if (s.on) on_ns += 100'000;
-    if (now >= next) next = duty.Step(now);
-  }
+  const uint64_t on_ns = std::chrono::nanoseconds(s.Run(duty, now, next, std::chrono::seconds(4))).count();
   EXPECT_NEAR(static_cast<double>(on_ns) / (4.0 * kSecond), 0.1, 0.005);
   EXPECT_NEAR(s.switches, 2 * 32, 2);  // on and off once per slot
 }
@@ -174,12 +185,7 @@ TEST(DutyCycleTest, TheGovernorLowersTheDutyInALaunchStormAndSaysWhatItCosts) {
   DutyCycle duty(Options(0), s.Hooks(), t0);
   auto now = t0;
   auto next = duty.Step(now);
-  const auto step = std::chrono::microseconds(100);
-  while (now < t0 + std::chrono::seconds(3)) {
-    now += step;
-    if (s.on) s.records += static_cast<uint64_t>(s.rate * 100'000);
-    if (now >= next) next = duty.Step(now);
-  }
+  s.Run(duty, now, next, std::chrono::seconds(3));
   const DutyCycle::Status st = duty.status();
   EXPECT_TRUE(st.governed);
   EXPECT_NEAR(st.duty, 0.077, 0.01);
@@ -308,29 +314,11 @@ TEST(DutyCycleTest, AStormAfterAQuietStretchIsRecordedWholeForAnEighthOfASlotAtM
   DutyCycle duty(Options(0), s.Hooks(), t0);
   auto now = t0;
   auto next = duty.Step(now);
-  const auto step = std::chrono::microseconds(100);
-  const auto run = [&](std::chrono::milliseconds length) {
-    const auto until = now + length;
-    while (now < until) {
-      now += step;
-      if (s.on) s.records += static_cast<uint64_t>(s.rate * 100'000);
-      if (now >= next) next = duty.Step(now);
-    }
-  };
-  run(std::chrono::seconds(2));  // nothing launched: all recorded (nothing to pay for)
+  s.Run(duty, now, next, std::chrono::seconds(2));  // nothing launched: all recorded (nothing to pay for)
   EXPECT_DOUBLE_EQ(duty.status().duty, 1.0);
   ASSERT_TRUE(s.on);
   s.rate = RecordedRate(6900, 1800);
-  auto recorded = std::chrono::microseconds(0);
-  const auto storm_start = now;
-  while (now < storm_start + std::chrono::milliseconds(125)) {
-    now += step;
-    if (s.on) {
-      recorded += step;
-      s.records += static_cast<uint64_t>(s.rate * 100'000);
-    }
-    if (now >= next) next = duty.Step(now);
-  }
+  const auto recorded = s.Run(duty, now, next, std::chrono::milliseconds(125));
   EXPECT_LE(recorded, std::chrono::microseconds(125'000 / 8 + 200));
   EXPECT_NEAR(duty.status().duty, 0.077, 0.01);  // the budget's share from the first measurement
 }

@@ -75,11 +75,13 @@ void Feed(IntervalAggregator& agg, const Program& p, uint64_t from, uint64_t to,
   }
 }
 
-// The duty cycle's windows: `windows` per second, `on` long each, at a fixed offset in its slot.
+// The duty cycle's windows: `windows` per second, `on` long each, at a fixed offset in its slot,
+// each standing for `weight` times its length (0: its slot).
 struct Duty {
   int windows = 8;
   uint64_t on = 10 * kMs;
   uint64_t offset = 37 * kMs;
+  double weight = 0;
   bool Recording(uint64_t t) const {
     const uint64_t slot = 1000 * kMs / windows;
     const uint64_t in_slot = (t - kOrigin) % slot;
@@ -88,7 +90,7 @@ struct Duty {
   void Mark(IntervalAggregator& agg, uint64_t seconds) const {
     const uint64_t slot = 1000 * kMs / windows;
     for (uint64_t s = 0; s < seconds * windows; ++s) {
-      agg.OpenSample(kOrigin + s * slot + offset, static_cast<double>(slot) / static_cast<double>(on));
+      agg.OpenSample(kOrigin + s * slot + offset, weight > 0 ? weight : static_cast<double>(slot) / static_cast<double>(on));
       agg.CloseSample(kOrigin + s * slot + offset + on);
     }
   }
@@ -201,15 +203,10 @@ TEST(SampleWindowsTest, WindowsThatStandForThemselvesAreNotScaled) {
   // The negative control: the same storm's windows at weight 1 (recording everything there and
   // nothing else) count what they recorded, no more.
   const Program storm;
+  const Duty duty{.weight = 1};
   IntervalAggregator sampled(Options(true), kOrigin);
-  for (uint64_t s = 0; s < 8; ++s) {
-    sampled.OpenSample(kOrigin + s * 125 * kMs + 37 * kMs, 1);
-    sampled.CloseSample(kOrigin + s * 125 * kMs + 47 * kMs);
-  }
-  Feed(sampled, storm, kOrigin, kOrigin + 1000 * kMs, [](uint64_t t) {
-    const uint64_t in_slot = (t - kOrigin) % (125 * kMs);
-    return in_slot >= 37 * kMs && in_slot < 47 * kMs;
-  });
+  duty.Mark(sampled, 1);
+  Feed(sampled, storm, kOrigin, kOrigin + 1000 * kMs, [&](uint64_t t) { return duty.Recording(t); });
   const auto closed = sampled.CloseBefore(kOrigin + 1000 * kMs);
   EXPECT_EQ(OnlyDevice(closed).kernels, 8u * 1000);
   EXPECT_EQ(closed[0].launch_calls, 8u * 1000);
@@ -276,10 +273,10 @@ TEST(SampleWindowsTest, AGraphsKernelsAreCountedWholeAndTheOthersScaled) {
   // windows or not. 1,000 graph kernels over the second and 80 plain ones in the windows (10 ms
   // of each 125 ms slot): 1,000 and 1,000.
   IntervalAggregator agg(Options(true), kOrigin);
+  const Duty duty;  // 10 ms of each 125 ms slot: weight 12.5
+  duty.Mark(agg, 1);
   for (uint64_t s = 0; s < 8; ++s) {
-    const uint64_t on = kOrigin + s * 125 * kMs + 37 * kMs;
-    agg.OpenSample(on, 12.5);
-    agg.CloseSample(on + 10 * kMs);
+    const uint64_t on = kOrigin + s * 125 * kMs + duty.offset;
     for (uint64_t k = 0; k < 10; ++k) agg.Add(Kernel(on + k * kMs, on + k * kMs + kUs, "plain"));
   }
   for (uint64_t k = 0; k < 1000; ++k) {
@@ -297,10 +294,10 @@ TEST(SampleWindowsTest, AGraphsKernelsAreCountedWholeAndTheOthersScaled) {
 TEST(SampleWindowsTest, WithoutAGraphTheSameKernelsAreScaled) {
   // The control: the node kernels without a graph id are samples too (12.5 times as many).
   IntervalAggregator agg(Options(true), kOrigin);
+  const Duty duty;
+  duty.Mark(agg, 1);
   for (uint64_t s = 0; s < 8; ++s) {
-    const uint64_t on = kOrigin + s * 125 * kMs + 37 * kMs;
-    agg.OpenSample(on, 12.5);
-    agg.CloseSample(on + 10 * kMs);
+    const uint64_t on = kOrigin + s * 125 * kMs + duty.offset;
     for (uint64_t k = 0; k < 10; ++k) agg.Add(Kernel(on + k * kMs + 500 * kUs, on + k * kMs + 501 * kUs, "node"));
   }
   const auto closed = agg.CloseBefore(kOrigin + 1000 * kMs);
