@@ -3,7 +3,9 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
-#include "google/protobuf/util/json_util.h"
+#include "google/protobuf/struct.pb.h"
+#include "lib/core/json.h"
+#include "lib/core/proto_json.h"
 
 namespace cuscope::analysis {
 namespace {
@@ -128,7 +130,7 @@ v1::Finding ToProto(const Finding& f) {
   return pf;
 }
 
-// Cells as they are: the renderers' formatting is for people.
+// Cells as they are (the renderers' formatting is for people), typed by their column.
 v1::Table ToProto(const Table& t) {
   v1::Table pt;
   pt.set_name(t.name);
@@ -136,7 +138,18 @@ v1::Table ToProto(const Table& t) {
   for (const Column& c : t.columns) pt.add_columns(c.name);
   for (const auto& row : t.rows) {
     v1::TableRow* pr = pt.add_rows();
-    for (const std::string& cell : row) pr->add_cells(cell);
+    for (size_t c = 0; c < row.size(); ++c) {
+      google::protobuf::Value* cell = pr->add_cells();
+      const bool numeric = c < t.columns.size() && t.columns[c].type != ColumnType::kText;
+      const core::Json number = numeric ? core::JsonNumberFromText(row[c]) : core::Json(row[c]);
+      if (number.is_null()) {
+        cell->set_null_value(google::protobuf::NULL_VALUE);
+      } else if (number.is_number()) {
+        cell->set_number_value(number.get<double>());
+      } else {
+        cell->set_string_value(row[c]);
+      }
+    }
   }
   return pt;
 }
@@ -168,7 +181,7 @@ std::vector<Table> SectionTables(const Analysis& analysis) {
 
 v1::Report ToReport(const Analysis& analysis, const std::string& trace_path) {
   v1::Report r;
-  r.set_format_version(1);
+  r.set_format_version(2);
   r.set_trace_path(trace_path);
   *r.mutable_summary() = analysis.summary;
   for (const Finding& f : analysis.findings) *r.add_findings() = ToProto(f);
@@ -183,16 +196,7 @@ v1::Report ToReport(const Analysis& analysis, const std::string& trace_path) {
   return r;
 }
 
-std::string ReportJson(const v1::Report& report) {
-  google::protobuf::util::JsonPrintOptions options;
-  options.add_whitespace = true;
-  options.preserve_proto_field_names = true;
-  options.always_print_primitive_fields = true;
-  std::string json;
-  const auto status = google::protobuf::util::MessageToJsonString(report, &json, options);
-  if (!status.ok()) return absl::StrCat("{\"error\":", JsonQuote(std::string(status.message())), "}");
-  return json;
-}
+std::string ReportJson(const v1::Report& report) { return core::ProtoToJsonText(report); }
 
 std::string RenderAnalysisJson(const Analysis& analysis, const std::string& trace_path) {
   return ReportJson(ToReport(analysis, trace_path));

@@ -17,9 +17,10 @@ namespace cuscope::analysis {
 v1::Report ToReport(const Analysis& analysis, const std::string& trace_path);
 v1::Finding ToProto(const Finding& finding);
 v1::Table ToProto(const Table& table);
-// A report as indented JSON with the proto field names and every field printed.
+// A report as indented JSON with the proto field names and every field printed, 64-bit integers
+// as numbers (core::ProtoToJsonText).
 std::string ReportJson(const v1::Report& report);
-// ToReport as indented JSON with the proto field names and every field printed.
+// ToReport as ReportJson writes it.
 std::string RenderAnalysisJson(const Analysis& analysis, const std::string& trace_path);
 
 // The baseline, GPU utilization over time and top-down sections as tables, for the outputs that

@@ -4,7 +4,7 @@
 #include <cstddef>
 
 #include "absl/strings/str_cat.h"
-#include "lib/core/json_string.h"
+#include "lib/core/json.h"
 #include "lib/core/terminal_text.h"
 
 namespace cuscope::analysis {
@@ -169,24 +169,22 @@ std::string RenderCsv(const Table& table) {
 
 std::string JsonQuote(std::string_view s) {
   std::string out;
-  out.reserve(s.size() + 2);
   core::AppendJsonString(s, core::JsonEscaping::kTerminalSafe, &out);
   return out;
 }
 
-std::string RenderJson(const Table& table) {
-  std::string out = absl::StrCat("{\"report\":", JsonQuote(table.name), ",\"title\":", JsonQuote(table.title), ",\"rows\":[");
-  for (size_t r = 0; r < table.rows.size(); ++r) {
-    out += r ? ",{" : "{";
-    for (size_t c = 0; c < table.columns.size() && c < table.rows[r].size(); ++c) {
+core::Json TableJson(const Table& table) {
+  core::Json rows = core::Json::array();
+  for (const std::vector<std::string>& row : table.rows) {
+    core::Json& out = rows.emplace_back(core::Json::object());
+    for (size_t c = 0; c < table.columns.size() && c < row.size(); ++c) {
       const bool numeric = table.columns[c].type != ColumnType::kText;
-      const std::string& v = table.rows[r][c];
-      absl::StrAppend(&out, c ? "," : "", JsonQuote(table.columns[c].name), ":",
-                      numeric ? (v.empty() ? std::string("null") : v) : JsonQuote(v));
+      out[table.columns[c].name] = numeric ? core::JsonNumberFromText(row[c]) : core::Json(row[c]);
     }
-    out += "}";
   }
-  return out + "]}";
+  return core::Json{{"report", table.name}, {"title", table.title}, {"rows", std::move(rows)}};
 }
+
+std::string RenderJson(const Table& table) { return core::DumpJson(TableJson(table), core::JsonEscaping::kTerminalSafe); }
 
 }  // namespace cuscope::analysis

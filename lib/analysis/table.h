@@ -10,6 +10,7 @@
 #include <string_view>
 #include <vector>
 
+#include "lib/core/json.h"
 #include "lib/core/kernel_names.h"
 
 namespace cuscope::analysis {
@@ -33,7 +34,10 @@ struct Table {
 // (as empty fields in CSV and null in JSON).
 std::string RenderText(const Table& table, size_t max_rows = 0);
 std::string RenderCsv(const Table& table);
-// An object: {"report": name, "title": ..., "rows": [{column: value, ...}, ...]}.
+// An object: {"report": name, "title": ..., "rows": [{column: value, ...}, ...]}: a numeric
+// column's cells as JSON numbers (integers exact to 64 bits), empty ones as null; text as strings.
+core::Json TableJson(const Table& table);
+// TableJson's text, safe to print on a terminal (core::JsonEscaping::kTerminalSafe).
 std::string RenderJson(const Table& table);
 // The table with the kernel names in its text cells shown in `style` (core::RenameKernelNamesIn).
 Table WithKernelNames(Table table, core::KernelNameStyle style);

@@ -8,7 +8,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
-#include "google/protobuf/util/json_util.h"
+#include "lib/core/proto_json.h"
 #include "lib/cli/arguments.h"
 #include "lib/cli/commands.h"
 #include "lib/cli/control_target.h"
@@ -148,12 +148,8 @@ int RunStatus(const Args& args) {
   auto status = AskStatus(target->directory, target->pid, kStatusTimeout);
   if (!status.ok()) return PrintError(absl::StrCat("status: ", status.status().message()));
   if (format == "json") {
-    std::string json;
-    google::protobuf::util::JsonPrintOptions options;
-    options.add_whitespace = true;
-    options.preserve_proto_field_names = true;
-    (void)google::protobuf::util::MessageToJsonString(*status, &json, options);
-    std::fputs(json.c_str(), stdout);
+    std::fputs(core::ProtoToJsonText(*status).c_str(), stdout);
+    std::fputs("\n", stdout);
     return 0;
   }
   std::fputs(StatusText(*status).c_str(), stdout);

@@ -3,7 +3,7 @@
 #include <cmath>
 
 #include "absl/strings/str_cat.h"
-#include "lib/core/json_string.h"
+#include "lib/core/json.h"
 #include "lib/core/utf8.h"
 
 namespace cuscope::exporter {
@@ -66,13 +66,8 @@ void ChromeJsonWriter::Args(absl::Span<const Arg> args) {
     switch (arg.type) {
       case Arg::Type::kUint: absl::StrAppend(&out, arg.u); break;
       case Arg::Type::kInt: absl::StrAppend(&out, arg.i); break;
-      case Arg::Type::kDouble:
-        // JSON has no NaN or infinity.
-        if (std::isfinite(arg.d)) {
-          absl::StrAppend(&out, arg.d);
-        } else {
-          out.append("null");
-        }
+      case Arg::Type::kDouble:  // shortest exact form; JSON has no NaN or infinity: null
+        core::AppendJson(core::JsonNumberValue(arg.d), core::JsonEscaping::kMinimal, &out);
         break;
       case Arg::Type::kBool: out.append(arg.b ? "true" : "false"); break;
       case Arg::Type::kString: String(arg.s.text, kMaxArgBytes); break;
@@ -226,11 +221,9 @@ absl::Status ChromeJsonWriter::AddCounter(uint64_t track, uint64_t time, double 
   out.append(",\"args\":{");
   String(place.unit, kMaxArgBytes);
   out.push_back(':');
-  if (std::isfinite(value)) {
-    absl::StrAppend(&out, value);
-  } else {
-    out.append("0");
-  }
+  // Viewers draw a counter only from numbers: a sample that is not finite is drawn at 0.
+  core::AppendJson(std::isfinite(value) ? core::JsonNumberValue(value) : core::Json(0), core::JsonEscaping::kMinimal,
+                   &out);
   out.append("}}");
   out_->MaybeFlush();
   return out_->status();
@@ -239,8 +232,8 @@ absl::Status ChromeJsonWriter::AddCounter(uint64_t track, uint64_t time, double 
 absl::Status ChromeJsonWriter::Finish() {
   std::string& out = out_->buffer();
   out.append("\n],\"displayTimeUnit\":\"ns\",\"otherData\":{\"cuscope_session_start_ns\":");
-  // As a string: a number this large would be read as a double.
-  String(absl::StrCat(origin_), kMaxNameBytes);
+  // An integer (above 2^53: a reader that keeps numbers as doubles, JavaScript's, rounds it).
+  absl::StrAppend(&out, origin_);
   out.append(",\"cuscope_source\":");
   String(source_path_, SIZE_MAX);
   out.append(",\"cuscope_time_unit\":\"us since the session start (cuscope_session_start_ns, CUPTI's clock)\"}}\n");

@@ -1,6 +1,8 @@
 // Writes the exporter's events in the Chrome trace-event JSON format (the "JSON Array/Object
 // Format" that chrome://tracing, Perfetto and speedscope read): {"traceEvents":[...]} with one
-// event per line, written as it is handed over.
+// event per line, written as it is handed over (a file of millions of events is never held as a
+// document): strings and numbers are written by the project's JSON writer (lib/core/json.h), in
+// its kMinimal style.
 //
 //   * tracks become processes and threads: a host process is its pid, a host thread its tid; a
 //     top-level group (a GPU, the findings) becomes a process of its own with a pid from
@@ -20,8 +22,8 @@
 //
 // Timestamps: microseconds (with three decimals, so nanoseconds stay exact) since the session's
 // start, ExportInfo.time_origin_ns (the time base of analyze, dump and the SQLite export), which
-// the output records as "cuscope_session_start_ns" in "otherData": as absolute CUPTI nanoseconds
-// (about 1.7e18) a JSON number, read as a double, would lose the nanoseconds.
+// the output records as "cuscope_session_start_ns" (an integer) in "otherData": as absolute CUPTI
+// nanoseconds (about 1.7e18) a timestamp, read as a double, would lose the nanoseconds.
 #ifndef CUSCOPE_LIB_EXPORT_CHROME_JSON_WRITER_H_
 #define CUSCOPE_LIB_EXPORT_CHROME_JSON_WRITER_H_
 

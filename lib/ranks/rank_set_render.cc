@@ -39,7 +39,7 @@ std::string RenderRankSetText(const RankSetReport& report, size_t top_rows) {
 
 std::string RenderRankSetJson(const RankSetReport& report) {
   v1::Report r;
-  r.set_format_version(1);
+  r.set_format_version(2);
   r.set_trace_path(absl::StrCat(report.ranks.size(), " rank traces"));
   for (const analysis::Finding& f : report.findings) *r.add_findings() = analysis::ToProto(f);
   for (const analysis::Table& t : report.tables) *r.add_tables() = analysis::ToProto(t);

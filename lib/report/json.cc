@@ -1,110 +1,86 @@
 #include "lib/report/json.h"
 
-#include <cmath>
-#include <cstdio>
-#include <cstdlib>
-
-#include "absl/strings/str_cat.h"
-#include "absl/strings/str_format.h"
+#include <utility>
 
 namespace cuscope::report {
 
-std::string JsonNumber(double v) {
-  if (!std::isfinite(v)) return "null";
-  if (v == std::floor(v) && std::fabs(v) < 1e15) return absl::StrFormat("%.0f", v);
-  char buf[40];
-  for (int precision : {15, 16, 17}) {
-    std::snprintf(buf, sizeof buf, "%.*g", precision, v);
-    if (std::strtod(buf, nullptr) == v) break;
-  }
-  return buf;
-}
+std::string JsonNumber(double v) { return core::DumpJson(core::JsonNumberValue(v), core::JsonEscaping::kScriptSafe); }
 
-void JsonWriter::Separate() {
-  if (after_key_) {
-    after_key_ = false;
-    return;
+core::Json& JsonWriter::Add(core::Json v) {
+  if (open_.empty()) {
+    root_ = std::move(v);
+    return root_;
   }
-  if (!has_element_.empty()) {
-    if (has_element_.back()) out_ += ',';
-    has_element_.back() = true;
+  core::Json& parent = *open_.back();
+  if (parent.is_array()) {
+    parent.push_back(std::move(v));
+    return parent.back();
   }
+  core::Json& member = parent[key_];
+  member = std::move(v);
+  return member;
 }
 
 JsonWriter& JsonWriter::BeginObject() {
-  Separate();
-  out_ += '{';
-  has_element_.push_back(false);
+  open_.push_back(&Add(core::Json::object()));
   return *this;
 }
 
 JsonWriter& JsonWriter::EndObject() {
-  out_ += '}';
-  has_element_.pop_back();
+  open_.pop_back();
   return *this;
 }
 
 JsonWriter& JsonWriter::BeginArray() {
-  Separate();
-  out_ += '[';
-  has_element_.push_back(false);
+  open_.push_back(&Add(core::Json::array()));
   return *this;
 }
 
 JsonWriter& JsonWriter::EndArray() {
-  out_ += ']';
-  has_element_.pop_back();
+  open_.pop_back();
   return *this;
 }
 
 JsonWriter& JsonWriter::Key(std::string_view key) {
-  Separate();
-  core::AppendJsonString(key, core::JsonEscaping::kScriptSafe, &out_);
-  out_ += ':';
-  after_key_ = true;
+  key_.assign(key);
   return *this;
 }
 
 JsonWriter& JsonWriter::String(std::string_view v) {
-  Separate();
-  core::AppendJsonString(v, core::JsonEscaping::kScriptSafe, &out_);
+  Add(std::string(v));
   return *this;
 }
 
 JsonWriter& JsonWriter::Number(double v) {
-  Separate();
-  out_ += JsonNumber(v);
+  Add(core::JsonNumberValue(v));
   return *this;
 }
 
 JsonWriter& JsonWriter::Int(int64_t v) {
-  Separate();
-  absl::StrAppend(&out_, v);
+  Add(v);
   return *this;
 }
 
 JsonWriter& JsonWriter::Uint(uint64_t v) {
-  Separate();
-  absl::StrAppend(&out_, v);
+  Add(v);
   return *this;
 }
 
 JsonWriter& JsonWriter::Bool(bool v) {
-  Separate();
-  out_ += v ? "true" : "false";
+  Add(v);
   return *this;
 }
 
 JsonWriter& JsonWriter::Null() {
-  Separate();
-  out_ += "null";
+  Add(nullptr);
   return *this;
 }
 
-JsonWriter& JsonWriter::Raw(std::string_view json) {
-  Separate();
-  out_.append(json);
+JsonWriter& JsonWriter::Value(core::Json v) {
+  Add(std::move(v));
   return *this;
 }
+
+std::string JsonWriter::str() const { return core::DumpJson(root_, core::JsonEscaping::kScriptSafe); }
 
 }  // namespace cuscope::report

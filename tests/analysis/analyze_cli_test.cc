@@ -4,10 +4,13 @@
 #include <string>
 
 #include "absl/strings/str_cat.h"
+#include "cuscope/v1/report.pb.h"
+#include "google/protobuf/util/json_util.h"
 #include "gtest/gtest.h"
 #include "lib/cli/commands.h"
 #include "tests/cli/capture_command.h"
 #include "lib/core/gpu_counters.h"
+#include "lib/core/json.h"
 #include "lib/core/metric_sets.h"
 #include "lib/core/trace_writer.h"
 #include "tests/analysis/synthetic_trace.h"
@@ -113,10 +116,27 @@ TEST(AnalyzeCommand, ThresholdOverridesChangeTheVerdict) {
 TEST(AnalyzeCommand, JsonFollowsTheReportSchema) {
   const Outcome r = Capture(RunAnalyze, {SickTrace(), "--format", "json"});
   EXPECT_EQ(r.code, 0);
-  EXPECT_NE(r.out.find("\"format_version\": 1"), std::string::npos) << r.out.substr(0, 400);
+  EXPECT_NE(r.out.find("\"format_version\": 2"), std::string::npos) << r.out.substr(0, 400);
   EXPECT_NE(r.out.find("\"rule_id\": \"gpu.idle\""), std::string::npos);
   EXPECT_NE(r.out.find("\"severity\": \"SEVERITY_ERROR\""), std::string::npos);
   EXPECT_NE(r.out.find("\"recoverable_ns\""), std::string::npos);
+  // Typed: the baseline table's numeric cells are numbers, its text cells strings, and protobuf's
+  // own JSON parser still reads the whole document as a Report.
+  const core::Json json = core::Json::parse(r.out, nullptr, /*allow_exceptions=*/false);
+  ASSERT_FALSE(json.is_discarded()) << r.out.substr(0, 400);
+  bool baseline = false;
+  for (const core::Json& table : json["tables"]) {
+    if (table["name"] != "baseline") continue;
+    baseline = true;
+    const core::Json& cells = table["rows"][0]["cells"];
+    EXPECT_TRUE(cells[0].is_string()) << cells.dump();
+    for (size_t c = 1; c < cells.size(); ++c) EXPECT_TRUE(cells[c].is_number()) << cells.dump();
+  }
+  EXPECT_TRUE(baseline);
+  EXPECT_TRUE(json["summary"]["span_ns"].is_number_integer()) << json["summary"].dump();
+  v1::Report report;
+  EXPECT_TRUE(google::protobuf::util::JsonStringToMessage(r.out, &report).ok());
+  EXPECT_EQ(report.format_version(), 2u);
 }
 
 // Several traces: the ranks of one job, analyzed together. Two ranks, rank 1 with 3 ms more compute
@@ -414,8 +434,9 @@ TEST(AnalyzeCommand, JsonCarriesTheKernelVerdicts) {
   EXPECT_NE(r.out.find("\"bottleneck\": \"BOTTLENECK_MEMORY\""), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("\"limiter\": \"OCCUPANCY_LIMITER_REGISTERS\""), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("\"top_stall\": \"math_pipe_throttle\""), std::string::npos) << r.out;
-  EXPECT_NE(r.out.find("\"compute_bound_ns\": \"11000000\""), std::string::npos) << r.out;
-  EXPECT_NE(r.out.find("\"metrics_collection_ns\": \"0\""), std::string::npos) << r.out;
+  // 64-bit integers are numbers, not protobuf's strings.
+  EXPECT_NE(r.out.find("\"compute_bound_ns\": 11000000,"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("\"metrics_collection_ns\": 0"), std::string::npos) << r.out;
 }
 
 TEST(StatsCommand, KernelMetricsReportAsText) {

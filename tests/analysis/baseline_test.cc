@@ -66,9 +66,16 @@ TEST(BaselineTest, IsTheFirstThingAfterTheTitleInTextAndATableInJson) {
   }
   ASSERT_NE(table, nullptr);
   ASSERT_EQ(table->rows_size(), 2);  // the run, then GPU 0
-  const std::vector<std::string> all(table->rows(0).cells().begin(), table->rows(0).cells().end());
-  EXPECT_EQ(all, (std::vector<std::string>{"all", "1000000", "0", "300000", "250000", "25.0", "3", "3000.0"}));
-  EXPECT_EQ(table->rows(1).cells(0), "GPU 0");
+  // Numeric columns' cells are numbers, text is text.
+  const auto& all = table->rows(0).cells();
+  ASSERT_EQ(all.size(), 8);
+  EXPECT_EQ(all[0].string_value(), "all");
+  const std::vector<double> numbers = {1000000, 0, 300000, 250000, 25.0, 3, 3000.0};
+  for (size_t i = 0; i < numbers.size(); ++i) {
+    EXPECT_EQ(all[i + 1].kind_case(), google::protobuf::Value::kNumberValue) << i;
+    EXPECT_EQ(all[i + 1].number_value(), numbers[i]) << i;
+  }
+  EXPECT_EQ(table->rows(1).cells(0).string_value(), "GPU 0");
 }
 
 TEST(BaselineTest, WithoutCaptureWindowsTheWindowIsFirstToLastActivity) {

@@ -32,13 +32,17 @@ TEST(JsonStringTest, KeepsValidUtf8AndReplacesInvalidBytes) {
   EXPECT_EQ(JsonString("\xc3"), "\"\\ufffd\"");                        // cut sequence
   EXPECT_EQ(JsonString("\xc0\xaf"), "\"\\ufffd\\ufffd\"");             // overlong '/'
   EXPECT_EQ(JsonString("\xed\xa0\x80"), "\"\\ufffd\\ufffd\\ufffd\"");  // a surrogate
+  // A sequence cut short is one replacement (its maximal invalid part), then what follows as is.
+  EXPECT_EQ(JsonString("\xe2\x80x"), "\"\\ufffdx\"");
+  EXPECT_EQ(JsonString("\xf0\x9f\x9a"), "\"\\ufffd\"");
 }
 
 TEST(JsonStringTest, MinimalEscapesOnlyWhatJsonRequires) {
   EXPECT_EQ(Minimal("plain"), "\"plain\"");
   EXPECT_EQ(Minimal("a\"b\\c"), "\"a\\\"b\\\\c\"");
-  // Every control character as \u00XX, line breaks included; DEL is not a JSON control character.
-  EXPECT_EQ(Minimal("line\nnext\ttab\r\x1f\x7f"), "\"line\\u000anext\\u0009tab\\u000d\\u001f\x7f\"");
+  // JSON's short escapes where it has them, the other control characters as \u00XX; DEL is not a
+  // JSON control character.
+  EXPECT_EQ(Minimal("line\nnext\ttab\r\b\f\x1f\x7f"), "\"line\\nnext\\ttab\\r\\b\\f\\u001f\x7f\"");
   EXPECT_EQ(Minimal(std::string("nul\0x", 5)), "\"nul\\u0000x\"");
   EXPECT_EQ(Minimal("</script>&"), "\"</script>&\"");
   EXPECT_EQ(Minimal("\xe2\x80\xa8"), "\"\xe2\x80\xa8\"");
