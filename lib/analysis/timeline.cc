@@ -503,4 +503,20 @@ std::string Timeline::ThreadLabel(uint32_t thread) const {
   return absl::StrCat("thread ", th.tid(), " (pid ", th.pid(), ")");
 }
 
+SteadyState SteadyStateOf(const Timeline& timeline, const DeviceTimeline& device, double startup_ops_share) {
+  SteadyState steady;
+  if (device.ops.empty()) return steady;
+  const size_t startup_ops =
+      static_cast<size_t>(static_cast<double>(device.ops.size()) * std::max(0.0, startup_ops_share));
+  const uint64_t begin = startup_ops > 0 && startup_ops < device.ops.size()
+                             ? timeline.OpInterval(device.ops[startup_ops]).begin
+                             : device.active.begin;
+  steady.span = Interval{begin, std::max(begin, device.active.end)};
+  const uint64_t length = steady.span.length();
+  steady.counted_ns = length - std::min(length, CoveredLength(device.NotCounted(), steady.span));
+  steady.busy_ns = DeviceTimeline::BusyWithReplays(CoveredLength(device.busy, steady.span), steady.counted_ns,
+                                                   device.replayed_kernel_ns);
+  return steady;
+}
+
 }  // namespace cuscope::analysis

@@ -226,6 +226,18 @@ class Timeline {
   const core::ApiCallRow* ApiForSparse(uint64_t correlation_id) const;
 };
 
+// A device's steady state, the one every output means by the words: from the start-up's end to the
+// device's last operation's end. The start-up is the device's first `startup_ops_share` of its
+// operations (Thresholds::idle_startup_ops_share, 1% by default): it ends where the operation
+// that share into them starts (at the first operation when the share rounds to none). gpu.idle
+// judges idle time on it; `diff` and the report compare it between runs.
+struct SteadyState {
+  Interval span;
+  uint64_t counted_ns = 0;  // the span less metric collection and unobserved time (NotCounted)
+  uint64_t busy_ns = 0;     // busy in it, replayed launches counted busy as BusyWithReplays does
+};
+SteadyState SteadyStateOf(const Timeline& timeline, const DeviceTimeline& device, double startup_ops_share);
+
 // The windows of one kind as a set. A window arrives whole, or as an opening half (end 0) and a
 // later closing half (start 0) of the same kind; a half whose other half is missing runs to the end
 // of `span` (still open when the trace ended) or from its start.

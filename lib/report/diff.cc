@@ -340,8 +340,8 @@ std::string RenderDiffText(const DiffResult& d, size_t top_kernels, core::Kernel
   absl::StrAppend(&out, "Rule: ", d.rule, "\n");
   if (d.end_to_end.name == "steady_state") {
     absl::StrAppend(&out, "Compared: steady state, from the end of start-up (the first 1% of each GPU's operations) "
-                          "to the last GPU operation; --span all compares first to last activity, --nvtx RANGE a "
-                          "range's mean length\n");
+                          "to the last GPU operation, less metric collection (gpu.idle's steady state); --span all "
+                          "compares first to last activity, --nvtx RANGE a range's mean length\n");
   }
   absl::StrAppend(&out, "\n");
 

@@ -1,6 +1,7 @@
 #include "lib/report/run_figures.h"
 
 #include <algorithm>
+#include <optional>
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
@@ -32,30 +33,26 @@ RunFigures FiguresOf(const analysis::Timeline& timeline, const analysis::Analysi
   }
   r.gpu_busy_share = r.gpu_active_ns ? static_cast<double>(r.gpu_busy_ns) / static_cast<double>(r.gpu_active_ns) : 0;
 
-  // Steady state, as gpu.idle separates start-up: from the operation idle_startup_ops_share into
-  // each device's operations.
-  const double startup_share = std::max(0.0, analysis::Thresholds().idle_startup_ops_share);
+  // Steady state: each device's (analysis::SteadyStateOf, as gpu.idle judges it).
+  const double startup_share = analysis::Thresholds().idle_startup_ops_share;
   uint64_t steady_begin = UINT64_MAX, steady_end = 0;
   uint64_t steady_busy = 0, steady_counted = 0;
+  std::optional<analysis::IntervalSet> counted_nowhere;  // time no device counts
   for (const analysis::DeviceTimeline& d : timeline.devices()) {
     if (d.ops.empty()) continue;
-    const size_t startup_ops = static_cast<size_t>(static_cast<double>(d.ops.size()) * startup_share);
-    const uint64_t begin = startup_ops > 0 && startup_ops < d.ops.size() ? timeline.OpInterval(d.ops[startup_ops]).begin
-                                                                         : d.active.begin;
-    steady_begin = std::min(steady_begin, begin);
-    steady_end = std::max(steady_end, d.active.end);
-    // The device's own steady state, judged like its whole active span: metric collection and
-    // unobserved time are neither busy nor idle.
-    const analysis::Interval steady{begin, d.active.end};
-    const uint64_t length = steady.length();
-    const uint64_t skipped = analysis::CoveredLength(d.NotCounted(), steady);
-    const uint64_t counted = length - std::min(length, skipped);
-    const uint64_t busy = analysis::CoveredLength(d.busy, steady);
-    // Replayed launches count busy here too, as in analyze.
-    steady_busy += analysis::DeviceTimeline::BusyWithReplays(busy, counted, d.replayed_kernel_ns);
-    steady_counted += counted;
+    const analysis::SteadyState steady = analysis::SteadyStateOf(timeline, d, startup_share);
+    steady_begin = std::min(steady_begin, steady.span.begin);
+    steady_end = std::max(steady_end, steady.span.end);
+    steady_busy += steady.busy_ns;
+    steady_counted += steady.counted_ns;
+    counted_nowhere = counted_nowhere ? analysis::Intersect(*counted_nowhere, d.NotCounted()) : d.NotCounted();
   }
-  r.steady_ns = steady_end > steady_begin ? steady_end - steady_begin : 0;
+  // The run's steady state, as the devices' spans together less what none of them counts (metric
+  // collection, time outside the capture windows): for one device, gpu.idle's steady state.
+  if (steady_end > steady_begin) {
+    const analysis::Interval span{steady_begin, steady_end};
+    r.steady_ns = span.length() - std::min(span.length(), analysis::CoveredLength(*counted_nowhere, span));
+  }
   r.steady_gpu_active_ns = steady_counted;
   r.steady_gpu_busy_share =
       steady_counted ? std::min(1.0, static_cast<double>(steady_busy) / static_cast<double>(steady_counted)) : 0;

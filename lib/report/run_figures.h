@@ -37,9 +37,10 @@ struct RunFigures {
   std::string label;  // the trace path, as given
   // End to end: first to last recorded activity of any kind (the capture window as recorded).
   uint64_t end_to_end_ns = 0;
-  // Steady state: from the start-up's end to the last GPU operation's end, the start-up as the
-  // analyzer's gpu.idle rule has it (the first idle_startup_ops_share of each device's
-  // operations, 1% by default; the earliest device's end of it). 0 without GPU operations.
+  // Steady state: from the earliest device's start-up end to the last GPU operation's end
+  // (analysis::SteadyStateOf: the start-up is the first idle_startup_ops_share of each device's
+  // operations, 1% by default), less the time no device counts (metric collection, time outside
+  // the capture windows): on one device, the steady state gpu.idle names. 0 without GPU operations.
   uint64_t steady_ns = 0;
   // NVTX ranges by name.
   std::map<std::string, NvtxFigure> nvtx;

@@ -1,5 +1,6 @@
 #include "lib/report/diff.h"
 
+#include <filesystem>
 #include <string>
 #include <vector>
 
@@ -10,6 +11,7 @@
 #include "gtest/gtest.h"
 #include "lib/analysis/analysis_text.h"
 #include "lib/analysis/analyzer.h"
+#include "lib/analysis/thresholds.h"
 #include "lib/analysis/timeline.h"
 #include "lib/core/trace.h"
 #include "lib/report/run_figures.h"
@@ -52,6 +54,42 @@ TEST(RunFiguresTest, ActiveSpanAndBusyShareAreAnalyzes) {
     // whole active span's share minus start-up.
     EXPECT_GT(f.steady_gpu_busy_share, 0.0) << name;
   }
+}
+
+// One steady state: the time `diff` compares by default is the steady state gpu.idle judges idle
+// time on (its steady_span_ns and its headline), on every shipped trace that has GPU work.
+TEST(RunFiguresTest, TheSteadyStateIsGpuIdlesOnEveryShippedTrace) {
+  size_t traces = 0, judged = 0;
+  for (const auto& entry : std::filesystem::recursive_directory_iterator(CUSCOPE_TRACES_DIR)) {
+    if (entry.path().extension() != ".cuscope") continue;
+    const std::string name = entry.path().string();
+    absl::StatusOr<core::Trace> trace = core::LoadTrace(name);
+    ASSERT_TRUE(trace.ok()) << name;
+    const analysis::Timeline timeline = analysis::Timeline::Build(*trace);
+    if (timeline.devices().size() != 1 || timeline.devices()[0].ops.empty()) continue;
+    ++traces;
+    const analysis::Analysis analysis = analysis::Analyze(timeline, analysis::AnalyzeOptions());
+    const RunFigures f = FiguresOf(timeline, analysis, name);
+    const analysis::SteadyState steady =
+        analysis::SteadyStateOf(timeline, timeline.devices()[0], analysis::Thresholds().idle_startup_ops_share);
+    EXPECT_EQ(f.steady_ns, steady.counted_ns) << name;
+    EXPECT_EQ(f.steady_gpu_active_ns, steady.counted_ns) << name;
+    // diff compares that time.
+    const DiffResult d = DiffRuns({f}, {f});
+    EXPECT_EQ(d.end_to_end.name, "steady_state") << name;
+    EXPECT_EQ(d.end_to_end.base.mean, static_cast<double>(f.steady_ns)) << name;
+    for (const analysis::Finding& finding : analysis.findings) {
+      if (finding.rule_id != "gpu.idle") continue;
+      ++judged;
+      EXPECT_EQ(static_cast<uint64_t>(*finding.number("steady_span_ns")), f.steady_ns) << name;
+      if (*finding.number("steady_idle_ns") < *finding.number("idle_ns")) {
+        EXPECT_TRUE(absl::StrContains(finding.headline, absl::StrCat(" idle of ", analysis::FormatDuration(f.steady_ns))))
+            << name << ": " << finding.headline;
+      }
+    }
+  }
+  EXPECT_GE(traces, 25u);
+  EXPECT_GE(judged, 5u);
 }
 
 bool HasRule(const std::vector<FindingDelta>& list, const std::string& rule) {

@@ -109,7 +109,7 @@ class GapAttribution {
         skip_(skip),
         micro_gap_ns_(static_cast<uint64_t>(thresholds.micro_gap_us * 1000.0)),
         graph_gap_max_ns_(static_cast<uint64_t>(thresholds.graph_node_gap_max_us * 1000.0)),
-        startup_end_(StartupEnd(timeline, d, thresholds)),
+        startup_end_(SteadyStateOf(timeline, d, thresholds.idle_startup_ops_share).span.begin),
         first_launch_(FirstGraphLaunches(timeline, d)) {}
 
   // The gaps of the busy set within the active span, with the operations on either side: the
@@ -130,14 +130,6 @@ class GapAttribution {
   }
 
  private:
-  // Gaps ending at or before the start of the operation `idle_startup_ops_share` into the device's
-  // operations are start-up; 0 when there is no such operation.
-  static uint64_t StartupEnd(const Timeline& timeline, const DeviceTimeline& d, const Thresholds& thresholds) {
-    const size_t startup_ops =
-        static_cast<size_t>(static_cast<double>(d.ops.size()) * std::max(0.0, thresholds.idle_startup_ops_share));
-    return startup_ops > 0 && startup_ops < d.ops.size() ? timeline.OpInterval(d.ops[startup_ops]).begin : 0;
-  }
-
   // The first launch of each CUDA graph: graph -> (start, correlation id of its first kernel). That
   // launch uploads the graph to the device before its first node runs, one-off work like
   // instantiation.
@@ -246,7 +238,7 @@ class GapAttribution {
   size_t window_ = 0;  // the first window of skip_ that may still cut a gap
   const uint64_t micro_gap_ns_;
   const uint64_t graph_gap_max_ns_;
-  const uint64_t startup_end_;
+  const uint64_t startup_end_;  // the steady state's start (SteadyStateOf): gaps ending by it are start-up
   const absl::flat_hash_map<uint32_t, std::pair<uint64_t, uint64_t>> first_launch_;
   GapTally tally_;
 };
@@ -287,12 +279,15 @@ struct IdleFigures {
   uint64_t idle_ns = 0;
   uint64_t setup_excluded = 0;  // start-up, and setup unless it recurs
   uint64_t excluded = 0;        // setup_excluded and the gaps between graph nodes
+  // Idle time that counts, and the steady state it is judged on (SteadyStateOf's counted time: the
+  // figure `diff` and the report compare).
   uint64_t steady_idle = 0, steady_span = 0;
   int top_cause = -1;  // none when all idle time is left out
 };
 
 // The device's figures completed with what of its idle time counts.
-IdleFigures SteadyState(const IdleFigures& device, const GapTally& tally, const Thresholds& thresholds) {
+IdleFigures CountedIdle(const IdleFigures& device, const SteadyState& steady, const GapTally& tally,
+                        const Thresholds& thresholds) {
   IdleFigures f = device;
   f.idle_ns = f.active_ns - f.busy_ns - f.replayed_ns;
   // Setup is a steady-state cost only when it keeps coming back.
@@ -300,7 +295,8 @@ IdleFigures SteadyState(const IdleFigures& device, const GapTally& tally, const 
   f.setup_excluded = tally.startup_idle + (setup_recurs ? 0 : tally.setup_idle);
   f.excluded = std::min(f.idle_ns, f.setup_excluded + tally.graph_node_idle);
   f.steady_idle = f.idle_ns - f.excluded;
-  f.steady_span = f.active_ns - f.excluded;
+  // Start-up gaps end before the steady state: the idle time that counts lies inside it.
+  f.steady_span = std::max(steady.counted_ns, f.steady_idle);
   // The cause to act on: the largest one that counts.
   std::array<uint64_t, kCauseCount> counted = tally.cause_ns;
   counted[kSetupCause] -= std::min(counted[kSetupCause], f.setup_excluded);
@@ -460,7 +456,8 @@ std::vector<Finding> GpuIdleRule(const Timeline& timeline, const Thresholds& thr
     const IntervalSet skip = d.NotCounted();
     const GapTally tally = GapAttribution(timeline, d, skip, thresholds, *host).Run();
     const UtilizationProfile profile = ProfileUtilization(d, skip, thresholds);
-    const IdleFigures f = SteadyState(device, tally, thresholds);
+    const SteadyState steady = SteadyStateOf(timeline, d, thresholds.idle_startup_ops_share);
+    const IdleFigures f = CountedIdle(device, steady, tally, thresholds);
 
     Finding finding;
     finding.rule_id = "gpu.idle";
