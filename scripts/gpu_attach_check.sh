@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# cuscope attach on the GPU (README, "Attach to a running process"): a PyTorch loop and the
+# cuscope attach on the GPU (docs/capture_and_attach.md, "Attach to a running process"): a PyTorch loop and the
 # inference server, each started without cuscope, attached after 5 s of work, looked at (status),
 # captured (2 s) and detached, against the same programs never attached: output and exit code the
 # same, how long the attach stopped a thread, the captured trace analyzed, and what the session cost
@@ -53,7 +53,7 @@ plain() {  # name, command...
 }
 
 # A process whose CUPTI is taken (torch.profiler running): refused with the reason, the target
-# left to finish with its own output (README, "Attach").
+# left to finish with its own output (docs/capture_and_attach.md, "Attach").
 echo "== torch.profiler running in the process: refused"
 python3 examples/torch_attach_target.py --seconds 8 --profiler > "$out/profiled.out" 2> "$out/profiled.err" &
 pid=$!

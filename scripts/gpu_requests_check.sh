@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Requests on the GPU (README, "Requests"): what a scope costs its thread; the inference server
+# Requests on the GPU (docs/production.md, "Requests in a server"): what a scope costs its thread; the inference server
 # with one route's requests queued behind another's long kernels (--interference) and without
 # (the negative control), traced and analyzed; each request's GPU time against its span and the
 # server's own latency, and the requests' GPU time against the kernels'; monitor mode's request

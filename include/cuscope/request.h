@@ -4,7 +4,7 @@
 // replays it launches, and the GPU time they take. cuscope then tells, per request, its GPU time,
 // its copies, how long its first kernel waited on the GPU behind other work (queueing), the time
 // the GPU sat idle inside its span and what its thread was doing meanwhile, and its end-to-end
-// span (README, "Requests").
+// span (docs/production.md, "Requests in a server").
 //
 //   void Handle(const Request& r) {
 //     cuscope::RequestScope scope(r.id, "chat");     // route: a small, fixed set of names

@@ -21,8 +21,9 @@
 
 namespace cuscope {
 
-// Each option is the CUSCOPE_* setting of the same meaning (README, "Using it") and is checked the
-// same way: Session::Start refuses what the environment would refuse, and error() names the setting.
+// Each option is the CUSCOPE_* setting of the same meaning (docs/commands.md, docs/collecting.md)
+// and is checked the same way: Session::Start refuses what the environment would refuse, and
+// error() names the setting.
 //
 // Binary compatibility: the program builds this struct with its own copy of this header and hands
 // it to libcuscope.so by value, so the struct's layout is part of the library's ABI. Adding,
@@ -40,8 +41,8 @@ struct SessionOptions {
   bool force_overwrite = false;
   // Activity kinds: kernel, memcpy, memset, api, runtime, driver, sync, nvtx, memory, overhead,
   // or all. Empty means the default, lean collection: every kind but runtime, driver and sync, the
-  // calls the analyzer reads (api) and their synchronization records timed by callbacks (README,
-  // "Lean collection").
+  // calls the analyzer reads (api) and their synchronization records timed by callbacks
+  // (docs/collecting.md, "Lean collection (the default)").
   std::vector<std::string> activity_kinds;
   // One CUPTI buffer, and the cap on all of them together (0 = the defaults: 4 MiB, 128 MiB).
   uint64_t buffer_bytes = 0;

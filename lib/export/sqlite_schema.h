@@ -15,7 +15,7 @@
 //     the top-down's choices, launch stacks and their frames, graph nodes' origins, request scopes,
 //     monitor mode's intervals, memory allocations, CUPTI's overhead records and the analyzer's
 //     findings.
-// The README's "SQL and pandas" section lists every table and column.
+// docs/exports.md ("SQL: an SQLite database nsys's scripts read") lists every table and column.
 #ifndef CUSCOPE_LIB_EXPORT_SQLITE_SCHEMA_H_
 #define CUSCOPE_LIB_EXPORT_SQLITE_SCHEMA_H_
 
