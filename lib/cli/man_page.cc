@@ -68,6 +68,9 @@ std::string ManPage(const std::vector<CommandDescription>& commands) {
   const std::string version(absl::StripSuffix(VersionLine(), "\n"));
   std::string page = absl::StrCat(
       ".TH CUSCOPE 1 \"\" \"", Troff(version), "\" \"User Commands\"\n",
+      // Option and variable names are not to be hyphenated, nor spaced out to fill a line.
+      ".nh\n"
+      ".ad l\n"
       ".SH NAME\n"
       "cuscope \\- profile CUDA programs and read what they did\n"
       ".SH SYNOPSIS\n"
