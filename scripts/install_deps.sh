@@ -6,6 +6,7 @@ packages=(cmake g++ make libprotobuf-dev protobuf-compiler libabsl-dev libre2-de
           python3-pandas python3-pytest  # the Python package (python/) and its tests
           libsqlite3-dev  # SQLite, for `cuscope export --format sqlite`
           nlohmann-json3-dev  # the JSON writer (lib/core/json.h)
+          libcli11-dev  # CLI11 (header-only), the argument parser of the cuscope command's options
           libpython3-dev  # an embedded CPython, for the test of the Python frame reader
           libdw-dev  # elfutils' DWARF reader (its header; the CLI loads libdw.so.1 when present) for native source lines
           libunwind8  # the unwinder --stacks loads at run time (libunwind.so.8); without it, libgcc's

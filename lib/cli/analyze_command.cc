@@ -78,30 +78,44 @@ int RunAnalyze(const Args& args) {
   core::KernelNameStyle names = core::KernelNameStyle::kBase;
   bool list_thresholds = false;
   ArgumentParser parser;
-  parser.Option({"--format"}, "--format takes text or json", [&](const std::string& v) {
-    if (v != "text" && v != "json") return absl::InvalidArgumentError("--format takes text or json");
-    format = v;
-    return absl::OkStatus();
-  });
-  parser.Option({"--fail-on"}, "--fail-on takes info, warning or error", [&](const std::string& v) {
-    if (!(fail_on = analysis::ParseSeverity(v))) return absl::InvalidArgumentError("--fail-on takes info, warning or error");
-    return absl::OkStatus();
-  });
-  parser.Option({"--threshold"}, "--threshold takes NAME=VALUE", [&](const std::string& v) -> Next {
-    if (v == "help" || v == "list") {
-      list_thresholds = true;
-      return Next::Stop();
-    }
-    return analysis::ApplyThresholdOverride(v, &options.thresholds);
-  });
-  parser.Option({"--top"}, "--top takes a number of rows", [&](const std::string& v) {
-    char* end = nullptr;
-    if ((options.top_rows = std::strtoul(v.c_str(), &end, 10), *end != '\0') || v.empty()) {
-      return absl::InvalidArgumentError("--top takes a number of rows");
-    }
-    return absl::OkStatus();
-  });
-  parser.Option({"--kernel-names"}, "--kernel-names takes base, demangled or mangled", KeepKernelNameStyle(&names));
+  parser.Option(
+      {"--format"}, "--format takes text or json",
+      [&](const std::string& v) {
+        if (v != "text" && v != "json") return absl::InvalidArgumentError("--format takes text or json");
+        format = v;
+        return absl::OkStatus();
+      },
+      "text for people (default) or json (proto/cuscope/v1/report.proto)");
+  parser.Option(
+      {"--fail-on"}, "--fail-on takes info, warning or error",
+      [&](const std::string& v) {
+        if (!(fail_on = analysis::ParseSeverity(v)))
+          return absl::InvalidArgumentError("--fail-on takes info, warning or error");
+        return absl::OkStatus();
+      },
+      "exit 1 when a finding is at least this severe: info, warning or error (for CI)");
+  parser.Option(
+      {"--threshold"}, "--threshold takes NAME=VALUE",
+      [&](const std::string& v) -> Next {
+        if (v == "help" || v == "list") {
+          list_thresholds = true;
+          return Next::Stop();
+        }
+        return analysis::ApplyThresholdOverride(v, &options.thresholds);
+      },
+      "override a rule threshold, NAME=VALUE; --threshold help lists them");
+  parser.Option(
+      {"--top"}, "--top takes a number of rows",
+      [&](const std::string& v) {
+        char* end = nullptr;
+        if ((options.top_rows = std::strtoul(v.c_str(), &end, 10), *end != '\0') || v.empty()) {
+          return absl::InvalidArgumentError("--top takes a number of rows");
+        }
+        return absl::OkStatus();
+      },
+      "rows per supporting table (default 10)");
+  parser.Option({"--kernel-names"}, "--kernel-names takes base, demangled or mangled", KeepKernelNameStyle(&names),
+                "kernel names as shown: base (default), demangled or mangled (JSON and CSV keep the recorded names)");
   AddRankSetOptions(parser, &rank_options);
   parser.UnknownOptionMessage(UnknownOptionOf("analyze"));
   parser.Positional([&](const std::string& arg) {

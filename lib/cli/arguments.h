@@ -22,6 +22,15 @@
 //   --NAME=VALUE is option NAME with VALUE, for InlineValue names and every option or switch whose
 //   name starts with "--", as nsys and most tools take them;
 //   anything else starting with '-' is an unknown option.
+//
+// CLI11 (a CLI::App built for each Parse, arguments.cc) does the reading: it tells names from
+// values and positional arguments, splits --NAME=VALUE, takes an option's value and finds it
+// missing, and calls each action as its argument is read. What CLI11 reads otherwise than the
+// rules above (combined short names, "--", a switch's optional true|false) is settled by a short
+// pre-pass there, and every message is still the command's own.
+//
+// Each declaration may carry a one-line description: with the names, it is what `cuscope
+// completion` and `cuscope man` are generated from (command_catalog.h).
 #ifndef CUSCOPE_LIB_CLI_ARGUMENTS_H_
 #define CUSCOPE_LIB_CLI_ARGUMENTS_H_
 
@@ -73,17 +82,18 @@ class ArgumentParser {
   using Message = std::function<std::string(const std::string& argument)>;
 
   // A name that takes no value.
-  ArgumentParser& Flag(std::vector<std::string> names, FlagAction action);
+  ArgumentParser& Flag(std::vector<std::string> names, FlagAction action, std::string description = "");
   // A name whose value is the next argument; `missing_value` is the message when there is none
   // (empty: the parser's MissingValueMessage).
-  ArgumentParser& Option(std::vector<std::string> names, std::string missing_value, ValueAction action);
+  ArgumentParser& Option(std::vector<std::string> names, std::string missing_value, ValueAction action,
+                         std::string description = "");
   // A name that is on by itself and also takes true or false, as nsys's switches do: NAME,
   // NAME=true|false, or NAME followed by "true" or "false" (`--force-overwrite true`); any other
   // inline value is a mistake ("NAME takes true or false"). Without it, `-f true ./app` would run
   // a program named true.
-  ArgumentParser& Switch(std::vector<std::string> names, SwitchAction action);
+  ArgumentParser& Switch(std::vector<std::string> names, SwitchAction action, std::string description = "");
   // A name that takes a value only as --NAME=VALUE (NAME alone can be a Flag as well).
-  ArgumentParser& InlineValue(std::string name, ValueAction action);
+  ArgumentParser& InlineValue(std::string name, ValueAction action, std::string description = "");
   // What to do with a positional argument. Without one, a positional argument is a mistake named
   // by UnexpectedArgumentMessage.
   ArgumentParser& Positional(ValueAction action);
@@ -110,8 +120,23 @@ class ArgumentParser {
   // Reads args[first...]. An error carries the message of the first mistake.
   absl::StatusOr<ParsedArguments> Parse(const Args& args, size_t first = 0) const;
 
- private:
+  // What a name takes: nothing (Flag), the next argument (Option), a value only inline
+  // (InlineValue), or optionally true or false (Switch).
   enum class Takes { kNothing, kNextArgument, kInlineValueOnly, kTrueOrFalse };
+  // One declaration as a command made it, without its action.
+  struct Declaration {
+    std::vector<std::string> names;
+    Takes takes;
+    std::string description;
+  };
+  // The declarations, in the order made. "--" (a separator some commands count, run_sets.h) is
+  // left out: it is no option to complete or describe.
+  std::vector<Declaration> Declarations() const;
+  // Whether the command takes positional arguments (files, mostly) or a program to run.
+  bool TakesPositionalArguments() const { return positional_ != nullptr || end_at_positional_; }
+
+ private:
+  friend class ParseRun;  // arguments.cc: one Parse, read by CLI11
   struct Spec {
     std::vector<std::string> names;
     Takes takes;
@@ -119,12 +144,13 @@ class ArgumentParser {
     FlagAction flag;
     ValueAction value;
     SwitchAction on_off;
+    std::string description;
   };
 
   // The spec registered under `name` for the form used (NAME alone, or --NAME=VALUE when
   // inline_value), or null.
   const Spec* Find(absl::string_view name, bool inline_value) const;
-  bool IsHelp(const std::string& arg, size_t index, size_t first) const;
+  bool IsHelpName(const std::string& arg) const;
 
   std::vector<Spec> specs_;
   ValueAction positional_;
@@ -138,6 +164,24 @@ class ArgumentParser {
   Message unexpected_argument_;
 };
 
+// While one lives, every ArgumentParser::Parse on this thread first hands its parser to `record`
+// (command_catalog.cc runs each command's --help under one to learn what it declares).
+class DeclarationRecorder {
+ public:
+  explicit DeclarationRecorder(std::function<void(const ArgumentParser&)> record);
+  ~DeclarationRecorder();
+  DeclarationRecorder(const DeclarationRecorder&) = delete;
+  DeclarationRecorder& operator=(const DeclarationRecorder&) = delete;
+
+  // The innermost one living on this thread, or null.
+  static const DeclarationRecorder* Active();
+  void Record(const ArgumentParser& parser) const { record_(parser); }
+
+ private:
+  std::function<void(const ArgumentParser&)> record_;
+  const DeclarationRecorder* previous_;
+};
+
 // An action for a command's one positional argument: the first fills *out, another (while *out
 // is not empty) fails with `too_many`.
 ArgumentParser::ValueAction KeepOne(std::string* out, std::string too_many);
@@ -148,8 +192,8 @@ ArgumentParser::ValueAction AppendCommaSeparated(std::vector<std::string>* out);
 // An action for --kernel-names base|demangled|mangled.
 ArgumentParser::ValueAction KeepKernelNameStyle(core::KernelNameStyle* out);
 // Its lines in a command's usage (a macro, so that usages stay one string literal).
-#define CUSCOPE_KERNEL_NAMES_USAGE                                                                \
-  "  --kernel-names base|demangled|mangled\n"                                                     \
+#define CUSCOPE_KERNEL_NAMES_USAGE                                                                 \
+  "  --kernel-names base|demangled|mangled\n"                                                      \
   "                       kernel names as shown: short base names (default), the full demangled\n" \
   "                       names, or as recorded; JSON and CSV keep the recorded names\n"
 

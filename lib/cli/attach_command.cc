@@ -99,35 +99,54 @@ int RunAttach(const Args& args) {
   bool force = false;
   ArgumentParser parser;
   parser.UnknownOptionMessage(UnknownOptionOf("attach"));
-  parser.Option({"--pid", "-p"}, "--pid takes a process id", [&](const std::string& v) {
-    pid_text = v;
-    return absl::OkStatus();
-  });
-  parser.Option({"--mode"}, "--mode takes monitor, flight or trace", [&](const std::string& v) {
-    if (v != "monitor" && v != "flight" && v != "trace") {
-      return absl::InvalidArgumentError(absl::StrCat("--mode takes monitor, flight or trace, not '", v, "'"));
-    }
-    mode = v;
-    return absl::OkStatus();
-  });
-  parser.Option({"--duration", "-d"}, "--duration takes seconds", [&](const std::string& v) {
-    if (!absl::SimpleAtod(v, &duration) || !(duration > 0) || duration > 86400 * 365) {
-      return absl::InvalidArgumentError(absl::StrCat("--duration takes seconds above 0, not '", v, "'"));
-    }
-    return absl::OkStatus();
-  });
-  parser.Option({"--output", "-o"}, "--output takes a file name", [&](const std::string& v) {
-    output = v;
-    return absl::OkStatus();
-  });
-  parser.Option({"--prometheus"}, "--prometheus takes [ADDRESS:]PORT", [&](const std::string& v) {
-    prometheus = v;
-    return absl::OkStatus();
-  });
-  parser.Switch({"--force-overwrite", "-f"}, [&](bool on) {
-    force = on;
-    return absl::OkStatus();
-  });
+  parser.Option(
+      {"--pid", "-p"}, "--pid takes a process id",
+      [&](const std::string& v) {
+        pid_text = v;
+        return absl::OkStatus();
+      },
+      "the process");
+  parser.Option(
+      {"--mode"}, "--mode takes monitor, flight or trace",
+      [&](const std::string& v) {
+        if (v != "monitor" && v != "flight" && v != "trace") {
+          return absl::InvalidArgumentError(absl::StrCat("--mode takes monitor, flight or trace, not '", v, "'"));
+        }
+        mode = v;
+        return absl::OkStatus();
+      },
+      "monitor (default: figures per interval), flight (the last seconds in memory) or trace (every record to the "
+      "file)");
+  parser.Option(
+      {"--duration", "-d"}, "--duration takes seconds",
+      [&](const std::string& v) {
+        if (!absl::SimpleAtod(v, &duration) || !(duration > 0) || duration > 86400 * 365) {
+          return absl::InvalidArgumentError(absl::StrCat("--duration takes seconds above 0, not '", v, "'"));
+        }
+        return absl::OkStatus();
+      },
+      "end the session after S seconds (this command waits, then detaches)");
+  parser.Option(
+      {"--output", "-o"}, "--output takes a file name",
+      [&](const std::string& v) {
+        output = v;
+        return absl::OkStatus();
+      },
+      "the file, relative to this directory (default attach_%p): %p the process id");
+  parser.Option(
+      {"--prometheus"}, "--prometheus takes [ADDRESS:]PORT",
+      [&](const std::string& v) {
+        prometheus = v;
+        return absl::OkStatus();
+      },
+      "monitor mode: serve the figures on /metrics at [ADDRESS:]PORT");
+  parser.Switch(
+      {"--force-overwrite", "-f"},
+      [&](bool on) {
+        force = on;
+        return absl::OkStatus();
+      },
+      "replace an existing file");
   if (std::optional<int> exit = HelpOrMistake(parser.Parse(args), kAttachUsage)) return *exit;
   auto target = ResolveControlTarget(pid_text, "attach", /*create=*/true);
   if (!target.ok()) return PrintError(target.status().message());
@@ -211,10 +230,13 @@ int RunDetach(const Args& args) {
   std::string pid_text;
   ArgumentParser parser;
   parser.UnknownOptionMessage(UnknownOptionOf("detach"));
-  parser.Option({"--pid", "-p"}, "--pid takes a process id", [&](const std::string& v) {
-    pid_text = v;
-    return absl::OkStatus();
-  });
+  parser.Option(
+      {"--pid", "-p"}, "--pid takes a process id",
+      [&](const std::string& v) {
+        pid_text = v;
+        return absl::OkStatus();
+      },
+      "the process");
   if (std::optional<int> exit = HelpOrMistake(parser.Parse(args), kDetachUsage)) return *exit;
   auto target = ResolveControlTarget(pid_text, "detach");
   if (!target.ok()) return PrintError(target.status().message());

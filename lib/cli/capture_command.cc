@@ -100,49 +100,76 @@ int RunCapture(const Args& args) {
   uint64_t top_down_launches = 0;
   ArgumentParser parser;
   parser.UnknownOptionMessage(UnknownOptionOf("capture"));
-  parser.Option({"--pid", "-p"}, "--pid takes a process id", [&](const std::string& v) {
-    pid_text = v;
-    return absl::OkStatus();
-  });
-  parser.Option({"--duration", "-d"}, "--duration takes seconds", [&](const std::string& v) {
-    return ParseSeconds("--duration", v, 0, control::kMaxCaptureSeconds, &duration);
-  });
-  parser.Option({"--timeout"}, "--timeout takes seconds",
-                [&](const std::string& v) { return ParseSeconds("--timeout", v, 1, 86400, &timeout); });
-  parser.Flag({"--top-down"}, [&] {
-    top_down = kDefaultCaptureTopDownKernels;
-    return absl::OkStatus();
-  });
-  parser.InlineValue("--top-down", [&](const std::string& v) {
-    if (!absl::SimpleAtoi(v, &top_down) || top_down == 0 || top_down > control::kMaxTopDownKernels) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("--top-down takes a number of kernels from 1 to ", control::kMaxTopDownKernels, ", not '", v, "'"));
-    }
-    return absl::OkStatus();
-  });
-  parser.Option({"--top-down-launches"}, "--top-down-launches takes a number of launches", [&](const std::string& v) {
-    if (!absl::SimpleAtoi(v, &top_down_launches) || top_down_launches == 0 ||
-        top_down_launches > control::kMaxTopDownLaunches) {
-      return absl::InvalidArgumentError(absl::StrCat("--top-down-launches takes 1 to ", control::kMaxTopDownLaunches,
-                                                     " launches, not '", v, "'"));
-    }
-    return absl::OkStatus();
-  });
-  parser.Option({"--top-down-wait"}, "--top-down-wait takes seconds", [&](const std::string& v) {
-    return ParseSeconds("--top-down-wait", v, 0.001, control::kMaxCaptureSeconds, &top_down_wait);
-  });
-  parser.Flag({"--snapshot"}, [&] {
-    snapshot = true;
-    return absl::OkStatus();
-  });
-  parser.Option({"--output", "-o"}, "--output takes a file name", [&](const std::string& v) {
-    output = v;
-    return absl::OkStatus();
-  });
-  parser.Switch({"--force-overwrite", "-f"}, [&](bool on) {
-    force = on;
-    return absl::OkStatus();
-  });
+  parser.Option(
+      {"--pid", "-p"}, "--pid takes a process id",
+      [&](const std::string& v) {
+        pid_text = v;
+        return absl::OkStatus();
+      },
+      "the process");
+  parser.Option(
+      {"--duration", "-d"}, "--duration takes seconds",
+      [&](const std::string& v) { return ParseSeconds("--duration", v, 0, control::kMaxCaptureSeconds, &duration); },
+      "a window: the records of the next S seconds (default 10); with --snapshot, the seconds kept after the request");
+  parser.Option(
+      {"--timeout"}, "--timeout takes seconds",
+      [&](const std::string& v) { return ParseSeconds("--timeout", v, 1, 86400, &timeout); },
+      "how long to wait for the file beyond its seconds (default 60)");
+  parser.Flag(
+      {"--top-down"},
+      [&] {
+        top_down = kDefaultCaptureTopDownKernels;
+        return absl::OkStatus();
+      },
+      "monitor mode: after the window, kernel metrics on the next launches of its 3 hottest kernels");
+  parser.InlineValue(
+      "--top-down",
+      [&](const std::string& v) {
+        if (!absl::SimpleAtoi(v, &top_down) || top_down == 0 || top_down > control::kMaxTopDownKernels) {
+          return absl::InvalidArgumentError(absl::StrCat("--top-down takes a number of kernels from 1 to ",
+                                                         control::kMaxTopDownKernels, ", not '", v, "'"));
+        }
+        return absl::OkStatus();
+      },
+      "--top-down=N: the same on the N hottest kernels");
+  parser.Option(
+      {"--top-down-launches"}, "--top-down-launches takes a number of launches",
+      [&](const std::string& v) {
+        if (!absl::SimpleAtoi(v, &top_down_launches) || top_down_launches == 0 ||
+            top_down_launches > control::kMaxTopDownLaunches) {
+          return absl::InvalidArgumentError(absl::StrCat("--top-down-launches takes 1 to ",
+                                                         control::kMaxTopDownLaunches, " launches, not '", v, "'"));
+        }
+        return absl::OkStatus();
+      },
+      "launches profiled per hot kernel (default 3)");
+  parser.Option(
+      {"--top-down-wait"}, "--top-down-wait takes seconds",
+      [&](const std::string& v) {
+        return ParseSeconds("--top-down-wait", v, 0.001, control::kMaxCaptureSeconds, &top_down_wait);
+      },
+      "how long the process waits for those launches after the window (default 10)");
+  parser.Flag(
+      {"--snapshot"},
+      [&] {
+        snapshot = true;
+        return absl::OkStatus();
+      },
+      "flight mode: what its recorder holds (the last CUSCOPE_FLIGHT_SPAN seconds)");
+  parser.Option(
+      {"--output", "-o"}, "--output takes a file name",
+      [&](const std::string& v) {
+        output = v;
+        return absl::OkStatus();
+      },
+      "the file, relative to this directory: %p process id, %n lowest free number, %h host (default capture_%p_%n)");
+  parser.Switch(
+      {"--force-overwrite", "-f"},
+      [&](bool on) {
+        force = on;
+        return absl::OkStatus();
+      },
+      "replace an existing file (also as --force-overwrite=true, as nsys)");
   if (std::optional<int> exit = HelpOrMistake(parser.Parse(args), kCaptureUsage)) return *exit;
   auto target = ResolveControlTarget(pid_text, "capture");
   if (!target.ok()) return PrintError(target.status().message());

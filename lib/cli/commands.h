@@ -26,6 +26,8 @@ int RunDetach(const Args& args);   // attach_command.cc
 int RunStatus(const Args& args);   // status_command.cc
 int RunPs(const Args& args);       // status_command.cc
 int RunVersion(const Args& args);  // version_command.cc (arguments are ignored)
+int RunCompletion(const Args& args);  // completion.cc
+int RunMan(const Args& args);         // man_page.cc
 
 // "cuscope X.Y.Z (trace format cuscope.v1)\n": what `cuscope version` prints, and `cuscope info` first.
 std::string VersionLine();

@@ -40,30 +40,44 @@ int RunDiff(const Args& args) {
   bool fail_on_regression = false;
   ArgumentParser parser;
   AddRunSetArguments(&parser, &sets, UnknownOptionOf("diff"));
-  parser.Option({"--format"}, "--format takes text or json", [&](const std::string& v) {
-    if (v != "text" && v != "json") return absl::InvalidArgumentError("--format takes text or json");
-    format = v;
-    return absl::OkStatus();
-  });
-  parser.Option({"--top"}, "--top takes a number of kernels", [&](const std::string& v) {
-    char* end = nullptr;
-    top = std::strtoul(v.c_str(), &end, 10);
-    if (v.empty() || *end != '\0') return absl::InvalidArgumentError("--top takes a number of kernels");
-    return absl::OkStatus();
-  });
-  parser.Option({"--kernel-names"}, "--kernel-names takes base, demangled or mangled", KeepKernelNameStyle(&names));
-  parser.Option({"--min-change"}, "--min-change takes a percentage", [&](const std::string& v) {
-    char* end = nullptr;
-    const double pct = std::strtod(v.c_str(), &end);
-    if (v.empty() || *end != '\0' || !(pct >= 0 && pct < 100)) return absl::InvalidArgumentError("--min-change takes a percentage");
-    options.min_change = pct / 100.0;
-    return absl::OkStatus();
-  });
+  parser.Option(
+      {"--format"}, "--format takes text or json",
+      [&](const std::string& v) {
+        if (v != "text" && v != "json") return absl::InvalidArgumentError("--format takes text or json");
+        format = v;
+        return absl::OkStatus();
+      },
+      "text for people (default) or one JSON object");
+  parser.Option(
+      {"--top"}, "--top takes a number of kernels",
+      [&](const std::string& v) {
+        char* end = nullptr;
+        top = std::strtoul(v.c_str(), &end, 10);
+        if (v.empty() || *end != '\0') return absl::InvalidArgumentError("--top takes a number of kernels");
+        return absl::OkStatus();
+      },
+      "kernels to list (default 10; 0 = all)");
+  parser.Option({"--kernel-names"}, "--kernel-names takes base, demangled or mangled", KeepKernelNameStyle(&names),
+                "kernel names as shown: base (default), demangled or mangled (JSON and CSV keep the recorded names)");
+  parser.Option(
+      {"--min-change"}, "--min-change takes a percentage",
+      [&](const std::string& v) {
+        char* end = nullptr;
+        const double pct = std::strtod(v.c_str(), &end);
+        if (v.empty() || *end != '\0' || !(pct >= 0 && pct < 100))
+          return absl::InvalidArgumentError("--min-change takes a percentage");
+        options.min_change = pct / 100.0;
+        return absl::OkStatus();
+      },
+      "one run per side: smallest change in percent that counts (default 2)");
   AddSpanArguments(&parser, &options);
-  parser.Flag({"--fail-on-regression"}, [&] {
-    fail_on_regression = true;
-    return absl::OkStatus();
-  });
+  parser.Flag(
+      {"--fail-on-regression"},
+      [&] {
+        fail_on_regression = true;
+        return absl::OkStatus();
+      },
+      "exit 1 when NEW is slower or the runs cannot be compared (for CI gates)");
   if (std::optional<int> exit = HelpOrMistake(parser.Parse(args), kDiffUsage)) return *exit;
   absl::StatusOr<RunSets> resolved = ResolveRunSets(sets);
   if (!resolved.ok()) return PrintError(absl::StrCat("diff: ", resolved.status().message()));

@@ -33,10 +33,13 @@ int RunDump(const Args& args) {
     return absl::StrCat("unexpected argument ", E(arg), "\n", kDumpUsage);
   };
   ArgumentParser parser;
-  parser.Option({"--limit"}, unexpected("--limit"), [&](const std::string& v) {
-    if (!absl::SimpleAtoi(v, &options.record_limit)) return absl::InvalidArgumentError("--limit needs a number\n");
-    return absl::OkStatus();
-  });
+  parser.Option(
+      {"--limit"}, unexpected("--limit"),
+      [&](const std::string& v) {
+        if (!absl::SimpleAtoi(v, &options.record_limit)) return absl::InvalidArgumentError("--limit needs a number\n");
+        return absl::OkStatus();
+      },
+      "print at most N records");
   parser.Positional([&](const std::string& arg) {
     if (!path.empty()) return absl::InvalidArgumentError(unexpected(arg));
     path = arg;

@@ -108,37 +108,52 @@ int RunExport(const Args& args) {
   std::string output;
   ArgumentParser parser;
   bool sqlite = false;
-  parser.Option({"--format"}, "export: --format takes perfetto, chrome-json or sqlite", [&](const std::string& v) {
-    sqlite = v == "sqlite";
-    if (sqlite) return absl::OkStatus();
-    std::optional<exporter::ExportFormat> format = exporter::ParseExportFormat(v);
-    if (!format) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("export: unknown format '", v, "' (perfetto, chrome-json or sqlite)"));
-    }
-    options.format = *format;
-    return absl::OkStatus();
-  });
+  parser.Option(
+      {"--format"}, "export: --format takes perfetto, chrome-json or sqlite",
+      [&](const std::string& v) {
+        sqlite = v == "sqlite";
+        if (sqlite) return absl::OkStatus();
+        std::optional<exporter::ExportFormat> format = exporter::ParseExportFormat(v);
+        if (!format) {
+          return absl::InvalidArgumentError(
+              absl::StrCat("export: unknown format '", v, "' (perfetto, chrome-json or sqlite)"));
+        }
+        options.format = *format;
+        return absl::OkStatus();
+      },
+      "perfetto (default; ui.perfetto.dev), chrome-json (Chrome trace-event JSON) or sqlite (nsys's tables)");
   constexpr char kOutputError[] = "export: -o takes an output file";
-  parser.Option({"-o", "--output"}, kOutputError, [&](const std::string& v) {
-    output = v;
-    return output.empty() ? absl::InvalidArgumentError(kOutputError) : absl::OkStatus();
-  });
-  parser.Switch({"-f", "--force-overwrite"}, [&](bool on) {
-    options.overwrite = on;
-    return absl::OkStatus();
-  });
-  parser.Flag({"--no-findings"}, [&] {
-    options.findings = false;
-    return absl::OkStatus();
-  });
+  parser.Option(
+      {"-o", "--output"}, kOutputError,
+      [&](const std::string& v) {
+        output = v;
+        return output.empty() ? absl::InvalidArgumentError(kOutputError) : absl::OkStatus();
+      },
+      "output file (default: TRACE's name with .pftrace, .json or .sqlite)");
+  parser.Switch(
+      {"-f", "--force-overwrite"},
+      [&](bool on) {
+        options.overwrite = on;
+        return absl::OkStatus();
+      },
+      "replace an existing output file (also as --force-overwrite=true)");
+  parser.Flag(
+      {"--no-findings"},
+      [&] {
+        options.findings = false;
+        return absl::OkStatus();
+      },
+      "skip the analysis pass: no findings track, and the trace is read a chunk at a time");
   constexpr char kBucketError[] = "export: --bucket-us takes a width in microseconds (at least 0.001)";
-  parser.Option({"--bucket-us"}, kBucketError, [&](const std::string& v) {
-    double us = 0;
-    if (!absl::SimpleAtod(v, &us) || !(us >= 0.001) || us > 1e12) return absl::InvalidArgumentError(kBucketError);
-    options.bucket_ns = static_cast<uint64_t>(std::llround(us * 1000.0));
-    return absl::OkStatus();
-  });
+  parser.Option(
+      {"--bucket-us"}, kBucketError,
+      [&](const std::string& v) {
+        double us = 0;
+        if (!absl::SimpleAtod(v, &us) || !(us >= 0.001) || us > 1e12) return absl::InvalidArgumentError(kBucketError);
+        options.bucket_ns = static_cast<uint64_t>(std::llround(us * 1000.0));
+        return absl::OkStatus();
+      },
+      "width of the GPU utilization buckets in microseconds (default: 5000 cover the trace)");
   parser.UnknownOptionMessage(UnknownOptionOf("export"));
   parser.Positional([&](const std::string& arg) {
     paths.push_back(arg);

@@ -68,15 +68,21 @@ int RunLog(const Args& args) {
   ArgumentParser parser;
   AddRunSetArguments(&parser, &sets, UnknownOptionOf("log"));
   AddSpanArguments(&parser, &options);
-  parser.Option({"--file", "-f"}, "--file takes a path", [&](const std::string& v) {
-    file = v;
-    return absl::OkStatus();
-  });
-  parser.Option({"--change", "-m"}, "--change takes a description of the change", [&](const std::string& v) {
-    change = v;
-    change_given = true;
-    return absl::OkStatus();
-  });
+  parser.Option(
+      {"--file", "-f"}, "--file takes a path",
+      [&](const std::string& v) {
+        file = v;
+        return absl::OkStatus();
+      },
+      "the log (default ./cuscope_tuning_log.jsonl); a name ending in .md is kept as a Markdown table");
+  parser.Option(
+      {"--change", "-m"}, "--change takes a description of the change",
+      [&](const std::string& v) {
+        change = v;
+        change_given = true;
+        return absl::OkStatus();
+      },
+      "what changed between BASE and NEW (required for add)");
   if (std::optional<int> exit = HelpOrMistake(parser.Parse(args, 1), kLogUsage)) return *exit;
   if (action == "show") {
     if (!sets.before_separator.empty() || sets.separator || change_given || options.span != report::DiffSpan::kSteady) {

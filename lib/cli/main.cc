@@ -4,6 +4,7 @@
 #include <string>
 
 #include "google/protobuf/stubs/logging.h"
+#include "lib/cli/command_catalog.h"
 #include "lib/cli/commands.h"
 #include "lib/core/output_file.h"
 
@@ -30,29 +31,17 @@ constexpr const char kUsage[] =
     "                                           without it; detach --pid PID ends its session\n"
     "  ps                                       this user's processes with cuscope inside\n"
     "  info                                     GPUs, driver, CUPTI and counter permissions\n"
+    "  completion bash|zsh                      print a shell completion script\n"
+    "  man                                      print the manual page, cuscope(1)\n"
     "  version                                  print the version\n"
     "\n"
     "'cuscope help <command>' or 'cuscope <command> --help' describes a command's options.\n";
 
 // Runs `command` with `args`; -1 when there is no such command.
 int RunCommand(const std::string& command, const cuscope::cli::Args& args) {
-  if (command == "profile") return cuscope::cli::RunProfile(args);
-  if (command == "analyze") return cuscope::cli::RunAnalyze(args);
-  if (command == "stats") return cuscope::cli::RunStats(args);
-  if (command == "report") return cuscope::cli::RunReport(args);
-  if (command == "diff") return cuscope::cli::RunDiff(args);
-  if (command == "log") return cuscope::cli::RunLog(args);
-  if (command == "dump") return cuscope::cli::RunDump(args);
-  if (command == "export") return cuscope::cli::RunExport(args);
-  if (command == "info") return cuscope::cli::RunInfo(args);
-  if (command == "capture") return cuscope::cli::RunCapture(args);
-  if (command == "attach") return cuscope::cli::RunAttach(args);
-  if (command == "detach") return cuscope::cli::RunDetach(args);
-  if (command == "status") return cuscope::cli::RunStatus(args);
-  if (command == "ps") return cuscope::cli::RunPs(args);
-  if (command == "metrics") return cuscope::cli::RunMetrics(args);
-  if (command == "version" || command == "--version") return cuscope::cli::RunVersion(args);
-  return -1;
+  if (command == "--version") return cuscope::cli::RunVersion(args);
+  const cuscope::cli::Command* found = cuscope::cli::FindCommand(command);
+  return found != nullptr ? found->run(args) : -1;
 }
 
 }  // namespace

@@ -14,10 +14,13 @@ int RunMetrics(const Args& args) {
   std::string list;
   ArgumentParser parser;
   parser.HelpOnlyAsFirstArgument().UnknownOptionsArePositional();
-  parser.Flag({"--csv"}, [&] {
-    csv = true;
-    return absl::OkStatus();
-  });
+  parser.Flag(
+      {"--csv"},
+      [&] {
+        csv = true;
+        return absl::OkStatus();
+      },
+      "LIST's metric names on one comma-separated line (for ncu --metrics)");
   parser.Positional(KeepOne(&list, "one LIST only"));
   absl::StatusOr<ParsedArguments> parsed = parser.Parse(args);
   if (!parsed.ok()) {

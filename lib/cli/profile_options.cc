@@ -112,42 +112,71 @@ struct ValueOption {
   const char* long_name;
   const char* short_name;
   const char* variable;
+  const char* description;  // one line, from the usage above
 };
 constexpr ValueOption kValueOptions[] = {
-    {"--output", "-o", "CUSCOPE_OUTPUT"},
-    {"--delay", nullptr, "CUSCOPE_DELAY"},
-    {"--duration", nullptr, "CUSCOPE_DURATION"},
-    {"--capture-range", "-c", "CUSCOPE_CAPTURE_RANGE"},
-    {"--nvtx-capture", nullptr, "CUSCOPE_NVTX_CAPTURE"},
-    {"--buffer-size", nullptr, "CUSCOPE_BUFFER_SIZE"},
-    {"--buffer-pool-cap", nullptr, "CUSCOPE_BUFFER_POOL_CAP"},
-    {"--flush-period-ms", nullptr, "CUSCOPE_FLUSH_PERIOD_MS"},
-    {"--metrics", nullptr, "CUSCOPE_METRICS"},
-    {"--kernel-name", "-k", "CUSCOPE_KERNEL_NAME"},
-    {"--launch-skip", nullptr, "CUSCOPE_LAUNCH_SKIP"},
-    {"--launch-count", nullptr, "CUSCOPE_LAUNCH_COUNT"},
-    {"--per-kernel-count", nullptr, "CUSCOPE_PER_KERNEL_COUNT"},
-    {"--replay-mode", nullptr, "CUSCOPE_REPLAY_MODE"},
-    {"--top-down-launches", nullptr, "CUSCOPE_TOP_DOWN_LAUNCHES"},
-    {"--stacks", nullptr, "CUSCOPE_STACKS"},
-    {"--unwinder", nullptr, "CUSCOPE_UNWINDER"},
-    {"--queue-times", nullptr, "CUSCOPE_QUEUE_TIMES"},
-    {"--lean-calls", nullptr, "CUSCOPE_LEAN_CALLS"},
-    {"--gpu-metrics-devices", nullptr, "CUSCOPE_GPU_METRICS_DEVICES"},
-    {"--gpu-metrics-frequency", nullptr, "CUSCOPE_GPU_METRICS_FREQUENCY"},
-    {"--mode", nullptr, "CUSCOPE_MODE"},
-    {"--monitor-interval", nullptr, "CUSCOPE_MONITOR_INTERVAL"},
-    {"--duty-cycle", nullptr, "CUSCOPE_DUTY_CYCLE"},
-    {"--overhead-budget", nullptr, "CUSCOPE_OVERHEAD_BUDGET"},
-    {"--prometheus", nullptr, "CUSCOPE_PROMETHEUS"},
-    {"--flight-span", nullptr, "CUSCOPE_FLIGHT_SPAN"},
-    {"--flight-size", nullptr, "CUSCOPE_FLIGHT_SIZE"},
-    {"--flight-step-threshold", nullptr, "CUSCOPE_FLIGHT_STEP_THRESHOLD"},
-    {"--flight-step-range", nullptr, "CUSCOPE_FLIGHT_STEP_RANGE"},
-    {"--flight-request-threshold", nullptr, "CUSCOPE_FLIGHT_REQUEST_THRESHOLD"},
-    {"--flight-idle-share", nullptr, "CUSCOPE_FLIGHT_IDLE_SHARE"},
-    {"--flight-idle-seconds", nullptr, "CUSCOPE_FLIGHT_IDLE_SECONDS"},
-    {"--flight-after", nullptr, "CUSCOPE_FLIGHT_AFTER"},
+    {"--output", "-o", "CUSCOPE_OUTPUT",
+     "trace file name; %p process id, %h host, %r rank, %n sequence number, %q{VAR} environment variable (default: "
+     "cuscope_%p)"},
+    {"--delay", nullptr, "CUSCOPE_DELAY", "start collecting after SECONDS"},
+    {"--duration", nullptr, "CUSCOPE_DURATION", "stop collecting SECONDS after the start"},
+    {"--capture-range", "-c", "CUSCOPE_CAPTURE_RANGE",
+     "collect only between cudaProfilerStart and cudaProfilerStop (cudaProfilerApi), or during the first NVTX range "
+     "named by --nvtx-capture (nvtx)"},
+    {"--nvtx-capture", nullptr, "CUSCOPE_NVTX_CAPTURE",
+     "with -c nvtx: the NVTX range whose start opens the window and whose end closes it"},
+    {"--buffer-size", nullptr, "CUSCOPE_BUFFER_SIZE", "one CUPTI buffer (default 4M)"},
+    {"--buffer-pool-cap", nullptr, "CUSCOPE_BUFFER_POOL_CAP", "memory cap for all buffers (default 128M)"},
+    {"--flush-period-ms", nullptr, "CUSCOPE_FLUSH_PERIOD_MS",
+     "how often partly filled buffers are written, in milliseconds (default 500)"},
+    {"--metrics", nullptr, "CUSCOPE_METRICS",
+     "kernel metrics: sets sol,occupancy,stalls,roofline and/or ncu metric names"},
+    {"--kernel-name", "-k", "CUSCOPE_KERNEL_NAME",
+     "only kernels named NAME (mangled, demangled or base name), or regex:PATTERN"},
+    {"--launch-skip", nullptr, "CUSCOPE_LAUNCH_SKIP", "pass over the first N matching launches"},
+    {"--launch-count", nullptr, "CUSCOPE_LAUNCH_COUNT", "profile at most N launches in all"},
+    {"--per-kernel-count", nullptr, "CUSCOPE_PER_KERNEL_COUNT",
+     "profile at most N launches of each kernel name + grid + block (default 1; 0 = no limit)"},
+    {"--replay-mode", nullptr, "CUSCOPE_REPLAY_MODE",
+     "how passes are made: kernel (CUPTI saves and restores the memory a launch touches)"},
+    {"--top-down-launches", nullptr, "CUSCOPE_TOP_DOWN_LAUNCHES", "launches profiled per hot kernel (default 3)"},
+    {"--stacks", nullptr, "CUSCOPE_STACKS",
+     "the call stack of each kernel launch: none (default), all, every:N or first:K"},
+    {"--unwinder", nullptr, "CUSCOPE_UNWINDER", "how --stacks walks the stack: libunwind (default) or libgcc"},
+    {"--queue-times", nullptr, "CUSCOPE_QUEUE_TIMES",
+     "true: each kernel also records when the host queued its launch (default false)"},
+    {"--lean-calls", nullptr, "CUSCOPE_LEAN_CALLS",
+     "how api records its calls: callbacks (default; cheapest) or records (CUPTI's API records)"},
+    {"--gpu-metrics-devices", nullptr, "CUSCOPE_GPU_METRICS_DEVICES",
+     "devices whose GPU counters are sampled over time: none (default), all or IDS"},
+    {"--gpu-metrics-frequency", nullptr, "CUSCOPE_GPU_METRICS_FREQUENCY",
+     "PM samples per second, 10..200000 (default 1000)"},
+    {"--mode", nullptr, "CUSCOPE_MODE",
+     "trace (default) writes every record; monitor writes figures per interval; flight keeps the last seconds in "
+     "memory"},
+    {"--monitor-interval", nullptr, "CUSCOPE_MONITOR_INTERVAL", "monitor mode: one interval in seconds (default 1)"},
+    {"--duty-cycle", nullptr, "CUSCOPE_DUTY_CYCLE",
+     "monitor mode: record a fixed PERCENT of the time (100: all of it)"},
+    {"--overhead-budget", nullptr, "CUSCOPE_OVERHEAD_BUDGET",
+     "monitor mode: record in short windows, keeping the estimated cost under PERCENT of the program's time"},
+    {"--prometheus", nullptr, "CUSCOPE_PROMETHEUS",
+     "monitor mode: serve the figures to Prometheus on /metrics at [ADDRESS:]PORT"},
+    {"--flight-span", nullptr, "CUSCOPE_FLIGHT_SPAN",
+     "flight mode: how far back the records reach, in seconds (default 30)"},
+    {"--flight-size", nullptr, "CUSCOPE_FLIGHT_SIZE",
+     "flight mode: the memory the records may take, in MiB (default 256)"},
+    {"--flight-step-threshold", nullptr, "CUSCOPE_FLIGHT_STEP_THRESHOLD",
+     "flight mode: a step that took longer than SECONDS starts a snapshot"},
+    {"--flight-step-range", nullptr, "CUSCOPE_FLIGHT_STEP_RANGE",
+     "flight mode: NVTX ranges of this name are steps too (needs the threshold)"},
+    {"--flight-request-threshold", nullptr, "CUSCOPE_FLIGHT_REQUEST_THRESHOLD",
+     "flight mode: a request scope that took longer than SECONDS starts a snapshot"},
+    {"--flight-idle-share", nullptr, "CUSCOPE_FLIGHT_IDLE_SHARE",
+     "flight mode: a GPU idle more than PERCENT of the last --flight-idle-seconds starts a snapshot"},
+    {"--flight-idle-seconds", nullptr, "CUSCOPE_FLIGHT_IDLE_SECONDS",
+     "flight mode: the time --flight-idle-share looks back over (default 10)"},
+    {"--flight-after", nullptr, "CUSCOPE_FLIGHT_AFTER",
+     "flight mode: a triggered snapshot also holds this many seconds after (default 0)"},
 };
 
 // Kernels the top-down profiles when --top-down has no value: the few that usually hold most of
@@ -155,6 +184,15 @@ constexpr ValueOption kValueOptions[] = {
 constexpr char kDefaultTopDownKernels[] = "3";
 
 }  // namespace
+
+std::vector<std::pair<std::string, std::string>> ProfileOptionVariables() {
+  std::vector<std::pair<std::string, std::string>> variables = {{"--force-overwrite", "CUSCOPE_FORCE_OVERWRITE"},
+                                                                {"--top-down", "CUSCOPE_TOP_DOWN"},
+                                                                {"--quiet", "CUSCOPE_QUIET"},
+                                                                {"--trace", "CUSCOPE_KINDS"}};
+  for (const ValueOption& o : kValueOptions) variables.emplace_back(o.long_name, o.variable);
+  return variables;
+}
 
 absl::StatusOr<ProfilePlan> ParseProfileArgs(const std::vector<std::string>& args) {
   ProfilePlan plan;
@@ -171,28 +209,36 @@ absl::StatusOr<ProfilePlan> ParseProfileArgs(const std::vector<std::string>& arg
   // The program starts at the first argument that is not an option, or after "--".
   ArgumentParser parser;
   parser.EndOptionsAtFirstPositional().EndOptionsAtDoubleDash();
-  parser.Switch({"-f", "--force-overwrite"}, [&plan](bool on) {
-    plan.env["CUSCOPE_FORCE_OVERWRITE"] = on ? "1" : "0";
-    return absl::OkStatus();
-  });
-  parser.Flag({"--top-down"}, set("CUSCOPE_TOP_DOWN", kDefaultTopDownKernels));
-  parser.Flag({"-q", "--quiet"}, set("CUSCOPE_QUIET", "1"));
-  parser.InlineValue("--top-down", set_value("CUSCOPE_TOP_DOWN"));
+  parser.Switch(
+      {"-f", "--force-overwrite"},
+      [&plan](bool on) {
+        plan.env["CUSCOPE_FORCE_OVERWRITE"] = on ? "1" : "0";
+        return absl::OkStatus();
+      },
+      "replace an existing trace file (`-f true ./app` does not run a program named true)");
+  parser.Flag({"--top-down"}, set("CUSCOPE_TOP_DOWN", kDefaultTopDownKernels),
+              "after the timeline window closes, collect --metrics on the next launches of its 3 hottest kernels");
+  parser.Flag({"-q", "--quiet"}, set("CUSCOPE_QUIET", "1"), "print nothing of cuscope's own");
+  parser.InlineValue("--top-down", set_value("CUSCOPE_TOP_DOWN"), "--top-down=N: the same on the N hottest kernels");
   // nsys's trace names (cuda, nvtx, osrt, ...) become cuscope's kinds, with a line saying how.
-  parser.Option({"--trace", "-t"}, "", [&plan](const std::string& value) -> Next {
-    absl::StatusOr<TraceKinds> kinds = TranslateTraceNames(value);
-    if (!kinds.ok()) return kinds.status();
-    plan.env["CUSCOPE_KINDS"] = kinds->kinds;
-    if (!kinds->mapped.empty()) {
-      plan.notes.push_back(absl::StrCat("-t ", value, " in nsys's names records ", kinds->kinds, " (",
-                                        absl::StrJoin(kinds->mapped, "; "), ")"));
-    }
-    return absl::OkStatus();
-  });
+  parser.Option(
+      {"--trace", "-t"}, "",
+      [&plan](const std::string& value) -> Next {
+        absl::StatusOr<TraceKinds> kinds = TranslateTraceNames(value);
+        if (!kinds.ok()) return kinds.status();
+        plan.env["CUSCOPE_KINDS"] = kinds->kinds;
+        if (!kinds->mapped.empty()) {
+          plan.notes.push_back(absl::StrCat("-t ", value, " in nsys's names records ", kinds->kinds, " (",
+                                            absl::StrJoin(kinds->mapped, "; "), ")"));
+        }
+        return absl::OkStatus();
+      },
+      "activity kinds, comma-separated: kernel,memcpy,memset,api,runtime,driver,sync,nvtx,memory,overhead or all; "
+      "nsys's names too");
   for (const ValueOption& o : kValueOptions) {
     std::vector<std::string> names = {o.long_name};
     if (o.short_name != nullptr) names.emplace_back(o.short_name);
-    parser.Option(std::move(names), "", set_value(o.variable));
+    parser.Option(std::move(names), "", set_value(o.variable), o.description);
   }
   absl::StatusOr<ParsedArguments> parsed = parser.Parse(args);
   if (!parsed.ok()) return parsed.status();

@@ -5,6 +5,7 @@
 
 #include <map>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/status/statusor.h"
@@ -22,6 +23,9 @@ struct ProfilePlan {
 extern const char kProfileUsage[];
 
 absl::StatusOr<ProfilePlan> ParseProfileArgs(const std::vector<std::string>& args);
+
+// Each profile option's long name and the CUSCOPE_* variable it sets (the man page's ENVIRONMENT).
+std::vector<std::pair<std::string, std::string>> ProfileOptionVariables();
 
 }  // namespace cuscope::cli
 

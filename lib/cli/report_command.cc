@@ -82,24 +82,35 @@ int RunReport(const Args& args) {
   report::ReportDataOptions data_options;
   ranks::RankTracesOptions rank_options;
   ArgumentParser parser;
-  parser.Option({"-o", "--output"}, "--output takes a file name", [&](const std::string& v) {
-    output = v;
-    return absl::OkStatus();
-  });
-  parser.Switch({"-f", "--force-overwrite"}, [&](bool on) {
-    overwrite = on;
-    return absl::OkStatus();
-  });
-  parser.Option({"--threshold"}, "--threshold takes NAME=VALUE",
-                [&](const std::string& v) { return analysis::ApplyThresholdOverride(v, &options.thresholds); });
+  parser.Option(
+      {"-o", "--output"}, "--output takes a file name",
+      [&](const std::string& v) {
+        output = v;
+        return absl::OkStatus();
+      },
+      "where to write the HTML file (default for one trace: its name with .html)");
+  parser.Switch(
+      {"-f", "--force-overwrite"},
+      [&](bool on) {
+        overwrite = on;
+        return absl::OkStatus();
+      },
+      "replace an existing output file (also as --force-overwrite=true)");
+  parser.Option(
+      {"--threshold"}, "--threshold takes NAME=VALUE",
+      [&](const std::string& v) { return analysis::ApplyThresholdOverride(v, &options.thresholds); },
+      "override a rule threshold, NAME=VALUE, as for cuscope analyze");
   constexpr char kMaxSlicesError[] = "--max-slices takes a number of at least 100";
-  parser.Option({"--max-slices"}, kMaxSlicesError, [&](const std::string& v) {
-    // SimpleAtoi refuses a sign and a number past 64 bits, which strtoull would wrap or saturate.
-    uint64_t n = 0;
-    if (!absl::SimpleAtoi(v, &n) || v[0] == '+' || n < 100) return absl::InvalidArgumentError(kMaxSlicesError);
-    data_options.max_slices = n;
-    return absl::OkStatus();
-  });
+  parser.Option(
+      {"--max-slices"}, kMaxSlicesError,
+      [&](const std::string& v) {
+        // SimpleAtoi refuses a sign and a number past 64 bits, which strtoull would wrap or saturate.
+        uint64_t n = 0;
+        if (!absl::SimpleAtoi(v, &n) || v[0] == '+' || n < 100) return absl::InvalidArgumentError(kMaxSlicesError);
+        data_options.max_slices = n;
+        return absl::OkStatus();
+      },
+      "timeline slices to draw in all, roughly (default 60000)");
   AddRankSetOptions(parser, &rank_options);
   parser.UnknownOptionMessage(UnknownOptionOf("report"));
   parser.Positional([&](const std::string& arg) {

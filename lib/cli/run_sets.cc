@@ -15,8 +15,10 @@ void AddRunSetArguments(ArgumentParser* parser, RunSetArgs* args, ArgumentParser
     args->separator = true;
     return absl::OkStatus();
   });
-  parser->Option({"--base"}, "--base takes TRACE[,TRACE...]", AppendCommaSeparated(&args->base_list));
-  parser->Option({"--new"}, "--new takes TRACE[,TRACE...]", AppendCommaSeparated(&args->new_list));
+  parser->Option({"--base"}, "--base takes TRACE[,TRACE...]", AppendCommaSeparated(&args->base_list),
+                 "the baseline's traces, comma-separated (with --new)");
+  parser->Option({"--new"}, "--new takes TRACE[,TRACE...]", AppendCommaSeparated(&args->new_list),
+                 "the changed program's traces, comma-separated (with --base)");
   parser->Positional([args](const std::string& trace) {
     (args->separator ? args->after_separator : args->before_separator).push_back(trace);
     return absl::OkStatus();
@@ -27,22 +29,28 @@ void AddRunSetArguments(ArgumentParser* parser, RunSetArgs* args, ArgumentParser
 void AddSpanArguments(ArgumentParser* parser, report::DiffOptions* options) {
   // Whether --span was given: --nvtx after it is a mistake, as is --span after --nvtx.
   auto span_given = std::make_shared<bool>(false);
-  parser->Option({"--span"}, "--span takes steady or all", [options, span_given](const std::string& v) {
-    if (v != "steady" && v != "all") return absl::InvalidArgumentError("--span takes steady or all");
-    if (options->span == report::DiffSpan::kNvtx) {
-      return absl::InvalidArgumentError("--span and --nvtx do not go together");
-    }
-    options->span = v == "all" ? report::DiffSpan::kAll : report::DiffSpan::kSteady;
-    *span_given = true;
-    return absl::OkStatus();
-  });
-  parser->Option({"--nvtx"}, "--nvtx takes the name of an NVTX range", [options, span_given](const std::string& v) {
-    if (v.empty()) return absl::InvalidArgumentError("--nvtx takes the name of an NVTX range");
-    if (*span_given) return absl::InvalidArgumentError("--span and --nvtx do not go together");
-    options->span = report::DiffSpan::kNvtx;
-    options->nvtx_range = v;
-    return absl::OkStatus();
-  });
+  parser->Option(
+      {"--span"}, "--span takes steady or all",
+      [options, span_given](const std::string& v) {
+        if (v != "steady" && v != "all") return absl::InvalidArgumentError("--span takes steady or all");
+        if (options->span == report::DiffSpan::kNvtx) {
+          return absl::InvalidArgumentError("--span and --nvtx do not go together");
+        }
+        options->span = v == "all" ? report::DiffSpan::kAll : report::DiffSpan::kSteady;
+        *span_given = true;
+        return absl::OkStatus();
+      },
+      "the time compared: steady state, start-up left out (default), or all of it");
+  parser->Option(
+      {"--nvtx"}, "--nvtx takes the name of an NVTX range",
+      [options, span_given](const std::string& v) {
+        if (v.empty()) return absl::InvalidArgumentError("--nvtx takes the name of an NVTX range");
+        if (*span_given) return absl::InvalidArgumentError("--span and --nvtx do not go together");
+        options->span = report::DiffSpan::kNvtx;
+        options->nvtx_range = v;
+        return absl::OkStatus();
+      },
+      "compare the mean length of the NVTX ranges named RANGE (a step, a request)");
 }
 
 absl::StatusOr<RunSets> ResolveRunSets(const RunSetArgs& args) {

@@ -31,45 +31,62 @@ int RunStats(const Args& args) {
   std::vector<std::string> reports;
   core::KernelNameStyle names = core::KernelNameStyle::kBase;
   ArgumentParser parser;
-  parser.Option({"--report", "-r"}, "--report takes NAME[,NAME...]", AppendCommaSeparated(&reports));
-  parser.Option({"--format"}, "--format takes text, csv or json", [&](const std::string& v) {
-    format = v;
-    if (format != "text" && format != "csv" && format != "json") {
-      return absl::InvalidArgumentError(absl::StrCat("unknown format '", format, "' (text, csv or json)"));
-    }
-    return absl::OkStatus();
-  });
-  parser.Option({"--kernel-names"}, "--kernel-names takes base, demangled or mangled", KeepKernelNameStyle(&names));
+  parser.Option({"--report", "-r"}, "--report takes NAME[,NAME...]", AppendCommaSeparated(&reports),
+                "the reports, comma-separated: cuda_gpu_kern_sum, cuda_api_sum, ...");
+  parser.Option(
+      {"--format"}, "--format takes text, csv or json",
+      [&](const std::string& v) {
+        format = v;
+        if (format != "text" && format != "csv" && format != "json") {
+          return absl::InvalidArgumentError(absl::StrCat("unknown format '", format, "' (text, csv or json)"));
+        }
+        return absl::OkStatus();
+      },
+      "text (default), csv or json");
+  parser.Option({"--kernel-names"}, "--kernel-names takes base, demangled or mangled", KeepKernelNameStyle(&names),
+                "kernel names as shown: base (default), demangled or mangled (JSON and CSV keep the recorded names)");
   analysis::TimeUnit time_unit = analysis::TimeUnit::kNanoseconds;
   constexpr char kTimeUnitError[] = "--timeunit takes nsec, usec, msec or sec";
-  parser.Option({"--timeunit"}, kTimeUnitError, [&](const std::string& v) {
-    const std::optional<analysis::TimeUnit> unit = analysis::ParseTimeUnit(v);
-    if (!unit) return absl::InvalidArgumentError(absl::StrCat(kTimeUnitError, ", not '", v, "'"));
-    time_unit = *unit;
-    return absl::OkStatus();
-  });
+  parser.Option(
+      {"--timeunit"}, kTimeUnitError,
+      [&](const std::string& v) {
+        const std::optional<analysis::TimeUnit> unit = analysis::ParseTimeUnit(v);
+        if (!unit) return absl::InvalidArgumentError(absl::StrCat(kTimeUnitError, ", not '", v, "'"));
+        time_unit = *unit;
+        return absl::OkStatus();
+      },
+      "the unit of the time columns: nsec (default), usec, msec or sec, as nsys stats");
   constexpr char kOutputError[] = "stats: -o takes a file name prefix";
-  parser.Option({"-o", "--output"}, kOutputError, [&](const std::string& v) {
-    prefix = v;
-    return prefix.empty() ? absl::InvalidArgumentError(kOutputError) : absl::OkStatus();
-  });
-  parser.Switch({"-f", "--force-overwrite"}, [&](bool on) {
-    overwrite = on;
-    return absl::OkStatus();
-  });
+  parser.Option(
+      {"-o", "--output"}, kOutputError,
+      [&](const std::string& v) {
+        prefix = v;
+        return prefix.empty() ? absl::InvalidArgumentError(kOutputError) : absl::OkStatus();
+      },
+      "each report into its own file, PREFIX_REPORT.txt, .csv or .json (as nsys stats -o)");
+  parser.Switch(
+      {"-f", "--force-overwrite"},
+      [&](bool on) {
+        overwrite = on;
+        return absl::OkStatus();
+      },
+      "with -o: replace existing report files");
   // GPU time grouped one way or another: a shorthand for the report that groups it so.
-  parser.Option({"--by"}, "--by takes kernel, stack or nvtx", [&](const std::string& v) {
-    if (v == "kernel") {
-      reports.emplace_back("cuda_gpu_kern_sum");
-    } else if (v == "stack") {
-      reports.emplace_back("cuda_kern_stack_sum");
-    } else if (v == "nvtx") {
-      reports.emplace_back("nvtx_gpu_proj_sum");
-    } else {
-      return absl::InvalidArgumentError(absl::StrCat("--by takes kernel, stack or nvtx, not '", v, "'"));
-    }
-    return absl::OkStatus();
-  });
+  parser.Option(
+      {"--by"}, "--by takes kernel, stack or nvtx",
+      [&](const std::string& v) {
+        if (v == "kernel") {
+          reports.emplace_back("cuda_gpu_kern_sum");
+        } else if (v == "stack") {
+          reports.emplace_back("cuda_kern_stack_sum");
+        } else if (v == "nvtx") {
+          reports.emplace_back("nvtx_gpu_proj_sum");
+        } else {
+          return absl::InvalidArgumentError(absl::StrCat("--by takes kernel, stack or nvtx, not '", v, "'"));
+        }
+        return absl::OkStatus();
+      },
+      "GPU time by kernel (cuda_gpu_kern_sum), launch site (stack) or NVTX range (nvtx)");
   parser.UnknownOptionMessage([](const std::string& arg) { return absl::StrCat("stats: unknown option '", arg, "'"); });
   parser.Positional(KeepOne(&path, "stats takes one trace file"));
   const std::string usage = absl::StrCat(

@@ -133,15 +133,21 @@ int RunStatus(const Args& args) {
   std::string pid_text, format = "text";
   ArgumentParser parser;
   parser.UnknownOptionMessage(UnknownOptionOf("status"));
-  parser.Option({"--pid", "-p"}, "--pid takes a process id", [&](const std::string& v) {
-    pid_text = v;
-    return absl::OkStatus();
-  });
-  parser.Option({"--format"}, "--format takes text or json", [&](const std::string& v) {
-    if (v != "text" && v != "json") return absl::InvalidArgumentError("--format takes text or json");
-    format = v;
-    return absl::OkStatus();
-  });
+  parser.Option(
+      {"--pid", "-p"}, "--pid takes a process id",
+      [&](const std::string& v) {
+        pid_text = v;
+        return absl::OkStatus();
+      },
+      "the process");
+  parser.Option(
+      {"--format"}, "--format takes text or json",
+      [&](const std::string& v) {
+        if (v != "text" && v != "json") return absl::InvalidArgumentError("--format takes text or json");
+        format = v;
+        return absl::OkStatus();
+      },
+      "text (default) or json (the ProcessStatus message of proto/cuscope/v1/control.proto)");
   if (std::optional<int> exit = HelpOrMistake(parser.Parse(args), kStatusUsage)) return *exit;
   auto target = ResolveControlTarget(pid_text, "status");
   if (!target.ok()) return PrintError(target.status().message());

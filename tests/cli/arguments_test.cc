@@ -252,5 +252,100 @@ TEST(ArgumentParserTest, ParsingCanStartPastTheFirstArguments) {
   EXPECT_TRUE(e.path.empty());
 }
 
+// What CLI11 would read otherwise than the rules: combined or attached short names, a number, "--"
+// and an empty inline value. Each is read as the rules say.
+TEST(ArgumentParserTest, ShortNamesAreWholeNames) {
+  Example combined;
+  EXPECT_EQ(combined.parser.Parse({"-vv"}).status().message(), "unknown option -vv");
+  EXPECT_FALSE(combined.verbose) << "-vv is not -v -v";
+  Example number;
+  EXPECT_EQ(number.parser.Parse({"-5"}).status().message(), "unknown option -5");
+  Example no_name;
+  EXPECT_EQ(no_name.parser.Parse({"--=x"}).status().message(), "unknown option --=x");
+  Example in_order;  // a mistake the pre-pass finds still comes after the actions before it
+  EXPECT_EQ(in_order.parser.Parse({"--format", "xml", "-vq"}).status().message(), "bad format xml");
+}
+
+TEST(ArgumentParserTest, DoubleDashIsANameUnlessItEndsTheOptions) {
+  Example e;
+  EXPECT_EQ(e.parser.Parse({"--"}).status().message(), "unknown option --");
+  ArgumentParser parser;
+  int separators = 0;
+  std::vector<std::string> seen;
+  parser.Flag({"--"}, [&] {
+    ++separators;
+    return absl::OkStatus();
+  });
+  parser.Option({"--format"}, "", [&](const std::string& v) {
+    seen.push_back(v);
+    return absl::OkStatus();
+  });
+  parser.Positional([&](const std::string& v) {
+    seen.push_back(absl::StrCat(separators, ":", v));
+    return absl::OkStatus();
+  });
+  ASSERT_TRUE(parser.Parse({"a", "--", "b", "--format", "--", "c"}).ok());
+  EXPECT_EQ(separators, 1) << "the value of --format is not a separator";
+  EXPECT_EQ(seen, (std::vector<std::string>{"0:a", "1:b", "--", "1:c"}));
+}
+
+TEST(ArgumentParserTest, AnEmptyInlineValueIsAValue) {
+  std::vector<std::string> seen;
+  ArgumentParser parser;
+  parser.Option({"--out"}, "", [&](const std::string& v) {
+    seen.push_back(v);
+    return absl::OkStatus();
+  });
+  parser.Positional([&](const std::string& v) {
+    seen.push_back("positional " + v);
+    return absl::OkStatus();
+  });
+  ASSERT_TRUE(parser.Parse({"--out=", "file"}).ok());
+  EXPECT_EQ(seen, (std::vector<std::string>{"", "positional file"}));
+}
+
+TEST(ArgumentParserTest, AStopEndsThePositionalArgumentsToo) {
+  ArgumentParser parser;
+  std::vector<std::string> seen;
+  parser.Positional([&](const std::string& v) -> Next {
+    seen.push_back(v);
+    if (v == "stop") return Next::Stop();
+    return absl::OkStatus();
+  });
+  auto parsed = parser.Parse({"a", "stop", "--bogus", "b"});
+  ASSERT_TRUE(parsed.ok()) << parsed.status();
+  EXPECT_TRUE(parsed->stopped);
+  EXPECT_EQ(parsed->end, 2u);
+  EXPECT_EQ(seen, (std::vector<std::string>{"a", "stop"}));
+}
+
+TEST(ArgumentParserTest, DeclarationsCarryTheirDescriptions) {
+  ArgumentParser parser;
+  parser.Flag(
+      {"-q", "--quiet"}, [] { return absl::OkStatus(); }, "print nothing");
+  parser.Option(
+      {"--out"}, "", [](const std::string&) { return absl::OkStatus(); }, "the file");
+  parser.Switch({"-f"}, [](bool) { return absl::OkStatus(); });
+  parser.Flag({"--"}, [] { return absl::OkStatus(); });
+  const std::vector<ArgumentParser::Declaration> declared = parser.Declarations();
+  ASSERT_EQ(declared.size(), 3u) << "\"--\" is a separator, not an option";
+  EXPECT_EQ(declared[0].names, (std::vector<std::string>{"-q", "--quiet"}));
+  EXPECT_EQ(declared[0].description, "print nothing");
+  EXPECT_EQ(declared[1].takes, ArgumentParser::Takes::kNextArgument);
+  EXPECT_EQ(declared[1].description, "the file");
+  EXPECT_EQ(declared[2].takes, ArgumentParser::Takes::kTrueOrFalse);
+  EXPECT_EQ(declared[2].description, "");
+  EXPECT_FALSE(parser.TakesPositionalArguments());
+
+  int recorded = 0;
+  {
+    DeclarationRecorder recorder(
+        [&](const ArgumentParser& p) { recorded += static_cast<int>(p.Declarations().size()); });
+    EXPECT_TRUE(parser.Parse({"-q"}).ok());
+  }
+  EXPECT_TRUE(parser.Parse({"-q"}).ok());
+  EXPECT_EQ(recorded, 3) << "recorded while the recorder lived, and only then";
+}
+
 }  // namespace
 }  // namespace cuscope::cli
