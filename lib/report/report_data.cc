@@ -41,7 +41,7 @@ void WriteRun(const core::Trace& trace, const TimeAxis& axis, JsonWriter* w) {
   w->Key("session").BeginObject().Field("host", session.host()).Field("pid", static_cast<uint64_t>(session.pid()));
   std::vector<std::string> command(session.command_line().begin(), session.command_line().end());
   w->Field("command", absl::StrJoin(command, " ")).Field("library_version", session.library_version());
-  w->Field("origin_ns", absl::StrCat(axis.origin)).EndObject();
+  w->Field("origin_ns", axis.origin).EndObject();  // the session start, on CUPTI's clock
   w->Key("devices").BeginArray();
   for (const v1::Device& d : trace.header.devices()) {
     w->BeginObject().Field("id", static_cast<uint64_t>(d.id())).Field("name", d.name());
@@ -259,7 +259,12 @@ std::string BuildReportData(const Timeline& timeline, const analysis::Analysis& 
   // busy intervals, the kernels without metric rows and the kernel metrics table come from the
   // timeline the analysis ran on.
   const core::Trace& trace = timeline.trace();
-  const TimeAxis axis{timeline.span().begin, timeline.span().length()};
+  // Times on the page count from the session start, as analyze's, dump's and the exports' do (the
+  // first activity when the header has no start, or one after it).
+  const uint64_t session_start = trace.header.session().start_time_ns();
+  const uint64_t origin =
+      session_start != 0 && session_start <= timeline.span().begin ? session_start : timeline.span().begin;
+  const TimeAxis axis{origin, timeline.span().end - origin};
   JsonWriter w;
   w.BeginObject().Field("format", "cuscope-report/1").Field("trace", trace_path);
   WriteRun(trace, axis, &w);

@@ -8,11 +8,13 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <optional>
 #include <regex>
 #include <string>
 #include <vector>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_replace.h"
 #include "gtest/gtest.h"
@@ -126,12 +128,16 @@ TEST(ReportBrowserTest, LaunchOverheadReportFromTheCommand) {
   const std::string dom = RenderedDom(html);
   ExpectRenderedCleanly(dom, html);
   ExpectHeadlines(dom, analysis, html);
-  // Every section drew something: cards, the canvases, the roofline's "not measured" list, tables.
+  // Every section drew something: cards, the canvases, the roofline's "not measured" list, tables;
+  // no roofline chart, as no kernel has the metrics to place on it.
   EXPECT_NE(dom.find("class=\"card\""), std::string::npos);
   EXPECT_NE(dom.find("<canvas id=\"timeline\""), std::string::npos);
   EXPECT_NE(dom.find("style=\"width: "), std::string::npos);  // the canvases were sized
-  EXPECT_NE(dom.find("<svg id=\"roofline-chart\""), std::string::npos);
+  EXPECT_EQ(dom.find("<svg id=\"roofline-chart\""), std::string::npos);
+  EXPECT_NE(dom.find("No kernel in this trace has metric rows"), std::string::npos);
   EXPECT_NE(dom.find("Not measured"), std::string::npos);
+  // Times count from the session start.
+  EXPECT_NE(dom.find("from the session start"), std::string::npos);
   EXPECT_NE(dom.find("id=\"table-cuda_gpu_kern_sum\""), std::string::npos);
   EXPECT_NE(dom.find("slices drawn for"), std::string::npos);
 }
@@ -228,6 +234,86 @@ TEST(ReportBrowserTest, EveryH200TraceRenders) {
   }
 }
 
+// The page as a 1,400-pixel-wide window shows it, measured by a script added after the page's own
+// (and a screenshot kept beside the page for a person to look at): the tables that scroll within
+// their blocks, and the words of text cells and kernel verdicts drawn on more than one line.
+struct Layout {
+  std::string wide_tables;   // "id:scrollWidth&gt;clientWidth ..." of every table block that scrolls
+  std::string broken_words;  // words of text cells and verdicts drawn on more than one line
+  bool measured = false;
+};
+
+Layout MeasureAt1400Pixels(const std::string& html_path) {
+  const std::string measured = absl::StrCat(html_path, ".measured.html");
+  std::ifstream in(html_path);
+  std::string page((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  page += R"(<script>
+(function measure() {
+  if (!document.body.dataset.rendered) { setTimeout(measure, 20); return; }
+  const wide = [], broken = [];
+  for (const b of document.querySelectorAll('.table-block')) {
+    if (b.scrollWidth > b.clientWidth + 1) wide.push(b.id + ':' + b.scrollWidth + '>' + b.clientWidth);
+  }
+  for (const cell of document.querySelectorAll('td.text, .verdict p')) {
+    const walk = document.createTreeWalker(cell, NodeFilter.SHOW_TEXT);
+    for (let node = walk.nextNode(); node; node = walk.nextNode()) {
+      for (const m of node.textContent.matchAll(/[^\s\-\/]+/g)) {
+        const r = document.createRange();
+        r.setStart(node, m.index);
+        r.setEnd(node, m.index + m[0].length);
+        const lines = new Set(Array.from(r.getClientRects(), (x) => Math.round(x.top)));
+        if (lines.size > 1) broken.push(m[0]);
+      }
+    }
+  }
+  document.body.setAttribute('data-wide-tables', wide.join(' '));
+  document.body.setAttribute('data-broken-words', broken.join(' '));
+  document.body.setAttribute('data-measured', 'yes');
+})();
+</script>)";
+  std::ofstream(measured) << page;
+  const std::string profile = absl::StrCat(TempDir(), "/profile1400");
+  int status = 0;
+  const std::string flags = absl::StrCat(" --headless --no-sandbox --disable-gpu --disable-dev-shm-usage --hide-scrollbars",
+                                         " --user-data-dir=", Quote(profile), " --virtual-time-budget=5000",
+                                         " --window-size=1400,1000 ");
+  const std::string dom =
+      RunShell(absl::StrCat("timeout 120 ", Quote(g_chromium), flags, "--dump-dom ", Quote(measured), " 2>/dev/null"),
+               &status);
+  EXPECT_EQ(status, 0) << "chromium failed on " << measured;
+  // The picture, for a person: not compared, as fonts differ from machine to machine.
+  RunShell(absl::StrCat("timeout 120 ", Quote(g_chromium), flags, "--screenshot=", Quote(html_path + ".png"), " ",
+                        Quote(html_path), " >/dev/null 2>&1"),
+           &status);
+  Layout layout;
+  std::smatch m;
+  if (std::regex_search(dom, m, std::regex(R"re(data-wide-tables="([^"]*)")re"))) layout.wide_tables = m[1];
+  if (std::regex_search(dom, m, std::regex(R"re(data-broken-words="([^"]*)")re"))) layout.broken_words = m[1];
+  layout.measured = dom.find("data-measured=\"yes\"") != std::string::npos;
+  return layout;
+}
+
+TEST(ReportBrowserTest, KernelMetricsAndVerdictsFitA1400PixelWindow) {
+  const char* bin = std::getenv("CUSCOPE_BIN");
+  ASSERT_NE(bin, nullptr) << "CUSCOPE_BIN names the cuscope binary (set by ctest)";
+  for (const char* name : {"h200_torch_gemm_metrics", "h200_kernel_internals_metrics", "h200_torch_top_down"}) {
+    const std::string trace_path = Source(absl::StrCat("traces/", name, ".cuscope"));
+    const std::string html = absl::StrCat(TempDir(), "/", name, ".html");
+    int status = 0;
+    RunShell(absl::StrCat(Quote(bin), " report ", Quote(trace_path), " -f -o ", Quote(html), " 2>&1"), &status);
+    ASSERT_EQ(status, 0) << name;
+    const std::string dom = RenderedDom(html);
+    ExpectRenderedCleanly(dom, html);
+    EXPECT_NE(dom.find("id=\"table-kern_metrics\""), std::string::npos) << name << ": no kernel-metrics table";
+    const Layout layout = MeasureAt1400Pixels(html);
+    ASSERT_TRUE(layout.measured) << name;
+    // The kernel metrics fit; a table of 26 figures a row (cuda_kern_exec_sum, nsys's columns)
+    // scrolls within its block.
+    EXPECT_FALSE(absl::StrContains(layout.wide_tables, "table-kern_metrics:")) << name << ": " << layout.wide_tables;
+    EXPECT_EQ(layout.broken_words, "") << name << ": words broken across lines";
+  }
+}
+
 // A trace with nothing in it: every section says so instead of failing.
 TEST(ReportBrowserTest, EmptyTraceRenders) {
   testing::SyntheticTrace t;
@@ -239,7 +325,8 @@ TEST(ReportBrowserTest, EmptyTraceRenders) {
   const std::string dom = RenderedDom(html);
   ExpectRenderedCleanly(dom, html);
   EXPECT_NE(dom.find("The trace holds no GPU work and no CUDA calls."), std::string::npos);
-  EXPECT_NE(dom.find("The trace header has no device peaks"), std::string::npos);
+  EXPECT_NE(dom.find("No kernel in this trace has metric rows"), std::string::npos);
+  EXPECT_EQ(dom.find("<svg id=\"roofline-chart\""), std::string::npos);  // no roofs without a point
 }
 
 TEST(ReportBrowserTest, RooflinePointsAreDrawn) {

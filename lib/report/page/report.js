@@ -324,8 +324,8 @@ function drawTimeline() {
   }
   ctx.fillStyle = '#dde1e8';
   ctx.fillRect(GUTTER - 1, AXIS, 1, canvasHeight - AXIS);
-  $('view-range').textContent = 'showing ' + fmtDur(view.t0) + ' to ' + fmtDur(view.t1) + ' (' +
-    fmtDur(view.t1 - view.t0) + ')';
+  $('view-range').textContent = 'showing +' + fmtDur(view.t0) + ' to +' + fmtDur(view.t1) +
+    ' from the session start (' + fmtDur(view.t1 - view.t0) + ')';
 }
 
 function drawUtilization() {
@@ -506,9 +506,10 @@ function renderRoofline() {
       : 'No kernel in this trace has metric rows: profile with `cuscope profile --metrics roofline` ' +
         '(or sol,roofline) to place kernels on the roofline.'}));
   }
-  if (!device || !(device.peak_dram_bytes_per_second > 0)) {
+  // No chart without a point on it: roofs alone say nothing about this program.
+  if (points.length && (!device || !(device.peak_dram_bytes_per_second > 0))) {
     box.appendChild(el('p', {class: 'note', text: 'The trace header has no device peaks: the roofs cannot be drawn.'}));
-  } else {
+  } else if (points.length) {
     box.appendChild(rooflineChart(device, points));
   }
   if (points.length) {
@@ -701,6 +702,13 @@ function formatCell(value, type) {
   return v.toLocaleString('en-US', {minimumFractionDigits: 1, maximumFractionDigits: 1});
 }
 
+// Text holding a long run of characters without a space (a kernel's name, a template's arguments,
+// a path) may break anywhere, or it would widen its table past the page; other text (a verdict, a
+// cause) wraps between words only.
+function textClass(cell) {
+  return typeof cell === 'string' && /\S{25}/.test(cell) ? 'name' : 'text';
+}
+
 function renderTables() {
   const box = $('tables');
   const SHOWN = 15;
@@ -711,7 +719,7 @@ function renderTables() {
       for (let r = from; r < to; ++r) {
         body.appendChild(el('tr', {}, t.rows[r].map((cell, c) => {
           const type = (t.columns[c] || {type: 'text'}).type;
-          return el('td', {class: type === 'text' ? 'name' : 'num', text: formatCell(cell, type)});
+          return el('td', {class: type === 'text' ? textClass(cell) : 'num', text: formatCell(cell, type)});
         })));
       }
     };
