@@ -6,6 +6,8 @@
 #include <array>
 #include <cctype>
 #include <cstring>
+#include <functional>
+#include <future>
 #include <initializer_list>
 #include <memory>
 #include <string_view>
@@ -75,7 +77,10 @@ class TraceTables {
     pid_ = trace.header.session().pid();
   }
 
-  absl::Status WriteAll(const std::vector<analysis::Finding>& findings, const std::string& source_name) {
+  // `findings` is called once the trace's own tables are written (the analysis may still be running
+  // on another thread until then).
+  absl::Status WriteAll(const std::function<std::vector<analysis::Finding>()>& findings,
+                        const std::string& source_name) {
     if (auto st = db_.Execute("BEGIN"); !st.ok()) return st;
     if (auto st = db_.Execute(SqliteSchema()); !st.ok()) return st;
     for (auto step :
@@ -86,7 +91,7 @@ class TraceTables {
       if (auto st = (this->*step)(); !st.ok()) return st;
       if (!first_error_.ok()) return first_error_;
     }
-    if (auto st = WriteFindings(findings); !st.ok()) return st;
+    if (auto st = WriteFindings(findings()); !st.ok()) return st;
     if (auto st = WriteSession(source_name); !st.ok()) return st;
     if (auto st = WriteStrings(); !st.ok()) return st;
     if (!first_error_.ok()) return first_error_;
@@ -739,7 +744,7 @@ namespace {
 // Writes the tables into the scratch file and puts it at its path.
 absl::StatusOr<SqliteExportSummary> WriteInto(core::ScratchFile& scratch, const core::Trace& trace,
                                               const analysis::Timeline& timeline,
-                                              const std::vector<analysis::Finding>& findings,
+                                              const std::function<std::vector<analysis::Finding>()>& findings,
                                               const std::string& source_name, const std::string& output) {
   SqliteExportSummary summary;
   {
@@ -775,7 +780,7 @@ absl::StatusOr<SqliteExportSummary> WriteSqlite(const core::Trace& trace,
   absl::StatusOr<std::unique_ptr<core::ScratchFile>> scratch = core::ScratchFile::CreateBeside(output, overwrite);
   if (!scratch.ok()) return scratch.status();
   const analysis::Timeline timeline = analysis::Timeline::Build(trace);
-  return WriteInto(**scratch, trace, timeline, findings, source_name, output);
+  return WriteInto(**scratch, trace, timeline, [&findings] { return findings; }, source_name, output);
 }
 
 absl::StatusOr<SqliteExportSummary> ExportToSqlite(const std::string& trace_path, const std::string& output,
@@ -788,13 +793,21 @@ absl::StatusOr<SqliteExportSummary> ExportToSqlite(const std::string& trace_path
   if (!trace.ok()) return trace.status();
   if (options.add_source_lines) options.add_source_lines(trace->dict);
   const analysis::Timeline timeline = analysis::Timeline::Build(*trace);
-  std::vector<analysis::Finding> findings;
+  // The analysis reads the trace and the timeline as the tables' writer does (neither changes
+  // them): it runs beside the writing, which it used to precede (1.6 s of 5.5 s on a million
+  // launches).
+  std::future<std::vector<analysis::Finding>> findings;
   if (options.findings) {
-    analysis::AnalyzeOptions analyze;
-    analyze.include_tables = false;
-    findings = analysis::Analyze(timeline, analyze).findings;
+    findings = std::async(std::launch::async, [&timeline] {
+      analysis::AnalyzeOptions analyze;
+      analyze.include_tables = false;
+      return analysis::Analyze(timeline, analyze).findings;
+    });
   }
-  return WriteInto(**scratch, *trace, timeline, findings, trace_path, output);
+  return WriteInto(
+      **scratch, *trace, timeline,
+      [&findings] { return findings.valid() ? findings.get() : std::vector<analysis::Finding>(); }, trace_path,
+      output);
 }
 
 }  // namespace cuscope::exporter
