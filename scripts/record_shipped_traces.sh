@@ -1,16 +1,18 @@
 #!/usr/bin/env bash
-# Records the traces that ship in traces/h100/ with today's defaults, on the GPU machine, from the
+# Records the traces that ship in traces/<gpu>/ (h100 or h200) with today's defaults, on the GPU machine, from the
 # repository root (needs build-device/ from scripts/build_for_device.sh and PyTorch):
 #   scripts/record_shipped_traces.sh OUT_DIR
 # Each symptom example and its fixed twin (the README's and docs/examples' programs), PyTorch with
 # launch stacks down to Python lines and a replayed CUDA graph inside NVTX steps, a monitor-mode run
 # (monitor intervals), a kernel-metrics run with the roofline set, a one-run top-down, and a flight
-# recorder snapshot. OUT_DIR/h100/ then holds the traces, OUT_DIR/h100/*.txt each one's analysis.
+# recorder snapshot. OUT_DIR/<gpu>/ then holds the traces, OUT_DIR/<gpu>/*.txt each one's analysis.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 OUT=${1:?usage: scripts/record_shipped_traces.sh OUT_DIR}
-mkdir -p "$OUT/h100"; OUT=$(cd "$OUT" && pwd)
-T=$OUT/h100
+gpu=$(nvidia-smi --query-gpu=name --format=csv,noheader | head -1 | grep -o -i -E 'h100|h200|a100|l40s|b200' | head -1 |
+      tr 'A-Z' 'a-z')
+mkdir -p "$OUT/${gpu:-gpu}"; OUT=$(cd "$OUT" && pwd)
+T=$OUT/${gpu:-gpu}
 B=$PWD/build-device
 export LD_LIBRARY_PATH="$B/lib:${LD_LIBRARY_PATH:-}"
 cli=$B/bin/cuscope
