@@ -46,7 +46,7 @@ record torch_graph_steps_stacks --stacks first:20 -- python3 examples/torch_laun
 CUSCOPE_MONITOR_INTERVAL=0.5 record torch_monitor --mode monitor -- python3 examples/torch_item_sync.py --steps 6000
 # Kernel metrics with the roofline set, and the one-run top-down.
 record torch_gemm_roofline --metrics roofline -- python3 examples/torch_gemm.py --iterations 3
-record torch_top_down --top-down --duration 1 -- python3 examples/torch_top_down.py --steps 1500
+record torch_top_down --top-down --duration 2 -- python3 examples/torch_top_down.py --steps 12000
 # A flight recorder snapshot, taken through the C API at the end of an injected PyTorch loop.
 cat > "$T/flight_snapshot.py" <<'PY'
 import ctypes, os, torch

@@ -1,6 +1,7 @@
-// The analyzer on traces recorded on the H200 (traces/): each example program's top finding names
-// its symptom, its fixed twin raises no warning or error of that kind, and the kernels profiled
-// for metrics get the verdicts they were built to show. A change to a rule that breaks what real
+// The analyzer on traces recorded on the H200 and the H100 (traces/): each example program's top
+// finding names its symptom on both GPUs, its fixed twin raises no warning or error of that kind,
+// the kernels profiled for metrics get the verdicts they were built to show, and the H100 traces
+// (recorded with today's defaults) hold the features they were recorded for. A change to a rule that breaks what real
 // programs look like fails here, not only on the synthetic timelines.
 #include <string>
 #include <vector>
@@ -49,24 +50,27 @@ TEST(H200TracesTest, EachExampleNamesItsSymptomAndItsTwinDoesNot) {
       {"legacy_default_stream.cuscope", {"legacy_default_stream_fixed.cuscope"}, {"streams.serialized"}, "streams."},
       {"event_wait_stall.cuscope", {"event_wait_stall_fixed.cuscope"}, {"streams.event_wait"}, "streams."},
   };
-  for (const Example& e : examples) {
-    const Analysis a = AnalyzeFile(std::string("h200_examples/") + e.symptom);
-    ASSERT_FALSE(a.findings.empty()) << e.symptom;
-    const Finding& top = a.findings.front();
-    EXPECT_GE(top.severity, Severity::kWarning) << e.symptom;
-    bool named = false;
-    for (const char* rule : e.top_rules) named |= top.rule_id == rule;
-    // Top-down, an idle GPU comes first; it names the symptom when its main cause is the host
-    // waiting in synchronization calls.
-    if (std::string(e.symptom) == "sync_every_step.cuscope" && top.rule_id == "gpu.idle") {
-      named = top.headline.find("mostly host in a synchronization call") != std::string::npos;
-    }
-    EXPECT_TRUE(named) << e.symptom << ": top finding " << top.rule_id;
-    for (const char* twin : e.twins) {
-      const Analysis t = AnalyzeFile(std::string("h200_examples/") + twin);
-      EXPECT_FALSE(RaisesAtLeastWarning(t, e.kind)) << twin;
-      if (std::string(e.symptom) == "launch_overhead.cuscope") {
-        EXPECT_FALSE(RaisesAtLeastWarning(t, "gpu.idle")) << twin;
+  for (const std::string& folder : {std::string("h200_examples/"), std::string("h100/")}) {
+    for (const Example& e : examples) {
+      SCOPED_TRACE(folder);
+      const Analysis a = AnalyzeFile(folder + e.symptom);
+      ASSERT_FALSE(a.findings.empty()) << e.symptom;
+      const Finding& top = a.findings.front();
+      EXPECT_GE(top.severity, Severity::kWarning) << e.symptom;
+      bool named = false;
+      for (const char* rule : e.top_rules) named |= top.rule_id == rule;
+      // Top-down, an idle GPU comes first; it names the symptom when its main cause is the host
+      // waiting in synchronization calls.
+      if (std::string(e.symptom) == "sync_every_step.cuscope" && top.rule_id == "gpu.idle") {
+        named = top.headline.find("mostly host in a synchronization call") != std::string::npos;
+      }
+      EXPECT_TRUE(named) << e.symptom << ": top finding " << top.rule_id;
+      for (const char* twin : e.twins) {
+        const Analysis t = AnalyzeFile(folder + twin);
+        EXPECT_FALSE(RaisesAtLeastWarning(t, e.kind)) << twin;
+        if (std::string(e.symptom) == "launch_overhead.cuscope") {
+          EXPECT_FALSE(RaisesAtLeastWarning(t, "gpu.idle")) << twin;
+        }
       }
     }
   }
@@ -94,6 +98,47 @@ const Finding* InternalsOf(const Analysis& a, const std::string& kernel) {
     if (f.rule_id == "kernel.internals" && f.headline.find(kernel) != std::string::npos) return &f;
   }
   return nullptr;
+}
+
+core::Trace LoadShipped(const std::string& name) {
+  auto trace = core::LoadTrace(kTraces + "/" + name);
+  EXPECT_TRUE(trace.ok()) << name << ": " << trace.status();
+  return trace.ok() ? std::move(*trace) : core::Trace();
+}
+
+// What each H100 trace was recorded to show (scripts/record_shipped_traces.sh, traces/h100/README.md).
+TEST(H100TracesTest, TheShippedTracesShowWhatTheyWereRecordedFor) {
+  // Launch stacks down to Python lines, for kernels launched directly and from a replayed graph.
+  for (const char* name : {"h100/torch_launch_sites_stacks.cuscope", "h100/torch_graph_steps_stacks.cuscope"}) {
+    const core::Trace t = LoadShipped(name);
+    EXPECT_FALSE(t.launch_stacks.empty()) << name;
+  }
+  const core::Trace graph = LoadShipped("h100/torch_graph_steps_stacks.cuscope");
+  size_t graph_kernels = 0;
+  for (const core::KernelRow& k : graph.kernels) graph_kernels += k.graph_id != 0;
+  EXPECT_GT(graph_kernels, 100u);
+  EXPECT_FALSE(graph.graph_nodes.empty());
+  size_t fixed_graph_kernels = 0;
+  for (const core::KernelRow& k : LoadShipped("h100/launch_overhead_fixed_graph.cuscope").kernels) {
+    fixed_graph_kernels += k.graph_id != 0;
+  }
+  EXPECT_EQ(fixed_graph_kernels, 20000u);  // the example's 20,000 kernels, one graph launch
+  // NVTX steps in the flight recorder's snapshot.
+  const core::Trace snapshot = LoadShipped("h100/torch_flight_snapshot.cuscope");
+  EXPECT_GT(snapshot.nvtx.size(), 1000u);
+  EXPECT_GT(snapshot.kernels.size(), 1000u);
+  // Monitor intervals instead of records.
+  const core::Trace monitor = LoadShipped("h100/torch_monitor.cuscope");
+  EXPECT_FALSE(monitor.monitor_intervals.empty());
+  EXPECT_TRUE(monitor.kernels.empty());
+  // Roofline metrics: cuBLAS's GEMMs compute-bound with a FLOP rate, the elementwise kernels on DRAM.
+  const Analysis roofline = AnalyzeFile("h100/torch_gemm_roofline.cuscope");
+  const Finding* gemm = InternalsOf(roofline, "nvjet_sm90_hsh");
+  ASSERT_NE(gemm, nullptr);
+  EXPECT_NE(gemm->headline.find("compute-bound: tensor FP16 FLOP rate"), std::string::npos) << gemm->headline;
+  const Finding* abs = InternalsOf(roofline, "AbsFunctor");
+  ASSERT_NE(abs, nullptr);
+  EXPECT_NE(abs->headline.find("memory-bound: DRAM"), std::string::npos) << abs->headline;
 }
 
 TEST(H200TracesTest, ProfiledKernelsGetTheVerdictTheyWereBuiltFor) {

@@ -98,7 +98,7 @@ TEST(SqliteExportTest, NsysReportQueriesGiveTheRowsOfCuscopeStatsOnEveryShippedT
   const std::string api_sql = ReadSql("cuda_api_sum.sql");
   ASSERT_NE(kernel_sql.find("mangledName"), std::string::npos);
   int traces = 0;
-  for (const char* folder : {"", "/h200_examples", "/h200_examples_earlier"}) {
+  for (const char* folder : {"", "/h200_examples", "/h200_examples_earlier", "/h100"}) {
     const std::string dir = absl::StrCat(CUSCOPE_TRACES_DIR, folder);
     DIR* d = ::opendir(dir.c_str());
     ASSERT_NE(d, nullptr) << dir;
@@ -118,7 +118,7 @@ TEST(SqliteExportTest, NsysReportQueriesGiveTheRowsOfCuscopeStatsOnEveryShippedT
       ++traces;
     }
   }
-  EXPECT_EQ(traces, 29);  // every shipped trace
+  EXPECT_EQ(traces, 48);  // every shipped trace
 }
 
 class SqliteScenarioTest : public ::testing::Test {

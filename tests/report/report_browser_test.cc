@@ -213,20 +213,21 @@ TEST(ReportBrowserTest, InteractionsRunWithoutErrors) {
   EXPECT_NE(dom.find(tooltip), std::string::npos) << dom.substr(dom.find("<body"), 600);
 }
 
-TEST(ReportBrowserTest, EveryH200TraceRenders) {
+TEST(ReportBrowserTest, EveryShippedTraceRenders) {
   std::vector<std::string> traces;
-  for (const char* dir : {"traces", "traces/h200_examples"}) {
+  for (const char* dir : {"traces", "traces/h200_examples", "traces/h100"}) {
     for (const auto& entry : std::filesystem::directory_iterator(Source(dir))) {
       if (entry.path().extension() == ".cuscope") traces.push_back(entry.path().string());
     }
   }
-  ASSERT_GE(traces.size(), 14u);
+  ASSERT_GE(traces.size(), 33u);
   for (const std::string& path : traces) {
     absl::StatusOr<core::Trace> trace = core::LoadTrace(path);
     ASSERT_TRUE(trace.ok()) << path << ": " << trace.status();
     const analysis::Timeline timeline = analysis::Timeline::Build(*trace);
     const analysis::Analysis analysis = analysis::Analyze(timeline, analysis::AnalyzeOptions());
-    const std::string html = absl::StrCat(TempDir(), "/", std::filesystem::path(path).stem().string(), ".html");
+    const std::string html = absl::StrCat(TempDir(), "/", std::filesystem::path(path).parent_path().filename().string(),
+                                          "_", std::filesystem::path(path).stem().string(), ".html");
     std::ofstream(html) << RenderHtmlReport(timeline, analysis, path);
     const std::string dom = RenderedDom(html);
     ExpectRenderedCleanly(dom, path);
