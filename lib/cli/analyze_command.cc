@@ -80,11 +80,7 @@ int RunAnalyze(const Args& args) {
   ArgumentParser parser;
   parser.Option(
       {"--format"}, "--format takes text or json",
-      [&](const std::string& v) {
-        if (v != "text" && v != "json") return absl::InvalidArgumentError("--format takes text or json");
-        format = v;
-        return absl::OkStatus();
-      },
+      KeepTextOrJson(&format),
       "text for people (default) or json (proto/cuscope/v1/report.proto)");
   parser.Option(
       {"--fail-on"}, "--fail-on takes info, warning or error",

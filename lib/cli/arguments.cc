@@ -487,6 +487,14 @@ ArgumentParser::ValueAction AppendCommaSeparated(std::vector<std::string>* out) 
   };
 }
 
+ArgumentParser::ValueAction KeepTextOrJson(std::string* out) {
+  return [out](const std::string& v) -> Next {
+    if (v != "text" && v != "json") return absl::InvalidArgumentError("--format takes text or json");
+    *out = v;
+    return absl::OkStatus();
+  };
+}
+
 ArgumentParser::ValueAction KeepKernelNameStyle(core::KernelNameStyle* out) {
   return [out](const std::string& value) -> Next {
     absl::StatusOr<core::KernelNameStyle> style = core::ParseKernelNameStyle(value);

@@ -189,6 +189,10 @@ ArgumentParser::ValueAction KeepOne(std::string* out, std::string too_many);
 // An action that appends the comma-separated items of its value to *out, skipping empty ones.
 ArgumentParser::ValueAction AppendCommaSeparated(std::vector<std::string>* out);
 
+// An action for --format text|json (analyze, diff, status): anything else fails with
+// "--format takes text or json".
+ArgumentParser::ValueAction KeepTextOrJson(std::string* out);
+
 // An action for --kernel-names base|demangled|mangled.
 ArgumentParser::ValueAction KeepKernelNameStyle(core::KernelNameStyle* out);
 // Its lines in a command's usage (a macro, so that usages stay one string literal).

@@ -42,11 +42,7 @@ int RunDiff(const Args& args) {
   AddRunSetArguments(&parser, &sets, UnknownOptionOf("diff"));
   parser.Option(
       {"--format"}, "--format takes text or json",
-      [&](const std::string& v) {
-        if (v != "text" && v != "json") return absl::InvalidArgumentError("--format takes text or json");
-        format = v;
-        return absl::OkStatus();
-      },
+      KeepTextOrJson(&format),
       "text for people (default) or one JSON object");
   parser.Option(
       {"--top"}, "--top takes a number of kernels",

@@ -142,11 +142,7 @@ int RunStatus(const Args& args) {
       "the process");
   parser.Option(
       {"--format"}, "--format takes text or json",
-      [&](const std::string& v) {
-        if (v != "text" && v != "json") return absl::InvalidArgumentError("--format takes text or json");
-        format = v;
-        return absl::OkStatus();
-      },
+      KeepTextOrJson(&format),
       "text (default) or json (the ProcessStatus message of proto/cuscope/v1/control.proto)");
   if (std::optional<int> exit = HelpOrMistake(parser.Parse(args), kStatusUsage)) return *exit;
   auto target = ResolveControlTarget(pid_text, "status");
