@@ -1,6 +1,8 @@
 // The completion scripts and the manual page the command generates from its commands'
 // declarations: every command and option in them, the bash script read and run by bash, the page
 // read by troff.
+#include <unistd.h>
+
 #include <sys/wait.h>
 
 #include <array>
@@ -37,7 +39,7 @@ Output Shell(const std::string& command) {
 
 // `cuscope completion SHELL`, written to a file of the test's own.
 std::string CompletionScript(const std::string& shell) {
-  const std::string path = absl::StrCat(::testing::TempDir(), "cuscope_completion.", shell);
+  const std::string path = absl::StrCat(::testing::TempDir(), "cuscope_completion_", getpid(), ".", shell);
   const Output out = Shell(absl::StrCat(CUSCOPE_CLI, " completion ", shell, " > ", path));
   EXPECT_EQ(out.exit_code, 0) << out.text;
   return path;
@@ -109,7 +111,7 @@ TEST(GeneratedDocsTest, TheBashScriptParsesAndCompletesCommandsAndOptions) {
 }
 
 TEST(GeneratedDocsTest, TheBashScriptCompletesFileNamesForOtherArguments) {
-  const std::string dir = absl::StrCat(::testing::TempDir(), "cuscope_completion_files");
+  const std::string dir = absl::StrCat(::testing::TempDir(), "cuscope_completion_files_", getpid());
   ASSERT_EQ(Shell(absl::StrCat("mkdir -p ", dir, " && touch ", dir, "/run.cuscope")).exit_code, 0);
   const std::string script = CompletionScript("bash");
   EXPECT_EQ(BashCompletions(script, absl::StrCat("cuscope analyze ", dir, "/ru")),
