@@ -25,7 +25,7 @@ while [ $# -gt 0 ]; do
   shift
 done
 mkdir -p "$out"
-B=$PWD/build-device
+B=$PWD/${DUTY_BUILD:-build-device}
 export LD_LIBRARY_PATH="$B/lib:${LD_LIBRARY_PATH:-}"
 for r in $(seq 1 "$runs"); do
   if [ -n "$budget" ]; then setting=(CUSCOPE_OVERHEAD_BUDGET="$budget"); name=budget$budget

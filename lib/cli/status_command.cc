@@ -77,6 +77,10 @@ std::string StatusText(const v1::ProcessStatus& s) {
     if (s.every_record()) {
       absl::StrAppend(&out, "  recording all the time now: a trace window, a capture or request scopes need every record\n");
     }
+    if (s.records_handed_over() > 0) {
+      absl::StrAppend(&out, "  records held back in CUPTI's buffers were handed over ", s.records_handed_over(),
+                      s.records_handed_over() == 1 ? " time" : " times", " (a kernel record that never completed)\n");
+    }
   }
   if (s.latest_estimated()) {
     absl::StrAppendFormat(&out, "  the latest interval's figures are estimates from %.1f%% of its time", 100 * s.latest_recorded_share());

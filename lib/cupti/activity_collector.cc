@@ -795,6 +795,7 @@ absl::StatusOr<v1::ProcessStatus> CollectorStatus() {
     status.set_records_per_second(d.records_per_second);
     status.set_duty_governed(d.governed);
     status.set_every_record(d.every_record);
+    status.set_records_handed_over(d.hand_overs);
     status.set_overhead_budget(d.governed ? s->config.overhead_budget : 0);
   }
   std::lock_guard<std::mutex> lock(s->totals_mu);

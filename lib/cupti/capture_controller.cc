@@ -32,13 +32,19 @@ CaptureController::CaptureController(const core::Config& config, CuptiApi& cupti
     options.fixed_duty = config_.duty_cycle;
     options.budget = config_.overhead_budget;
     options.seed = static_cast<uint64_t>(::getpid());
+    // Past CUPTI's flush period (a buffer's records come at least that often when nothing holds
+    // them back), with the control thread's own lateness on top.
+    options.hand_over_after_ns = (static_cast<uint64_t>(config_.flush_period_ms) + 250) * 1'000'000ull;
     duty_ = std::make_unique<monitor::DutyCycle>(
         options,
         monitor::DutyCycle::Hooks{
             .record = [this](bool on, double weight) { return SetSampleRecording(on, weight); },
             .every_record_wanted = [this] { return pipeline_.wants_every_record(); },
             .calls = [this] { return pipeline_.timed_calls_queued(); },
-            .kernel_records = [this] { return pipeline_.kernel_records_seen(); }},
+            .kernel_records = [this] { return pipeline_.kernel_records_seen(); },
+            // Recording is off: what comes without timestamps is a kernel still running since
+            // the last window, which has had the whole gap to finish.
+            .hand_over = [this] { (void)cupti_.FlushAll(/*forced=*/true); }},
         std::chrono::steady_clock::now());
   }
 }

@@ -14,9 +14,17 @@ constexpr uint64_t kChecksPerFullSlot = 8;
 }  // namespace
 
 DutyCycle::DutyCycle(DutyOptions options, Hooks hooks, Clock::time_point start)
-    : governor_(options), hooks_(std::move(hooks)), start_(start), measured_from_(start), last_measure_(start) {
+    : governor_(options),
+      hooks_(std::move(hooks)),
+      start_(start),
+      measured_from_(start),
+      last_measure_(start),
+      hand_over_after_(std::chrono::nanoseconds(options.hand_over_after_ns)),
+      last_arrival_(start) {
   calls_at_ = hooks_.calls();
   kernels_at_ = hooks_.kernel_records();
+  arrived_records_ = kernels_at_;
+  calls_at_arrival_ = calls_at_;
   ScheduleSlot();
   Publish();
 }
@@ -47,8 +55,28 @@ double DutyCycle::SlotWeight(Clock::duration length) const {
   return ns > 0 ? std::max(1.0, static_cast<double>(governor_.slot_ns()) / ns) : 1.0;
 }
 
+void DutyCycle::WatchArrivals(Clock::time_point now) {
+  const uint64_t records = hooks_.kernel_records();
+  if (records == arrived_records_) return;
+  arrived_records_ = records;
+  calls_at_arrival_ = hooks_.calls();
+  last_arrival_ = now;
+}
+
+void DutyCycle::HandOverHeldRecords(Clock::time_point now) {
+  if (on_ || !hooks_.hand_over || hand_over_after_ == Clock::duration::zero()) return;
+  const uint64_t calls = hooks_.calls();
+  if (calls == calls_at_arrival_ || now - last_arrival_ < hand_over_after_) return;
+  hooks_.hand_over();
+  hand_overs_.fetch_add(1, std::memory_order_relaxed);
+  // What the hand-over brought is counted at the next look; the wait starts again.
+  calls_at_arrival_ = calls;
+  last_arrival_ = now;
+}
+
 void DutyCycle::TurnOn(Clock::time_point now) {
   if (on_ || stopped_) return;
+  HandOverHeldRecords(now);
   // A window of a slot stands for the slot; one recording everything (a duty of 1, or every
   // record wanted) for itself.
   const bool whole = governor_.duty() >= 1 || every_record_.load(std::memory_order_relaxed);
@@ -75,6 +103,7 @@ void DutyCycle::TurnOff(Clock::time_point now) {
 
 DutyCycle::Clock::time_point DutyCycle::Step(Clock::time_point now) {
   if (stopped_) return Clock::time_point::max();
+  WatchArrivals(now);
   const bool every = hooks_.every_record_wanted();
   every_record_.store(every, std::memory_order_relaxed);
   if (every) {
@@ -137,6 +166,7 @@ DutyCycle::Status DutyCycle::status() const {
   s.estimated_cost = (s.every_record ? full_cost_ : cost_).load(std::memory_order_relaxed);
   s.records_per_second = rate_.load(std::memory_order_relaxed);
   s.governed = governor_.governed();
+  s.hand_overs = hand_overs_.load(std::memory_order_relaxed);
   return s;
 }
 

@@ -4,6 +4,16 @@
 //
 // The control thread calls Step whenever it wakes and sleeps until the time Step returns; the
 // switches and counters are hooks, so the schedule is tested here with a made-up clock.
+//
+// Records held back: CUPTI hands a buffer over only once every record in it is complete, and a
+// kernel record whose kernel was in flight when recording went off can stay incomplete for good.
+// Then every later record lands behind it and none reaches the session until the forced flush at
+// its end: on an H100 under the governor, 3 runs of 8 got no kernel record after the first cut in
+// a launch storm, while launch calls were still timed (bench/gpu/duty_loss_probe.sh). So when
+// calls were timed but no kernel record arrived for `hand_over_after_ns`, the buffers are handed
+// over (`hand_over`, a forced flush) while recording is off, just before the next window opens:
+// the previous window's kernels have had the whole gap to finish, and the records come in time
+// for their interval (the aggregator waits two flush periods and more for late records).
 #ifndef CUSCOPE_LIB_MONITOR_DUTY_CYCLE_H_
 #define CUSCOPE_LIB_MONITOR_DUTY_CYCLE_H_
 
@@ -28,6 +38,8 @@ class DutyCycle {
     // What the session recorded so far: calls it timed, and kernel records it received.
     std::function<uint64_t()> calls;
     std::function<uint64_t()> kernel_records;
+    // Hands over what CUPTI's buffers hold, complete or not (called only while recording is off).
+    std::function<void()> hand_over;
   };
   // Recording is on at `start` (the session's window opened with it).
   DutyCycle(DutyOptions options, Hooks hooks, Clock::time_point start);
@@ -42,6 +54,7 @@ class DutyCycle {
     double records_per_second = 0;
     bool every_record = false;  // recording all the time because something needs every record
     bool governed = false;      // the duty follows a budget (not fixed)
+    uint64_t hand_overs = 0;    // times records held back in CUPTI's buffers were handed over
   };
   Status status() const;
 
@@ -51,6 +64,9 @@ class DutyCycle {
   void TurnOn(Clock::time_point now);
   void TurnOff(Clock::time_point now);
   void Measure(Clock::time_point now);
+  // Notes when kernel records last arrived; hands held-back records over (recording off).
+  void WatchArrivals(Clock::time_point now);
+  void HandOverHeldRecords(Clock::time_point now);
   // What a window of `length` in one slot stands for: the slot, in multiples of the length (>= 1).
   double SlotWeight(Clock::duration length) const;
   void Publish();
@@ -67,12 +83,17 @@ class DutyCycle {
   Clock::time_point on_since_;  // the open window's opening
   double open_weight_ = 1;
   uint64_t calls_at_ = 0, kernels_at_ = 0;
+  const Clock::duration hand_over_after_;
+  uint64_t arrived_records_ = 0;  // kernel records received, as last seen
+  uint64_t calls_at_arrival_ = 0;
+  Clock::time_point last_arrival_;  // (or last hand-over)
 
   std::atomic<double> duty_{1};
   std::atomic<double> cost_{0};
   std::atomic<double> full_cost_{0};
   std::atomic<double> rate_{0};
   std::atomic<bool> every_record_{false};
+  std::atomic<uint64_t> hand_overs_{0};
 };
 
 }  // namespace cuscope::monitor

@@ -40,6 +40,10 @@ struct DutyOptions {
   double initial_duty = 0.1;
   double cost_per_record_ns = 1800;  // monitor mode's per-kernel cost on the H100 (above)
   uint64_t seed = 1;
+  // DutyCycle's: when no kernel record has arrived for this long while calls were timed, the
+  // records are held back in CUPTI's buffers and are handed over before the next window opens
+  // (duty_cycle.h); 0: never.
+  uint64_t hand_over_after_ns = 0;
 };
 
 class DutyGovernor {

@@ -134,6 +134,10 @@ struct FakeSession {
   bool every = false;
   double rate = 0;
   uint64_t records = 0;
+  // Records made while `held` stay in CUPTI's buffers until a hand-over.
+  bool held = false;
+  uint64_t arrived = 0;
+  std::vector<bool> on_at_hand_over;  // whether recording was on at each hand-over
   int switches = 0;
   std::vector<std::pair<bool, double>> edges;  // (on, weight)
   DutyCycle::Hooks Hooks() {
@@ -146,7 +150,14 @@ struct FakeSession {
             },
             .every_record_wanted = [this] { return every; },
             .calls = [this] { return records; },
-            .kernel_records = [this] { return records; }};
+            .kernel_records = [this] {
+              if (!held) arrived = records;
+              return arrived;
+            },
+            .hand_over = [this] {
+              on_at_hand_over.push_back(on);
+              arrived = records;
+            }};
   }
   // Moves the clock `length` on in 100 us steps: the program records while recording is on, and
   // the duty cycle steps when it asked to. Returns how long recording was on.
@@ -321,6 +332,73 @@ TEST(DutyCycleTest, AStormAfterAQuietStretchIsRecordedWholeForAnEighthOfASlotAtM
   const auto recorded = s.Run(duty, now, next, std::chrono::milliseconds(125));
   EXPECT_LE(recorded, std::chrono::microseconds(125'000 / 8 + 200));
   EXPECT_NEAR(duty.status().duty, 0.077, 0.01);  // the budget's share from the first measurement
+}
+
+
+DutyOptions HandOverOptions(uint64_t after_ns) {
+  DutyOptions o = Options(0.05);
+  o.hand_over_after_ns = after_ns;
+  return o;
+}
+
+TEST(DutyCycleTest, RecordsHeldBackInCuptisBuffersAreHandedOverBeforeTheNextWindow) {
+  FakeSession s;
+  s.rate = RecordedRate(6900, 1800);
+  const auto t0 = DutyCycle::Clock::time_point{};
+  DutyCycle duty(HandOverOptions(750 * kMs), s.Hooks(), t0);
+  auto now = t0;
+  auto next = duty.Step(now);
+  s.Run(duty, now, next, std::chrono::seconds(1));
+  EXPECT_EQ(duty.status().hand_overs, 0u);
+  // From now on a record that never completes holds every later one back.
+  s.held = true;
+  const uint64_t before = s.records;
+  s.Run(duty, now, next, std::chrono::milliseconds(700));
+  EXPECT_EQ(duty.status().hand_overs, 0u);  // not yet: records may still be on their way
+  s.Run(duty, now, next, std::chrono::milliseconds(300));
+  // Handed over by the first window after 750 ms, with recording off.
+  ASSERT_EQ(duty.status().hand_overs, 1u);
+  ASSERT_EQ(s.on_at_hand_over.size(), 1u);
+  EXPECT_FALSE(s.on_at_hand_over[0]);
+  EXPECT_GT(s.arrived, before);
+  // Still held: handed over again, at most once per 750 ms plus a slot.
+  s.Run(duty, now, next, std::chrono::seconds(3));
+  EXPECT_GE(duty.status().hand_overs, 4u);
+  EXPECT_LE(duty.status().hand_overs, 5u);
+  for (bool on : s.on_at_hand_over) EXPECT_FALSE(on);
+}
+
+TEST(DutyCycleTest, RecordsThatArriveAreNeverHandedOverByForce) {
+  FakeSession s;
+  s.rate = RecordedRate(6900, 1800);
+  const auto t0 = DutyCycle::Clock::time_point{};
+  DutyCycle duty(HandOverOptions(750 * kMs), s.Hooks(), t0);
+  auto now = t0;
+  auto next = duty.Step(now);
+  s.Run(duty, now, next, std::chrono::seconds(5));
+  EXPECT_EQ(duty.status().hand_overs, 0u);
+  EXPECT_TRUE(s.on_at_hand_over.empty());
+}
+
+TEST(DutyCycleTest, AProgramThatTimesNoCallsNeedsNoHandOverAndNoneIsAskedWithoutAWait) {
+  FakeSession s;  // rate 0: no calls, no records
+  const auto t0 = DutyCycle::Clock::time_point{};
+  DutyCycle duty(HandOverOptions(750 * kMs), s.Hooks(), t0);
+  auto now = t0;
+  auto next = duty.Step(now);
+  s.held = true;
+  s.Run(duty, now, next, std::chrono::seconds(5));
+  EXPECT_EQ(duty.status().hand_overs, 0u);
+  // Calls held back, but hand-overs turned off (0).
+  FakeSession t;
+  t.rate = RecordedRate(6900, 1800);
+  t.held = true;
+  DutyCycle off(HandOverOptions(0), t.Hooks(), t0);
+  now = t0;
+  next = off.Step(now);
+  t.Run(off, now, next, std::chrono::seconds(5));
+  EXPECT_EQ(off.status().hand_overs, 0u);
+  EXPECT_EQ(t.arrived, 0u);
 }
 
 }  // namespace
