@@ -2,10 +2,10 @@
 # Monitor mode under its duty cycle: what it costs and how right its figures stay, on the workloads
 # where recording every kernel costs the most (bench/gpu/torch_overhead.py --workload): tiny
 # kernels one after another, a CUDA graph of tiny kernels replayed, tiny kernels with an .item()
-# per step, and large elementwise kernels. Variants: plain; monitor mode under the governor with a 2%
-# budget (monitor) and a 1% budget (monitor-1); monitor mode recording all the time (its default,
-# monitor-full), whose figures are the reference for the estimated ones of the same
-# round. Rounds are interleaved, each in a seeded random order. Costs: medians of the per-round
+# per step, and large elementwise kernels. Variants: plain; monitor mode under the governor with a 1%
+# budget (monitor-1) and a 3% budget (monitor-3); monitor mode recording all the time (its default,
+# monitor-full), whose figures are the reference for the estimated ones of the same round. Rounds
+# are interleaved, each in a seeded random order. Costs: medians of the per-round
 # differences to plain, as shares of plain. Figures (bench/gpu/duty_cycle_figures.py): the kernels
 # counted against those the program launched, and the busy share, top-10 kernels and idle by cause
 # against the full recording.
@@ -33,7 +33,7 @@ while [ $# -gt 0 ]; do
 done
 use_device_build duty_cycle_check.sh "$out" duty.txt
 mkdir -p "$out/traces"
-variants=(plain monitor monitor-1 monitor-full)
+variants=(plain monitor-1 monitor-3 monitor-full)
 pin=()
 if [ -n "${DUTY_CPUS:-}" ]; then pin=(taskset -c "$DUTY_CPUS"); fi
 
@@ -47,8 +47,8 @@ run_one() {
     venv=(CUDA_INJECTION64_PATH="$lib" CUSCOPE_MODE=monitor CUSCOPE_QUIET=1 CUSCOPE_FORCE_OVERWRITE=1
           CUSCOPE_OUTPUT="$trace")
     case $variant in
-      monitor) venv+=(CUSCOPE_OVERHEAD_BUDGET=2) ;;
       monitor-1) venv+=(CUSCOPE_OVERHEAD_BUDGET=1) ;;
+      monitor-3) venv+=(CUSCOPE_OVERHEAD_BUDGET=3) ;;
       monitor-full) venv+=(CUSCOPE_OVERHEAD_BUDGET=off) ;;
     esac
   fi
@@ -72,5 +72,5 @@ for w in "${wl[@]}"; do for v in "${variants[@]}"; do runs+=("$w:$v"); done; don
 echo "== $rounds rounds x ${#runs[@]} runs: $kernels kernels x $reps reps a run"
 run_interleaved_rounds "$rounds" "$seed" run_one "${runs[@]}"
 python3 bench/gpu/summarise_overhead.py "$results" --metric us_per_kernel --baseline plain \
-  --variants monitor,monitor-1,monitor-full | tee "$out/summary.txt"
+  --variants monitor-1,monitor-3,monitor-full | tee "$out/summary.txt"
 python3 bench/gpu/duty_cycle_figures.py "$results" --cuscope "$B/bin/cuscope" | tee -a "$out/summary.txt"

@@ -71,7 +71,7 @@ def main():
     runs = parse(args.results)
     by = {(r["workload"], r["variant"], int(r["round"])): r for r in runs}
     workloads = sorted({r["workload"] for r in runs})
-    variants = [v for v in ["monitor", "monitor-1", "monitor-full"] if any(r["variant"] == v for r in runs)]
+    variants = sorted({r["variant"] for r in runs if r["variant"] != "plain"}, key=lambda v: (v == "monitor-full", v))
     with tempfile.TemporaryDirectory() as scratch:
         for w in workloads:
             rounds = sorted({int(r["round"]) for r in runs if r["workload"] == w})
