@@ -11,29 +11,35 @@
 # against the full recording.
 #
 # On the GPU machine, from the repository root, with build-device/ (scripts/build_for_device.sh):
-#   bench/gpu/duty_cycle_check.sh [--rounds N] [--reps R] [--kernels N] [--workloads a,b] [--out DIR]
+#   bench/gpu/duty_cycle_check.sh [--rounds N] [--reps R] [--kernels N] [--workloads a,b]
+#                                 [--variants a,b] [--out DIR]
+# --variants: of plain, monitor-1, monitor-3, monitor-full (the default: all four) and fixed-P (a fixed
+# duty cycle of P%, CUSCOPE_DUTY_CYCLE: what switching costs beside what is recorded).
 set -uo pipefail
 cd "$(dirname "$0")/../.." || exit 1
 # shellcheck source=bench/gpu/interleaved_rounds.sh
 . bench/gpu/interleaved_rounds.sh
 
 rounds=5 reps=3 kernels=60000 workloads=tiny,graph,item,large seed=1 out=duty-cycle
+variant_list=plain,monitor-1,monitor-3,monitor-full
 while [ $# -gt 0 ]; do
   case $1 in
     --rounds) rounds=$2; shift ;;
     --reps) reps=$2; shift ;;
     --kernels) kernels=$2; shift ;;
     --workloads) workloads=$2; shift ;;
+    --variants) variant_list=$2; shift ;;
     --seed) seed=$2; shift ;;
     --out) out=$2; shift ;;
-    -h|--help) sed -n '2,14p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,17p' "$0"; exit 0 ;;
     *) echo "duty_cycle_check.sh: unknown argument $1 (see --help)" >&2; exit 2 ;;
   esac
   shift
 done
 use_device_build duty_cycle_check.sh "$out" duty.txt
 mkdir -p "$out/traces"
-variants=(plain monitor-1 monitor-3 monitor-full)
+IFS=, read -r -a variants <<< "$variant_list"
+case ",$variant_list," in *,plain,*) ;; *) echo "duty_cycle_check.sh: --variants needs plain (the baseline)" >&2; exit 2 ;; esac
 pin=()
 if [ -n "${DUTY_CPUS:-}" ]; then pin=(taskset -c "$DUTY_CPUS"); fi
 
@@ -50,6 +56,8 @@ run_one() {
       monitor-1) venv+=(CUSCOPE_OVERHEAD_BUDGET=1) ;;
       monitor-3) venv+=(CUSCOPE_OVERHEAD_BUDGET=3) ;;
       monitor-full) venv+=(CUSCOPE_OVERHEAD_BUDGET=off) ;;
+      fixed-*) venv+=(CUSCOPE_DUTY_CYCLE="${variant#fixed-}") ;;
+      *) echo "duty_cycle_check.sh: unknown variant $variant" >&2; exit 2 ;;
     esac
   fi
   env "${venv[@]}" "${pin[@]}" python3 bench/gpu/torch_overhead.py --workload "$workload" --kernels "$n" \
@@ -72,5 +80,5 @@ for w in "${wl[@]}"; do for v in "${variants[@]}"; do runs+=("$w:$v"); done; don
 echo "== $rounds rounds x ${#runs[@]} runs: $kernels kernels x $reps reps a run"
 run_interleaved_rounds "$rounds" "$seed" run_one "${runs[@]}"
 python3 bench/gpu/summarise_overhead.py "$results" --metric us_per_kernel --baseline plain \
-  --variants monitor-1,monitor-3,monitor-full | tee "$out/summary.txt"
+  --variants "$(tr , '\n' <<< "$variant_list" | grep -vx plain | paste -sd,)" | tee "$out/summary.txt"
 python3 bench/gpu/duty_cycle_figures.py "$results" --cuscope "$B/bin/cuscope" | tee -a "$out/summary.txt"
