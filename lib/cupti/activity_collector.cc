@@ -170,6 +170,11 @@ void CUPTIAPI OnApiCallback(void* /*userdata*/, CUpti_CallbackDomain domain, CUp
     s->capture->OnContextCreated();
     return;
   }
+  if (domain == CUPTI_CB_DOMAIN_RESOURCE &&
+      (cbid == CUPTI_CBID_RESOURCE_GRAPHEXEC_CREATE_STARTING || cbid == CUPTI_CBID_RESOURCE_GRAPHEXEC_CREATED)) {
+    s->capture->OnGraphInstantiation(cbid == CUPTI_CBID_RESOURCE_GRAPHEXEC_CREATE_STARTING);
+    return;
+  }
   if (domain == CUPTI_CB_DOMAIN_NVTX) {
     if (data != nullptr) s->capture->OnNvtxCall(cbid, *static_cast<const CUpti_NvtxData*>(data));
     return;
@@ -403,6 +408,19 @@ void WatchForFirstProgramCall(Session& s) {
   });
 }
 
+// Under the duty cycle, a CUDA graph instantiated while recording is off would never be recorded
+// (CaptureController::OnGraphInstantiation): its instantiations are watched. Refused, the
+// session says so once and goes on (such graphs then go unrecorded).
+void WatchGraphInstantiations(Session& s) {
+  for (CUpti_CallbackId cbid : {CUPTI_CBID_RESOURCE_GRAPHEXEC_CREATE_STARTING, CUPTI_CBID_RESOURCE_GRAPHEXEC_CREATED}) {
+    if (auto st = s.cupti.EnableCallback(s.subscriber, CUPTI_CB_DOMAIN_RESOURCE, cbid); !st.ok()) {
+      s.Warn(absl::StrCat("graph instantiations are not watched (", st.message(),
+                          "): a CUDA graph made while the duty cycle is not recording is never recorded"));
+      return;
+    }
+  }
+}
+
 // Counters are sampled once the program has a context: at its first context creation, or
 // already, when linked in late. The callback goes on first, so a context made meanwhile is seen
 // one way or the other.
@@ -613,6 +631,7 @@ absl::Status StartCollector(const core::Config& config, const std::string& entry
     });
   }
   if (config.stacks.on()) StartLaunchStacks(s);
+  if (config.samples_by_duty_cycle()) WatchGraphInstantiations(s);
   if (config.gpu_metrics) WatchForContext(s);
   if (!config.prometheus.empty()) StartPrometheus(s);
   // A process at its thread limit: an error like any other, never an exception.

@@ -106,6 +106,13 @@ class CaptureController {
     Wake();
   }
 
+  // A CUDA graph's instantiation begins (`starting`) or ends, on the program's thread. CUPTI
+  // records a graph's kernels as its instantiation found recording: at every launch when it was
+  // on, never when it was off (bench/gpu/duty_toggle_probe.sh). So under the duty cycle an
+  // instantiation needs every record: the control thread turns recording on, and the program's
+  // thread waits for that (at most kGraphInstantiationWait: then the graph goes unrecorded).
+  void OnGraphInstantiation(bool starting);
+
   State state() const { return state_.load(); }
   bool recording() const { return state_.load(std::memory_order_relaxed) == State::kOpen; }
 
@@ -148,6 +155,8 @@ class CaptureController {
   std::atomic<bool> counters_paused_{false};  // a capture's kernel metrics are being collected
   std::unique_ptr<monitor::DutyCycle> duty_;    // stepped by the control thread
   std::atomic<bool> duty_wake_{false};
+  std::atomic<bool> sample_on_{true};  // the duty cycle's kinds are on (or no duty cycle)
+  std::atomic<int> graph_instantiations_{0};  // in progress on the program's threads
 
   std::thread thread_;
   std::mutex control_mu_;

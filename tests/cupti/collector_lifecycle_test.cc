@@ -509,6 +509,45 @@ TEST_F(CollectorLifecycleTest, MonitorModeUnderADutyCycleSwitchesAndSaysItsFigur
   EXPECT_GT(windows, 0u);
 }
 
+// CUPTI records a graph's kernels as its instantiation found recording: under a duty cycle an
+// instantiation made while recording is off waits until recording is on, and recording stays on
+// until the instantiation ended. Without a duty cycle nothing watches instantiations.
+TEST_F(CollectorLifecycleTest, UnderADutyCycleAGraphIsInstantiatedWithRecordingOn) {
+  config_.mode = core::CollectionMode::kMonitor;
+  config_.monitor_interval_ms = 1000;
+  config_.duty_cycle = 0.01;  // a 1.25 ms window every 125 ms: off nearly all the time
+  ASSERT_TRUE(StartCollector(config_, "session", cupti_).ok());
+  EXPECT_EQ(cupti_.Count(CallbackOf(CUPTI_CB_DOMAIN_RESOURCE, CUPTI_CBID_RESOURCE_GRAPHEXEC_CREATE_STARTING)), 1u);
+  EXPECT_EQ(cupti_.Count(CallbackOf(CUPTI_CB_DOMAIN_RESOURCE, CUPTI_CBID_RESOURCE_GRAPHEXEC_CREATED)), 1u);
+  const auto kinds_on = [&] {
+    return cupti_.LastIndexOf("EnableActivity:" + kKernelKind) > cupti_.LastIndexOf("DisableActivity:" + kKernelKind);
+  };
+  ASSERT_TRUE(Eventually([&] { return cupti_.Count("DisableActivity:" + kKernelKind) > 0 && !kinds_on(); }));
+  cupti_.CallGraphInstantiation(true);
+  EXPECT_TRUE(kinds_on()) << "the instantiation went on with recording off";
+  const size_t disabled = cupti_.Count("DisableActivity:" + kKernelKind);
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));  // past two windows' ends
+  EXPECT_EQ(cupti_.Count("DisableActivity:" + kKernelKind), disabled);
+  EXPECT_TRUE(kinds_on());
+  cupti_.CallGraphInstantiation(false);
+  EXPECT_TRUE(Eventually([&] { return !kinds_on(); }));  // back to the schedule
+  // An end without a start seen (the callbacks came on mid-instantiation) changes nothing.
+  cupti_.CallGraphInstantiation(false);
+  cupti_.CallGraphInstantiation(false);
+  EXPECT_TRUE(Eventually([&] { return cupti_.Count("DisableActivity:" + kKernelKind) > disabled + 1; }));
+  ASSERT_TRUE(StopCollector(nullptr).ok());
+}
+
+TEST_F(CollectorLifecycleTest, WithoutADutyCycleGraphInstantiationsAreNotWatched) {
+  config_.mode = core::CollectionMode::kMonitor;
+  ASSERT_TRUE(StartCollector(config_, "session", cupti_).ok());
+  EXPECT_EQ(cupti_.Count(CallbackOf(CUPTI_CB_DOMAIN_RESOURCE, CUPTI_CBID_RESOURCE_GRAPHEXEC_CREATE_STARTING)), 0u);
+  cupti_.CallGraphInstantiation(true);  // (as if another room had the callback on) nothing happens
+  cupti_.CallGraphInstantiation(false);
+  EXPECT_EQ(cupti_.Count("DisableActivity:" + kKernelKind), 0u);
+  ASSERT_TRUE(StopCollector(nullptr).ok());
+}
+
 TEST_F(CollectorLifecycleTest, MonitorModeWithoutAnOutputWritesNoFile) {
   config_.mode = core::CollectionMode::kMonitor;
   config_.overhead_budget = 0;  // recorded all the time: exact figures

@@ -325,6 +325,14 @@ void FakeCupti::CallGraphNodeCloned(uint64_t node, uint64_t original) {
   callback(userdata, CUPTI_CB_DOMAIN_RESOURCE, CUPTI_CBID_RESOURCE_GRAPHNODE_CLONED, &data);
 }
 
+void FakeCupti::CallGraphInstantiation(bool starting) {
+  const auto [callback, userdata] = ApiCallback();
+  if (callback == nullptr) return;
+  CUpti_ResourceData data{};
+  callback(userdata, CUPTI_CB_DOMAIN_RESOURCE,
+           starting ? CUPTI_CBID_RESOURCE_GRAPHEXEC_CREATE_STARTING : CUPTI_CBID_RESOURCE_GRAPHEXEC_CREATED, &data);
+}
+
 void FakeCupti::CallProfilerStart() { CallGate(CUPTI_RUNTIME_TRACE_CBID_cudaProfilerStart_v4000, CUPTI_API_EXIT); }
 void FakeCupti::CallProfilerStop() { CallGate(CUPTI_RUNTIME_TRACE_CBID_cudaProfilerStop_v4000, CUPTI_API_ENTER); }
 

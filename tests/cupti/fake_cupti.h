@@ -67,6 +67,8 @@ class FakeCupti final : public CuptiApi {
   // node cloned into an executable graph (instantiation), through the resource callbacks.
   void CallGraphNodeCreated(uint64_t node);
   void CallGraphNodeCloned(uint64_t node, uint64_t original);
+  // A graph's instantiation begins (`starting`) or has ended.
+  void CallGraphInstantiation(bool starting);
   void CallProfilerStart();
   void CallProfilerStop();
 
