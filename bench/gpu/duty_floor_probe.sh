@@ -1,0 +1,72 @@
+#!/usr/bin/env bash
+# Where the duty cycle's cost floor comes from: on tiny PyTorch kernels, what a session costs that
+# records ~1% of the time, beside what CUPTI itself costs for the same switching. Variants, rounds
+# interleaved in a seeded random order, pinned to DUTY_CPUS (default 0-3):
+#   plain          no collector
+#   bare-idle      the bare collector subscribed, nothing enabled (BARE_CUPTI_KINDS= BARE_CUPTI_SUBSCRIBE=1)
+#   bare-toggle-1  the bare collector with cuscope's lean kinds and timed calls switched on for
+#                  1.25 ms every 125 ms (BARE_CUPTI_TOGGLE), buffers discarded
+#   bare-full      the same kinds and calls all the time
+#   fixed-1        cuscope monitor mode at a fixed 1% duty cycle
+#   monitor-full   cuscope monitor mode recording all the time
+# Prints each variant's median us per kernel and the median (and spread) of its per-round
+# difference to plain.
+#
+# On the GPU machine, from the repository root, with build-device/ (scripts/build_for_device.sh):
+#   bench/gpu/duty_floor_probe.sh [--rounds N] [--kernels N] [--out DIR]
+set -uo pipefail
+cd "$(dirname "$0")/../.." || exit 1
+rounds=7 kernels=60000 out=duty-floor
+while [ $# -gt 0 ]; do
+  case $1 in
+    --rounds) rounds=$2; shift ;;
+    --kernels) kernels=$2; shift ;;
+    --out) out=$2; shift ;;
+    -h|--help) sed -n '2,17p' "$0"; exit 0 ;;
+    *) echo "duty_floor_probe.sh: unknown argument $1 (see --help)" >&2; exit 2 ;;
+  esac
+  shift
+done
+mkdir -p "$out"
+B=$PWD/${DUTY_BUILD:-build-device}
+export LD_LIBRARY_PATH="$B/lib:${LD_LIBRARY_PATH:-}"
+bare=$B/bench/libbare_cupti_injection.so lib=$B/lib/libcuscope.so
+pin=(taskset -c "${DUTY_CPUS:-0-3}")
+lean=(BARE_CUPTI_KINDS=kernel,memcpy,memset,sync,nvtx,memory,overhead BARE_CUPTI_CALLBACK=lean)
+variants=(plain bare-idle bare-toggle-1 bare-full fixed-1 monitor-full)
+: > "$out/cost.txt"
+for round in $(seq 1 "$rounds"); do
+  mapfile -t order < <(python3 -c 'import random,sys; r=random.Random(int(sys.argv[1])); v=sys.argv[2:]; r.shuffle(v); print("\n".join(v))' "$round" "${variants[@]}")
+  for v in "${order[@]}"; do
+    cuscope=(CUDA_INJECTION64_PATH="$lib" CUSCOPE_MODE=monitor CUSCOPE_QUIET=1 CUSCOPE_FORCE_OVERWRITE=1
+             CUSCOPE_OUTPUT="$out/${v}_$round.cuscope")
+    case $v in
+      plain) venv=() ;;
+      bare-idle) venv=(CUDA_INJECTION64_PATH="$bare" BARE_CUPTI_KINDS= BARE_CUPTI_SUBSCRIBE=1) ;;
+      bare-toggle-1) venv=(CUDA_INJECTION64_PATH="$bare" "${lean[@]}" BARE_CUPTI_TOGGLE=125000,1250) ;;
+      bare-full) venv=(CUDA_INJECTION64_PATH="$bare" "${lean[@]}") ;;
+      fixed-1) venv=("${cuscope[@]}" CUSCOPE_DUTY_CYCLE=1) ;;
+      monitor-full) venv=("${cuscope[@]}") ;;
+    esac
+    us=$(env "${venv[@]}" "${pin[@]}" python3 bench/gpu/torch_overhead.py --workload tiny --kernels "$kernels" --reps 3 \
+           2> "$out/err_$v" | grep -o 'median_us_per_kernel=[0-9.]*' | cut -d= -f2)
+    [ -z "$us" ] && sed -n '1,5p' "$out/err_$v"
+    echo "round=$round variant=$v us_per_kernel=${us:-failed}" | tee -a "$out/cost.txt"
+  done
+done
+python3 - "$out/cost.txt" "${variants[@]}" <<'PY'
+import collections, statistics, sys
+by = collections.defaultdict(dict)
+for line in open(sys.argv[1]):
+    f = dict(t.split("=", 1) for t in line.split())
+    if f["us_per_kernel"] != "failed":
+        by[f["variant"]][f["round"]] = float(f["us_per_kernel"])
+plain = by["plain"]
+for v in sys.argv[2:]:
+    runs = by.get(v, {})
+    d = [100 * (runs[r] - plain[r]) / plain[r] for r in runs if r in plain]
+    if not d:
+        print(f"{v:14} no runs"); continue
+    print(f"{v:14} median {statistics.median(runs.values()):7.3f} us  added {statistics.median(d):+6.2f}% "
+          f"({min(d):+.2f}..{max(d):+.2f}, {len(d)} rounds)")
+PY
