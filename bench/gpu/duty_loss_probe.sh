@@ -50,7 +50,7 @@ rows = db.execute("""SELECT i.id, (i."end" - i.start) / 1e6, i.launchCalls, i.ob
 print("interval   ms  launchCalls  observed_ms  windows  dropped  late  estimated  kernels  busy_ms  dev_observed_ms")
 for r in rows:
     print("%8d %5.0f %12s %12.2f %8s %8s %5s %10s %8s %8.2f %8.2f" % r)
-empty = [r[0] for r in rows if (r[2] or 0) > 1000 and r[7] == 0]
+empty = [r[0] for r in rows if (r[2] or 0) > 1000 and r[8] == 0]
 print("intervals timing launches without kernels:", empty or "none")
 PY
 done

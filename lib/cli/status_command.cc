@@ -74,7 +74,10 @@ std::string StatusText(const v1::ProcessStatus& s) {
                                             : std::string("a fixed duty cycle"),
                           100 * s.estimated_overhead());
     absl::StrAppendFormat(&out, "; %.0f records/s while recording\n", s.records_per_second());
-    if (s.every_record()) {
+    if (s.kernel_records_missing()) {
+      absl::StrAppend(&out, "  recording all the time now: CUPTI stopped giving kernel records under the duty cycle (its "
+                            "kernel figures since are missing)\n");
+    } else if (s.every_record()) {
       absl::StrAppend(&out, "  recording all the time now: a trace window, a capture or request scopes need every record\n");
     }
     if (s.records_handed_over() > 0) {

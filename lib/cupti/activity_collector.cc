@@ -284,7 +284,11 @@ void PrepareKernelMetricsOnDemand(Session& s) {
   config.top_down_kernels = 1;  // targets, never a selection
   s.metrics_request = kTopDownMetrics;
   s.metrics = std::make_unique<KernelMetricsCollector>(
-      config, [&s](ProfiledLaunch p) { s.pipeline->QueueProfiledLaunch(std::move(p)); },
+      config,
+      [&s](ProfiledLaunch p) {
+        s.pipeline->QueueProfiledLaunch(std::move(p));
+        s.capture->HandOverHeldRecordsSoon();
+      },
       [&s](const std::string& msg) { s.Warn(msg); });
 }
 
@@ -312,6 +316,7 @@ bool KernelMetricsPhase(Session& s, bool begin) {
     s.metrics_callbacks_on.store(false);
     turn_off(callbacks.size());
     (void)s.capture->PauseCountersForKernelMetrics(false);
+    s.capture->HandOverHeldRecordsSoon();  // a replay given up midway leaves its record open too
     return true;
   }
   if (s.metrics == nullptr) {
@@ -815,6 +820,7 @@ absl::StatusOr<v1::ProcessStatus> CollectorStatus() {
     status.set_duty_governed(d.governed);
     status.set_every_record(d.every_record);
     status.set_records_handed_over(d.hand_overs);
+    status.set_kernel_records_missing(d.records_missing);
     status.set_overhead_budget(d.governed ? s->config.overhead_budget : 0);
   }
   std::lock_guard<std::mutex> lock(s->totals_mu);

@@ -46,7 +46,13 @@ CaptureController::CaptureController(const core::Config& config, CuptiApi& cupti
             .kernel_records = [this] { return pipeline_.kernel_records_seen(); },
             // Recording is off: what comes without timestamps is a kernel still running since
             // the last window, which has had the whole gap to finish.
-            .hand_over = [this] { (void)cupti_.FlushAll(/*forced=*/true); }},
+            .hand_over = [this] { (void)cupti_.FlushAll(/*forced=*/true); },
+            .records_missing =
+                [this](uint64_t calls) {
+                  warn_(absl::StrCat("CUPTI gave no kernel record for over a second of the duty cycle's windows while ",
+                                     calls, " calls were timed, after switching recording off and on: the monitor's "
+                                     "kernel figures since then are missing; recording all the time from now on"));
+                }},
         std::chrono::steady_clock::now());
   }
 }
@@ -346,7 +352,7 @@ void CaptureController::ControlLoop() {
   // The duty cycle's next switch (never without one; at once with one: its first window).
   auto duty_at = duty_ != nullptr ? start : Clock::time_point::max();
   const auto woken = [this, &top_down_due, &prepare_ahead] {
-    return control_exit_ || top_down_due() || stop_watching_due_.load() || duty_wake_.load() ||
+    return control_exit_ || top_down_due() || stop_watching_due_.load() || duty_wake_.load() || hand_over_due_.load() ||
            sampling_.Due(SamplingConditions(), prepare_ahead(Clock::now()));
   };
   std::unique_lock<std::mutex> lock(control_mu_);
@@ -380,6 +386,7 @@ void CaptureController::ControlLoop() {
       top_down_queued_ = true;
       QueueHotKernelChoice();
     }
+    if (hand_over_due_.exchange(false)) (void)cupti_.FlushAll(/*forced=*/true);
     if (now >= next_flush) {
       // Default flush: every buffer whose records are all complete, full or not. A forced flush
       // here would hand over kernels still running, with their timestamps unset.

@@ -106,6 +106,17 @@ class CaptureController {
     Wake();
   }
 
+  // A launch was replayed for kernel metrics while recording goes on (a monitor-mode capture's
+  // top-down): its kernel record never completes, so CUPTI's buffers would hold every later record
+  // back until the session's end (on an H100 in a launch storm: no kernel record for the 10 s after
+  // the top-down, then 1.1 million dropped at the buffer cap). The control thread hands them over
+  // (a forced flush) at once; what comes without timestamps is the replayed launch and the few
+  // kernels launched since, still running.
+  void HandOverHeldRecordsSoon() {
+    hand_over_due_.store(true);
+    Wake();
+  }
+
   // A CUDA graph's instantiation begins (`starting`) or ends, on the program's thread. CUPTI
   // records a graph's kernels as its instantiation found recording: at every launch when it was
   // on, never when it was off (bench/gpu/duty_toggle_probe.sh). So under the duty cycle an
@@ -155,6 +166,7 @@ class CaptureController {
   std::atomic<bool> counters_paused_{false};  // a capture's kernel metrics are being collected
   std::unique_ptr<monitor::DutyCycle> duty_;    // stepped by the control thread
   std::atomic<bool> duty_wake_{false};
+  std::atomic<bool> hand_over_due_{false};
   std::atomic<bool> sample_on_{true};  // the duty cycle's kinds are on (or no duty cycle)
   std::atomic<int> graph_instantiations_{0};  // in progress on the program's threads
 

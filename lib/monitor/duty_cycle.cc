@@ -61,14 +61,21 @@ void DutyCycle::WatchArrivals(Clock::time_point now) {
   arrived_records_ = records;
   calls_at_arrival_ = hooks_.calls();
   last_arrival_ = now;
+  handed_over_since_arrival_ = false;
 }
 
 void DutyCycle::HandOverHeldRecords(Clock::time_point now) {
   if (on_ || !hooks_.hand_over || hand_over_after_ == Clock::duration::zero()) return;
   const uint64_t calls = hooks_.calls();
   if (calls == calls_at_arrival_ || now - last_arrival_ < hand_over_after_) return;
+  if (handed_over_since_arrival_) {
+    // The last hand-over brought nothing either: no record is held back, none is made.
+    if (!records_missing_.exchange(true) && hooks_.records_missing) hooks_.records_missing(calls - calls_at_arrival_);
+    return;
+  }
   hooks_.hand_over();
   hand_overs_.fetch_add(1, std::memory_order_relaxed);
+  handed_over_since_arrival_ = true;
   // What the hand-over brought is counted at the next look; the wait starts again.
   calls_at_arrival_ = calls;
   last_arrival_ = now;
@@ -104,7 +111,7 @@ void DutyCycle::TurnOff(Clock::time_point now) {
 DutyCycle::Clock::time_point DutyCycle::Step(Clock::time_point now) {
   if (stopped_) return Clock::time_point::max();
   WatchArrivals(now);
-  const bool every = hooks_.every_record_wanted();
+  const bool every = hooks_.every_record_wanted() || records_missing_.load(std::memory_order_relaxed);
   every_record_.store(every, std::memory_order_relaxed);
   if (every) {
     // A window of a slot goes on as one recording everything, which stands for itself.
@@ -167,6 +174,7 @@ DutyCycle::Status DutyCycle::status() const {
   s.records_per_second = rate_.load(std::memory_order_relaxed);
   s.governed = governor_.governed();
   s.hand_overs = hand_overs_.load(std::memory_order_relaxed);
+  s.records_missing = records_missing_.load(std::memory_order_relaxed);
   return s;
 }
 

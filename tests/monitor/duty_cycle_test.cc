@@ -136,7 +136,9 @@ struct FakeSession {
   uint64_t records = 0;
   // Records made while `held` stay in CUPTI's buffers until a hand-over.
   bool held = false;
+  bool lost = false;  // records made while `lost` are never delivered, handed over or not
   uint64_t arrived = 0;
+  std::vector<uint64_t> missing;  // what each records_missing call said
   std::vector<bool> on_at_hand_over;  // whether recording was on at each hand-over
   int switches = 0;
   std::vector<std::pair<bool, double>> edges;  // (on, weight)
@@ -151,13 +153,14 @@ struct FakeSession {
             .every_record_wanted = [this] { return every; },
             .calls = [this] { return records; },
             .kernel_records = [this] {
-              if (!held) arrived = records;
+              if (!held && !lost) arrived = records;
               return arrived;
             },
             .hand_over = [this] {
               on_at_hand_over.push_back(on);
-              arrived = records;
-            }};
+              if (!lost) arrived = records;
+            },
+            .records_missing = [this](uint64_t calls) { missing.push_back(calls); }};
   }
   // Moves the clock `length` on in 100 us steps: the program records while recording is on, and
   // the duty cycle steps when it asked to. Returns how long recording was on.
@@ -399,6 +402,34 @@ TEST(DutyCycleTest, AProgramThatTimesNoCallsNeedsNoHandOverAndNoneIsAskedWithout
   t.Run(off, now, next, std::chrono::seconds(5));
   EXPECT_EQ(off.status().hand_overs, 0u);
   EXPECT_EQ(t.arrived, 0u);
+}
+
+TEST(DutyCycleTest, KernelRecordsThatStopComingAreSaidMissingOnceAndEverythingIsRecordedFromThen) {
+  FakeSession s;
+  s.rate = RecordedRate(6900, 1800);
+  const auto t0 = DutyCycle::Clock::time_point{};
+  DutyCycle duty(HandOverOptions(750 * kMs), s.Hooks(), t0);
+  auto now = t0;
+  auto next = duty.Step(now);
+  s.Run(duty, now, next, std::chrono::seconds(1));
+  s.lost = true;
+  // The first wait ends in a hand-over (records may be held back): not yet missing.
+  s.Run(duty, now, next, std::chrono::milliseconds(1000));
+  EXPECT_EQ(duty.status().hand_overs, 1u);
+  EXPECT_TRUE(s.missing.empty());
+  EXPECT_FALSE(duty.status().records_missing);
+  // The hand-over brought nothing and the next wait passes: missing, said once, recorded whole.
+  s.Run(duty, now, next, std::chrono::milliseconds(1000));
+  ASSERT_EQ(s.missing.size(), 1u);
+  EXPECT_GT(s.missing[0], 0u);
+  EXPECT_TRUE(duty.status().records_missing);
+  EXPECT_TRUE(s.on);
+  const int switches = s.switches;
+  s.Run(duty, now, next, std::chrono::seconds(3));
+  EXPECT_EQ(s.switches, switches);
+  EXPECT_EQ(s.missing.size(), 1u);
+  EXPECT_EQ(duty.status().hand_overs, 1u);
+  EXPECT_DOUBLE_EQ(duty.status().duty, 1.0);
 }
 
 }  // namespace
