@@ -417,7 +417,8 @@ void WatchForFirstProgramCall(Session& s) {
 // (CaptureController::OnGraphInstantiation): its instantiations are watched. Refused, the
 // session says so once and goes on (such graphs then go unrecorded).
 void WatchGraphInstantiations(Session& s) {
-  for (CUpti_CallbackId cbid : {CUPTI_CBID_RESOURCE_GRAPHEXEC_CREATE_STARTING, CUPTI_CBID_RESOURCE_GRAPHEXEC_CREATED}) {
+  // The end first: a start without its end watched would hold recording on.
+  for (CUpti_CallbackId cbid : {CUPTI_CBID_RESOURCE_GRAPHEXEC_CREATED, CUPTI_CBID_RESOURCE_GRAPHEXEC_CREATE_STARTING}) {
     if (auto st = s.cupti.EnableCallback(s.subscriber, CUPTI_CB_DOMAIN_RESOURCE, cbid); !st.ok()) {
       s.Warn(absl::StrCat("graph instantiations are not watched (", st.message(),
                           "): a CUDA graph made while the duty cycle is not recording is never recorded"));

@@ -39,19 +39,19 @@ CaptureController::CaptureController(const core::Config& config, CuptiApi& cupti
         options,
         monitor::DutyCycle::Hooks{
             .record = [this](bool on, double weight) { return SetSampleRecording(on, weight); },
-            .every_record_wanted = [this] {
-              return pipeline_.wants_every_record() || graph_instantiations_.load() > 0;
-            },
+            .every_record_wanted = [this] { return pipeline_.wants_every_record() || GraphBeingInstantiated(); },
             .calls = [this] { return pipeline_.timed_calls_queued(); },
             .kernel_records = [this] { return pipeline_.kernel_records_seen(); },
+            .launches = [this] { return pipeline_.timed_launches_queued(); },
             // Recording is off: what comes without timestamps is a kernel still running since
             // the last window, which has had the whole gap to finish.
             .hand_over = [this] { (void)cupti_.FlushAll(/*forced=*/true); },
             .records_missing =
-                [this](uint64_t calls) {
-                  warn_(absl::StrCat("CUPTI gave no kernel record for over a second of the duty cycle's windows while ",
-                                     calls, " calls were timed, after switching recording off and on: the monitor's "
-                                     "kernel figures since then are missing; recording all the time from now on"));
+                [this](uint64_t launches) {
+                  warn_(absl::StrCat("CUPTI gave no kernel record for ", launches,
+                                     " kernel launches timed in the duty cycle's windows, after switching recording off "
+                                     "and on, and a forced flush brought none: the monitor's kernel figures since then "
+                                     "are missing; recording all the time from now on"));
                 }},
         std::chrono::steady_clock::now());
   }
@@ -235,6 +235,7 @@ bool CaptureController::SetSampleRecording(bool on, double weight) {
     const uint64_t time = cupti_.Timestamp();
     if (auto st = selection_.Enable(cupti_); !st.ok()) {
       warn_(absl::StrCat("the duty cycle could not turn recording back on: ", st.message(), "; profiling is off"));
+      sample_failed_.store(true);
       return false;
     }
     if (state_.load() != State::kOpen || stop_recording_.load()) {
@@ -249,11 +250,29 @@ bool CaptureController::SetSampleRecording(bool on, double weight) {
     // recorded time without records (bench/gpu/duty_toggle_probe.sh).
     const uint64_t time = cupti_.Timestamp();
     sample_on_.store(false);
-    selection_.Disable(cupti_);
+    // A graph being instantiated keeps the kinds on (OnGraphInstantiation): the window still ends
+    // here, and the control thread, woken, opens one recording everything. Checked after
+    // sample_on_ went false, so that this thread or the instantiating one sees the other.
+    if (GraphBeingInstantiated()) {
+      sample_on_.store(true);
+      duty_wake_.store(true);
+    } else {
+      selection_.Disable(cupti_);
+    }
     pipeline_.QueueSampleEdge(false, time, weight);
   }
   pipeline_.Wake();
   return true;
+}
+
+// An instantiation whose end never came (CUPTI gave no CREATED for a failed one) holds recording
+// on for this long at most.
+constexpr auto kGraphInstantiationHold = std::chrono::seconds(10);
+
+bool CaptureController::GraphBeingInstantiated() const {
+  if (graph_instantiations_.load() <= 0) return false;
+  const int64_t since = graph_instantiation_since_ns_.load();
+  return std::chrono::steady_clock::now().time_since_epoch() - std::chrono::nanoseconds(since) < kGraphInstantiationHold;
 }
 
 void CaptureController::OnGraphInstantiation(bool starting) {
@@ -265,8 +284,11 @@ void CaptureController::OnGraphInstantiation(bool starting) {
     }
     return;
   }
+  graph_instantiation_since_ns_.store(std::chrono::duration_cast<std::chrono::nanoseconds>(
+                                          std::chrono::steady_clock::now().time_since_epoch())
+                                          .count());
   graph_instantiations_.fetch_add(1);
-  if (sample_on_.load() || !recording()) return;
+  if (sample_on_.load() || !recording() || sample_failed_.load()) return;
   // Instantiations are rare (a graph is made once and launched many times): waiting here for the
   // switch (~0.5 ms on the H100) costs the program nothing it would notice.
   constexpr auto kGraphInstantiationWait = std::chrono::milliseconds(50);
@@ -274,6 +296,10 @@ void CaptureController::OnGraphInstantiation(bool starting) {
   const auto deadline = std::chrono::steady_clock::now() + kGraphInstantiationWait;
   while (!sample_on_.load() && recording() && std::chrono::steady_clock::now() < deadline) {
     std::this_thread::sleep_for(std::chrono::microseconds(50));
+  }
+  if (!sample_on_.load() && recording() && !graph_wait_said_.exchange(true)) {
+    warn_("a CUDA graph was instantiated before the duty cycle could turn recording on (50 ms): its kernels are not "
+          "recorded");
   }
 }
 

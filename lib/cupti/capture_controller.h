@@ -142,6 +142,8 @@ class CaptureController {
   // The duty cycle's switch: the kinds on or off while the session's window stays open. False once
   // the window closed for good (the session ends or writing failed): nothing is switched on again.
   bool SetSampleRecording(bool on, double weight);
+  // An instantiation is in progress (and began less than kGraphInstantiationHold ago).
+  bool GraphBeingInstantiated() const;
 
   const core::Config& config_;
   CuptiApi& cupti_;
@@ -169,6 +171,9 @@ class CaptureController {
   std::atomic<bool> hand_over_due_{false};
   std::atomic<bool> sample_on_{true};  // the duty cycle's kinds are on (or no duty cycle)
   std::atomic<int> graph_instantiations_{0};  // in progress on the program's threads
+  std::atomic<int64_t> graph_instantiation_since_ns_{0};  // the latest one's start (steady clock)
+  std::atomic<bool> graph_wait_said_{false};
+  std::atomic<bool> sample_failed_{false};  // the duty cycle could not turn recording back on
 
   std::thread thread_;
   std::mutex control_mu_;

@@ -13,6 +13,7 @@
 #include "absl/strings/str_format.h"
 #include "lib/core/call_stack.h"
 #include "lib/cupti/trace_header.h"
+#include "lib/cupti/launch_callbacks.h"
 #include "lib/monitor/figures_codec.h"
 
 namespace cuscope::cupti {
@@ -424,6 +425,9 @@ void TracePipeline::QueueTimedCall(const core::ApiActivity* call, const core::Sy
     if (call != nullptr) {
       timed_calls_.push_back(*call);
       timed_calls_queued_.fetch_add(1, std::memory_order_relaxed);
+      const bool launch = (call->domain == v1::API_DOMAIN_DRIVER && IsDriverLaunchCallback(call->callback_id)) ||
+                          (call->domain == v1::API_DOMAIN_RUNTIME && IsRuntimeLaunchCallback(call->callback_id));
+      if (launch) timed_launches_queued_.fetch_add(1, std::memory_order_relaxed);
     }
     if (sync != nullptr) timed_syncs_.push_back(*sync);
     // Crossing a multiple, not landing on one: a call may add one record or two.

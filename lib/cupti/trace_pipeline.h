@@ -218,6 +218,8 @@ class TracePipeline {
   // records translated so far (an attached session checks that the second follows the first).
   uint64_t timed_calls_queued() const { return timed_calls_queued_.load(std::memory_order_relaxed); }
   uint64_t kernel_records_seen() const { return kernel_records_seen_.load(std::memory_order_relaxed); }
+  // Of the timed calls, the kernel launches (launch_callbacks.h): each should bring a kernel record.
+  uint64_t timed_launches_queued() const { return timed_launches_queued_.load(std::memory_order_relaxed); }
 
  private:
   struct QueuedBuffer {
@@ -313,6 +315,7 @@ class TracePipeline {
   std::atomic<uint64_t> launch_stacks_dropped_{0};
   std::atomic<uint64_t> timed_calls_queued_{0};
   std::atomic<uint64_t> kernel_records_seen_{0};
+  std::atomic<uint64_t> timed_launches_queued_{0};
   std::vector<CounterBatch> counter_batches_; // queue_mu_
   // The timed calls: their own lock, taken on the program's threads at each timed call.
   std::mutex timed_mu_;

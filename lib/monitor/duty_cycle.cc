@@ -24,7 +24,7 @@ DutyCycle::DutyCycle(DutyOptions options, Hooks hooks, Clock::time_point start)
   calls_at_ = hooks_.calls();
   kernels_at_ = hooks_.kernel_records();
   arrived_records_ = kernels_at_;
-  calls_at_arrival_ = calls_at_;
+  launches_at_arrival_ = Launches();
   ScheduleSlot();
   Publish();
 }
@@ -59,25 +59,27 @@ void DutyCycle::WatchArrivals(Clock::time_point now) {
   const uint64_t records = hooks_.kernel_records();
   if (records == arrived_records_) return;
   arrived_records_ = records;
-  calls_at_arrival_ = hooks_.calls();
+  launches_at_arrival_ = Launches();
   last_arrival_ = now;
   handed_over_since_arrival_ = false;
 }
 
 void DutyCycle::HandOverHeldRecords(Clock::time_point now) {
   if (on_ || !hooks_.hand_over || hand_over_after_ == Clock::duration::zero()) return;
-  const uint64_t calls = hooks_.calls();
-  if (calls == calls_at_arrival_ || now - last_arrival_ < hand_over_after_) return;
+  const uint64_t launches = Launches();
+  if (launches == launches_at_arrival_ || now - last_arrival_ < hand_over_after_) return;
   if (handed_over_since_arrival_) {
     // The last hand-over brought nothing either: no record is held back, none is made.
-    if (!records_missing_.exchange(true) && hooks_.records_missing) hooks_.records_missing(calls - calls_at_arrival_);
+    if (!records_missing_.exchange(true) && hooks_.records_missing) {
+      hooks_.records_missing(launches - launches_at_arrival_);
+    }
     return;
   }
   hooks_.hand_over();
   hand_overs_.fetch_add(1, std::memory_order_relaxed);
   handed_over_since_arrival_ = true;
   // What the hand-over brought is counted at the next look; the wait starts again.
-  calls_at_arrival_ = calls;
+  launches_at_arrival_ = launches;
   last_arrival_ = now;
 }
 

@@ -6,17 +6,15 @@
 // switches and counters are hooks, so the schedule is tested here with a made-up clock.
 //
 // Records held back: CUPTI hands a buffer over only once every record in it is complete, and a
-// kernel record whose kernel was in flight when recording went off can stay incomplete for good.
-// Then every later record lands behind it and none reaches the session until the forced flush at
-// its end: on an H100 under the governor, 3 runs of 8 got no kernel record after the first cut in
-// a launch storm, while launch calls were still timed (bench/gpu/duty_loss_probe.sh). So when
-// calls were timed but no kernel record arrived for `hand_over_after_ns`, the buffers are handed
-// over (`hand_over`, a forced flush) while recording is off, just before the next window opens:
-// the previous window's kernels have had the whole gap to finish, and the records come in time
-// for their interval (the aggregator waits two flush periods and more for late records).
+// record that never completes (as a launch replayed for kernel metrics leaves) holds every later
+// one back until the forced flush at the session's end. So when kernel launches were timed but no
+// kernel record arrived for `hand_over_after_ns`, the buffers are handed over (`hand_over`, a
+// forced flush) while recording is off, just before the next window opens: the previous window's
+// kernels have had the whole gap to finish. (The aggregator waits two flush periods and more for
+// late records; records held longer than that reach a later interval, counted late.)
 //
 // Records missing: when a hand-over brought nothing either and the next wait passes without a
-// kernel record while calls were still timed, CUPTI stopped making kernel records (seen on an
+// kernel record while launches were still timed, CUPTI stopped making kernel records (seen on an
 // H100 in 2 to 6 runs of 10 under the governor, after its first cut in a launch storm: every later
 // window timed launches and got no kernel record, none late, none dropped). The duty cycle says so
 // once (`records_missing`) and records all the time from then on.
@@ -44,10 +42,12 @@ class DutyCycle {
     // What the session recorded so far: calls it timed, and kernel records it received.
     std::function<uint64_t()> calls;
     std::function<uint64_t()> kernel_records;
+    // Of those calls, the kernel launches: what should bring kernel records (null: the calls).
+    std::function<uint64_t()> launches;
     // Hands over what CUPTI's buffers hold, complete or not (called only while recording is off).
     std::function<void()> hand_over;
-    // Called once when kernel records went missing (above); `calls`: timed since the last one came.
-    std::function<void(uint64_t calls)> records_missing;
+    // Called once when kernel records went missing (above); `launches`: timed since the last one came.
+    std::function<void(uint64_t launches)> records_missing;
   };
   // Recording is on at `start` (the session's window opened with it).
   DutyCycle(DutyOptions options, Hooks hooks, Clock::time_point start);
@@ -76,6 +76,7 @@ class DutyCycle {
   // Notes when kernel records last arrived; hands held-back records over (recording off).
   void WatchArrivals(Clock::time_point now);
   void HandOverHeldRecords(Clock::time_point now);
+  uint64_t Launches() const { return hooks_.launches ? hooks_.launches() : hooks_.calls(); }
   // What a window of `length` in one slot stands for: the slot, in multiples of the length (>= 1).
   double SlotWeight(Clock::duration length) const;
   void Publish();
@@ -94,7 +95,7 @@ class DutyCycle {
   uint64_t calls_at_ = 0, kernels_at_ = 0;
   const Clock::duration hand_over_after_;
   uint64_t arrived_records_ = 0;  // kernel records received, as last seen
-  uint64_t calls_at_arrival_ = 0;
+  uint64_t launches_at_arrival_ = 0;
   Clock::time_point last_arrival_;  // (or last hand-over)
   bool handed_over_since_arrival_ = false;
   std::atomic<bool> records_missing_{false};

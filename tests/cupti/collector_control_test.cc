@@ -162,12 +162,12 @@ TEST_F(CollectorControlTest, AMonitorCaptureWithTopDownChoosesAmongItsWindowsKer
   c->set_seconds(0.3);
   c->set_top_down_kernels(2);
   c->set_top_down_launches(4);
-  c->set_top_down_wait_seconds(0.3);
+  c->set_top_down_wait_seconds(1.0);  // long enough to hold records behind the phase (below)
   ::testing::internal::CaptureStderr();
   auto reply = Ask(r);
   ASSERT_TRUE(reply.ok()) << reply.status();
   ASSERT_EQ(reply->error(), "");
-  EXPECT_DOUBLE_EQ(reply->ready_in_seconds(), 0.6) << "the window, then at most the wait";
+  EXPECT_DOUBLE_EQ(reply->ready_in_seconds(), 1.3) << "the window, then at most the wait";
   cupti_.AdvanceClock(10'000'000'000ull);
   // The window's kernels sit in a buffer the program's later work keeps open: only a forced
   // flush hands them over.

@@ -137,6 +137,8 @@ struct FakeSession {
   // Records made while `held` stay in CUPTI's buffers until a hand-over.
   bool held = false;
   bool lost = false;  // records made while `lost` are never delivered, handed over or not
+  bool launching = true;  // the calls are kernel launches (else syncs, copies: no kernel record)
+  uint64_t launched = 0;
   uint64_t arrived = 0;
   std::vector<uint64_t> missing;  // what each records_missing call said
   std::vector<bool> on_at_hand_over;  // whether recording was on at each hand-over
@@ -156,6 +158,7 @@ struct FakeSession {
               if (!held && !lost) arrived = records;
               return arrived;
             },
+            .launches = [this] { return launched; },
             .hand_over = [this] {
               on_at_hand_over.push_back(on);
               if (!lost) arrived = records;
@@ -174,6 +177,7 @@ struct FakeSession {
       if (on) {
         recorded += step;
         records += static_cast<uint64_t>(rate * 100'000);
+        if (launching) launched += static_cast<uint64_t>(rate * 100'000);
       }
       if (now >= next) next = duty.Step(now);
     }
@@ -430,6 +434,24 @@ TEST(DutyCycleTest, KernelRecordsThatStopComingAreSaidMissingOnceAndEverythingIs
   EXPECT_EQ(s.missing.size(), 1u);
   EXPECT_EQ(duty.status().hand_overs, 1u);
   EXPECT_DOUBLE_EQ(duty.status().duty, 1.0);
+}
+
+TEST(DutyCycleTest, CallsThatLaunchNoKernelNeverMakeRecordsMissing) {
+  FakeSession s;
+  s.rate = RecordedRate(6900, 1800);
+  const auto t0 = DutyCycle::Clock::time_point{};
+  DutyCycle duty(HandOverOptions(750 * kMs), s.Hooks(), t0);
+  auto now = t0;
+  auto next = duty.Step(now);
+  s.Run(duty, now, next, std::chrono::seconds(1));
+  // A stretch of copies and synchronizations: calls timed, no kernel launched, no kernel record.
+  s.lost = true;
+  s.launching = false;
+  s.Run(duty, now, next, std::chrono::seconds(5));
+  EXPECT_EQ(duty.status().hand_overs, 0u);
+  EXPECT_TRUE(s.missing.empty());
+  EXPECT_FALSE(duty.status().records_missing);
+  EXPECT_LT(duty.status().duty, 1.0);  // still held under the budget
 }
 
 }  // namespace
