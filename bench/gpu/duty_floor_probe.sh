@@ -9,8 +9,8 @@
 #   bare-full      the same kinds and calls all the time
 #   fixed-1        cuscope monitor mode at a fixed 1% duty cycle
 #   monitor-full   cuscope monitor mode recording all the time
-# Prints each variant's median us per kernel and the median (and spread) of its per-round
-# difference to plain.
+# Prints, through bench/gpu/summarise_overhead.py, each variant's median us per kernel, the median
+# (and spread) of its per-round difference to plain, and cuscope's against the bare twin's.
 #
 # On the GPU machine, from the repository root, with build-device/ (scripts/build_for_device.sh):
 #   bench/gpu/duty_floor_probe.sh [--rounds N] [--kernels N] [--out DIR]
@@ -51,22 +51,10 @@ for round in $(seq 1 "$rounds"); do
     us=$(env "${venv[@]}" "${pin[@]}" python3 bench/gpu/torch_overhead.py --workload tiny --kernels "$kernels" --reps 3 \
            2> "$out/err_$v" | grep -o 'median_us_per_kernel=[0-9.]*' | cut -d= -f2)
     [ -z "$us" ] && sed -n '1,5p' "$out/err_$v"
-    echo "round=$round variant=$v us_per_kernel=${us:-failed}" | tee -a "$out/cost.txt"
+    echo "workload=tiny round=$round variant=$v us_per_kernel=${us:-failed}" | tee -a "$out/cost.txt"
   done
 done
-python3 - "$out/cost.txt" "${variants[@]}" <<'PY'
-import collections, statistics, sys
-by = collections.defaultdict(dict)
-for line in open(sys.argv[1]):
-    f = dict(t.split("=", 1) for t in line.split())
-    if f["us_per_kernel"] != "failed":
-        by[f["variant"]][f["round"]] = float(f["us_per_kernel"])
-plain = by["plain"]
-for v in sys.argv[2:]:
-    runs = by.get(v, {})
-    d = [100 * (runs[r] - plain[r]) / plain[r] for r in runs if r in plain]
-    if not d:
-        print(f"{v:14} no runs"); continue
-    print(f"{v:14} median {statistics.median(runs.values()):7.3f} us  added {statistics.median(d):+6.2f}% "
-          f"({min(d):+.2f}..{max(d):+.2f}, {len(d)} rounds)")
-PY
+# A failed run's line has no number: the summary leaves it out.
+python3 bench/gpu/summarise_overhead.py --metric us_per_kernel --baseline plain \
+  --variants plain,bare-idle,bare-toggle-1,fixed-1,bare-full,monitor-full \
+  --pair fixed-1=bare-toggle-1 --pair monitor-full=bare-full "$out/cost.txt"

@@ -64,6 +64,14 @@ absl::StatusOr<uint64_t> ParseCount(const std::string& name, const std::string& 
   return n;
 }
 
+// A count setting into its field.
+absl::Status SetCount(const std::string& name, const std::string& value, uint64_t& field) {
+  auto n = ParseCount(name, value);
+  if (!n.ok()) return n.status();
+  field = *n;
+  return absl::OkStatus();
+}
+
 }  // namespace
 
 const std::vector<Setting>& Settings() {
@@ -155,29 +163,17 @@ const std::vector<Setting>& Settings() {
        }
        return absl::OkStatus();
      }},
-    {"CUSCOPE_LAUNCH_SKIP", [](const std::string& name, const std::string& value, Config& c) -> absl::Status {
-       auto n = ParseCount(name, value);
-       if (!n.ok()) return n.status();
-       if (name == "CUSCOPE_LAUNCH_SKIP") c.kernel_selection.launch_skip = *n;
-       if (name == "CUSCOPE_LAUNCH_COUNT") c.kernel_selection.launch_count = *n;
-       if (name == "CUSCOPE_PER_KERNEL_COUNT") c.kernel_selection.per_kernel_count = *n;
-       return absl::OkStatus();
+    {"CUSCOPE_LAUNCH_SKIP",
+     [](const std::string& name, const std::string& value, Config& c) {
+       return SetCount(name, value, c.kernel_selection.launch_skip);
      }},
-    {"CUSCOPE_LAUNCH_COUNT", [](const std::string& name, const std::string& value, Config& c) -> absl::Status {
-       auto n = ParseCount(name, value);
-       if (!n.ok()) return n.status();
-       if (name == "CUSCOPE_LAUNCH_SKIP") c.kernel_selection.launch_skip = *n;
-       if (name == "CUSCOPE_LAUNCH_COUNT") c.kernel_selection.launch_count = *n;
-       if (name == "CUSCOPE_PER_KERNEL_COUNT") c.kernel_selection.per_kernel_count = *n;
-       return absl::OkStatus();
+    {"CUSCOPE_LAUNCH_COUNT",
+     [](const std::string& name, const std::string& value, Config& c) {
+       return SetCount(name, value, c.kernel_selection.launch_count);
      }},
-    {"CUSCOPE_PER_KERNEL_COUNT", [](const std::string& name, const std::string& value, Config& c) -> absl::Status {
-       auto n = ParseCount(name, value);
-       if (!n.ok()) return n.status();
-       if (name == "CUSCOPE_LAUNCH_SKIP") c.kernel_selection.launch_skip = *n;
-       if (name == "CUSCOPE_LAUNCH_COUNT") c.kernel_selection.launch_count = *n;
-       if (name == "CUSCOPE_PER_KERNEL_COUNT") c.kernel_selection.per_kernel_count = *n;
-       return absl::OkStatus();
+    {"CUSCOPE_PER_KERNEL_COUNT",
+     [](const std::string& name, const std::string& value, Config& c) {
+       return SetCount(name, value, c.kernel_selection.per_kernel_count);
      }},
     {"CUSCOPE_REPLAY_MODE", [](const std::string& name, const std::string& value, Config& c) -> absl::Status {
        if (value == "application" || value == "user") {

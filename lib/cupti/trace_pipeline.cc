@@ -414,6 +414,11 @@ void TracePipeline::QueueHotKernelChoice(uint32_t kernels, uint64_t launches_eac
 }
 
 void TracePipeline::QueueTimedCall(const core::ApiActivity* call, const core::SyncRecord* sync) {
+  // On the program's thread, before the lock: the duty cycle counts the kernel launches apart.
+  const bool launch =
+      call != nullptr &&
+      ((call->domain == v1::API_DOMAIN_DRIVER && IsDriverLaunchCallback(call->callback_id)) ||
+       (call->domain == v1::API_DOMAIN_RUNTIME && IsRuntimeLaunchCallback(call->callback_id)));
   bool wake = false;
   {
     std::lock_guard<std::mutex> lock(timed_mu_);
@@ -425,8 +430,6 @@ void TracePipeline::QueueTimedCall(const core::ApiActivity* call, const core::Sy
     if (call != nullptr) {
       timed_calls_.push_back(*call);
       timed_calls_queued_.fetch_add(1, std::memory_order_relaxed);
-      const bool launch = (call->domain == v1::API_DOMAIN_DRIVER && IsDriverLaunchCallback(call->callback_id)) ||
-                          (call->domain == v1::API_DOMAIN_RUNTIME && IsRuntimeLaunchCallback(call->callback_id));
       if (launch) timed_launches_queued_.fetch_add(1, std::memory_order_relaxed);
     }
     if (sync != nullptr) timed_syncs_.push_back(*sync);
