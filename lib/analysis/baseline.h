@@ -23,7 +23,7 @@
 #include <string>
 #include <vector>
 
-#include "lib/analysis/interval.h"
+#include "lib/analysis/interval_names.h"
 #include "lib/analysis/table.h"
 #include "lib/analysis/timeline.h"
 

@@ -18,7 +18,7 @@
 #include <string_view>
 #include <vector>
 
-#include "lib/analysis/interval.h"
+#include "lib/analysis/interval_names.h"
 #include "lib/analysis/nccl.h"
 #include "lib/analysis/timeline.h"
 

@@ -20,7 +20,7 @@
 #include <vector>
 
 #include "lib/analysis/baseline.h"
-#include "lib/analysis/interval.h"
+#include "lib/analysis/interval_names.h"
 #include "lib/analysis/table.h"
 #include "lib/analysis/thresholds.h"
 #include "lib/analysis/timeline.h"

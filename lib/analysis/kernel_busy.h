@@ -7,7 +7,7 @@
 
 #include <algorithm>
 
-#include "lib/analysis/interval.h"
+#include "lib/analysis/interval_names.h"
 #include "lib/analysis/timeline.h"
 
 namespace cuscope::analysis {

@@ -174,7 +174,7 @@ std::vector<Offender> WaitedBehind(const Timeline& timeline, const RequestReport
       const Interval x = timeline.OpInterval(op);
       if (x.begin >= request.waits.back().end) break;  // in start order
       if (op.kind() != OpKind::kKernel) continue;
-      const uint64_t overlap = analysis::CoveredLength(request.waits, x);
+      const uint64_t overlap = intervals::CoveredLength(request.waits, x);
       if (overlap == 0) continue;
       const core::KernelRow& k = trace.kernels[op.index()];
       std::string whose = "no request";

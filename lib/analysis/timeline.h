@@ -26,7 +26,7 @@
 #include <vector>
 
 #include "lib/core/api_names.h"
-#include "lib/analysis/interval.h"
+#include "lib/analysis/interval_names.h"
 #include "lib/core/stuck_correlation.h"
 #include "lib/core/trace.h"
 

@@ -159,4 +159,13 @@ HostCause HostCauseOf(ApiCategory category) {
   return HostCause::kOutsideCuda;
 }
 
+ApiCategory CallCategories::Of(uint64_t thread, const ApiTraits& traits) {
+  if (traits.capture_begin) capturing_.insert(thread);
+  if (traits.capture_end) capturing_.erase(thread);
+  if (traits.category == ApiCategory::kLaunch && !capturing_.empty() && capturing_.contains(thread)) {
+    return ApiCategory::kSetup;
+  }
+  return traits.category;
+}
+
 }  // namespace cuscope::core

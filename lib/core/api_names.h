@@ -6,6 +6,8 @@
 #include <string>
 #include <string_view>
 
+#include "absl/container/flat_hash_set.h"
+
 #include "cuscope/v1/trace.pb.h"
 
 namespace cuscope::core {
@@ -53,6 +55,19 @@ struct ApiTraits {
   // thread build a graph instead of running work.
   bool capture_begin = false;
   bool capture_end = false;
+};
+
+// The category a call explains time by, given what its thread did before it: a launch made while
+// its thread captures a stream (between BeginCapture and EndCapture) records a graph node and runs
+// nothing, so it counts as setup. One rule for the analyzer's idle causes, monitor mode's and a
+// request's. Calls of one thread are fed in their order; threads may interleave.
+class CallCategories {
+ public:
+  ApiCategory Of(uint64_t thread, const ApiTraits& traits);
+  void Reset() { capturing_.clear(); }
+
+ private:
+  absl::flat_hash_set<uint64_t> capturing_;  // threads between BeginCapture and EndCapture
 };
 
 // `cudaMemcpy_v3020` -> `cudaMemcpy`: CUPTI's callback names carry the toolkit version the function

@@ -697,7 +697,7 @@ class TraceTables {
     }
     auto details = Prepare("ANALYSIS_DETAILS", 4);
     if (!details.ok()) return details.status();
-    const analysis::Interval span = timeline_.span();
+    const intervals::Interval span = timeline_.span();
     const int64_t begin = std::min<int64_t>(0, static_cast<int64_t>(span.begin - origin_));
     const int64_t stop = span.end > origin_ ? static_cast<int64_t>(span.end - origin_) : 0;
     Insert(**details, {I64(0), I64(stop - begin), I64(begin), I64(stop)});

@@ -1,5 +1,6 @@
 #include "lib/monitor/interval_aggregator.h"
 
+#include "lib/intervals/claim_in_order.h"
 #include "lib/monitor/request_figures.h"
 
 #include <algorithm>
@@ -9,8 +10,8 @@
 namespace cuscope::monitor {
 namespace {
 
-using analysis::Interval;
-using analysis::IntervalSet;
+using intervals::Interval;
+using intervals::IntervalSet;
 
 std::array<uint32_t, 3> Dim3(int32_t x, int32_t y, int32_t z) {
   return {static_cast<uint32_t>(x), static_cast<uint32_t>(y), static_cast<uint32_t>(z)};
@@ -71,7 +72,7 @@ void IntervalAggregator::AddPiece(Pieces& pieces, Interval piece) const {
   // Bounded memory: merge what overlaps; if the pieces are still that many (a stream of tiny
   // activities with tiny gaps between them), close the smallest gaps too, doubling the tolerance,
   // which can only add a little busy time.
-  IntervalSet merged = analysis::UnionOf(std::move(pieces));
+  IntervalSet merged = intervals::UnionOf(std::move(pieces));
   uint64_t tolerance = 64;
   while (merged.size() > options_.max_pieces / 2) {
     IntervalSet coarser;
@@ -183,8 +184,9 @@ void IntervalAggregator::Add(const core::MemsetRecord& r) {
 void IntervalAggregator::Add(const core::ApiActivity& a) {
   if (a.end < a.start || a.start == 0) return;
   const core::ApiTraits& traits = TraitsOf(a.domain, a.callback_id);
-  ledger_.Call(a.tid, a.start, a.end, a.correlation_id, traits.category);
-  const int cause = HostIndex(traits.category);
+  const core::ApiCategory category = categories_.Of(a.tid, traits);
+  ledger_.Call(a.tid, a.start, a.end, a.correlation_id, category);
+  const int cause = HostIndex(category);
   if (cause < 0) return;
   OpenInterval& first = OpenFor(a.start);
   if (traits.category == core::ApiCategory::kLaunch) {
@@ -256,7 +258,7 @@ DeviceFigures IntervalAggregator::CloseDevice(uint32_t device, DeviceAccumulator
                                               const std::vector<SampleWindow>* windows, double count_scale) {
   DeviceFigures d;
   d.device = device;
-  const IntervalSet busy = analysis::UnionOf(std::move(acc.busy));
+  const IntervalSet busy = intervals::UnionOf(std::move(acc.busy));
   // The device's time begins at its first operation (interval_aggregator.h says why): the
   // earliest busy piece of the first interval that has one, intervals closing in order.
   if (!std::binary_search(devices_started_.begin(), devices_started_.end(), device)) {
@@ -267,10 +269,10 @@ DeviceFigures IntervalAggregator::CloseDevice(uint32_t device, DeviceAccumulator
       InsertSorted(devices_started_, device);
     }
   }
-  d.busy_ns = analysis::CoveredLength(busy, span);
+  d.busy_ns = intervals::CoveredLength(busy, span);
   // Idle stretches, claimed cause by cause in order of precedence; what no call covers was
   // spent outside CUDA.
-  IntervalSet unclaimed = analysis::GapsWithin(busy, span);
+  IntervalSet unclaimed = intervals::GapsWithin(busy, span);
   // Under a duty cycle: busy and idle over the windows' GPU time, each window by its weight, as
   // shares of the device's span. (With no window's GPU time in the interval there is nothing to
   // scale: neither busy nor idle.)
@@ -286,17 +288,16 @@ DeviceFigures IntervalAggregator::CloseDevice(uint32_t device, DeviceAccumulator
     d.idle_ns = sampled.observed_ns > 0 ? length - d.busy_ns : 0;
     unclaimed = std::move(sampled.idle);
   } else {
-    d.idle_ns = analysis::TotalLength(unclaimed);
+    d.idle_ns = intervals::TotalLength(unclaimed);
   }
+  const std::vector<IntervalSet> claimed = intervals::ClaimInOrder(unclaimed, host);
   uint64_t claimed_ns = 0;
   for (int c = 0; c < kHostCauseCount - 1; ++c) {
-    const IntervalSet claimed = analysis::Intersect(unclaimed, host[c]);
     const uint64_t claimed_here =
-        windows == nullptr ? analysis::TotalLength(claimed)
-                           : static_cast<uint64_t>(std::llround(SampleWindows::WeightedLength(claimed, sampled.pieces) * time_scale));
+        windows == nullptr ? intervals::TotalLength(claimed[c])
+                           : static_cast<uint64_t>(std::llround(SampleWindows::WeightedLength(claimed[c], sampled.pieces) * time_scale));
     d.idle_by_cause_ns[c] = std::min<uint64_t>(d.idle_ns - claimed_ns, claimed_here);
     claimed_ns += d.idle_by_cause_ns[c];
-    unclaimed = analysis::Subtract(unclaimed, claimed);
   }
   // What no call covers (the rest, so that the causes sum to the idle time when scaled).
   d.idle_by_cause_ns[static_cast<int>(HostCause::kOutsideCuda)] = d.idle_ns - claimed_ns;
@@ -375,10 +376,10 @@ IntervalFigures IntervalAggregator::Close(int64_t index, uint64_t end_ns) {
   f.end_ns = std::max(end_ns, f.start_ns);
   const Interval span{f.start_ns, f.end_ns};
   std::array<IntervalSet, kHostCauseCount - 1> host;
-  for (int c = 0; c < kHostCauseCount - 1; ++c) host[c] = analysis::UnionOf(std::move(in.host[c]));
+  for (int c = 0; c < kHostCauseCount - 1; ++c) host[c] = intervals::UnionOf(std::move(in.host[c]));
   f.launch_calls = in.launch_calls;
   f.sync_calls = in.sync_calls;
-  f.sync_wait_ns = analysis::CoveredLength(host[static_cast<int>(HostCause::kSync)], span);
+  f.sync_wait_ns = intervals::CoveredLength(host[static_cast<int>(HostCause::kSync)], span);
   std::vector<SampleWindow> windows;
   double count_scale = 1;
   if (options_.sampled) {

@@ -29,7 +29,7 @@
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
-#include "lib/analysis/interval.h"
+#include "lib/intervals/interval_set.h"
 #include "lib/core/api_names.h"
 #include "lib/core/records.h"
 #include "lib/monitor/figures.h"
@@ -90,7 +90,7 @@ class IntervalAggregator final : public core::ActivitySink {
   uint64_t interval_ns() const { return options_.interval_ns; }
 
  private:
-  using Pieces = std::vector<analysis::Interval>;
+  using Pieces = std::vector<intervals::Interval>;
   struct KernelGroupKey {
     uint32_t name_id;  // kOtherName: past the name bound
     std::array<uint32_t, 3> grid;
@@ -146,7 +146,7 @@ class IntervalAggregator final : public core::ActivitySink {
   void AddSpan(uint64_t begin, uint64_t end, const std::function<Pieces&(OpenInterval&)>& pick);
   void SeeDevice(uint32_t device);
   void AddBusy(uint32_t device, uint64_t begin, uint64_t end);
-  void AddPiece(Pieces& pieces, analysis::Interval piece) const;
+  void AddPiece(Pieces& pieces, intervals::Interval piece) const;
   uint32_t NameId(std::string_view name);
   const core::ApiTraits& TraitsOf(v1::ApiDomain domain, uint32_t cbid);
   IntervalFigures Close(int64_t index, uint64_t end_ns);
@@ -154,8 +154,8 @@ class IntervalAggregator final : public core::ActivitySink {
   void TakeRequests(std::vector<requests::RequestFigures> done);
   // `windows`: the duty cycle's windows of the interval (null without one), whose figures scale
   // counts by `count_scale`.
-  DeviceFigures CloseDevice(uint32_t device, DeviceAccumulator& acc, const std::array<analysis::IntervalSet, kHostCauseCount - 1>& host,
-                            analysis::Interval span, const std::vector<SampleWindow>* windows, double count_scale);
+  DeviceFigures CloseDevice(uint32_t device, DeviceAccumulator& acc, const std::array<intervals::IntervalSet, kHostCauseCount - 1>& host,
+                            intervals::Interval span, const std::vector<SampleWindow>* windows, double count_scale);
 
   const Options options_;
   const uint64_t origin_;
@@ -168,6 +168,7 @@ class IntervalAggregator final : public core::ActivitySink {
   std::vector<std::string> names_;
   absl::flat_hash_map<uint64_t, core::ApiTraits> traits_;
   requests::RequestLedger ledger_;
+  core::CallCategories categories_;  // a launch while its thread captures a stream is setup
   SampleWindows samples_;
   // Under a duty cycle, when each recorded launch call returned, by correlation id, until its
   // kernel comes: a kernel is recorded as its launch found recording, so it belongs to the window

@@ -5,8 +5,8 @@
 
 namespace cuscope::monitor {
 
-using analysis::Interval;
-using analysis::IntervalSet;
+using intervals::Interval;
+using intervals::IntervalSet;
 
 double MeanBound95(const std::vector<double>& samples) {
   const size_t n = samples.size();
@@ -125,7 +125,7 @@ double SampleWindows::LaunchScale(const std::vector<SampleWindow>& windows, doub
 
 double SampleWindows::WeightedLength(const IntervalSet& set, const std::vector<std::pair<Interval, double>>& pieces) {
   double total = 0;
-  for (const auto& [piece, weight] : pieces) total += weight * static_cast<double>(analysis::CoveredLength(set, piece));
+  for (const auto& [piece, weight] : pieces) total += weight * static_cast<double>(intervals::CoveredLength(set, piece));
   return total;
 }
 
@@ -175,17 +175,17 @@ SampledDevice SampleWindows::Device(const std::vector<SampleWindow>& windows, ui
   std::erase_if(pieces, [](const auto& p) { return p.first.empty(); });
   std::vector<Interval> plain;
   for (const auto& [piece, weight] : pieces) plain.push_back(piece);
-  const IntervalSet observed = analysis::UnionOf(std::move(plain));
-  const IntervalSet work = analysis::Union(busy, analysis::UnionOf(std::move(inferred)));
-  out.observed_ns = analysis::TotalLength(observed);
+  const IntervalSet observed = intervals::UnionOf(std::move(plain));
+  const IntervalSet work = intervals::Union(busy, intervals::UnionOf(std::move(inferred)));
+  out.observed_ns = intervals::TotalLength(observed);
   for (const auto& [piece, weight] : pieces) out.observed_weighted_ns += weight * static_cast<double>(piece.end - piece.begin);
   const double busy_weighted = WeightedLength(work, pieces);
   out.busy_share = out.observed_weighted_ns > 0 ? busy_weighted / out.observed_weighted_ns : 0;
-  out.idle = analysis::Subtract(observed, work);
+  out.idle = intervals::Subtract(observed, work);
   std::vector<double> shares;
   for (const auto& [piece, weight] : pieces) {
     const uint64_t length = piece.end - piece.begin;
-    shares.push_back(100.0 * static_cast<double>(analysis::CoveredLength(work, piece)) / static_cast<double>(length));
+    shares.push_back(100.0 * static_cast<double>(intervals::CoveredLength(work, piece)) / static_cast<double>(length));
   }
   out.busy_share_bound = MeanBound95(shares);
   out.count_bound = CountBound(windows, span);

@@ -35,7 +35,7 @@
 #include <utility>
 #include <vector>
 
-#include "lib/analysis/interval.h"
+#include "lib/intervals/interval_set.h"
 
 namespace cuscope::monitor {
 
@@ -62,9 +62,9 @@ struct SampledDevice {
   double busy_share = 0;     // of the windows' GPU time, weighted (0..1)
   uint64_t observed_ns = 0;  // the windows' GPU time within the device's span
   double observed_weighted_ns = 0;  // the same, each window's by its weight
-  std::vector<analysis::Interval> idle;  // idle within the windows' GPU time (to split by cause)
+  std::vector<intervals::Interval> idle;  // idle within the windows' GPU time (to split by cause)
   // Each window's GPU time and weight, in order and not overlapping: for WeightedLength.
-  std::vector<std::pair<analysis::Interval, double>> pieces;
+  std::vector<std::pair<intervals::Interval, double>> pieces;
   double busy_share_bound = -1;  // 95% bound of the busy share, in points (-1: unknown)
   double count_bound = -1;       // 95% relative bound of the counts (0.05 = 5%; -1: unknown)
 };
@@ -89,22 +89,22 @@ class SampleWindows {
   std::vector<SampleWindow> TakeBefore(uint64_t end_ns);
 
   // The windows' host time within [begin, end), and the program's time they stand for there.
-  static uint64_t HostTime(const std::vector<SampleWindow>& windows, analysis::Interval span);
-  static double RepresentedTime(const std::vector<SampleWindow>& windows, analysis::Interval span);
+  static uint64_t HostTime(const std::vector<SampleWindow>& windows, intervals::Interval span);
+  static double RepresentedTime(const std::vector<SampleWindow>& windows, intervals::Interval span);
   // What each item the windows recorded stands for: their weighted count over their count, for a
   // device's work (kernels, copies and memsets) or for the launch calls; `otherwise` when they
   // recorded none.
   static double WorkScale(const std::vector<SampleWindow>& windows, uint32_t device, double otherwise);
   static double LaunchScale(const std::vector<SampleWindow>& windows, double otherwise);
   // The length of `set` within the pieces, each piece's part by its weight.
-  static double WeightedLength(const analysis::IntervalSet& set,
-                               const std::vector<std::pair<analysis::Interval, double>>& pieces);
+  static double WeightedLength(const intervals::IntervalSet& set,
+                               const std::vector<std::pair<intervals::Interval, double>>& pieces);
   // The 95% relative bound of a count from the windows' own counts (per unit of their host time).
-  static double CountBound(const std::vector<SampleWindow>& windows, analysis::Interval span);
+  static double CountBound(const std::vector<SampleWindow>& windows, intervals::Interval span);
   // The device's busy time and idle stretches over the windows' GPU time within `span` (its
   // active part of the interval), from `busy` (the recorded work, merged).
   static SampledDevice Device(const std::vector<SampleWindow>& windows, uint32_t device,
-                              const analysis::IntervalSet& busy, analysis::Interval span);
+                              const intervals::IntervalSet& busy, intervals::Interval span);
 
  private:
   SampleWindow* WindowAt(uint64_t time);

@@ -7,15 +7,15 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "lib/analysis/communication.h"
-#include "lib/analysis/interval.h"
+#include "lib/intervals/interval_set.h"
 #include "lib/analysis/rules/rules.h"
 #include "lib/ranks/clock_alignment.h"
 
 namespace cuscope::ranks {
 namespace {
 
-using analysis::Interval;
-using analysis::IntervalSet;
+using intervals::Interval;
+using intervals::IntervalSet;
 using analysis::OpKind;
 using analysis::OpRef;
 
@@ -52,7 +52,7 @@ std::map<uint32_t, DeviceSets> BuildDeviceSets(const analysis::Timeline& timelin
     for (OpRef ref : d.ops) {
       if (ref.kind() != OpKind::kKernel) copies.push_back(timeline.OpInterval(ref));
     }
-    it->second.copies = analysis::UnionOf(std::move(copies));
+    it->second.copies = intervals::UnionOf(std::move(copies));
     it->second.busy = d.busy;
     it->second.first_op = d.active.begin;
   }
@@ -66,18 +66,18 @@ IntervalSet HostSyncCalls(const analysis::Timeline& timeline) {
       calls.push_back({call.start, call.end});
     }
   }
-  return analysis::UnionOf(std::move(calls));
+  return intervals::UnionOf(std::move(calls));
 }
 
 BeforeCollective Before(const DeviceSets& sets, const IntervalSet& host_sync, Interval window) {
   BeforeCollective b;
   if (window.empty()) return b;
-  b.compute_ns = analysis::CoveredLength(sets.compute, window);
-  const uint64_t busy = analysis::CoveredLength(sets.busy, window);
+  b.compute_ns = intervals::CoveredLength(sets.compute, window);
+  const uint64_t busy = intervals::CoveredLength(sets.busy, window);
   // Copies while a kernel computed are counted as compute: what delayed the device is the kernel.
-  b.copy_ns = std::min(analysis::CoveredLength(sets.copies, window), busy - std::min(busy, b.compute_ns));
+  b.copy_ns = std::min(intervals::CoveredLength(sets.copies, window), busy - std::min(busy, b.compute_ns));
   b.idle_ns = window.length() - busy;
-  for (const Interval& gap : IdleWithin(sets.busy, window)) b.sync_ns += analysis::CoveredLength(host_sync, gap);
+  for (const Interval& gap : IdleWithin(sets.busy, window)) b.sync_ns += intervals::CoveredLength(host_sync, gap);
   return b;
 }
 

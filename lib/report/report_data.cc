@@ -239,7 +239,7 @@ void WriteUtilization(const Timeline& timeline, const TimeAxis& axis, size_t buc
       const uint64_t b0 = origin + static_cast<uint64_t>(width * static_cast<double>(b));
       const uint64_t b1 =
           b + 1 == ubuckets ? origin + span : origin + static_cast<uint64_t>(width * static_cast<double>(b + 1));
-      const uint64_t covered = b1 > b0 ? analysis::CoveredLength(d.busy, {b0, b1}) : 0;
+      const uint64_t covered = b1 > b0 ? intervals::CoveredLength(d.busy, {b0, b1}) : 0;
       // Three decimals: a 1000-point series stays small and 0.1% is below what the chart shows.
       w->Number(b1 > b0 ? static_cast<double>(static_cast<uint64_t>(
                               1000.0 * static_cast<double>(covered) / static_cast<double>(b1 - b0) + 0.5)) /

@@ -37,7 +37,7 @@ RunFigures FiguresOf(const analysis::Timeline& timeline, const analysis::Analysi
   const double startup_share = analysis::Thresholds().idle_startup_ops_share;
   uint64_t steady_begin = UINT64_MAX, steady_end = 0;
   uint64_t steady_busy = 0, steady_counted = 0;
-  std::optional<analysis::IntervalSet> counted_nowhere;  // time no device counts
+  std::optional<intervals::IntervalSet> counted_nowhere;  // time no device counts
   for (const analysis::DeviceTimeline& d : timeline.devices()) {
     if (d.ops.empty()) continue;
     const analysis::SteadyState steady = analysis::SteadyStateOf(timeline, d, startup_share);
@@ -45,13 +45,13 @@ RunFigures FiguresOf(const analysis::Timeline& timeline, const analysis::Analysi
     steady_end = std::max(steady_end, steady.span.end);
     steady_busy += steady.busy_ns;
     steady_counted += steady.counted_ns;
-    counted_nowhere = counted_nowhere ? analysis::Intersect(*counted_nowhere, d.NotCounted()) : d.NotCounted();
+    counted_nowhere = counted_nowhere ? intervals::Intersect(*counted_nowhere, d.NotCounted()) : d.NotCounted();
   }
   // The run's steady state, as the devices' spans together less what none of them counts (metric
   // collection, time outside the capture windows): for one device, gpu.idle's steady state.
   if (steady_end > steady_begin) {
-    const analysis::Interval span{steady_begin, steady_end};
-    r.steady_ns = span.length() - std::min(span.length(), analysis::CoveredLength(*counted_nowhere, span));
+    const intervals::Interval span{steady_begin, steady_end};
+    r.steady_ns = span.length() - std::min(span.length(), intervals::CoveredLength(*counted_nowhere, span));
   }
   r.steady_gpu_active_ns = steady_counted;
   r.steady_gpu_busy_share =

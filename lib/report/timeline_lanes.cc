@@ -110,7 +110,7 @@ void AddDeviceLanes(const core::Trace& trace, const analysis::Timeline& timeline
       const uint32_t stream = timeline.OpStream(op);
       auto [it, inserted] = lane_of_stream.try_emplace(stream, lanes->size());
       if (inserted) lanes->push_back(Lane{group, absl::StrCat("stream ", stream), "gpu", {}});
-      const analysis::Interval iv = timeline.OpInterval(op);
+      const intervals::Interval iv = timeline.OpInterval(op);
       SliceInput item{iv.begin, iv.end, 0, SliceCategory::kKernel};
       switch (op.kind()) {
         case analysis::OpKind::kKernel: {

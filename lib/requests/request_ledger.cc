@@ -5,11 +5,13 @@
 #include <tuple>
 #include <utility>
 
+#include "lib/intervals/claim_in_order.h"
+
 namespace cuscope::requests {
 namespace {
 
-using analysis::Interval;
-using analysis::IntervalSet;
+using intervals::Interval;
+using intervals::IntervalSet;
 
 constexpr std::string_view kOtherRoute = "other";
 
@@ -172,7 +174,7 @@ IntervalSet RequestLedger::Waits(const Scope& s) {
     if (ops[i].start > ready) waits.push_back({ready, ops[i].start});
     stream_end = std::max(stream_end, ops[i].end);
   }
-  return analysis::UnionOf(std::move(waits));
+  return intervals::UnionOf(std::move(waits));
 }
 
 void RequestLedger::Retire(const Scope& s) {
@@ -205,7 +207,7 @@ void RequestLedger::ShareBatch(const Scope& s) {
     ++share.batches;
     share.latest_end = std::max(share.latest_end, s.end);
     // Waiting is time, not work: each request of the batch waited all of it.
-    share.waits = analysis::Union(share.waits, waits);
+    share.waits = intervals::Union(share.waits, waits);
   }
 }
 
@@ -237,10 +239,10 @@ RequestFigures RequestLedger::Figures(const Scope& s, const absl::flat_hash_map<
       f.first_work = share.first_work;
       f.device = share.device;
     }
-    waits = analysis::Union(waits, share.waits);
+    waits = intervals::Union(waits, share.waits);
     shares_.erase(it);
   }
-  f.queue_ns = analysis::TotalLength(waits);
+  f.queue_ns = intervals::TotalLength(waits);
   if (options_.keep_waits) f.waits = std::move(waits);
   // Idle: its device's gaps inside its span, each stretch given to the first cause (in precedence)
   // whose calls cover it; what no call covers is outside CUDA.
@@ -250,17 +252,14 @@ RequestFigures RequestLedger::Figures(const Scope& s, const absl::flat_hash_map<
     static const IntervalSet kNothing;
     device_busy = it != busy.end() ? &it->second : &kNothing;
   }
-  IntervalSet idle = analysis::GapsWithin(*device_busy, Interval{s.start, s.end});
-  f.idle_ns = analysis::TotalLength(idle);
-  std::array<std::vector<Interval>, core::kHostCauseCount> by_cause;
+  IntervalSet idle = intervals::GapsWithin(*device_busy, Interval{s.start, s.end});
+  f.idle_ns = intervals::TotalLength(idle);
+  std::array<IntervalSet, core::kHostCauseCount - 1> by_cause;  // kOutsideCuda: what none covers
   for (const CallPiece& c : s.calls) by_cause[static_cast<int>(c.cause)].push_back({c.begin, c.end});
-  for (int c = 0; c < core::kHostCauseCount - 1 && !idle.empty(); ++c) {
-    if (by_cause[c].empty()) continue;
-    const IntervalSet covered = analysis::Intersect(idle, analysis::UnionOf(std::move(by_cause[c])));
-    f.idle_by_cause_ns[c] = analysis::TotalLength(covered);
-    idle = analysis::Subtract(idle, covered);
-  }
-  f.idle_by_cause_ns[static_cast<int>(core::HostCause::kOutsideCuda)] = analysis::TotalLength(idle);
+  for (IntervalSet& calls : by_cause) calls = intervals::UnionOf(std::move(calls));
+  const std::vector<IntervalSet> claimed = intervals::ClaimInOrder(idle, by_cause);
+  for (int c = 0; c < core::kHostCauseCount - 1; ++c) f.idle_by_cause_ns[c] = intervals::TotalLength(claimed[c]);
+  f.idle_by_cause_ns[static_cast<int>(core::HostCause::kOutsideCuda)] = intervals::TotalLength(idle);
   return f;
 }
 
@@ -290,9 +289,9 @@ std::vector<RequestFigures> RequestLedger::FinalizeUpTo(uint64_t horizon, bool a
         if (op.end >= earliest) near.push_back(op);
       }
       every.insert(every.end(), near.begin(), near.end());
-      busy[device] = analysis::UnionOf(std::move(near));
+      busy[device] = intervals::UnionOf(std::move(near));
     }
-    const IntervalSet any_busy = analysis::UnionOf(std::move(every));
+    const IntervalSet any_busy = intervals::UnionOf(std::move(every));
     std::vector<uint64_t> serials;
     serials.reserve(ready.size());
     for (const Scope* s : ready) serials.push_back(s->serial);

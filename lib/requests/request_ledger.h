@@ -37,7 +37,7 @@
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
-#include "lib/analysis/interval.h"
+#include "lib/intervals/interval_set.h"
 #include "lib/core/api_names.h"
 
 namespace cuscope::requests {
@@ -60,7 +60,7 @@ struct RequestFigures {
   uint32_t device = 0;        // of its first operation
   uint64_t queue_ns = 0;
   // The stretches it waited (Options::keep_waits), to tell whose work it waited behind.
-  std::vector<analysis::Interval> waits;
+  std::vector<intervals::Interval> waits;
   uint32_t batches = 0;       // batch scopes that served it
   uint64_t idle_ns = 0;
   std::array<uint64_t, core::kHostCauseCount> idle_by_cause_ns{};
@@ -158,7 +158,7 @@ class RequestLedger {
     uint32_t device = 0;
     uint32_t batches = 0;
     uint64_t latest_end = 0;
-    std::vector<analysis::Interval> waits;
+    std::vector<intervals::Interval> waits;
   };
 
   uint32_t InternRoute(std::string_view route);
@@ -170,9 +170,9 @@ class RequestLedger {
   Scope* Innermost(uint64_t thread, uint64_t time);
   void ShareBatch(const Scope& s);
   // The stretches the scope's operations waited, as a set.
-  static analysis::IntervalSet Waits(const Scope& s);
-  RequestFigures Figures(const Scope& s, const absl::flat_hash_map<uint32_t, analysis::IntervalSet>& busy,
-                         const analysis::IntervalSet& any_busy);
+  static intervals::IntervalSet Waits(const Scope& s);
+  RequestFigures Figures(const Scope& s, const absl::flat_hash_map<uint32_t, intervals::IntervalSet>& busy,
+                         const intervals::IntervalSet& any_busy);
   std::vector<RequestFigures> FinalizeUpTo(uint64_t horizon, bool all);
   void PruneHistory(uint64_t horizon);
 
@@ -182,7 +182,7 @@ class RequestLedger {
   absl::flat_hash_map<uint64_t, Scope> scopes_;                   // by serial
   absl::flat_hash_map<uint64_t, std::vector<uint64_t>> threads_;  // thread -> live serials, by start
   absl::flat_hash_map<uint64_t, Owner> owner_;                    // correlation id -> its scope
-  absl::flat_hash_map<uint32_t, std::vector<analysis::Interval>> history_;  // device -> operations
+  absl::flat_hash_map<uint32_t, std::vector<intervals::Interval>> history_;  // device -> operations
   absl::flat_hash_map<uint64_t, Share> shares_;                   // request id -> batch shares
   uint64_t dropped_scopes_ = 0;
   uint64_t unfinished_scopes_ = 0;

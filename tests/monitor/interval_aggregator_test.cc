@@ -12,7 +12,15 @@ constexpr uint64_t kMs = 1'000'000;
 constexpr uint64_t kOrigin = 1'000'000'000;  // the session's start on CUPTI's clock
 
 // Callback ids of the fabricated API records, named as CUPTI names them.
-enum : uint32_t { kLaunchCbid = 1, kSyncCbid = 2, kGetDeviceCbid = 3, kMemcpyCbid = 4, kMallocCbid = 5 };
+enum : uint32_t {
+  kLaunchCbid = 1,
+  kSyncCbid = 2,
+  kGetDeviceCbid = 3,
+  kMemcpyCbid = 4,
+  kMallocCbid = 5,
+  kBeginCaptureCbid = 6,
+  kEndCaptureCbid = 7
+};
 std::string FakeApiName(v1::ApiDomain, uint32_t cbid) {
   switch (cbid) {
     case kLaunchCbid: return "cudaLaunchKernel_v7000";
@@ -20,6 +28,8 @@ std::string FakeApiName(v1::ApiDomain, uint32_t cbid) {
     case kGetDeviceCbid: return "cudaGetDevice_v3020";
     case kMemcpyCbid: return "cudaMemcpy_v3020";
     case kMallocCbid: return "cudaMalloc_v3020";
+    case kBeginCaptureCbid: return "cudaStreamBeginCapture_v10000";
+    case kEndCaptureCbid: return "cudaStreamEndCapture_v10000";
   }
   return "";
 }
@@ -94,6 +104,29 @@ TEST(IntervalAggregatorTest, IdleIsSplitByWhatTheHostWasDoingSyncBeforeLaunch) {
 // The context is made inside the program's first CUDA call (here a cudaMalloc): counted as idle,
 // that start-up made "alloc" the dominant cause of a short run. An allocation after the device's
 // first operation is idle time like any other.
+// As the analyzer's gpu.idle counts them (core::CallCategories): a launch made while its thread
+// captures a stream records a graph node and runs nothing, so the idle time it covers is setup.
+TEST(IntervalAggregatorTest, LaunchesWhileTheirThreadCapturesAStreamAreSetup) {
+  IntervalAggregator agg(Options100ms(), kOrigin);
+  agg.Add(Kernel(0, 10));
+  agg.Add(Kernel(90, 95));
+  const auto on_thread = [](core::ApiActivity a, uint64_t tid) {
+    a.tid = tid;
+    return a;
+  };
+  agg.Add(on_thread(Api(kBeginCaptureCbid, 10, 11), 1));
+  agg.Add(on_thread(Api(kLaunchCbid, 20, 30), 1));  // captured
+  agg.Add(on_thread(Api(kLaunchCbid, 40, 50), 2));  // another thread's launch runs
+  agg.Add(on_thread(Api(kEndCaptureCbid, 60, 61), 1));
+  agg.Add(on_thread(Api(kLaunchCbid, 70, 80), 1));  // after the capture: a launch again
+  const auto closed = agg.CloseBefore(kOrigin + 100 * kMs);
+  ASSERT_EQ(closed.size(), 1u);
+  const DeviceFigures& d = closed[0].devices[0];
+  EXPECT_EQ(Idle(d, HostCause::kSetup), 10 * kMs + 2 * kMs);  // the captured launch and both capture calls
+  EXPECT_EQ(Idle(d, HostCause::kLaunch), 20 * kMs);
+  EXPECT_EQ(closed[0].launch_calls, 3u);  // calls made, captured or not
+}
+
 TEST(IntervalAggregatorTest, TheStartUpBeforeTheDevicesFirstOperationIsNeitherBusyNorIdle) {
   IntervalAggregator agg(Options100ms(), kOrigin);
   agg.Add(Api(kMallocCbid, 0, 60));

@@ -2,6 +2,7 @@
 #include <algorithm>
 
 #include "lib/analysis/rules/rules.h"
+#include "lib/intervals/claim_in_order.h"
 
 namespace cuscope::analysis {
 
@@ -21,7 +22,7 @@ HostActivity::HostActivity(const Timeline& timeline) : timeline_(timeline) {
 void HostActivity::Rewind() {
   next_ = 0;
   reach_.fill(0);
-  capturing_.assign(timeline_.trace().dict.thread_count() + 1, 0);
+  categories_.Reset();
 }
 
 const core::ApiCallRow& HostActivity::Call(size_t i) const {
@@ -30,13 +31,7 @@ const core::ApiCallRow& HostActivity::Call(size_t i) const {
 }
 
 int HostActivity::CategoryOf(const core::ApiCallRow& call) {
-  const core::ApiTraits& traits = timeline_.Traits(call);
-  if (call.thread >= capturing_.size()) capturing_.resize(call.thread + 1, 0);
-  uint8_t& capturing = capturing_[call.thread];
-  if (traits.capture_begin) capturing = 1;
-  if (traits.capture_end) capturing = 0;
-  if (capturing && traits.category == core::ApiCategory::kLaunch) return static_cast<int>(core::ApiCategory::kSetup);
-  return static_cast<int>(traits.category);
+  return static_cast<int>(categories_.Of(call.thread, timeline_.Traits(call)));
 }
 
 std::array<uint64_t, core::kApiCategoryCount> HostActivity::Breakdown(Interval window) {
@@ -65,24 +60,19 @@ std::array<uint64_t, core::kApiCategoryCount> HostActivity::Breakdown(Interval w
     out[pieces_[0].category] = pieces_[0].end - pieces_[0].begin;
     return out;
   }
-  // Pieces are in start order within each category. Claim time category by category, in
-  // precedence order, each taking only what the ones before it left.
-  covered_.clear();
-  for (int c = 0; c < core::kApiCategoryCount; ++c) {
-    merged_.clear();
-    for (const Piece& p : pieces_) {
-      if (p.category != c) continue;
-      if (!merged_.empty() && p.begin <= merged_.back().end) {
-        merged_.back().end = std::max(merged_.back().end, p.end);
-      } else {
-        merged_.push_back({p.begin, p.end});
-      }
+  // Pieces are in start order within each category: each category's union is built in one pass.
+  for (IntervalSet& set : by_category_) set.clear();
+  for (const Piece& p : pieces_) {
+    IntervalSet& merged = by_category_[p.category];
+    if (!merged.empty() && p.begin <= merged.back().end) {
+      merged.back().end = std::max(merged.back().end, p.end);
+    } else if (p.end > p.begin) {
+      merged.push_back({p.begin, p.end});
     }
-    if (merged_.empty()) continue;
-    out[c] = TotalLength(merged_) - TotalLength(Intersect(merged_, covered_));
-    next_covered_ = Union(covered_, merged_);
-    covered_.swap(next_covered_);
   }
+  IntervalSet unclaimed{window};
+  const std::vector<IntervalSet> claimed = intervals::ClaimInOrder(unclaimed, by_category_);
+  for (int c = 0; c < core::kApiCategoryCount; ++c) out[c] = TotalLength(claimed[c]);
   return out;
 }
 

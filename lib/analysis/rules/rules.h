@@ -79,10 +79,10 @@ class HostActivity {
   size_t next_ = 0;
   // Per category, the latest end of the calls already passed: what reaches into the next window.
   std::array<uint64_t, core::kApiCategoryCount> reach_{};
-  std::vector<uint8_t> capturing_;  // per thread id: between BeginCapture and EndCapture
+  core::CallCategories categories_;
   // Scratch, reused from window to window.
   std::vector<Piece> pieces_;
-  IntervalSet merged_, covered_, next_covered_;
+  std::array<IntervalSet, core::kApiCategoryCount> by_category_;
 };
 
 // Median of a list of values (the lower middle for an even count); 0 for an empty list. Reorders

@@ -3,13 +3,13 @@
 // An `IntervalSet` is a sorted list of disjoint, non-empty intervals; touching intervals are merged,
 // so the gaps of a set are exactly the stretches where nothing in it was active. Every function here
 // takes and returns sets in that canonical form.
-#ifndef CUSCOPE_LIB_ANALYSIS_INTERVAL_H_
-#define CUSCOPE_LIB_ANALYSIS_INTERVAL_H_
+#ifndef CUSCOPE_LIB_INTERVALS_INTERVAL_SET_H_
+#define CUSCOPE_LIB_INTERVALS_INTERVAL_SET_H_
 
 #include <cstdint>
 #include <vector>
 
-namespace cuscope::analysis {
+namespace cuscope::intervals {
 
 struct Interval {
   uint64_t begin = 0;
@@ -62,6 +62,6 @@ inline bool RanInside(const IntervalSet& windows, Interval x, uint64_t* inside) 
 // The smallest interval holding the whole set; empty for an empty set.
 Interval Hull(const IntervalSet& set);
 
-}  // namespace cuscope::analysis
+}  // namespace cuscope::intervals
 
-#endif  // CUSCOPE_LIB_ANALYSIS_INTERVAL_H_
+#endif  // CUSCOPE_LIB_INTERVALS_INTERVAL_SET_H_

@@ -1,8 +1,8 @@
-#include "lib/analysis/interval.h"
+#include "lib/intervals/interval_set.h"
 
 #include "gtest/gtest.h"
 
-namespace cuscope::analysis {
+namespace cuscope::intervals {
 namespace {
 
 TEST(IntervalTest, UnionMergesOverlappingAndTouchingInAnyOrder) {
@@ -54,4 +54,4 @@ TEST(IntervalTest, CoveredLengthClipsToWindow) {
 }
 
 }  // namespace
-}  // namespace cuscope::analysis
+}  // namespace cuscope::intervals

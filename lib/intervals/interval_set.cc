@@ -1,8 +1,8 @@
-#include "lib/analysis/interval.h"
+#include "lib/intervals/interval_set.h"
 
 #include <algorithm>
 
-namespace cuscope::analysis {
+namespace cuscope::intervals {
 
 void IntervalSetBuilder::Add(Interval interval) {
   if (interval.empty()) return;
@@ -116,4 +116,4 @@ Interval Hull(const IntervalSet& set) {
   return {set.front().begin, set.back().end};
 }
 
-}  // namespace cuscope::analysis
+}  // namespace cuscope::intervals
