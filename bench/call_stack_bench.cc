@@ -5,8 +5,8 @@
 #include <cstdint>
 #include <string>
 
-#include "lib/core/call_stack.h"
-#include "lib/core/elf_build_id.h"
+#include "lib/process/call_stack.h"
+#include "lib/process/elf_build_id.h"
 
 namespace {
 
@@ -17,19 +17,19 @@ __attribute__((noinline)) size_t UnwindAt(int depth) {
     benchmark::ClobberMemory();  // keeps the recursion a real call chain
     return n;
   }
-  uintptr_t pcs[cuscope::core::kMaxCallStackFrames];
-  return cuscope::core::CaptureCallStack(pcs, cuscope::core::kMaxCallStackFrames, 0);
+  uintptr_t pcs[cuscope::process::kMaxCallStackFrames];
+  return cuscope::process::CaptureCallStack(pcs, cuscope::process::kMaxCallStackFrames, 0);
 }
 
 // Second argument: 0 libgcc's unwinder, 1 libunwind's (skipped when libunwind.so.8 is missing).
 void BM_CaptureCallStack(benchmark::State& state) {
   if (state.range(1) == 1) {
-    if (auto st = cuscope::core::UseLibunwind(); !st.ok()) {
+    if (auto st = cuscope::process::UseLibunwind(); !st.ok()) {
       state.SkipWithError(std::string(st.message()).c_str());
       return;
     }
   } else {
-    cuscope::core::UseLibgcc();
+    cuscope::process::UseLibgcc();
   }
   size_t frames = 0;
   for (auto _ : state) {
@@ -38,15 +38,15 @@ void BM_CaptureCallStack(benchmark::State& state) {
   }
   state.counters["frames"] = static_cast<double>(frames);
   state.SetLabel(state.range(1) == 1 ? "libunwind" : "libgcc");
-  cuscope::core::UseLibgcc();
+  cuscope::process::UseLibgcc();
 }
 BENCHMARK(BM_CaptureCallStack)->ArgsProduct({{8, 24, 60}, {0, 1}});
 
 void BM_ResolveReturnAddress(benchmark::State& state) {
   uintptr_t pcs[4];
-  const size_t n = cuscope::core::CaptureCallStack(pcs, 4, 0);
+  const size_t n = cuscope::process::CaptureCallStack(pcs, 4, 0);
   for (auto _ : state) {
-    for (size_t i = 0; i < n; ++i) benchmark::DoNotOptimize(cuscope::core::ResolveReturnAddress(pcs[i]));
+    for (size_t i = 0; i < n; ++i) benchmark::DoNotOptimize(cuscope::process::ResolveReturnAddress(pcs[i]));
   }
   state.SetItemsProcessed(static_cast<int64_t>(state.iterations() * n));
 }
@@ -56,8 +56,8 @@ BENCHMARK(BM_ResolveReturnAddress);
 // per module (ResolveReturnAddress keeps it by module).
 void BM_BuildIdOfLoadedObjectAt(benchmark::State& state) {
   uintptr_t pcs[1];
-  cuscope::core::CaptureCallStack(pcs, 1, 0);
-  for (auto _ : state) benchmark::DoNotOptimize(cuscope::core::BuildIdOfLoadedObjectAt(pcs[0]));
+  cuscope::process::CaptureCallStack(pcs, 1, 0);
+  for (auto _ : state) benchmark::DoNotOptimize(cuscope::process::BuildIdOfLoadedObjectAt(pcs[0]));
 }
 BENCHMARK(BM_BuildIdOfLoadedObjectAt);
 

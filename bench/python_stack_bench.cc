@@ -7,17 +7,17 @@
 #include <string>
 #include <vector>
 
-#include "lib/core/python_stack.h"
+#include "lib/process/python_stack.h"
 
 namespace {
 
 benchmark::State* g_state = nullptr;
-const cuscope::core::PythonStackReader* g_reader = nullptr;
+const cuscope::process::PythonStackReader* g_reader = nullptr;
 size_t g_frames = 0;
 
 // probe.measure(): the benchmark's loop, run from inside Python at the depth asked for.
 PyObject* Measure(PyObject*, PyObject*) {
-  std::vector<cuscope::core::PythonFrame> frames;
+  std::vector<cuscope::process::PythonFrame> frames;
   for (auto _ : *g_state) {
     frames.clear();
     g_reader->Capture(frames);
@@ -43,7 +43,7 @@ constexpr const char* kProgram =
     "TransformerBlock().forward(DEPTH)\n";
 
 void BM_PythonCapture(benchmark::State& state) {
-  auto reader = cuscope::core::PythonStackReader::ForThisProcess();
+  auto reader = cuscope::process::PythonStackReader::ForThisProcess();
   if (!reader.ok()) {
     state.SkipWithError(std::string(reader.status().message()).c_str());
     return;

@@ -6,10 +6,10 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "lib/analysis/timeline.h"
-#include "lib/core/call_stack.h"
+#include "lib/process/call_stack.h"
 #include "lib/core/kernel_names.h"
 #include "lib/core/kernel_selection.h"
-#include "lib/core/python_stack.h"
+#include "lib/process/python_stack.h"
 
 namespace cuscope::analysis {
 namespace {
@@ -214,7 +214,7 @@ CallPathNode BuildCallPathTree(const Timeline& timeline, size_t max_nodes) {
       while (site_index < s.frames_size() && s.frames(site_index) != site) ++site_index;
       // At most the collector's own bound of frames, the ones nearest the launch site: a damaged
       // trace's stack of any length must not make the tree (and its writers' recursion) as deep.
-      const int bound = static_cast<int>(core::kMaxCallStackFrames + core::kMaxPythonFrames);
+      const int bound = static_cast<int>(process::kMaxCallStackFrames + process::kMaxPythonFrames);
       const int outermost = std::min(s.frames_size() - 1, site_index + bound - 1);
       // With Python frames, the interpreter's own C frames between them are how Python ran, not
       // where: the path reads as the program's Python.

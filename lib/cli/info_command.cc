@@ -7,7 +7,7 @@
 #include "lib/cli/arguments.h"
 #include "lib/cli/commands.h"
 #include "lib/cli/library_path.h"
-#include "lib/core/call_stack.h"
+#include "lib/process/call_stack.h"
 #include "lib/symbolize/libdw.h"
 #if CUSCOPE_HAVE_CUDA
 #include "lib/cupti/device_info.h"
@@ -30,8 +30,8 @@ int RunInfo(const Args& args) {
   std::printf("GPU: unknown: this cuscope was built without the CUDA Toolkit (analysis only)\n");
 #endif
   // Whether this machine has them: loading libunwind here changes nothing for a program.
-  const absl::Status unwinder = core::UseLibunwind();
-  core::UseLibgcc();
+  const absl::Status unwinder = process::UseLibunwind();
+  process::UseLibgcc();
   std::printf("call stacks (--stacks): %s\n",
               unwinder.ok() ? "libunwind's unwinder (libunwind.so.8)" : std::string(unwinder.message()).c_str());
   std::printf("native source lines: %s\n", symbolize::LoadLibdw().loaded()

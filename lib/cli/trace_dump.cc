@@ -12,7 +12,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "lib/analysis/launch_sites.h"
-#include "lib/core/call_stack.h"
+#include "lib/process/call_stack.h"
 #include "lib/core/terminal_text.h"
 #include "lib/core/utf8.h"
 
@@ -110,7 +110,7 @@ std::string ChunkPrinter::Frames(uint32_t stack) {
   std::string out;
   int shown = 0;
   for (uint32_t f : frames) {
-    if (shown == static_cast<int>(core::kMaxCallStackFrames)) {
+    if (shown == static_cast<int>(process::kMaxCallStackFrames)) {
       absl::StrAppend(&out, " <- ... (", frames.size() - shown, " more frames)");
       break;
     }

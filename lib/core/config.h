@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
-#include "lib/core/call_stack.h"
+#include "lib/process/call_stack.h"
 #include "lib/core/kernel_selection.h"
 #include "lib/core/stack_sampling.h"
 
@@ -120,7 +120,7 @@ struct Config {
   StackSampling stacks;
   // The unwinder stacks are taken with (CUSCOPE_UNWINDER=libunwind|libgcc): libunwind, ~10x
   // cheaper a launch, when libunwind.so.8 loads (else libgcc's, with one line).
-  Unwinder unwinder = Unwinder::kLibunwind;
+  process::Unwinder unwinder = process::Unwinder::kLibunwind;
   // GPU counters over time (PM sampling and NVML) during the timeline window: off, every device,
   // or the listed device ids. On by default with the top-down, where sampling stops when the
   // window closes, before the Range Profiler takes the counters. 1 kHz, not nsys's 10 kHz: on the

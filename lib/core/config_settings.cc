@@ -329,9 +329,9 @@ const std::vector<Setting>& Settings() {
      }},
     {"CUSCOPE_UNWINDER", [](const std::string& name, const std::string& value, Config& c) -> absl::Status {
        if (value == "libunwind") {
-         c.unwinder = Unwinder::kLibunwind;
+         c.unwinder = process::Unwinder::kLibunwind;
        } else if (value == "libgcc") {
-         c.unwinder = Unwinder::kLibgcc;
+         c.unwinder = process::Unwinder::kLibgcc;
        } else {
          return Bad(name, value, "expected libunwind or libgcc");
        }

@@ -7,7 +7,7 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
-#include "lib/core/launch_place.h"
+#include "lib/process/launch_place.h"
 #include "lib/core/terminal_text.h"
 
 namespace cuscope::core {
@@ -53,7 +53,7 @@ absl::StatusOr<std::string> ExpandFixed(const std::string& pattern, const Output
       case 'r': {
         // The rank as the launcher says (launch_place.h); outside a launcher, "p" and the pid, so
         // that processes still get names of their own.
-        const LaunchPlace place = ctx.getenv ? LaunchPlaceFrom(ctx.getenv) : LaunchPlace{};
+        const process::LaunchPlace place = ctx.getenv ? process::LaunchPlaceFrom(ctx.getenv) : process::LaunchPlace{};
         if (place.has_rank()) {
           absl::StrAppend(&out, place.rank);
         } else {

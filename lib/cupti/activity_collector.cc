@@ -16,11 +16,11 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
-#include "lib/core/call_stack.h"
-#include "lib/core/launch_place.h"
+#include "lib/process/call_stack.h"
+#include "lib/process/launch_place.h"
 #include "lib/core/metric_sets.h"
 #include "lib/core/output_name.h"
-#include "lib/core/python_stack.h"
+#include "lib/process/python_stack.h"
 #include "lib/core/terminal_text.h"
 #include "lib/core/trace_writer.h"
 #include "lib/cupti/call_timer.h"
@@ -341,13 +341,13 @@ bool KernelMetricsPhase(Session& s, bool begin) {
 // stacks off with one line; the timeline does not depend on them.
 void StartLaunchStacks(Session& s) {
   s.stacks = std::make_unique<LaunchStackCollector>(s.config.stacks, *s.pipeline, s.cupti);
-  if (s.config.unwinder == core::Unwinder::kLibgcc) {
-    core::UseLibgcc();
-  } else if (auto st = core::UseLibunwind(); !st.ok()) {
+  if (s.config.unwinder == process::Unwinder::kLibgcc) {
+    process::UseLibgcc();
+  } else if (auto st = process::UseLibunwind(); !st.ok()) {
     s.Warn(std::string(st.message()));
   }
   // In a Python program, its frames too; a CPython whose layout is unknown keeps native frames.
-  if (auto python = core::PythonStackReader::ForThisProcess(); python.ok()) {
+  if (auto python = process::PythonStackReader::ForThisProcess(); python.ok()) {
     s.stacks->ReadPythonFrames(*python);
   } else if (!absl::IsNotFound(python.status())) {
     s.Warn(absl::StrCat(python.status().message(), ": call stacks keep their native frames only"));
@@ -446,7 +446,7 @@ void WatchForContext(Session& s) {
 // (to the file, and to an endpoint started next time).
 void StartPrometheus(Session& s) {
   auto exporter = monitor::PrometheusExporter::Start(s.config.prometheus, monitor::kDefaultKernelLabels,
-                                                     monitor::LaunchLabels(core::CurrentLaunchPlace()));
+                                                     monitor::LaunchLabels(process::CurrentLaunchPlace()));
   if (!exporter.ok()) {
     s.Warn(absl::StrCat("no Prometheus endpoint: ", exporter.status().message(), "; monitoring goes on"));
     return;
@@ -797,7 +797,7 @@ absl::StatusOr<v1::ProcessStatus> CollectorStatus() {
   v1::ProcessStatus status;
   status.set_pid(static_cast<uint32_t>(::getpid()));
   status.set_command_line(ProcessCommandLine());
-  const core::LaunchPlace place = core::CurrentLaunchPlace();
+  const process::LaunchPlace place = process::CurrentLaunchPlace();
   status.set_rank(place.rank);
   status.set_world_size(place.world_size);
   status.set_local_rank(place.local_rank);

@@ -3,7 +3,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include "lib/core/call_stack.h"
+#include "lib/process/call_stack.h"
 #include "lib/cupti/launch_callbacks.h"
 
 namespace cuscope::cupti {
@@ -40,21 +40,21 @@ void LaunchStackCollector::OnCallback(CUpti_CallbackDomain domain, CUpti_Callbac
     return;
   }
   if (!recording || off_.load(std::memory_order_relaxed) || !sampler_.Take(info.symbolName)) return;
-  uintptr_t pcs[core::kMaxCallStackFrames];
+  uintptr_t pcs[process::kMaxCallStackFrames];
   // This function's and the subscriber's frames are dropped by the writer with CUPTI's own.
-  const size_t n = core::CaptureCallStack(pcs, core::kMaxCallStackFrames, 0);
+  const size_t n = process::CaptureCallStack(pcs, process::kMaxCallStackFrames, 0);
   if (n == 0) return;
-  std::vector<core::PythonFrame> python;
+  std::vector<process::PythonFrame> python;
   TakePythonFrames(python);
   pipeline_.QueueLaunchStack(info.correlationId, pcs, n, std::move(python));
   taken_.fetch_add(1, std::memory_order_relaxed);
 }
 
-void LaunchStackCollector::TakePythonFrames(std::vector<core::PythonFrame>& frames) const {
+void LaunchStackCollector::TakePythonFrames(std::vector<process::PythonFrame>& frames) const {
   if (!python_.has_value()) return;
   // Read into this thread's scratch, then one allocation of the stack's size (none for a thread
   // that runs no Python), not one per doubling.
-  thread_local std::vector<core::PythonFrame> scratch;
+  thread_local std::vector<process::PythonFrame> scratch;
   scratch.clear();
   if (python_->Capture(scratch) > 0) frames.assign(scratch.begin(), scratch.end());
 }
@@ -66,10 +66,10 @@ void LaunchStackCollector::OnResource(CUpti_CallbackId cbid, const CUpti_Resourc
   if (cbid == CUPTI_CBID_RESOURCE_GRAPHNODE_CREATED) {
     const uint64_t node = cupti_.GraphNodeId(graph.node);
     if (node == 0) return;
-    uintptr_t pcs[core::kMaxCallStackFrames];
-    const size_t n = core::CaptureCallStack(pcs, core::kMaxCallStackFrames, 0);
+    uintptr_t pcs[process::kMaxCallStackFrames];
+    const size_t n = process::CaptureCallStack(pcs, process::kMaxCallStackFrames, 0);
     if (n > 0) {
-      std::vector<core::PythonFrame> python;
+      std::vector<process::PythonFrame> python;
       TakePythonFrames(python);
       pipeline_.QueueGraphNodeStack(node, pcs, n, std::move(python), cupti_.Timestamp(),
                                     static_cast<uint64_t>(::syscall(SYS_gettid)));

@@ -4,7 +4,7 @@
 // (TracePipeline::QueueLaunchStack). A kernel launched through the runtime gets the runtime call's
 // stack and correlation id (the one its kernel record carries); one launched through the driver
 // directly (CuPy, JAX, Triton) the driver call's. In a Python program the launching thread's Python
-// frames are read too (lib/core/python_stack.h), at the same moment, on the same thread.
+// frames are read too (lib/process/python_stack.h), at the same moment, on the same thread.
 #ifndef CUSCOPE_LIB_CUPTI_LAUNCH_STACKS_H_
 #define CUSCOPE_LIB_CUPTI_LAUNCH_STACKS_H_
 
@@ -16,7 +16,7 @@
 #include <utility>
 #include <vector>
 
-#include "lib/core/python_stack.h"
+#include "lib/process/python_stack.h"
 #include "lib/core/stack_sampling.h"
 #include "lib/cupti/cupti_api.h"
 #include "lib/cupti/trace_pipeline.h"
@@ -41,7 +41,7 @@ class LaunchStackCollector {
 
   // In a Python process: each stack also takes the launching thread's Python frames, merged into
   // the native frames by the writer (where the interpreter's eval loop ran them).
-  void ReadPythonFrames(const core::PythonStackReader& reader) { python_ = reader; }
+  void ReadPythonFrames(const process::PythonStackReader& reader) { python_ = reader; }
 
   // No more stacks (their callbacks could not all be enabled).
   void TurnOff() { off_.store(true); }
@@ -50,10 +50,10 @@ class LaunchStackCollector {
 
  private:
   // The launching thread's Python frames, appended to `frames` (none outside Python).
-  void TakePythonFrames(std::vector<core::PythonFrame>& frames) const;
+  void TakePythonFrames(std::vector<process::PythonFrame>& frames) const;
 
   core::LaunchSampler sampler_;
-  std::optional<core::PythonStackReader> python_;
+  std::optional<process::PythonStackReader> python_;
   TracePipeline& pipeline_;
   CuptiApi& cupti_;
   std::atomic<uint64_t> taken_{0};

@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "lib/core/gpu_counters.h"
-#include "lib/core/launch_place.h"
+#include "lib/process/launch_place.h"
 #include "lib/core/version.h"
 #include "lib/cupti/pm_sampling_config.h"
 
@@ -51,7 +51,7 @@ void AddSession(const std::string& entry, CuptiApi& cupti, uint64_t start_ns, v1
   session->set_start_time_ns(start_ns);
   session->set_cupti_version(cupti.Version());
   session->set_entry(entry);
-  const core::LaunchPlace place = core::CurrentLaunchPlace();
+  const process::LaunchPlace place = process::CurrentLaunchPlace();
   session->set_rank(place.rank);
   session->set_local_rank(place.local_rank);
   session->set_world_size(place.world_size);

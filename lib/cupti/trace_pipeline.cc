@@ -11,7 +11,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
-#include "lib/core/call_stack.h"
+#include "lib/process/call_stack.h"
 #include "lib/cupti/trace_header.h"
 #include "lib/cupti/launch_callbacks.h"
 #include "lib/monitor/figures_codec.h"
@@ -304,7 +304,7 @@ void TracePipeline::QueueProfiledLaunch(ProfiledLaunch launch) {
 }
 
 void TracePipeline::QueueLaunchStack(uint64_t correlation_id, const uintptr_t* return_addresses, size_t n,
-                                     std::vector<core::PythonFrame> python) {
+                                     std::vector<process::PythonFrame> python) {
   QueuedStack stack;
   stack.correlation_id = correlation_id;
   stack.return_addresses.assign(return_addresses, return_addresses + n);
@@ -319,7 +319,7 @@ void TracePipeline::QueueLaunchStack(uint64_t correlation_id, const uintptr_t* r
 }
 
 void TracePipeline::QueueGraphNodeStack(uint64_t node_id, const uintptr_t* return_addresses, size_t n,
-                                        std::vector<core::PythonFrame> python, uint64_t created_ns, uint64_t tid) {
+                                        std::vector<process::PythonFrame> python, uint64_t created_ns, uint64_t tid) {
   QueuedStack stack;
   stack.graph_node_id = node_id;
   stack.created_ns = created_ns;
@@ -360,7 +360,7 @@ void TracePipeline::AddQueuedStacks() {
   // A program that keeps loading new code (JIT) must not grow the cache without bound; the
   // builder's interning keeps the ids stable when an address is resolved again.
   if (frame_of_address_.size() > (1u << 20)) frame_of_address_.clear();
-  std::vector<core::MergedFrame> native, python;
+  std::vector<process::MergedFrame> native, python;
   for (const QueuedStack& q : stacks) {
     if (q.original_node_id != 0) {
       builder_.AddGraphNode(q.graph_node_id, 0, q.original_node_id);
@@ -368,21 +368,21 @@ void TracePipeline::AddQueuedStacks() {
     }
     native.clear();
     for (uintptr_t address : q.return_addresses) {
-      auto [it, inserted] = frame_of_address_.try_emplace(address, core::MergedFrame{});
+      auto [it, inserted] = frame_of_address_.try_emplace(address, process::MergedFrame{});
       if (inserted) {
-        const core::ResolvedFrame r = core::ResolveReturnAddress(address);
+        const process::ResolvedFrame r = process::ResolveReturnAddress(address);
         if (!IsProfilerModule(r.module)) {
           it->second.id = builder_.InternFrame(r.module, r.module_offset, r.function, r.function_offset, r.build_id);
-          it->second.eval = r.function == core::kEvalLoopSymbol;
+          it->second.eval = r.function == process::kEvalLoopSymbol;
         }
       }
       if (it->second.id != 0) native.push_back(it->second);
     }
     python.clear();
-    for (const core::PythonFrame& f : q.python) {
+    for (const process::PythonFrame& f : q.python) {
       python.push_back({builder_.InternPythonFrame(f.file, f.function, f.line), f.eval_entry, f.empty_evals_before});
     }
-    const std::vector<uint32_t> frames = core::MergeStacks(native, python);
+    const std::vector<uint32_t> frames = process::MergeStacks(native, python);
     if (frames.empty()) continue;
     const uint32_t stack = builder_.InternStack(frames);
     if (q.graph_node_id != 0) {

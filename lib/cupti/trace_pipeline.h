@@ -33,7 +33,7 @@
 #include "lib/core/config.h"
 #include "lib/core/flight_ring.h"
 #include "lib/core/hot_kernels.h"
-#include "lib/core/python_stack.h"
+#include "lib/process/python_stack.h"
 #include "lib/core/step_range_watch.h"
 #include "lib/core/trace_writer.h"
 #include "lib/cupti/cupti_api.h"
@@ -141,10 +141,10 @@ class TracePipeline {
   // (launch_stacks_dropped), so a writer that falls behind cannot make memory grow without bound.
   static constexpr size_t kMaxQueuedLaunchStacks = size_t{1} << 16;
   void QueueLaunchStack(uint64_t correlation_id, const uintptr_t* return_addresses, size_t n,
-                        std::vector<core::PythonFrame> python);
+                        std::vector<process::PythonFrame> python);
   // A CUDA graph node's creating stack, and a node cloned from another (instantiation).
   void QueueGraphNodeStack(uint64_t node_id, const uintptr_t* return_addresses, size_t n,
-                           std::vector<core::PythonFrame> python, uint64_t created_ns, uint64_t tid);
+                           std::vector<process::PythonFrame> python, uint64_t created_ns, uint64_t tid);
   void QueueGraphNodeClone(uint64_t node_id, uint64_t original_node_id);
   void QueueCounterBatches(std::vector<CounterBatch> batches);
   // Lean collection's calls (CallTimer), from the program's threads at each call's exit; either
@@ -308,7 +308,7 @@ class TracePipeline {
     uint64_t created_ns = 0;        // a created node's, and its thread
     uint64_t tid = 0;
     std::vector<uintptr_t> return_addresses;
-    std::vector<core::PythonFrame> python;  // innermost first; empty outside Python
+    std::vector<process::PythonFrame> python;  // innermost first; empty outside Python
   };
   std::vector<QueuedStack> stacks_;           // queue_mu_
   size_t queued_launch_stacks_ = 0;           // queue_mu_: of stacks_, launches' (graph nodes are never dropped)
@@ -343,7 +343,7 @@ class TracePipeline {
   std::vector<ProfiledLaunch> profiled_pending_;  // taken from profiled_, not yet in a chunk
   // Launch stacks: each return address resolved once, to its frame id (0: one of our own frames
   // or CUPTI's, left out) and whether it is CPython's eval loop (its Python frames go there).
-  absl::flat_hash_map<uintptr_t, core::MergedFrame> frame_of_address_;
+  absl::flat_hash_map<uintptr_t, process::MergedFrame> frame_of_address_;
   void AddQueuedStacks();
   ReplayedLaunches replayed_;                     // every profiled launch of the session
   uint64_t records_written_ = 0;

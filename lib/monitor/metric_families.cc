@@ -258,7 +258,7 @@ const std::vector<GpuCounterGauge>& GpuCounterGauges() {
   return *kGauges;
 }
 
-ProcessLabels LaunchLabels(const core::LaunchPlace& place) {
+ProcessLabels LaunchLabels(const process::LaunchPlace& place) {
   ProcessLabels labels;
   if (place.rank >= 0) labels.push_back({"rank", std::to_string(place.rank)});
   if (place.local_rank >= 0) labels.push_back({"local_rank", std::to_string(place.local_rank)});

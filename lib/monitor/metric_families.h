@@ -22,7 +22,7 @@
 #include <utility>
 #include <vector>
 
-#include "lib/core/launch_place.h"
+#include "lib/process/launch_place.h"
 #include "lib/monitor/running_totals.h"
 #include "prometheus/metric_family.h"
 
@@ -45,7 +45,7 @@ using ProcessLabels = std::vector<std::pair<std::string, std::string>>;
 
 // The labels of a process in a distributed job: rank, local_rank, job_id, each when known; none
 // outside a launcher.
-ProcessLabels LaunchLabels(const core::LaunchPlace& place);
+ProcessLabels LaunchLabels(const process::LaunchPlace& place);
 
 std::vector<prometheus::MetricFamily> MetricFamilies(const RunningTotals& totals,
                                                      const ProcessLabels& process_labels = {});

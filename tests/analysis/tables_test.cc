@@ -6,8 +6,8 @@
 #include "gtest/gtest.h"
 #include "lib/analysis/analyzer.h"
 #include "lib/analysis/launch_sites.h"
-#include "lib/core/call_stack.h"
-#include "lib/core/python_stack.h"
+#include "lib/process/call_stack.h"
+#include "lib/process/python_stack.h"
 #include "tests/analysis/synthetic_trace.h"
 
 namespace cuscope::analysis {
@@ -411,7 +411,7 @@ TEST(CallPathTreeTest, AnEndlessStackIsCutToTheBound) {
     node = std::move(next);
     ++depth;
   }
-  EXPECT_EQ(depth, core::kMaxCallStackFrames + core::kMaxPythonFrames + 1) << "the bound's frames and the kernel";
+  EXPECT_EQ(depth, process::kMaxCallStackFrames + process::kMaxPythonFrames + 1) << "the bound's frames and the kernel";
 }
 
 // A clone chain that loops (only a damaged trace has one) ends without an answer.

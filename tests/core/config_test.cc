@@ -76,11 +76,11 @@ TEST(ConfigTest, LaunchStacksAreOffByDefaultAndTakeASampling) {
 }
 
 TEST(ConfigTest, StacksUseLibunwindUnlessLibgccIsAskedFor) {
-  EXPECT_EQ(ParseConfigFromEnvironment({})->unwinder, Unwinder::kLibunwind);
+  EXPECT_EQ(ParseConfigFromEnvironment({})->unwinder, process::Unwinder::kLibunwind);
   auto gcc = ParseConfigFromEnvironment({{"CUSCOPE_STACKS", "all"}, {"CUSCOPE_UNWINDER", "libgcc"}});
   ASSERT_TRUE(gcc.ok()) << gcc.status();
-  EXPECT_EQ(gcc->unwinder, Unwinder::kLibgcc);
-  EXPECT_EQ(ParseConfigFromEnvironment({{"CUSCOPE_UNWINDER", "libunwind"}})->unwinder, Unwinder::kLibunwind);
+  EXPECT_EQ(gcc->unwinder, process::Unwinder::kLibgcc);
+  EXPECT_EQ(ParseConfigFromEnvironment({{"CUSCOPE_UNWINDER", "libunwind"}})->unwinder, process::Unwinder::kLibunwind);
   auto bad = ParseConfigFromEnvironment({{"CUSCOPE_UNWINDER", "fp"}});
   ASSERT_FALSE(bad.ok());
   EXPECT_NE(bad.status().message().find("CUSCOPE_UNWINDER"), std::string::npos) << bad.status();

@@ -1,6 +1,8 @@
 #include "lib/core/output_name.h"
 
+#include <optional>
 #include <set>
+#include <string>
 
 #include <gtest/gtest.h>
 
@@ -71,6 +73,23 @@ TEST(OutputNameTest, AVariableValueWithAPathOrControlCharactersIsRefused) {
   OutputNameContext c = Ctx();
   c.getenv = [](const std::string&) -> std::optional<std::string> { return std::string("node-1.rank_3"); };
   EXPECT_EQ(*ExpandOutputName("run_%q{X}", c), "run_node-1.rank_3.cuscope");
+}
+
+// %r: the rank as the launcher says (process::LaunchPlace).
+TEST(OutputNameTest, PercentRNamesAFileByRank) {
+  OutputNameContext ctx;
+  ctx.pid = 4242;
+  ctx.getenv = [](const std::string& name) -> std::optional<std::string> {
+    if (name == "RANK") return "3";
+    return std::nullopt;
+  };
+  auto name = ExpandOutputName("rank_%r", ctx);
+  ASSERT_TRUE(name.ok()) << name.status();
+  EXPECT_EQ(*name, "rank_3.cuscope");
+  ctx.getenv = [](const std::string&) -> std::optional<std::string> { return std::nullopt; };
+  name = ExpandOutputName("rank_%r", ctx);
+  ASSERT_TRUE(name.ok());
+  EXPECT_EQ(*name, "rank_p4242.cuscope") << "outside a launcher: the process id";
 }
 
 }  // namespace

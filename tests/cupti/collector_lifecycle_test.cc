@@ -26,7 +26,7 @@
 #include "absl/strings/str_cat.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "lib/core/call_stack.h"
+#include "lib/process/call_stack.h"
 #include "lib/core/config.h"
 #include "lib/core/trace.h"
 #include "lib/cupti/activity_collector.h"
@@ -1171,7 +1171,7 @@ TEST_F(CollectorLifecycleTest, LaunchStacksReachTheTraceJoinedToTheirKernels) {
   config_.lean_calls_by_records = true;
   config_.stacks = *core::ParseStackSampling("all");
   ASSERT_TRUE(StartCollector(config_, "session", cupti_).ok());
-  EXPECT_EQ(core::ActiveUnwinder(), core::Unwinder::kLibunwind) << "the default, libunwind8 being installed here";
+  EXPECT_EQ(process::ActiveUnwinder(), process::Unwinder::kLibunwind) << "the default, libunwind8 being installed here";
   EXPECT_EQ(cupti_.Count(absl::StrCat("EnableCallback:", static_cast<int>(CUPTI_CB_DOMAIN_RUNTIME_API), ":",
                                       CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000)),
             1u);
@@ -1221,10 +1221,10 @@ TEST_F(CollectorLifecycleTest, LaunchStacksPastTheQueuesBoundAreDroppedAndCounte
 // CUSCOPE_UNWINDER=libgcc: the same stacks, walked by the C runtime's unwinder.
 TEST_F(CollectorLifecycleTest, LaunchStacksWithLibgccsUnwinder) {
   config_.stacks = *core::ParseStackSampling("all");
-  config_.unwinder = core::Unwinder::kLibgcc;
-  ASSERT_TRUE(core::UseLibunwind().ok());
+  config_.unwinder = process::Unwinder::kLibgcc;
+  ASSERT_TRUE(process::UseLibunwind().ok());
   ASSERT_TRUE(StartCollector(config_, "session", cupti_).ok());
-  EXPECT_EQ(core::ActiveUnwinder(), core::Unwinder::kLibgcc);
+  EXPECT_EQ(process::ActiveUnwinder(), process::Unwinder::kLibgcc);
   for (uint32_t corr = 1; corr <= 3; ++corr) cupti_.CallLaunch(corr, "fakeKernel");  // one call site
   ASSERT_TRUE(cupti_.DeliverKernels(3, 2'000'000'000));
   ASSERT_TRUE(StopCollector(nullptr).ok());

@@ -13,7 +13,7 @@
 #include "gtest/gtest.h"
 #include "lib/analysis/launch_sites.h"
 #include "lib/core/config.h"
-#include "lib/core/python_stack.h"
+#include "lib/process/python_stack.h"
 #include "lib/core/stack_sampling.h"
 #include "lib/core/trace.h"
 #include "lib/cupti/activity_collector.h"
@@ -120,7 +120,7 @@ TEST_F(CollectorPythonTest, LaunchesFromPythonCarryTheirFunctionsAndLines) {
         ++python_frames;
         if (first_python < 0) first_python = i;
         last_python = i;
-      } else if (dict.str(dict.frame(stack.frames(i)).function()) == core::kEvalLoopSymbol) {
+      } else if (dict.str(dict.frame(stack.frames(i)).function()) == process::kEvalLoopSymbol) {
         ++eval_loops;
       }
     }
@@ -160,7 +160,7 @@ TEST_F(CollectorPythonTest, ALaunchFromAFinalizerKeepsEveryFrameInPlace) {
   for (uint32_t f : stack.frames()) {
     absl::StrAppend(&all, all.empty() ? "" : " <- ", analysis::FrameText(dict, f));
     if (analysis::IsPythonFrame(dict, f)) python.push_back(analysis::FrameText(dict, f));
-    EXPECT_NE(dict.str(dict.frame(f).function()), core::kEvalLoopSymbol) << all;
+    EXPECT_NE(dict.str(dict.frame(f).function()), process::kEvalLoopSymbol) << all;
   }
   EXPECT_EQ(python, (std::vector<std::string>{"D.__del__ (train.py:4)", "outer (train.py:9)", "<module> (train.py:10)"}))
       << all;

@@ -204,7 +204,7 @@ TEST(PrometheusExporterTest, HundredsOfIdleConnectionsDelayAScrapeBySecondsNotMi
 // Under a launcher every series carries the process's rank (and local rank, job id), so that a fleet's
 // dashboard compares ranks; outside one, none of those labels.
 TEST(PrometheusExporterTest, EverySeriesCarriesTheRankUnderALauncher) {
-  core::LaunchPlace place;
+  process::LaunchPlace place;
   place.rank = 3;
   place.local_rank = 1;
   place.job_id = "job-7";
@@ -216,7 +216,7 @@ TEST(PrometheusExporterTest, EverySeriesCarriesTheRankUnderALauncher) {
   EXPECT_EQ(SampleValue(*body, "cuscope_kernels_total{device=\"0\",rank=\"3\",local_rank=\"1\",job_id=\"job-7\"}"), 3.0)
       << *body;
   EXPECT_EQ(SampleValue(*body, "cuscope_monitor_intervals_total{rank=\"3\",local_rank=\"1\",job_id=\"job-7\"}"), 1.0);
-  EXPECT_TRUE(LaunchLabels(core::LaunchPlace{}).empty()) << "outside a launcher: no labels";
+  EXPECT_TRUE(LaunchLabels(process::LaunchPlace{}).empty()) << "outside a launcher: no labels";
 }
 
 TEST(PrometheusExporterTest, CountersNeverGoDownBetweenScrapes) {

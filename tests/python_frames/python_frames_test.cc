@@ -10,9 +10,9 @@
 #include <vector>
 
 #include "gtest/gtest.h"
-#include "lib/core/python_stack.h"
+#include "lib/process/python_stack.h"
 
-namespace cuscope::core {
+namespace cuscope::process {
 namespace {
 
 std::vector<PythonFrame> g_frames;
@@ -284,4 +284,4 @@ TEST_F(PythonFramesTest, EveryLineAgreesWithTheInterpretersOwn) {
 }
 
 }  // namespace
-}  // namespace cuscope::core
+}  // namespace cuscope::process

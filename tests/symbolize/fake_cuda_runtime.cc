@@ -5,7 +5,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "lib/core/call_stack.h"
+#include "lib/process/call_stack.h"
 
 struct FakeDim3 {
   unsigned x, y, z;
@@ -35,8 +35,8 @@ int __cudaPopCallConfiguration(FakeDim3* grid, FakeDim3* block, size_t* shared, 
   return 0;
 }
 __attribute__((noinline)) int __cudaLaunchKernel(void*, FakeDim3, FakeDim3, void**, size_t, void*) {
-  uintptr_t pcs[cuscope::core::kMaxCallStackFrames];
-  g_launch_stack.assign(pcs, pcs + cuscope::core::CaptureCallStack(pcs, cuscope::core::kMaxCallStackFrames, 0));
+  uintptr_t pcs[cuscope::process::kMaxCallStackFrames];
+  g_launch_stack.assign(pcs, pcs + cuscope::process::CaptureCallStack(pcs, cuscope::process::kMaxCallStackFrames, 0));
   return 0;
 }
 

@@ -8,7 +8,7 @@
 
 #include "gtest/gtest.h"
 #include "lib/analysis/launch_sites.h"
-#include "lib/core/call_stack.h"
+#include "lib/process/call_stack.h"
 #include "lib/core/chunk_builder.h"
 #include "lib/core/dictionary.h"
 #include "lib/symbolize/native_source_lines.h"
@@ -31,7 +31,7 @@ TEST(LaunchGlueTest, TheSiteIsTheLineThatWroteTheLaunch) {
   // The innermost frame is the runtime's (here, the fake standing in for libcudart).
   std::vector<uint32_t> frames = {b.InternFrame("/usr/local/cuda/lib64/libcudart.so.13", 0x229a0, "__cudaLaunchKernel", 0, "")};
   for (size_t i = 1; i < g_launch_stack.size(); ++i) {
-    const core::ResolvedFrame r = core::ResolveReturnAddress(g_launch_stack[i]);
+    const process::ResolvedFrame r = process::ResolveReturnAddress(g_launch_stack[i]);
     frames.push_back(b.InternFrame(r.module, r.module_offset, r.function, r.function_offset, r.build_id));
   }
   const uint32_t stack = b.InternStack(frames);

@@ -24,7 +24,7 @@
 #include "gtest/gtest.h"
 #include "lib/analysis/launch_sites.h"
 #include "lib/cli/commands.h"
-#include "lib/core/call_stack.h"
+#include "lib/process/call_stack.h"
 #include "lib/core/chunk_builder.h"
 #include "lib/core/trace_writer.h"
 #include "lib/symbolize/libdw.h"
@@ -70,7 +70,7 @@ core::Dictionary DictionaryOf(const std::vector<FrameSpec>& specs) {
 }
 
 FrameSpec ThisCallSite() {
-  const core::ResolvedFrame r = core::ResolveReturnAddress(EnqueueInference());
+  const process::ResolvedFrame r = process::ResolveReturnAddress(EnqueueInference());
   return {r.module, r.module_offset, r.function, r.build_id};
 }
 

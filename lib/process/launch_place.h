@@ -16,15 +16,15 @@
 //                     LSB_JOBID
 //
 // A value that is not a whole number from 0 up (below 2^31) is not used: the field stays unknown.
-#ifndef CUSCOPE_LIB_CORE_LAUNCH_PLACE_H_
-#define CUSCOPE_LIB_CORE_LAUNCH_PLACE_H_
+#ifndef CUSCOPE_LIB_PROCESS_LAUNCH_PLACE_H_
+#define CUSCOPE_LIB_PROCESS_LAUNCH_PLACE_H_
 
 #include <cstdint>
 #include <functional>
 #include <optional>
 #include <string>
 
-namespace cuscope::core {
+namespace cuscope::process {
 
 struct LaunchPlace {
   int32_t rank = -1;  // -1: unknown
@@ -49,6 +49,6 @@ LaunchPlace CurrentLaunchPlace();
 // "rank 3 of 8 (local 1 of 4, node 0), torchrun job f3a9": what a person reads; "" outside a job.
 std::string DescribeLaunchPlace(const LaunchPlace& place);
 
-}  // namespace cuscope::core
+}  // namespace cuscope::process
 
-#endif  // CUSCOPE_LIB_CORE_LAUNCH_PLACE_H_
+#endif  // CUSCOPE_LIB_PROCESS_LAUNCH_PLACE_H_

@@ -2,7 +2,7 @@
 // layouts it knows, 3.13's published offsets checked against its layout, and a process without
 // CPython. The reader on a running interpreter is tested in
 // tests/python_frames (an embedded CPython).
-#include "lib/core/python_stack.h"
+#include "lib/process/python_stack.h"
 
 #include <cstring>
 #include <vector>
@@ -11,7 +11,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
-namespace cuscope::core {
+namespace cuscope::process {
 namespace {
 
 using ::testing::HasSubstr;
@@ -175,4 +175,4 @@ TEST(PythonStackReaderTest, AProcessWithoutPythonHasNoReader) {
 }
 
 }  // namespace
-}  // namespace cuscope::core
+}  // namespace cuscope::process

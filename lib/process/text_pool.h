@@ -5,8 +5,8 @@
 // without, bench/python_stack_bench) and the writer thread reads the same bytes later.
 // Bounded: past `max_bytes` of distinct text, Intern refuses. Thread-safe; a lookup that finds
 // nothing new takes the pool's lock once, so callers keep their own cache in front (per thread).
-#ifndef CUSCOPE_LIB_CORE_TEXT_POOL_H_
-#define CUSCOPE_LIB_CORE_TEXT_POOL_H_
+#ifndef CUSCOPE_LIB_PROCESS_TEXT_POOL_H_
+#define CUSCOPE_LIB_PROCESS_TEXT_POOL_H_
 
 #include <cstddef>
 #include <functional>
@@ -16,7 +16,7 @@
 #include <string_view>
 #include <unordered_set>
 
-namespace cuscope::core {
+namespace cuscope::process {
 
 class TextPool {
  public:
@@ -42,6 +42,6 @@ class TextPool {
   size_t bytes_ = 0;
 };
 
-}  // namespace cuscope::core
+}  // namespace cuscope::process
 
-#endif  // CUSCOPE_LIB_CORE_TEXT_POOL_H_
+#endif  // CUSCOPE_LIB_PROCESS_TEXT_POOL_H_

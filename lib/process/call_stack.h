@@ -16,8 +16,8 @@
 // Both are bounded (`max` frames) and allocate nothing on the program's thread but libunwind's
 // cache, once per thread that takes stacks (~256 KiB). Resolving uses the dynamic linker's tables
 // (dladdr): exported and dynamic symbols by name, other code by module and offset.
-#ifndef CUSCOPE_LIB_CORE_CALL_STACK_H_
-#define CUSCOPE_LIB_CORE_CALL_STACK_H_
+#ifndef CUSCOPE_LIB_PROCESS_CALL_STACK_H_
+#define CUSCOPE_LIB_PROCESS_CALL_STACK_H_
 
 #include <cstddef>
 #include <cstdint>
@@ -25,7 +25,7 @@
 
 #include "absl/status/status.h"
 
-namespace cuscope::core {
+namespace cuscope::process {
 
 // The deepest stack taken.
 inline constexpr size_t kMaxCallStackFrames = 64;
@@ -62,6 +62,6 @@ struct ResolvedFrame {
 // call it off the program's hot path (the writer thread does).
 ResolvedFrame ResolveReturnAddress(uintptr_t return_address);
 
-}  // namespace cuscope::core
+}  // namespace cuscope::process
 
-#endif  // CUSCOPE_LIB_CORE_CALL_STACK_H_
+#endif  // CUSCOPE_LIB_PROCESS_CALL_STACK_H_

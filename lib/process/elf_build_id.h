@@ -1,7 +1,7 @@
 // The GNU build id of a loaded ELF object: what names one build of an executable or shared object,
 // so that a frame's module offset is read against the very file it was taken from, not a rebuilt one.
-#ifndef CUSCOPE_LIB_CORE_ELF_BUILD_ID_H_
-#define CUSCOPE_LIB_CORE_ELF_BUILD_ID_H_
+#ifndef CUSCOPE_LIB_PROCESS_ELF_BUILD_ID_H_
+#define CUSCOPE_LIB_PROCESS_ELF_BUILD_ID_H_
 
 #include <elf.h>
 
@@ -9,7 +9,7 @@
 #include <cstdint>
 #include <string>
 
-namespace cuscope::core {
+namespace cuscope::process {
 
 // The build id (the NT_GNU_BUILD_ID note's bytes) among the note segments of a loaded object, given
 // its program headers as mapped and its load bias (segment p at load_bias + p.p_vaddr); empty when
@@ -24,6 +24,6 @@ std::string BuildIdOfLoadedObjectAt(uintptr_t address);
 // As lowercase hex, the way `readelf -n` and `file` print it.
 std::string BuildIdHex(const std::string& build_id);
 
-}  // namespace cuscope::core
+}  // namespace cuscope::process
 
-#endif  // CUSCOPE_LIB_CORE_ELF_BUILD_ID_H_
+#endif  // CUSCOPE_LIB_PROCESS_ELF_BUILD_ID_H_

@@ -1,4 +1,4 @@
-#include "lib/core/python_stack.h"
+#include "lib/process/python_stack.h"
 
 #include <dlfcn.h>
 
@@ -10,9 +10,9 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/status/status.h"
 #include "absl/strings/str_format.h"
-#include "lib/core/text_pool.h"
+#include "lib/process/text_pool.h"
 
-namespace cuscope::core {
+namespace cuscope::process {
 namespace {
 
 // Offsets every CPython object shares (PyObject_HEAD, PyObject_VAR_HEAD, PyASCIIObject's start).
@@ -442,4 +442,4 @@ size_t PythonStackReader::Capture(std::vector<PythonFrame>& out, size_t max) con
   return out.size() - first;
 }
 
-}  // namespace cuscope::core
+}  // namespace cuscope::process

@@ -1,7 +1,7 @@
 // The build id of loaded ELF objects: this test's own executable and the C library as the dynamic
 // linker loaded them (against `readelf -n` of their files), and fabricated note segments, whole and
 // damaged.
-#include "lib/core/elf_build_id.h"
+#include "lib/process/elf_build_id.h"
 
 #include <dlfcn.h>
 #include <gnu/libc-version.h>
@@ -15,9 +15,9 @@
 #include <vector>
 
 #include "gtest/gtest.h"
-#include "lib/core/call_stack.h"
+#include "lib/process/call_stack.h"
 
-namespace cuscope::core {
+namespace cuscope::process {
 namespace {
 
 // What readelf prints as the file's build id, or empty when readelf is missing.
@@ -164,4 +164,4 @@ TEST(ElfBuildIdTest, HexIsLowercasePairs) {
 }
 
 }  // namespace
-}  // namespace cuscope::core
+}  // namespace cuscope::process

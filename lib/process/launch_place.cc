@@ -1,4 +1,4 @@
-#include "lib/core/launch_place.h"
+#include "lib/process/launch_place.h"
 
 #include <algorithm>
 #include <cstdlib>
@@ -7,7 +7,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 
-namespace cuscope::core {
+namespace cuscope::process {
 namespace {
 
 // The first of `names` that is set to a whole number in [0, 2^31): its value; -1 when none is.
@@ -94,4 +94,4 @@ std::string DescribeLaunchPlace(const LaunchPlace& place) {
   return out;
 }
 
-}  // namespace cuscope::core
+}  // namespace cuscope::process

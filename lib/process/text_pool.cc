@@ -1,6 +1,6 @@
-#include "lib/core/text_pool.h"
+#include "lib/process/text_pool.h"
 
-namespace cuscope::core {
+namespace cuscope::process {
 
 std::optional<std::string_view> TextPool::Intern(std::string_view text) {
   std::lock_guard<std::mutex> lock(mu_);
@@ -20,4 +20,4 @@ size_t TextPool::size() const {
   return texts_.size();
 }
 
-}  // namespace cuscope::core
+}  // namespace cuscope::process

@@ -13,9 +13,9 @@
 #include "absl/status/status.h"
 #include "absl/strings/match.h"
 #include "gtest/gtest.h"
-#include "lib/core/call_stack.h"
+#include "lib/process/call_stack.h"
 
-namespace cuscope::core {
+namespace cuscope::process {
 namespace {
 
 // Recurses `depth` frames, then takes the stack with each unwinder in turn from one call site (a
@@ -169,4 +169,4 @@ TEST(UnwinderTest, ZzAnUnloadedObjectSendsStacksBackToLibgcc) {
 }
 
 }  // namespace
-}  // namespace cuscope::core
+}  // namespace cuscope::process

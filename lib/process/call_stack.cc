@@ -1,4 +1,4 @@
-#include "lib/core/call_stack.h"
+#include "lib/process/call_stack.h"
 
 #include <dlfcn.h>
 #include <errno.h>
@@ -14,9 +14,9 @@
 #include <unordered_map>
 
 #include "absl/strings/str_cat.h"
-#include "lib/core/elf_build_id.h"
+#include "lib/process/elf_build_id.h"
 
-namespace cuscope::core {
+namespace cuscope::process {
 namespace {
 
 struct Walk {
@@ -201,4 +201,4 @@ ResolvedFrame ResolveReturnAddress(uintptr_t return_address) {
   return f;
 }
 
-}  // namespace cuscope::core
+}  // namespace cuscope::process

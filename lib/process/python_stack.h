@@ -9,8 +9,8 @@
 // debuggers, _PyRuntime.debug_offsets), and checks every object's type before it reads the object. It reads only the calling
 // thread's own frames, which cannot change while that thread is in a launch call, so no other
 // thread's frame or code object is read while it may be freed.
-#ifndef CUSCOPE_LIB_CORE_PYTHON_STACK_H_
-#define CUSCOPE_LIB_CORE_PYTHON_STACK_H_
+#ifndef CUSCOPE_LIB_PROCESS_PYTHON_STACK_H_
+#define CUSCOPE_LIB_PROCESS_PYTHON_STACK_H_
 
 #include <cstddef>
 #include <cstdint>
@@ -22,12 +22,12 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 
-namespace cuscope::core {
+namespace cuscope::process {
 
 // The deepest Python stack read.
 inline constexpr size_t kMaxPythonFrames = 128;
 
-// `file` and `function` view text interned for the process's life (core::TextPool): a frame is
+// `file` and `function` view text interned for the process's life (process::TextPool): a frame is
 // copied and kept without copying them, and they stay valid after the interpreter freed its code.
 struct PythonFrame {
   std::string_view file;      // co_filename
@@ -136,6 +136,6 @@ class PythonStackReader {
   Symbols symbols_;
 };
 
-}  // namespace cuscope::core
+}  // namespace cuscope::process
 
-#endif  // CUSCOPE_LIB_CORE_PYTHON_STACK_H_
+#endif  // CUSCOPE_LIB_PROCESS_PYTHON_STACK_H_

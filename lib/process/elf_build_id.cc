@@ -1,10 +1,10 @@
-#include "lib/core/elf_build_id.h"
+#include "lib/process/elf_build_id.h"
 
 #include <link.h>
 
 #include <cstring>
 
-namespace cuscope::core {
+namespace cuscope::process {
 namespace {
 
 constexpr size_t kMaxProgramHeaders = 256;
@@ -82,4 +82,4 @@ std::string BuildIdHex(const std::string& build_id) {
   return hex;
 }
 
-}  // namespace cuscope::core
+}  // namespace cuscope::process

@@ -1,13 +1,12 @@
 // Where a process stands in a job, from each launcher's variables.
-#include "lib/core/launch_place.h"
+#include "lib/process/launch_place.h"
 
 #include <map>
 #include <string>
 
 #include "gtest/gtest.h"
-#include "lib/core/output_name.h"
 
-namespace cuscope::core {
+namespace cuscope::process {
 namespace {
 
 LaunchPlace From(const std::map<std::string, std::string>& vars) {
@@ -109,21 +108,5 @@ TEST(LaunchPlaceTest, ValuesThatAreNotRanksAreNotUsed) {
   EXPECT_EQ(From({{"RANK", "0"}}).rank, 0) << "rank 0 is a rank";
 }
 
-TEST(LaunchPlaceTest, PercentRNamesAFileByRank) {
-  OutputNameContext ctx;
-  ctx.pid = 4242;
-  ctx.getenv = [](const std::string& name) -> std::optional<std::string> {
-    if (name == "RANK") return "3";
-    return std::nullopt;
-  };
-  auto name = ExpandOutputName("rank_%r", ctx);
-  ASSERT_TRUE(name.ok()) << name.status();
-  EXPECT_EQ(*name, "rank_3.cuscope");
-  ctx.getenv = [](const std::string&) -> std::optional<std::string> { return std::nullopt; };
-  name = ExpandOutputName("rank_%r", ctx);
-  ASSERT_TRUE(name.ok());
-  EXPECT_EQ(*name, "rank_p4242.cuscope") << "outside a launcher: the process id";
-}
-
 }  // namespace
-}  // namespace cuscope::core
+}  // namespace cuscope::process

@@ -1,6 +1,6 @@
 // The text pool the Python frame reader names frames with: one copy per text, views that stay
 // valid however much is added, a hard byte bound, and threads interning the same texts at once.
-#include "lib/core/text_pool.h"
+#include "lib/process/text_pool.h"
 
 #include <string>
 #include <thread>
@@ -8,7 +8,7 @@
 
 #include "gtest/gtest.h"
 
-namespace cuscope::core {
+namespace cuscope::process {
 namespace {
 
 TEST(TextPoolTest, OneCopyPerTextAndViewsThatStay) {
@@ -58,4 +58,4 @@ TEST(TextPoolTest, ThreadsInterningTheSameTextsGetTheSameCopies) {
 }
 
 }  // namespace
-}  // namespace cuscope::core
+}  // namespace cuscope::process
