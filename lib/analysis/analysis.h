@@ -14,7 +14,7 @@
 #include "lib/analysis/gpu_counters.h"
 #include "lib/analysis/kernel_internals.h"
 #include "lib/analysis/table.h"
-#include "lib/analysis/top_down.h"
+#include "lib/analysis/top_down_report.h"
 
 namespace cuscope::analysis {
 

@@ -11,7 +11,7 @@
 #include "absl/strings/str_format.h"
 #include "lib/analysis/finding.h"
 #include "lib/analysis/kernel_busy.h"
-#include "lib/core/gpu_counters.h"
+#include "lib/core/counter_names.h"
 
 namespace cuscope::analysis {
 namespace {

@@ -24,12 +24,12 @@
 #include "lib/analysis/table.h"
 #include "lib/analysis/thresholds.h"
 #include "lib/analysis/timeline.h"
-#include "lib/core/gpu_counters.h"
+#include "lib/core/counter_names.h"
 #include "lib/core/trace.h"
 
 namespace cuscope::analysis {
 
-// PM sampling counters the analyzer knows by name: the sampler's defaults (lib/core/gpu_counters.h)
+// PM sampling counters the analyzer knows by name: the sampler's defaults (lib/core/counter_names.h)
 // and, for traces that hold them, other names of the same quantities.
 namespace pm_counter {
 inline constexpr std::string_view kSmActivePct = core::counter::kPmSmActivePct;

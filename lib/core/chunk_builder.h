@@ -16,7 +16,7 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "cuscope/v1/trace.pb.h"
-#include "lib/core/hot_kernels.h"
+#include "lib/core/hot_kernel_choice.h"
 #include "lib/core/kernel_selection.h"
 #include "lib/core/record_codec/api_call.h"
 #include "lib/core/record_codec/kernel.h"

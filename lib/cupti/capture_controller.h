@@ -21,7 +21,7 @@
 
 #include "absl/status/status.h"
 #include "lib/core/config.h"
-#include "lib/core/hot_kernels.h"
+#include "lib/core/hot_kernel_choice.h"
 #include "lib/core/nvtx_capture_watch.h"
 #include "lib/cupti/activity_selection.h"
 #include "lib/cupti/cupti_api.h"

@@ -28,7 +28,7 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "lib/core/config.h"
-#include "lib/core/hot_kernels.h"
+#include "lib/core/hot_kernel_choice.h"
 #include "lib/core/kernel_selection.h"
 
 namespace cuscope::cupti {

@@ -7,7 +7,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
-#include "lib/core/gpu_counters.h"
+#include "lib/core/counter_names.h"
 #include "lib/cupti/cupti_status.h"
 #include "lib/cupti/profiler_host.h"
 

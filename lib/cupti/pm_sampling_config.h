@@ -21,7 +21,7 @@ struct CUpti_Profiler_Host_Object;
 namespace cuscope::cupti {
 
 // ---- The default counters ----------------------------------------------------------------------
-// core::counter::kPmDefaults (lib/core/gpu_counters.h), in that order. On a chip without some
+// core::counter::kPmDefaults (lib/core/counter_names.h), in that order. On a chip without some
 // of them (no tensor pipes, no NVLink) BuildPmSamplingConfig leaves those out and the rest are
 // sampled.
 std::vector<std::string> DefaultPmSamplingMetrics();

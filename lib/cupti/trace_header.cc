@@ -7,7 +7,7 @@
 #include <fstream>
 #include <vector>
 
-#include "lib/core/gpu_counters.h"
+#include "lib/core/counter_names.h"
 #include "lib/process/launch_place.h"
 #include "lib/core/version.h"
 #include "lib/cupti/pm_sampling_config.h"

@@ -32,7 +32,7 @@
 #include "lib/core/chunk_builder.h"
 #include "lib/core/config.h"
 #include "lib/core/flight_ring.h"
-#include "lib/core/hot_kernels.h"
+#include "lib/core/hot_kernel_choice.h"
 #include "lib/process/python_stack.h"
 #include "lib/core/step_range_watch.h"
 #include "lib/core/trace_writer.h"

@@ -21,7 +21,7 @@
 #include "absl/time/time.h"
 #include "lib/analysis/analyzer.h"
 #include "lib/analysis/timeline.h"
-#include "lib/analysis/top_down.h"
+#include "lib/analysis/top_down_report.h"
 #include "lib/core/api_names.h"
 #include "lib/core/kernel_names.h"
 #include "lib/core/output_file.h"

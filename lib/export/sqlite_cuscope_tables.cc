@@ -22,7 +22,7 @@
 #include "absl/time/time.h"
 #include "lib/analysis/analyzer.h"
 #include "lib/analysis/timeline.h"
-#include "lib/analysis/top_down.h"
+#include "lib/analysis/top_down_report.h"
 #include "lib/core/api_names.h"
 #include "lib/core/kernel_names.h"
 #include "lib/core/output_file.h"
@@ -90,7 +90,7 @@ absl::Status TraceTables::WriteWindowsAndTopDown() {
                        Text(w.reason), w.end != 0 ? Text(w.end_reason) : kNull});
   }
   // The choices as analyze shows them: the hot kernels' launches and time measured inside the
-  // timeline window (analysis/top_down.h), not the collector's running count.
+  // timeline window (analysis/top_down_report.h), not the collector's running count.
   auto top_down = Prepare("CUSCOPE_TOP_DOWN", 13);
   if (!top_down.ok()) return top_down.status();
   const analysis::TopDownReport report = analysis::BuildTopDown(timeline_, {});

@@ -8,7 +8,7 @@
 #include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
-#include "lib/core/gpu_counters.h"
+#include "lib/core/counter_names.h"
 
 namespace cuscope::monitor {
 namespace {

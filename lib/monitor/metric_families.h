@@ -31,7 +31,7 @@ namespace cuscope::monitor {
 // A GPU counter shown as its own gauge: the counter's mean over the interval (its maximum where
 // `use_max`) times `scale`, the factor to the metric's unit.
 struct GpuCounterGauge {
-  const char* counter;  // the trace's counter name (lib/core/gpu_counters.h)
+  const char* counter;  // the trace's counter name (lib/core/counter_names.h)
   const char* metric;
   const char* help;
   double scale;

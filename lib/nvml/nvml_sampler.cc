@@ -4,7 +4,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
-#include "lib/core/gpu_counters.h"
+#include "lib/core/counter_names.h"
 
 namespace cuscope::nvml {
 namespace {

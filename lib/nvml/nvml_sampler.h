@@ -1,5 +1,5 @@
 // Readings of the NVML counters (power, temperature, clocks, memory used, clocks event reasons) for
-// the devices of a trace, under the names in lib/core/gpu_counters.h.
+// the devices of a trace, under the names in lib/core/counter_names.h.
 //
 // The sampler only reads: it neither opens nor initializes NVML (NvmlLibrary does) and stamps no
 // time (the caller does, on its own clock). It takes the function table by value, so tests hand it

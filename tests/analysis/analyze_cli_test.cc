@@ -9,7 +9,7 @@
 #include "gtest/gtest.h"
 #include "lib/cli/commands.h"
 #include "tests/cli/capture_command.h"
-#include "lib/core/gpu_counters.h"
+#include "lib/core/counter_names.h"
 #include "lib/core/json.h"
 #include "lib/core/metric_sets.h"
 #include "lib/core/trace_writer.h"

@@ -5,7 +5,7 @@
 #include <string>
 
 #include "gtest/gtest.h"
-#include "lib/core/gpu_counters.h"
+#include "lib/core/counter_names.h"
 #include "tests/analysis/synthetic_trace.h"
 
 namespace cuscope::analysis {
@@ -204,7 +204,7 @@ TEST(GpuCountersTest, KernelsInFlightWhenTheWindowOpensAreExplained) {
   EXPECT_EQ(text.find("another process"), std::string::npos) << text;
 }
 
-// The counters the sampler records by default (lib/core/gpu_counters.h) fill the table: SM issue,
+// The counters the sampler records by default (lib/core/counter_names.h) fill the table: SM issue,
 // tensor pipes, and DRAM as read plus write bandwidth.
 TEST(GpuCountersTest, TheSamplersDefaultCountersGetColumns) {
   SyntheticTrace s;

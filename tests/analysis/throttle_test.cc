@@ -5,7 +5,7 @@
 #include <string>
 
 #include "gtest/gtest.h"
-#include "lib/core/gpu_counters.h"
+#include "lib/core/counter_names.h"
 #include "tests/analysis/rule_test_support.h"
 #include "tests/analysis/synthetic_trace.h"
 

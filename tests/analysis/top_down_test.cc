@@ -1,7 +1,7 @@
 // The one-run top-down: the collector's choice shown in its order with each kernel's share of the
 // window, verdicts matched by name + grid + block from metric rows without kernel rows, a hot
 // kernel that never launched again, and the metrics phase kept off the timeline.
-#include "lib/analysis/top_down.h"
+#include "lib/analysis/top_down_report.h"
 
 #include <optional>
 #include <string>
@@ -9,7 +9,7 @@
 #include "gtest/gtest.h"
 #include "lib/analysis/analyzer.h"
 #include "lib/analysis/rules/rules.h"
-#include "lib/core/hot_kernels.h"
+#include "lib/core/hot_kernel_choice.h"
 #include "lib/core/metric_sets.h"
 #include "tests/analysis/synthetic_trace.h"
 

@@ -9,7 +9,7 @@
 #include <gtest/gtest.h>
 
 #include "lib/core/chunk_builder.h"
-#include "lib/core/hot_kernels.h"
+#include "lib/core/hot_kernel_choice.h"
 #include "lib/core/trace.h"
 #include "lib/core/trace_reader.h"
 #include "lib/core/trace_writer.h"

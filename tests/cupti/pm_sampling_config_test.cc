@@ -16,7 +16,7 @@
 #include <vector>
 
 #include "gtest/gtest.h"
-#include "lib/core/gpu_counters.h"
+#include "lib/core/counter_names.h"
 #include "lib/cupti/cupti_params.h"
 #include "lib/cupti/pm_sampler.h"
 

@@ -13,7 +13,7 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
-#include "lib/core/hot_kernels.h"
+#include "lib/core/hot_kernel_choice.h"
 #include "lib/core/trace.h"
 #include "tests/gpu/gpu_test_support.h"
 

@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "gtest/gtest.h"
-#include "lib/core/gpu_counters.h"
+#include "lib/core/counter_names.h"
 #include "lib/cupti/gpu_counter_sampler.h"
 #include "tests/nvml/nvml_fake.h"
 

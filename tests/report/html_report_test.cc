@@ -6,7 +6,7 @@
 #include "absl/strings/str_cat.h"
 #include "google/protobuf/struct.pb.h"
 #include "gtest/gtest.h"
-#include "lib/core/gpu_counters.h"
+#include "lib/core/counter_names.h"
 #include "lib/core/metric_sets.h"
 #include "lib/report/report_data.h"
 #include "tests/report/report_test_support.h"

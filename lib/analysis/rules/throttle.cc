@@ -25,7 +25,7 @@
 #include "lib/analysis/gpu_counters.h"
 #include "lib/analysis/kernel_busy.h"
 #include "lib/analysis/rules/rules.h"
-#include "lib/core/gpu_counters.h"
+#include "lib/core/counter_names.h"
 
 namespace cuscope::analysis {
 namespace {

@@ -10,7 +10,7 @@
 
 #include "absl/status/status.h"
 #include "cuscope/v1/trace.pb.h"
-#include "lib/core/hot_kernels.h"
+#include "lib/core/hot_kernel_choice.h"
 #include "lib/core/record_codec/decode_checks.h"
 
 namespace cuscope::core {

@@ -1,4 +1,4 @@
-#include "lib/analysis/top_down.h"
+#include "lib/analysis/top_down_report.h"
 
 #include <algorithm>
 

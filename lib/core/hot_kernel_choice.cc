@@ -1,4 +1,4 @@
-#include "lib/core/hot_kernels.h"
+#include "lib/core/hot_kernel_choice.h"
 
 #include <algorithm>
 #include <array>

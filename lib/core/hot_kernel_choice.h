@@ -3,8 +3,8 @@
 // `ncu --kernel-name ... --launch-count` would be pointed at).
 //
 // Pure logic over totals; the collector's writer thread feeds it and the analyzer re-reads it.
-#ifndef CUSCOPE_LIB_CORE_HOT_KERNELS_H_
-#define CUSCOPE_LIB_CORE_HOT_KERNELS_H_
+#ifndef CUSCOPE_LIB_CORE_HOT_KERNEL_CHOICE_H_
+#define CUSCOPE_LIB_CORE_HOT_KERNEL_CHOICE_H_
 
 #include <cstdint>
 #include <string>
@@ -32,4 +32,4 @@ bool IsChosen(const std::vector<HotKernelChoice>& chosen, std::string_view name,
 
 }  // namespace cuscope::core
 
-#endif  // CUSCOPE_LIB_CORE_HOT_KERNELS_H_
+#endif  // CUSCOPE_LIB_CORE_HOT_KERNEL_CHOICE_H_

@@ -11,8 +11,8 @@
 //
 // A hot kernel with no metric rows did not launch again after the window, so nothing was
 // collected for it; the report says so and what to do.
-#ifndef CUSCOPE_LIB_ANALYSIS_TOP_DOWN_H_
-#define CUSCOPE_LIB_ANALYSIS_TOP_DOWN_H_
+#ifndef CUSCOPE_LIB_ANALYSIS_TOP_DOWN_REPORT_H_
+#define CUSCOPE_LIB_ANALYSIS_TOP_DOWN_REPORT_H_
 
 #include <array>
 #include <cstdint>
@@ -23,7 +23,7 @@
 #include "lib/analysis/kernel_internals.h"
 #include "lib/analysis/table.h"
 #include "lib/analysis/timeline.h"
-#include "lib/core/hot_kernels.h"
+#include "lib/core/hot_kernel_choice.h"
 
 namespace cuscope::analysis {
 
@@ -73,4 +73,4 @@ Table TopDownTable(const TopDownReport& report, const std::vector<KernelVerdict>
 
 }  // namespace cuscope::analysis
 
-#endif  // CUSCOPE_LIB_ANALYSIS_TOP_DOWN_H_
+#endif  // CUSCOPE_LIB_ANALYSIS_TOP_DOWN_REPORT_H_

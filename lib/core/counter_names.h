@@ -3,8 +3,8 @@
 //
 // PM sampling counters keep their metric names (what `ncu --query-metrics` and nsys's GPU
 // metrics use). NVML readings are named "nvml.<what>_<unit>".
-#ifndef CUSCOPE_LIB_CORE_GPU_COUNTERS_H_
-#define CUSCOPE_LIB_CORE_GPU_COUNTERS_H_
+#ifndef CUSCOPE_LIB_CORE_COUNTER_NAMES_H_
+#define CUSCOPE_LIB_CORE_COUNTER_NAMES_H_
 
 #include <cstdint>
 
@@ -77,4 +77,4 @@ inline constexpr uint64_t kPowerOrThermalReasons = kReasonSwPowerCap | kReasonHw
 
 }  // namespace cuscope::core::counter
 
-#endif  // CUSCOPE_LIB_CORE_GPU_COUNTERS_H_
+#endif  // CUSCOPE_LIB_CORE_COUNTER_NAMES_H_
