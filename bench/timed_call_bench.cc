@@ -12,7 +12,7 @@
 #include <benchmark/benchmark.h>
 #include <cupti.h>
 
-#include "lib/core/config.h"
+#include "lib/settings/config.h"
 #include "lib/core/trace_writer.h"
 #include "lib/cupti/call_timer.h"
 #include "lib/cupti/cupti_api.h"
@@ -44,7 +44,7 @@ struct Harness {
     (void)pipeline->Close();
     ::unlink(config.output.c_str());
   }
-  core::Config config;
+  settings::Config config;
   std::unique_ptr<cupti::TracePipeline> pipeline;
   std::unique_ptr<cupti::CallTimer> timer;
 };

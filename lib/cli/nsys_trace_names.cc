@@ -6,7 +6,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
-#include "lib/core/config.h"
+#include "lib/settings/config.h"
 
 namespace cuscope::cli {
 namespace {
@@ -50,8 +50,8 @@ const NsysName* FindNsysName(absl::string_view name) {
 }
 
 bool IsCuscopeKind(absl::string_view name) {
-  return name == "all" || std::find(std::begin(core::kActivityKindNames), std::end(core::kActivityKindNames),
-                                    name) != std::end(core::kActivityKindNames);
+  return name == "all" || std::find(std::begin(settings::kActivityKindNames), std::end(settings::kActivityKindNames),
+                                    name) != std::end(settings::kActivityKindNames);
 }
 
 }  // namespace

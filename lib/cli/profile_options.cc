@@ -6,7 +6,7 @@
 #include "absl/strings/str_join.h"
 #include "lib/cli/arguments.h"
 #include "lib/cli/nsys_trace_names.h"
-#include "lib/core/config.h"
+#include "lib/settings/config.h"
 
 namespace cuscope::cli {
 
@@ -251,7 +251,7 @@ absl::StatusOr<ProfilePlan> ParseProfileArgs(const std::vector<std::string>& arg
   // Check the settings now, with the collector's own parser, so a mistake is reported before the
   // program runs rather than as a line in its output.
   std::vector<std::pair<std::string, std::string>> env(plan.env.begin(), plan.env.end());
-  if (auto c = core::ParseConfigFromEnvironment(env); !c.ok()) return c.status();
+  if (auto c = settings::ParseConfigFromEnvironment(env); !c.ok()) return c.status();
   return plan;
 }
 

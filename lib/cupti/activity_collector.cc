@@ -56,14 +56,14 @@ struct Session {
     kStopped,
   };
 
-  Session(const core::Config& c, std::string e, CuptiApi& api) : config(c), entry(std::move(e)), cupti(api) {}
+  Session(const settings::Config& c, std::string e, CuptiApi& api) : config(c), entry(std::move(e)), cupti(api) {}
 
   void Warn(const std::string& msg) const {
     // Messages quote paths and names the program or a peer chose: escaped and cut like the CLI's.
     if (!config.quiet) std::fprintf(stderr, "cuscope: %s\n", core::LineForTerminal(msg).c_str());
   }
 
-  const core::Config config;
+  const settings::Config config;
   const std::string entry;
   CuptiApi& cupti;
   CUpti_SubscriberHandle subscriber = nullptr;
@@ -278,7 +278,7 @@ constexpr char kTopDownMetrics[] = "sol,occupancy,stalls";
 void PrepareKernelMetricsOnDemand(Session& s) {
   auto metrics = core::ExpandMetricList(kTopDownMetrics);
   if (!metrics.ok()) return;  // the capture's top-down is refused then
-  core::Config config = s.config;
+  settings::Config config = s.config;
   config.metrics = *std::move(metrics);
   config.metrics_request = kTopDownMetrics;
   config.top_down_kernels = 1;  // targets, never a selection
@@ -520,7 +520,7 @@ void BuildRooms(Session& s, std::unique_ptr<core::TraceWriter> writer, v1::Heade
   hooks.hot_kernels_chosen = [&s](std::vector<core::HotKernelChoice> chosen, uint64_t launches_each) {
     s.capture->HotKernelsChosen(std::move(chosen), launches_each, s.metrics_request, s.metrics.get());
   };
-  if (s.config.mode == core::CollectionMode::kMonitor) {
+  if (s.config.mode == settings::CollectionMode::kMonitor) {
     hooks.kernel_metrics_phase = [&s](bool begin) { return KernelMetricsPhase(s, begin); };
   }
   hooks.counter_totals = [&s] { return s.sampling->totals(); };
@@ -558,21 +558,21 @@ void BuildRooms(Session& s, std::unique_ptr<core::TraceWriter> writer, v1::Heade
   s.requests = std::make_unique<RequestScopes>(
       s.cupti, [&s](const core::RequestScopeActivity& scope) { s.pipeline->QueueRequestScope(scope); },
       [&s] { return s.capture->recording(); },
-      s.config.mode == core::CollectionMode::kFlight ? uint64_t{s.config.flight_request_threshold_ms} * 1'000'000ull : 0,
+      s.config.mode == settings::CollectionMode::kFlight ? uint64_t{s.config.flight_request_threshold_ms} * 1'000'000ull : 0,
       [&s](const core::RequestScopeActivity& slow) { OnSlowRequest(s, slow); });
   // Monitor mode: a capture's top-down chooses among its window's kernels.
-  if (s.config.top_down_kernels > 0 || s.config.mode == core::CollectionMode::kMonitor) {
+  if (s.config.top_down_kernels > 0 || s.config.mode == settings::CollectionMode::kMonitor) {
     s.pipeline->EnableKernelTotals();
   }
 }
 
 }  // namespace
 
-absl::Status StartCollector(const core::Config& config, const std::string& entry) {
+absl::Status StartCollector(const settings::Config& config, const std::string& entry) {
   return StartCollector(config, entry, RealCuptiApi());
 }
 
-absl::Status StartCollector(const core::Config& config, const std::string& entry, CuptiApi& cupti) {
+absl::Status StartCollector(const settings::Config& config, const std::string& entry, CuptiApi& cupti) {
   std::lock_guard<std::mutex> lifecycle(g_lifecycle_mu);
   if (g_session.load() != nullptr) return absl::FailedPreconditionError("a cuscope session is already active");
   if (!cupti.DriverLoadable()) {
@@ -580,7 +580,7 @@ absl::Status StartCollector(const core::Config& config, const std::string& entry
   }
   // Monitor mode may run without a file (an empty output); flight mode writes only snapshots.
   absl::StatusOr<std::string> path = std::string();
-  if (!config.output.empty() && config.mode != core::CollectionMode::kFlight) {
+  if (!config.output.empty() && config.mode != settings::CollectionMode::kFlight) {
     path = core::ExpandOutputName(config.output, core::CurrentProcessOutputContext());
   }
   if (!path.ok()) return path.status();
@@ -630,7 +630,7 @@ absl::Status StartCollector(const core::Config& config, const std::string& entry
   if (!config.metrics.empty()) {
     StartKernelMetrics(s);
     undo.Push([&s] { s.metrics->Shutdown(); });
-  } else if (config.mode == core::CollectionMode::kMonitor) {
+  } else if (config.mode == settings::CollectionMode::kMonitor) {
     PrepareKernelMetricsOnDemand(s);
     undo.Push([&s] {
       if (s.metrics != nullptr) s.metrics->Shutdown();

@@ -19,7 +19,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "cuscope/v1/control.pb.h"
-#include "lib/core/config.h"
+#include "lib/settings/config.h"
 
 namespace cuscope::cupti {
 
@@ -38,10 +38,10 @@ struct CollectorSummary {
 
 // Starts collection into the file `config.output` names (monitor mode: none when it is empty). `entry` says how cuscope was started
 // ("injection", "preload", "session"). Fails if a collector is already active.
-absl::Status StartCollector(const core::Config& config, const std::string& entry);
+absl::Status StartCollector(const settings::Config& config, const std::string& entry);
 // The same, reaching CUPTI and the driver through `cupti` (tests pass a fake). `cupti` must stay
 // alive for the rest of the process: CUPTI may call back after a session stopped.
-absl::Status StartCollector(const core::Config& config, const std::string& entry, CuptiApi& cupti);
+absl::Status StartCollector(const settings::Config& config, const std::string& entry, CuptiApi& cupti);
 
 // Stops collection, writes everything CUPTI still holds and closes the file.
 absl::Status StopCollector(CollectorSummary* summary);

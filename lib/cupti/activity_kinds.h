@@ -1,4 +1,4 @@
-// The CUPTI activity kinds by the names users give them (core::kActivityKindNames; "api" is not a
+// The CUPTI activity kinds by the names users give them (settings::kActivityKindNames; "api" is not a
 // kind but a choice of calls, activity_selection.h). Header-only, so that the bare CUPTI collector
 // of bench/gpu measures exactly the kinds cuscope enables without linking the collector.
 #ifndef CUSCOPE_LIB_CUPTI_ACTIVITY_KINDS_H_

@@ -37,12 +37,12 @@ void ActivitySelection::AddLeanApi(v1::ApiDomain domain, CuptiApi& cupti) {
   }
 }
 
-bool ActivitySelection::TimesLeanCalls(const core::Config& config) {
+bool ActivitySelection::TimesLeanCalls(const settings::Config& config) {
   return config.kind_enabled("api") && !config.kind_enabled("runtime") && !config.kind_enabled("driver") &&
          !config.lean_calls_by_records;
 }
 
-ActivitySelection ActivitySelection::FromConfig(const core::Config& config, CuptiApi& cupti) {
+ActivitySelection ActivitySelection::FromConfig(const settings::Config& config, CuptiApi& cupti) {
   ActivitySelection s;
   for (const ActivityKindName& k : kActivityKinds) {
     if (config.kind_enabled(k.name)) s.kinds_.push_back(k.kind);

@@ -39,7 +39,7 @@
 #include <cupti.h>
 
 #include "absl/status/status.h"
-#include "lib/core/config.h"
+#include "lib/settings/config.h"
 #include "lib/cupti/cupti_api.h"
 
 namespace cuscope::cupti {
@@ -58,11 +58,11 @@ class ActivitySelection {
   // Lean collection by callbacks (call_timer.h) instead of API records: "api" with neither API
   // named whole, unless the configuration asks for records. Then the selection enables no API kind
   // and no call.
-  static bool TimesLeanCalls(const core::Config& config);
+  static bool TimesLeanCalls(const settings::Config& config);
 
   // The kinds the configuration names; with "api", the calls core::CollectedWhenLean keeps, by the
   // names CUPTI gives their callback ids.
-  static ActivitySelection FromConfig(const core::Config& config, CuptiApi& cupti);
+  static ActivitySelection FromConfig(const settings::Config& config, CuptiApi& cupti);
 
   // Lean calls timed by callbacks (TimesLeanCalls): called with true once the kinds are on, with
   // false before they go off, so that a closed window costs the program's calls nothing. It says

@@ -14,7 +14,7 @@
 
 namespace cuscope::cupti {
 
-CaptureController::CaptureController(const core::Config& config, CuptiApi& cupti, ActivitySelection selection,
+CaptureController::CaptureController(const settings::Config& config, CuptiApi& cupti, ActivitySelection selection,
                                      TracePipeline& pipeline, SamplingController& sampling,
                                      std::function<void(const std::string&)> warn)
     : config_(config),

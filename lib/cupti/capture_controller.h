@@ -20,7 +20,7 @@
 #include <vector>
 
 #include "absl/status/status.h"
-#include "lib/core/config.h"
+#include "lib/settings/config.h"
 #include "lib/core/hot_kernel_choice.h"
 #include "lib/core/nvtx_capture_watch.h"
 #include "lib/cupti/activity_selection.h"
@@ -41,7 +41,7 @@ class CaptureController {
     kEnded,    // the session's end closed the window
   };
 
-  CaptureController(const core::Config& config, CuptiApi& cupti, ActivitySelection selection,
+  CaptureController(const settings::Config& config, CuptiApi& cupti, ActivitySelection selection,
                     TracePipeline& pipeline, SamplingController& sampling, std::function<void(const std::string&)> warn);
   ~CaptureController();
   CaptureController(const CaptureController&) = delete;
@@ -145,7 +145,7 @@ class CaptureController {
   // An instantiation is in progress (and began less than kGraphInstantiationHold ago).
   bool GraphBeingInstantiated() const;
 
-  const core::Config& config_;
+  const settings::Config& config_;
   CuptiApi& cupti_;
   const ActivitySelection selection_;
   TracePipeline& pipeline_;

@@ -69,13 +69,13 @@ v1::ControlReply AnswerControlRequest(const v1::ControlRequest& request) {
   return reply;
 }
 
-const char* ModeName(core::CollectionMode mode) {
+const char* ModeName(settings::CollectionMode mode) {
   switch (mode) {
-    case core::CollectionMode::kMonitor:
+    case settings::CollectionMode::kMonitor:
       return "monitor";
-    case core::CollectionMode::kFlight:
+    case settings::CollectionMode::kFlight:
       return "flight";
-    case core::CollectionMode::kTrace:
+    case settings::CollectionMode::kTrace:
       break;
   }
   return "trace";

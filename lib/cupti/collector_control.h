@@ -7,7 +7,7 @@
 #include <string>
 
 #include "cuscope/v1/control.pb.h"
-#include "lib/core/config.h"
+#include "lib/settings/config.h"
 
 namespace cuscope::cupti {
 
@@ -19,7 +19,7 @@ v1::ControlReply AnswerControlRequest(const v1::ControlRequest& request);
 void SetDetachHandler(std::function<void()> stop);
 
 // "trace", "monitor", "flight".
-const char* ModeName(core::CollectionMode mode);
+const char* ModeName(settings::CollectionMode mode);
 
 // This process's command line, arguments separated by spaces, at most 4 KiB of it.
 std::string ProcessCommandLine();

@@ -208,7 +208,7 @@ struct KernelMetricsCollector::Active {
 // The launch this thread is profiling, from its API entry to its exit.
 static thread_local std::unique_ptr<KernelMetricsCollector::Active> t_active;
 
-KernelMetricsCollector::KernelMetricsCollector(const core::Config& config, Emit emit, Warn warn)
+KernelMetricsCollector::KernelMetricsCollector(const settings::Config& config, Emit emit, Warn warn)
     : config_(config), emit_(std::move(emit)), warn_(std::move(warn)) {
   // Every profiled launch carries its duration: the analyzer counts a replayed launch's GPU time
   // from it, whatever else was asked for.

@@ -27,7 +27,7 @@
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
-#include "lib/core/config.h"
+#include "lib/settings/config.h"
 #include "lib/core/hot_kernel_choice.h"
 #include "lib/core/kernel_selection.h"
 
@@ -51,7 +51,7 @@ class KernelMetricsCollector {
   using Warn = std::function<void(const std::string&)>;
 
   // `config.metrics` must not be empty; the selection was validated with the config.
-  KernelMetricsCollector(const core::Config& config, Emit emit, Warn warn);
+  KernelMetricsCollector(const settings::Config& config, Emit emit, Warn warn);
   ~KernelMetricsCollector();
 
   // The callbacks to enable on the session's subscriber.
@@ -96,7 +96,7 @@ class KernelMetricsCollector {
   ContextProfiler* ProfilerFor(CUcontext ctx);
   void TurnOff(const std::string& why);
 
-  core::Config config_;
+  settings::Config config_;
   Emit emit_;
   Warn warn_;
   std::atomic<bool> off_{false};

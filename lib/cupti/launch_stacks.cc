@@ -15,7 +15,7 @@ thread_local bool t_in_runtime_launch = false;
 
 }  // namespace
 
-LaunchStackCollector::LaunchStackCollector(core::StackSampling sampling, TracePipeline& pipeline, CuptiApi& cupti)
+LaunchStackCollector::LaunchStackCollector(settings::StackSampling sampling, TracePipeline& pipeline, CuptiApi& cupti)
     : sampler_(sampling), pipeline_(pipeline), cupti_(cupti) {}
 
 std::vector<std::pair<CUpti_CallbackDomain, CUpti_CallbackId>> LaunchStackCollector::Callbacks() {

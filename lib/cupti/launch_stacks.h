@@ -17,7 +17,7 @@
 #include <vector>
 
 #include "lib/process/python_stack.h"
-#include "lib/core/stack_sampling.h"
+#include "lib/settings/stack_sampling.h"
 #include "lib/cupti/cupti_api.h"
 #include "lib/cupti/trace_pipeline.h"
 
@@ -25,7 +25,7 @@ namespace cuscope::cupti {
 
 class LaunchStackCollector {
  public:
-  LaunchStackCollector(core::StackSampling sampling, TracePipeline& pipeline, CuptiApi& cupti);
+  LaunchStackCollector(settings::StackSampling sampling, TracePipeline& pipeline, CuptiApi& cupti);
 
   // The callbacks to enable on the session's subscriber: the runtime's and the driver's launches.
   static std::vector<std::pair<CUpti_CallbackDomain, CUpti_CallbackId>> Callbacks();
@@ -52,7 +52,7 @@ class LaunchStackCollector {
   // The launching thread's Python frames, appended to `frames` (none outside Python).
   void TakePythonFrames(std::vector<process::PythonFrame>& frames) const;
 
-  core::LaunchSampler sampler_;
+  settings::LaunchSampler sampler_;
   std::optional<process::PythonStackReader> python_;
   TracePipeline& pipeline_;
   CuptiApi& cupti_;

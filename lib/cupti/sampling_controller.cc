@@ -28,7 +28,7 @@ void LoadProfilerHostLibraries() {
 
 }  // namespace
 
-SamplingController::SamplingController(const core::Config& config, CuptiApi& cupti, TracePipeline& pipeline,
+SamplingController::SamplingController(const settings::Config& config, CuptiApi& cupti, TracePipeline& pipeline,
                                        std::function<void(const std::string&)> warn, void (*at_exit)())
     : config_(config), cupti_(cupti), pipeline_(pipeline), warn_(std::move(warn)), at_exit_(at_exit) {
   if (!config_.gpu_metrics) return;

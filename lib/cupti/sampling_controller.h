@@ -27,7 +27,7 @@
 #include <string>
 
 #include "absl/status/status.h"
-#include "lib/core/config.h"
+#include "lib/settings/config.h"
 #include "lib/cupti/cupti_api.h"
 #include "lib/cupti/gpu_counter_sampler.h"
 #include "lib/cupti/trace_pipeline.h"
@@ -51,7 +51,7 @@ class SamplingController {
 
   // With GPU counters asked for, the profiler host libraries are loaded now; `at_exit` is
   // registered with std::atexit after the first set-up (once per process).
-  SamplingController(const core::Config& config, CuptiApi& cupti, TracePipeline& pipeline,
+  SamplingController(const settings::Config& config, CuptiApi& cupti, TracePipeline& pipeline,
                      std::function<void(const std::string&)> warn, void (*at_exit)());
 
   // Whether Reconcile has work: start, stop, prepare ahead or give the counters back.
@@ -88,7 +88,7 @@ class SamplingController {
   void Start();           // mu_
   void Stop();            // mu_
 
-  const core::Config& config_;
+  const settings::Config& config_;
   CuptiApi& cupti_;
   TracePipeline& pipeline_;
   std::function<void(const std::string&)> warn_;

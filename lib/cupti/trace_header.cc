@@ -67,7 +67,7 @@ void AddSession(const std::string& entry, CuptiApi& cupti, uint64_t start_ns, v1
   session->set_library_version(core::kVersion);
 }
 
-void AddConfig(const core::Config& config, v1::CaptureConfig* cfg) {
+void AddConfig(const settings::Config& config, v1::CaptureConfig* cfg) {
   for (const auto& k : config.activity_kinds) cfg->add_activity_kinds(k);
   cfg->set_buffer_bytes(config.buffer_bytes);
   cfg->set_buffer_pool_cap_bytes(config.buffer_pool_cap_bytes);
@@ -102,7 +102,7 @@ v1::ClockReference ReadClockReference(CuptiApi& cupti) {
   return ref;
 }
 
-v1::Header BuildTraceHeader(const core::Config& config, const std::string& entry, CuptiApi& cupti, uint64_t start_ns) {
+v1::Header BuildTraceHeader(const settings::Config& config, const std::string& entry, CuptiApi& cupti, uint64_t start_ns) {
   v1::Header h;
   AddSession(entry, cupti, start_ns, h.mutable_session());
   AddConfig(config, h.mutable_config());

@@ -7,7 +7,7 @@
 #include <cstdint>
 #include <string>
 
-#include "lib/core/config.h"
+#include "lib/settings/config.h"
 #include "lib/cupti/cupti_api.h"
 #include "cuscope/v1/trace.pb.h"
 
@@ -15,7 +15,7 @@ namespace cuscope::cupti {
 
 // `entry` says how cuscope was started ("injection", "preload", "session"); `start_ns` is the
 // session's start on CUPTI's clock.
-v1::Header BuildTraceHeader(const core::Config& config, const std::string& entry, CuptiApi& cupti, uint64_t start_ns);
+v1::Header BuildTraceHeader(const settings::Config& config, const std::string& entry, CuptiApi& cupti, uint64_t start_ns);
 
 // CUPTI's clock and CLOCK_REALTIME read together: the realtime clock just before and after CUPTI's,
 // their mean, and half their distance as the uncertainty.

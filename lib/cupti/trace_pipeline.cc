@@ -148,12 +148,12 @@ class MonitorTee final : public core::ActivitySink {
 
 // Records of an interval keep arriving for a while after it ends: CUPTI hands buffers over at
 // least every flush period, and a kernel's record only once it has finished.
-uint64_t MonitorLagNs(const core::Config& config) {
+uint64_t MonitorLagNs(const settings::Config& config) {
   return (2ull * config.flush_period_ms + 250) * 1'000'000ull;
 }
 
 // Monitor mode's figures, and flight mode's for its idle trigger: intervals from now on.
-std::unique_ptr<monitor::IntervalAggregator> MakeIntervalAggregator(const core::Config& config, CuptiApi& cupti) {
+std::unique_ptr<monitor::IntervalAggregator> MakeIntervalAggregator(const settings::Config& config, CuptiApi& cupti) {
   monitor::IntervalAggregator::Options options;
   options.interval_ns = static_cast<uint64_t>(config.monitor_interval_ms) * 1'000'000ull;
   options.top_kernels = config.monitor_top_kernels;
@@ -164,7 +164,7 @@ std::unique_ptr<monitor::IntervalAggregator> MakeIntervalAggregator(const core::
 
 // The intervals no record can reach any more (all of them at the end).
 std::vector<monitor::IntervalFigures> CloseReachedIntervals(monitor::IntervalAggregator& figures,
-                                                             const core::Config& config, CuptiApi& cupti, bool all) {
+                                                             const settings::Config& config, CuptiApi& cupti, bool all) {
   const uint64_t now = cupti.Timestamp();
   const uint64_t lag = MonitorLagNs(config);
   return all ? figures.CloseAll(now) : figures.CloseBefore(now > lag ? now - lag : 0);
@@ -172,7 +172,7 @@ std::vector<monitor::IntervalFigures> CloseReachedIntervals(monitor::IntervalAgg
 
 }  // namespace
 
-TracePipeline::TracePipeline(const core::Config& config, CuptiApi& cupti, std::unique_ptr<core::TraceWriter> writer,
+TracePipeline::TracePipeline(const settings::Config& config, CuptiApi& cupti, std::unique_ptr<core::TraceWriter> writer,
                              v1::Header header, std::function<void(const std::string&)> warn, Hooks hooks)
     : config_(config),
       cupti_(cupti),
@@ -182,8 +182,8 @@ TracePipeline::TracePipeline(const core::Config& config, CuptiApi& cupti, std::u
       hooks_(std::move(hooks)),
       pool_(config.buffer_bytes, config.buffer_pool_cap_bytes),
       builder_([&cupti](v1::ApiDomain domain, uint32_t cbid) { return cupti.CallbackName(domain, cbid); }) {
-  if (config.mode == core::CollectionMode::kMonitor) monitor_ = MakeIntervalAggregator(config, cupti);
-  if (config.mode == core::CollectionMode::kFlight) {
+  if (config.mode == settings::CollectionMode::kMonitor) monitor_ = MakeIntervalAggregator(config, cupti);
+  if (config.mode == settings::CollectionMode::kFlight) {
     flight_ = std::make_unique<core::FlightRing>(core::FlightRingOptions{
         .span_ns = static_cast<uint64_t>(config.flight_span_ms) * 1'000'000ull, .max_bytes = config.flight_size_bytes});
     if (!config.flight_step_range.empty() && config.flight_step_threshold_ms > 0) {

@@ -30,7 +30,7 @@
 #include "absl/status/status.h"
 #include "lib/core/buffer_pool.h"
 #include "lib/core/chunk_builder.h"
-#include "lib/core/config.h"
+#include "lib/settings/config.h"
 #include "lib/core/flight_ring.h"
 #include "lib/core/hot_kernel_choice.h"
 #include "lib/process/python_stack.h"
@@ -102,7 +102,7 @@ class TracePipeline {
   // `header` is completed with the machine's devices and versions when it is written. `writer` is
   // null in monitor mode without an output file: the figures go to the hook alone. In monitor mode
   // the records are folded into figures and reach the trace only inside a trace window.
-  TracePipeline(const core::Config& config, CuptiApi& cupti, std::unique_ptr<core::TraceWriter> writer,
+  TracePipeline(const settings::Config& config, CuptiApi& cupti, std::unique_ptr<core::TraceWriter> writer,
                 v1::Header header, std::function<void(const std::string&)> warn, Hooks hooks);
   ~TracePipeline();
   TracePipeline(const TracePipeline&) = delete;
@@ -194,7 +194,7 @@ class TracePipeline {
   // profiled, and the file waits for their metrics.
   absl::Status RequestCapture(const std::string& path, double seconds, bool force_overwrite, CaptureTopDown top_down,
                               std::function<void(const absl::Status&, const std::string&)> done);
-  bool flight_recording() const { return config_.mode == core::CollectionMode::kFlight; }
+  bool flight_recording() const { return config_.mode == settings::CollectionMode::kFlight; }
   // Closes the window OpenTraceWindow opened (not a capture's).
   absl::Status CloseTraceWindow();
   // What the flight ring holds, as of its latest chunk (any thread).
@@ -280,7 +280,7 @@ class TracePipeline {
   void CloseFlightIntervals(bool all);
   void JoinSnapshotThread();
 
-  const core::Config& config_;
+  const settings::Config& config_;
   CuptiApi& cupti_;
   std::unique_ptr<core::TraceWriter> writer_;
   v1::Header header_;

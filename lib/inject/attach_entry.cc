@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
-#include "lib/core/config.h"
+#include "lib/settings/config.h"
 #include "lib/cupti/activity_collector.h"
 #include "lib/inject/process_hooks.h"
 
@@ -51,7 +51,7 @@ void* StartAttachedSession(void* argument) {
     WriteOutcome(*path, absl::StrCat("cannot read the settings ", *path));
     return nullptr;
   }
-  auto config = core::ParseConfigFromEnvironment(*settings);
+  auto config = settings::ParseConfigFromEnvironment(*settings);
   if (!config.ok()) {
     outcome = std::string(config.status().message());
   } else if (cupti::CollectorActive()) {

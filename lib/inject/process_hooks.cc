@@ -50,7 +50,7 @@ void RouteNvtxToCupti() {
   if (!library.empty()) setenv("NVTX_INJECTION64_PATH", library.c_str(), 0);
 }
 
-absl::Status StartWithConfig(const core::Config& config, const char* entry) {
+absl::Status StartWithConfig(const settings::Config& config, const char* entry) {
   // Not when attached: setenv in a process whose threads run on is a race with their getenv, and
   // NVTX read the variable at its first call long before.
   if ((config.kind_enabled("nvtx") || config.capture_range == "nvtx") && std::string_view(entry) != "attach") {
@@ -70,7 +70,7 @@ namespace {
 bool QuietInEnvironment() {
   const char* quiet = std::getenv("CUSCOPE_QUIET");
   if (quiet == nullptr) return false;
-  auto config = core::ParseConfigFromEnvironment({{"CUSCOPE_QUIET", quiet}});
+  auto config = settings::ParseConfigFromEnvironment({{"CUSCOPE_QUIET", quiet}});
   return config.ok() && config->quiet;
 }
 
@@ -78,7 +78,7 @@ bool QuietInEnvironment() {
 
 void StartFromEnvironmentOnce(const char* entry) {
   std::call_once(g_env_once, [entry] {
-    auto config = core::ParseConfigFromEnvironment(core::ProcessEnvironment());
+    auto config = settings::ParseConfigFromEnvironment(settings::ProcessEnvironment());
     if (!config.ok()) {
       if (!QuietInEnvironment()) PrintLine(absl::StrCat(config.status().message(), "; profiling is off"));
       return;

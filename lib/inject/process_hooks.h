@@ -6,7 +6,7 @@
 #include <string>
 
 #include "absl/status/status.h"
-#include "lib/core/config.h"
+#include "lib/settings/config.h"
 
 namespace cuscope::inject {
 
@@ -15,7 +15,7 @@ namespace cuscope::inject {
 void StartFromEnvironmentOnce(const char* entry);
 
 // Starts with an explicit configuration (Session, C API). Registers the exit and fork hooks.
-absl::Status StartWithConfig(const core::Config& config, const char* entry);
+absl::Status StartWithConfig(const settings::Config& config, const char* entry);
 
 // Whether the session started last asked for quiet (CUSCOPE_QUIET, SessionOptions::quiet).
 bool SessionQuiet();

@@ -9,7 +9,7 @@
 #include "absl/strings/str_cat.h"
 #include "cuscope/cuscope.h"
 #include "cuscope/region.h"
-#include "lib/core/config.h"
+#include "lib/settings/config.h"
 #include "lib/cupti/activity_collector.h"
 #include "lib/cupti/device_info.h"
 #include "lib/inject/process_hooks.h"
@@ -29,7 +29,7 @@ int Fail(const std::string& message) {
 
 // Starts a linked session (Session::Start, cuscope_start): a failure is also one line on stderr
 // unless the configuration asks for quiet.
-absl::Status StartLinked(const core::Config& config) {
+absl::Status StartLinked(const settings::Config& config) {
   absl::Status st = inject::StartWithConfig(config, "session");
   if (!st.ok() && !config.quiet) inject::PrintLine(absl::StrCat(st.message(), "; profiling is off"));
   return st;
@@ -142,7 +142,7 @@ extern "C" {
 
 // As Session::Start: a failure is one line on stderr unless CUSCOPE_QUIET, and the error.
 int cuscope_start(const char* output) {
-  auto config = cuscope::core::ParseConfigFromEnvironment(cuscope::core::ProcessEnvironment());
+  auto config = cuscope::settings::ParseConfigFromEnvironment(cuscope::settings::ProcessEnvironment());
   if (!config.ok()) {
     cuscope::inject::PrintLine(absl::StrCat(config.status().message(), "; profiling is off"));
     return Fail(std::string(config.status().message()));

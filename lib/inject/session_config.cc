@@ -17,7 +17,7 @@ std::string Exact(double seconds) { return absl::StrFormat("%.17g", seconds); }
 
 }  // namespace
 
-absl::StatusOr<core::Config> ConfigFromSessionOptions(const SessionOptions& o) {
+absl::StatusOr<settings::Config> ConfigFromSessionOptions(const SessionOptions& o) {
   std::vector<std::pair<std::string, std::string>> settings;
   const auto set = [&settings](const char* name, std::string value) { settings.emplace_back(name, std::move(value)); };
   set("CUSCOPE_OUTPUT", o.output);
@@ -52,7 +52,7 @@ absl::StatusOr<core::Config> ConfigFromSessionOptions(const SessionOptions& o) {
                            "CUSCOPE_FLIGHT_IDLE_SECONDS"}) {
     if (const char* value = std::getenv(name); value != nullptr) set(name, value);
   }
-  return core::ParseConfigFromEnvironment(settings);
+  return settings::ParseConfigFromEnvironment(settings);
 }
 
 }  // namespace cuscope::inject

@@ -6,13 +6,13 @@
 
 #include "absl/status/statusor.h"
 #include "cuscope/session.h"
-#include "lib/core/config.h"
+#include "lib/settings/config.h"
 
 namespace cuscope::inject {
 
 // Options left at their defaults are not set, so the configuration's defaults apply; errors name
 // the CUSCOPE_* setting an option maps to.
-absl::StatusOr<core::Config> ConfigFromSessionOptions(const SessionOptions& options);
+absl::StatusOr<settings::Config> ConfigFromSessionOptions(const SessionOptions& options);
 
 }  // namespace cuscope::inject
 

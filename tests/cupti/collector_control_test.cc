@@ -13,7 +13,7 @@
 #include "gtest/gtest.h"
 #include "lib/control/control_client.h"
 #include "lib/control/socket_directory.h"
-#include "lib/core/config.h"
+#include "lib/settings/config.h"
 #include "lib/core/trace.h"
 #include "lib/cupti/activity_collector.h"
 #include "lib/cupti/kernel_metrics_collector.h"
@@ -73,12 +73,12 @@ class CollectorControlTest : public ::testing::Test {
   }
 
   std::string dir_, control_dir_;
-  core::Config config_;
+  settings::Config config_;
   FakeCupti cupti_;
 };
 
 TEST_F(CollectorControlTest, MonitorStatusShowsTheFiguresSoFar) {
-  config_.mode = core::CollectionMode::kMonitor;
+  config_.mode = settings::CollectionMode::kMonitor;
   config_.overhead_budget = 0;  // recorded all the time: exact figures
   config_.monitor_interval_ms = 100;
   config_.output = "";
@@ -106,7 +106,7 @@ TEST_F(CollectorControlTest, MonitorStatusShowsTheFiguresSoFar) {
 }
 
 TEST_F(CollectorControlTest, AMonitorCaptureHoldsTheWindowsRecordsInAFileOfItsOwn) {
-  config_.mode = core::CollectionMode::kMonitor;
+  config_.mode = settings::CollectionMode::kMonitor;
   config_.overhead_budget = 0;  // recorded all the time: exact figures
   config_.output = "";  // no session file: the capture is the only one
   ASSERT_TRUE(StartCollector(config_, "session", cupti_).ok());
@@ -144,7 +144,7 @@ TEST_F(CollectorControlTest, AMonitorCaptureHoldsTheWindowsRecordsInAFileOfItsOw
 // the same file. The fake has no Range Profiler, so no launch is profiled: the file says which
 // kernels were chosen and is written once the wait is over.
 TEST_F(CollectorControlTest, AMonitorCaptureWithTopDownChoosesAmongItsWindowsKernels) {
-  config_.mode = core::CollectionMode::kMonitor;
+  config_.mode = settings::CollectionMode::kMonitor;
   config_.overhead_budget = 0;  // recorded all the time: exact figures
   // Lean calls by API records, so that the launch callbacks counted are the kernel metrics' alone.
   config_.lean_calls_by_records = true;
@@ -208,7 +208,7 @@ TEST_F(CollectorControlTest, AMonitorCaptureWithTopDownChoosesAmongItsWindowsKer
 
 // A window in which nothing ran chooses nothing and writes at once, without waiting.
 TEST_F(CollectorControlTest, AMonitorTopDownCaptureOfAnIdleWindowSaysSo) {
-  config_.mode = core::CollectionMode::kMonitor;
+  config_.mode = settings::CollectionMode::kMonitor;
   config_.overhead_budget = 0;  // recorded all the time: exact figures
   config_.output = "";
   ASSERT_TRUE(StartCollector(config_, "session", cupti_).ok());
@@ -232,7 +232,7 @@ TEST_F(CollectorControlTest, AMonitorTopDownCaptureOfAnIdleWindowSaysSo) {
 
 // Flight mode's recorder holds the past, and its top-down's metrics would come after it.
 TEST_F(CollectorControlTest, ATopDownCaptureNeedsMonitorMode) {
-  config_.mode = core::CollectionMode::kFlight;
+  config_.mode = settings::CollectionMode::kFlight;
   config_.flight_span_ms = 5000;
   ASSERT_TRUE(StartCollector(config_, "session", cupti_).ok());
   v1::ControlRequest r;
@@ -246,7 +246,7 @@ TEST_F(CollectorControlTest, ATopDownCaptureNeedsMonitorMode) {
 }
 
 TEST_F(CollectorControlTest, FlightModeCapturesTheRingOrTheNextSeconds) {
-  config_.mode = core::CollectionMode::kFlight;
+  config_.mode = settings::CollectionMode::kFlight;
   config_.flight_span_ms = 5000;
   ASSERT_TRUE(StartCollector(config_, "session", cupti_).ok());
   ASSERT_TRUE(cupti_.DeliverKernels(4, 2'000'000'000));

@@ -27,7 +27,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "lib/process/call_stack.h"
-#include "lib/core/config.h"
+#include "lib/settings/config.h"
 #include "lib/core/trace.h"
 #include "lib/cupti/activity_collector.h"
 #include "lib/cupti/trace_pipeline.h"
@@ -103,7 +103,7 @@ class CollectorLifecycleTest : public ::testing::Test {
   }
 
   std::string dir_, path_;
-  core::Config config_;
+  settings::Config config_;
   FakeCupti cupti_;
 };
 
@@ -280,7 +280,7 @@ TEST_F(CollectorLifecycleTest, TimedCallsOutsideTheWindowAreLeftOutAndAnUnfinish
 
   // Session two: a runtime call whose exit the first never saw, on this thread...
   const std::string second = path_ + ".second.cuscope";
-  core::Config config = config_;
+  settings::Config config = config_;
   config.capture_range = "";
   config.output = second;
   ASSERT_TRUE(StartCollector(config, "session", cupti_).ok());
@@ -304,7 +304,7 @@ TEST_F(CollectorLifecycleTest, TimedCallsOutsideTheWindowAreLeftOutAndAnUnfinish
 // while it is open, off after it; one the launch stacks share stays on.
 TEST_F(CollectorLifecycleTest, CallCallbacksAreOnOnlyWhileAWindowIsOpen) {
   config_.capture_range = "cudaProfilerApi";
-  config_.stacks = *core::ParseStackSampling("all");
+  config_.stacks = *settings::ParseStackSampling("all");
   ASSERT_TRUE(StartCollector(config_, "session", cupti_).ok());
   const auto sync = std::make_pair(CUPTI_CB_DOMAIN_RUNTIME_API,
                                    static_cast<uint32_t>(CUPTI_RUNTIME_TRACE_CBID_cudaStreamSynchronize_v3020));
@@ -427,7 +427,7 @@ TEST_F(CollectorLifecycleTest, ACallThatCannotBeTurnedOffLeavesProfilingOn) {
 
 // Monitor mode: figures per interval instead of records; every delivered kernel is counted.
 TEST_F(CollectorLifecycleTest, MonitorModeWritesFiguresNotRecords) {
-  config_.mode = core::CollectionMode::kMonitor;
+  config_.mode = settings::CollectionMode::kMonitor;
   config_.overhead_budget = 0;  // recorded all the time: exact figures
   config_.monitor_interval_ms = 100;
   ASSERT_TRUE(StartCollector(config_, "session", cupti_).ok());
@@ -457,7 +457,7 @@ TEST_F(CollectorLifecycleTest, MonitorModeWritesFiguresNotRecords) {
 // Monitor mode: the lean calls reach their interval's figures before it closes, without a buffer
 // to carry them (a quiet stretch: calls, no kernel record).
 TEST_F(CollectorLifecycleTest, MonitorModeCountsTimedCallsInTheirIntervalWithoutABuffer) {
-  config_.mode = core::CollectionMode::kMonitor;
+  config_.mode = settings::CollectionMode::kMonitor;
   config_.overhead_budget = 0;  // recorded all the time: exact figures
   config_.monitor_interval_ms = 100;
   ASSERT_TRUE(StartCollector(config_, "session", cupti_).ok());
@@ -481,7 +481,7 @@ TEST_F(CollectorLifecycleTest, MonitorModeCountsTimedCallsInTheirIntervalWithout
 // Monitor mode under a duty cycle: the kinds go off and on again while the session runs, a trace
 // window keeps them on while it is open, and the intervals say their figures are estimates.
 TEST_F(CollectorLifecycleTest, MonitorModeUnderADutyCycleSwitchesAndSaysItsFiguresAreEstimates) {
-  config_.mode = core::CollectionMode::kMonitor;
+  config_.mode = settings::CollectionMode::kMonitor;
   config_.monitor_interval_ms = 100;
   config_.duty_cycle = 0.2;
   ASSERT_TRUE(StartCollector(config_, "session", cupti_).ok());
@@ -513,7 +513,7 @@ TEST_F(CollectorLifecycleTest, MonitorModeUnderADutyCycleSwitchesAndSaysItsFigur
 // instantiation made while recording is off waits until recording is on, and recording stays on
 // until the instantiation ended. Without a duty cycle nothing watches instantiations.
 TEST_F(CollectorLifecycleTest, UnderADutyCycleAGraphIsInstantiatedWithRecordingOn) {
-  config_.mode = core::CollectionMode::kMonitor;
+  config_.mode = settings::CollectionMode::kMonitor;
   config_.monitor_interval_ms = 1000;
   config_.duty_cycle = 0.01;  // a 1.25 ms window every 125 ms: off nearly all the time
   ASSERT_TRUE(StartCollector(config_, "session", cupti_).ok());
@@ -541,7 +541,7 @@ TEST_F(CollectorLifecycleTest, UnderADutyCycleAGraphIsInstantiatedWithRecordingO
 }
 
 TEST_F(CollectorLifecycleTest, WithoutADutyCycleGraphInstantiationsAreNotWatched) {
-  config_.mode = core::CollectionMode::kMonitor;
+  config_.mode = settings::CollectionMode::kMonitor;
   ASSERT_TRUE(StartCollector(config_, "session", cupti_).ok());
   EXPECT_EQ(cupti_.Count(CallbackOf(CUPTI_CB_DOMAIN_RESOURCE, CUPTI_CBID_RESOURCE_GRAPHEXEC_CREATE_STARTING)), 0u);
   cupti_.CallGraphInstantiation(true);  // (as if another room had the callback on) nothing happens
@@ -551,7 +551,7 @@ TEST_F(CollectorLifecycleTest, WithoutADutyCycleGraphInstantiationsAreNotWatched
 }
 
 TEST_F(CollectorLifecycleTest, MonitorModeWithoutAnOutputWritesNoFile) {
-  config_.mode = core::CollectionMode::kMonitor;
+  config_.mode = settings::CollectionMode::kMonitor;
   config_.overhead_budget = 0;  // recorded all the time: exact figures
   config_.output = "";
   ASSERT_TRUE(StartCollector(config_, "session", cupti_).ok());
@@ -572,7 +572,7 @@ bool HasKernelAt(const core::Trace& t, uint64_t start) {
 }
 
 TEST_F(CollectorLifecycleTest, FlightModeWritesNothingUntilASnapshotHoldsTheLastSeconds) {
-  config_.mode = core::CollectionMode::kFlight;
+  config_.mode = settings::CollectionMode::kFlight;
   config_.flight_span_ms = 2000;
   ASSERT_TRUE(StartCollector(config_, "session", cupti_).ok());
   EXPECT_EQ(CollectorOutputPath(), "");
@@ -596,7 +596,7 @@ TEST_F(CollectorLifecycleTest, FlightModeWritesNothingUntilASnapshotHoldsTheLast
 }
 
 TEST_F(CollectorLifecycleTest, ASnapshotDuringAnotherIsRefusedAndTheStopHurriesIt) {
-  config_.mode = core::CollectionMode::kFlight;
+  config_.mode = settings::CollectionMode::kFlight;
   ASSERT_TRUE(StartCollector(config_, "session", cupti_).ok());
   ASSERT_TRUE(cupti_.DeliverKernels(3, 2'000'000'000));
   const std::string first = dir_ + "/first.cuscope", second = dir_ + "/second.cuscope";
@@ -614,7 +614,7 @@ TEST_F(CollectorLifecycleTest, ASnapshotDuringAnotherIsRefusedAndTheStopHurriesI
 }
 
 TEST_F(CollectorLifecycleTest, SnapshotsTakeNumberedNamesAndNeedFlightMode) {
-  config_.mode = core::CollectionMode::kFlight;
+  config_.mode = settings::CollectionMode::kFlight;
   config_.output = dir_ + "/serve";
   ASSERT_TRUE(StartCollector(config_, "session", cupti_).ok());
   ASSERT_TRUE(cupti_.DeliverKernels(2, 2'000'000'000));
@@ -635,7 +635,7 @@ TEST_F(CollectorLifecycleTest, SnapshotsTakeNumberedNamesAndNeedFlightMode) {
   EXPECT_EQ(SnapshotCollector(dir_ + "/x.cuscope", -1).code(), absl::StatusCode::kInvalidArgument);
   ASSERT_TRUE(StopCollector(nullptr).ok());
 
-  config_.mode = core::CollectionMode::kTrace;
+  config_.mode = settings::CollectionMode::kTrace;
   config_.output = path_;
   ASSERT_TRUE(StartCollector(config_, "session", cupti_).ok());
   EXPECT_EQ(SnapshotCollector(dir_ + "/y.cuscope", 0).code(), absl::StatusCode::kFailedPrecondition);
@@ -646,7 +646,7 @@ TEST_F(CollectorLifecycleTest, SnapshotsTakeNumberedNamesAndNeedFlightMode) {
 // An NVTX range of the step range's name that took longer than the threshold starts a snapshot,
 // as a slow MarkStep does; quicker ones and other names start none.
 TEST_F(CollectorLifecycleTest, ASlowStepRangeStartsASnapshot) {
-  config_.mode = core::CollectionMode::kFlight;
+  config_.mode = settings::CollectionMode::kFlight;
   config_.output = dir_ + "/ranges";
   config_.flight_step_threshold_ms = 250;
   config_.flight_step_range = "step";
@@ -668,7 +668,7 @@ TEST_F(CollectorLifecycleTest, ASlowStepRangeStartsASnapshot) {
 // A GPU idle more than the share of the window starts a snapshot; the figures kept for it also
 // reach `cuscope status`.
 TEST_F(CollectorLifecycleTest, AnIdleGpuStartsASnapshot) {
-  config_.mode = core::CollectionMode::kFlight;
+  config_.mode = settings::CollectionMode::kFlight;
   config_.output = dir_ + "/idle";
   config_.flush_period_ms = 100;  // intervals close 450 ms (fake clock) behind
   config_.flight_idle_share = 0.5;
@@ -686,7 +686,7 @@ TEST_F(CollectorLifecycleTest, AnIdleGpuStartsASnapshot) {
 // A slow step the program marks starts a snapshot; quick steps, and slow ones while it is written,
 // start none.
 TEST_F(CollectorLifecycleTest, ASlowStepStartsASnapshotAQuickOneDoesNot) {
-  config_.mode = core::CollectionMode::kFlight;
+  config_.mode = settings::CollectionMode::kFlight;
   config_.output = dir_ + "/steps";
   config_.flight_step_threshold_ms = 250;
   config_.flight_after_ms = 60'000;  // holds the snapshot open until the stop
@@ -763,7 +763,7 @@ TEST_F(CollectorLifecycleTest, ALateSessionSaysWhenAnotherToolReceivesTheRecords
 
 // Monitor mode joins the scopes live: the request's figures land in the interval it ended in.
 TEST_F(CollectorLifecycleTest, MonitorModeCountsARequestOnceItIsFinal) {
-  config_.mode = core::CollectionMode::kMonitor;
+  config_.mode = settings::CollectionMode::kMonitor;
   config_.overhead_budget = 0;  // recorded all the time: exact figures
   config_.monitor_interval_ms = 100;
   ASSERT_TRUE(StartCollector(config_, "session", cupti_).ok());
@@ -784,7 +784,7 @@ TEST_F(CollectorLifecycleTest, MonitorModeCountsARequestOnceItIsFinal) {
 
 // Flight mode: a request slower than CUSCOPE_FLIGHT_REQUEST_THRESHOLD starts a snapshot.
 TEST_F(CollectorLifecycleTest, ASlowRequestStartsASnapshotAQuickOneDoesNot) {
-  config_.mode = core::CollectionMode::kFlight;
+  config_.mode = settings::CollectionMode::kFlight;
   config_.output = dir_ + "/requests";
   config_.flight_request_threshold_ms = 250;
   ASSERT_TRUE(StartCollector(config_, "session", cupti_).ok());
@@ -805,7 +805,7 @@ TEST_F(CollectorLifecycleTest, ASlowRequestStartsASnapshotAQuickOneDoesNot) {
 // Switching to a full trace and back without a restart: records that started inside the window
 // (by CUPTI's clock) reach the file, whenever their buffer arrives; the figures count everything.
 TEST_F(CollectorLifecycleTest, MonitorModeTraceWindowRecordsOnlyWhileOpen) {
-  config_.mode = core::CollectionMode::kMonitor;
+  config_.mode = settings::CollectionMode::kMonitor;
   config_.overhead_budget = 0;  // recorded all the time: exact figures
   config_.monitor_interval_ms = 100;
   ASSERT_TRUE(StartCollector(config_, "session", cupti_).ok());
@@ -1169,7 +1169,7 @@ TEST_F(CollectorLifecycleTest, AHeldTopDownChoosesAmongTheWindowsKernelsStillInA
 TEST_F(CollectorLifecycleTest, LaunchStacksReachTheTraceJoinedToTheirKernels) {
   // Lean calls by API records, so that the launch callbacks counted are the stacks' alone.
   config_.lean_calls_by_records = true;
-  config_.stacks = *core::ParseStackSampling("all");
+  config_.stacks = *settings::ParseStackSampling("all");
   ASSERT_TRUE(StartCollector(config_, "session", cupti_).ok());
   EXPECT_EQ(process::ActiveUnwinder(), process::Unwinder::kLibunwind) << "the default, libunwind8 being installed here";
   EXPECT_EQ(cupti_.Count(absl::StrCat("EnableCallback:", static_cast<int>(CUPTI_CB_DOMAIN_RUNTIME_API), ":",
@@ -1204,7 +1204,7 @@ TEST_F(CollectorLifecycleTest, LaunchStacksReachTheTraceJoinedToTheirKernels) {
 TEST_F(CollectorLifecycleTest, LaunchStacksPastTheQueuesBoundAreDroppedAndCounted) {
   // Lean calls by API records, so that the launch callbacks counted are the stacks' alone.
   config_.lean_calls_by_records = true;
-  config_.stacks = *core::ParseStackSampling("all");
+  config_.stacks = *settings::ParseStackSampling("all");
   ASSERT_TRUE(StartCollector(config_, "session", cupti_).ok());
   const uint32_t launches = static_cast<uint32_t>(TracePipeline::kMaxQueuedLaunchStacks) + 100;
   for (uint32_t corr = 1; corr <= launches; ++corr) cupti_.CallLaunch(corr, "fakeKernel");
@@ -1220,7 +1220,7 @@ TEST_F(CollectorLifecycleTest, LaunchStacksPastTheQueuesBoundAreDroppedAndCounte
 
 // CUSCOPE_UNWINDER=libgcc: the same stacks, walked by the C runtime's unwinder.
 TEST_F(CollectorLifecycleTest, LaunchStacksWithLibgccsUnwinder) {
-  config_.stacks = *core::ParseStackSampling("all");
+  config_.stacks = *settings::ParseStackSampling("all");
   config_.unwinder = process::Unwinder::kLibgcc;
   ASSERT_TRUE(process::UseLibunwind().ok());
   ASSERT_TRUE(StartCollector(config_, "session", cupti_).ok());
@@ -1242,7 +1242,7 @@ TEST_F(CollectorLifecycleTest, LaunchStacksWithLibgccsUnwinder) {
 // first:K takes the first K launches of each kernel; none (the default) turns nothing on; a launch
 // outside the timeline window leaves no kernel to attach a stack to, so none is taken.
 TEST_F(CollectorLifecycleTest, LaunchStacksFollowTheirSamplingAndTheWindow) {
-  config_.stacks = *core::ParseStackSampling("first:2");
+  config_.stacks = *settings::ParseStackSampling("first:2");
   config_.capture_range = "cudaProfilerApi";
   ASSERT_TRUE(StartCollector(config_, "session", cupti_).ok());
   cupti_.CallLaunch(1, "fakeKernel");  // before the window
@@ -1262,7 +1262,7 @@ TEST_F(CollectorLifecycleTest, LaunchStacksFollowTheirSamplingAndTheWindow) {
 // CUDA graphs: each kernel node's creating stack (stream capture makes one per captured launch),
 // and the clones instantiation makes, whose ids replayed kernels carry.
 TEST_F(CollectorLifecycleTest, GraphNodesKeepTheStackThatCreatedThem) {
-  config_.stacks = *core::ParseStackSampling("first:1");  // nodes are taken whatever the sampling
+  config_.stacks = *settings::ParseStackSampling("first:1");  // nodes are taken whatever the sampling
   ASSERT_TRUE(StartCollector(config_, "session", cupti_).ok());
   EXPECT_EQ(cupti_.Count(absl::StrCat("EnableCallback:", static_cast<int>(CUPTI_CB_DOMAIN_RESOURCE), ":",
                                       CUPTI_CBID_RESOURCE_GRAPHNODE_CLONED)),
@@ -1579,7 +1579,7 @@ TEST_F(CollectorLifecycleTest, ThousandStartStopCyclesKeepMemoryAndThreadsFlat) 
 
 // The same for monitor mode with its Prometheus endpoint: the server's threads go with each stop.
 TEST_F(CollectorLifecycleTest, MonitorSessionsWithAnEndpointKeepThreadsFlat) {
-  config_.mode = core::CollectionMode::kMonitor;
+  config_.mode = settings::CollectionMode::kMonitor;
   config_.overhead_budget = 0;  // recorded all the time: exact figures
   config_.output = "";
   config_.prometheus = "127.0.0.1:0";
@@ -1601,7 +1601,7 @@ TEST_F(CollectorLifecycleTest, MonitorSessionsWithAnEndpointKeepThreadsFlat) {
 
 // A port already taken: one line, and the figures go on without the endpoint.
 TEST_F(CollectorLifecycleTest, AnEndpointThatCannotListenIsOneLineAndMonitoringGoesOn) {
-  config_.mode = core::CollectionMode::kMonitor;
+  config_.mode = settings::CollectionMode::kMonitor;
   config_.overhead_budget = 0;  // recorded all the time: exact figures
   config_.monitor_interval_ms = 100;
   config_.prometheus = "127.0.0.1:0";
@@ -1610,7 +1610,7 @@ TEST_F(CollectorLifecycleTest, AnEndpointThatCannotListenIsOneLineAndMonitoringG
   const int taken = CollectorPrometheusPort();
   ASSERT_GT(taken, 0);
   FakeCupti second;
-  core::Config other = config_;
+  settings::Config other = config_;
   other.output = dir_ + "/second.cuscope";
   other.prometheus = absl::StrCat("127.0.0.1:", taken);
   other.quiet = false;

@@ -12,9 +12,9 @@
 #include "absl/strings/str_join.h"
 #include "gtest/gtest.h"
 #include "lib/analysis/launch_sites.h"
-#include "lib/core/config.h"
+#include "lib/settings/config.h"
 #include "lib/process/python_stack.h"
-#include "lib/core/stack_sampling.h"
+#include "lib/settings/stack_sampling.h"
 #include "lib/core/trace.h"
 #include "lib/cupti/activity_collector.h"
 #include "tests/cupti/fake_cupti.h"
@@ -75,7 +75,7 @@ class CollectorPythonTest : public ::testing::Test {
     config_.quiet = false;
     config_.flush_period_ms = 60'000;
     config_.buffer_bytes = 64 * testing::FakeCupti::kRecordSlot;
-    config_.stacks = *core::ParseStackSampling("all");
+    config_.stacks = *settings::ParseStackSampling("all");
     g_cupti = &cupti_;
   }
   void TearDown() override { std::system(absl::StrCat("rm -rf '", dir_, "'").c_str()); }
@@ -101,7 +101,7 @@ class CollectorPythonTest : public ::testing::Test {
   }
 
   std::string dir_;
-  core::Config config_;
+  settings::Config config_;
   testing::FakeCupti cupti_;
 };
 

@@ -9,12 +9,12 @@
 #include <cstdio>
 #include <thread>
 
-#include "lib/core/config.h"
+#include "lib/settings/config.h"
 #include "lib/cupti/activity_collector.h"
 #include "tests/cupti/fake_cupti.h"
 
 int main() {
-  auto config = cuscope::core::ParseConfigFromEnvironment(cuscope::core::ProcessEnvironment());
+  auto config = cuscope::settings::ParseConfigFromEnvironment(cuscope::settings::ProcessEnvironment());
   if (!config.ok()) {
     std::fprintf(stderr, "fake_workload: %s\n", std::string(config.status().message()).c_str());
     return 2;

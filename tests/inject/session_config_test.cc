@@ -10,7 +10,7 @@ namespace {
 TEST(SessionConfigTest, DefaultsAreTheConfigurationsDefaults) {
   auto c = ConfigFromSessionOptions(SessionOptions());
   ASSERT_TRUE(c.ok()) << c.status();
-  const core::Config defaults;
+  const settings::Config defaults;
   EXPECT_EQ(c->output, "cuscope_%p");
   EXPECT_EQ(c->activity_kinds, defaults.activity_kinds);
   EXPECT_EQ(c->buffer_bytes, defaults.buffer_bytes);
@@ -78,7 +78,7 @@ TEST(SessionConfigTest, FlightRecorderOptions) {
   o.flight_after_seconds = 1.5;
   auto c = ConfigFromSessionOptions(o);
   ASSERT_TRUE(c.ok()) << c.status();
-  EXPECT_EQ(c->mode, core::CollectionMode::kFlight);
+  EXPECT_EQ(c->mode, settings::CollectionMode::kFlight);
   EXPECT_EQ(c->flight_span_ms, 12'500u);
   EXPECT_EQ(c->flight_size_bytes, 64ull << 20);
   EXPECT_EQ(c->flight_step_threshold_ms, 200u);

@@ -1,10 +1,10 @@
-#include "lib/core/stack_sampling.h"
+#include "lib/settings/stack_sampling.h"
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/strip.h"
 
-namespace cuscope::core {
+namespace cuscope::settings {
 
 std::string StackSampling::ToString() const {
   switch (mode) {
@@ -68,4 +68,4 @@ bool LaunchSampler::Take(const void* kernel) {
   return false;
 }
 
-}  // namespace cuscope::core
+}  // namespace cuscope::settings

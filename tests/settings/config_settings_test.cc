@@ -1,6 +1,6 @@
 // The one table of CUSCOPE_* settings: every name is read, every name is documented, an unknown
 // one's error lists them all.
-#include "lib/core/config_settings.h"
+#include "lib/settings/config_settings.h"
 
 #include <fstream>
 #include <set>
@@ -8,9 +8,9 @@
 #include <string>
 
 #include "gtest/gtest.h"
-#include "lib/core/config.h"
+#include "lib/settings/config.h"
 
-namespace cuscope::core {
+namespace cuscope::settings {
 namespace {
 
 std::string Read(const std::string& path) {
@@ -49,4 +49,4 @@ TEST(ConfigSettingsTest, EverySettingIsNamedInTheCollectingGuide) {
 }
 
 }  // namespace
-}  // namespace cuscope::core
+}  // namespace cuscope::settings

@@ -1,4 +1,4 @@
-#include "lib/core/config.h"
+#include "lib/settings/config.h"
 
 #include <algorithm>
 #include <cerrno>
@@ -8,13 +8,13 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
-#include "lib/core/config_settings.h"
+#include "lib/settings/config_settings.h"
 #include "lib/core/metric_sets.h"
 #include "lib/core/terminal_text.h"
 
 extern char** environ;
 
-namespace cuscope::core {
+namespace cuscope::settings {
 namespace {
 
 // Monitor mode keeps figures, not records: what needs a per-record trace of a chosen window, or
@@ -109,7 +109,7 @@ absl::StatusOr<Config> ParseConfigFromEnvironment(const std::vector<std::pair<st
     const Setting* setting = FindSetting(name);
     if (setting == nullptr) {
       return absl::InvalidArgumentError(
-          absl::StrCat("unknown setting ", ShownValue(name), " (known: ", absl::StrJoin(SettingNames(), ", "), ")"));
+          absl::StrCat("unknown setting ", core::ShownValue(name), " (known: ", absl::StrJoin(SettingNames(), ", "), ")"));
     }
     if (auto st = setting->apply(name, value, c); !st.ok()) return st;
   }
@@ -138,7 +138,7 @@ absl::StatusOr<Config> ParseConfigFromEnvironment(const std::vector<std::pair<st
           "CUSCOPE_CAPTURE_RANGE=cudaProfilerApi, or CUSCOPE_CAPTURE_RANGE=nvtx with CUSCOPE_NVTX_CAPTURE");
     }
     if (c.metrics.empty()) {
-      auto m = ExpandMetricList("sol,occupancy,stalls");
+      auto m = core::ExpandMetricList("sol,occupancy,stalls");
       if (!m.ok()) return m.status();
       c.metrics = *m;
       c.metrics_request = "sol,occupancy,stalls";
@@ -182,4 +182,4 @@ std::vector<std::pair<std::string, std::string>> ProcessEnvironment() {
   return env;
 }
 
-}  // namespace cuscope::core
+}  // namespace cuscope::settings

@@ -1,8 +1,8 @@
 // Which kernel launches get their call stack taken (CUSCOPE_STACKS, --stacks): none, every one,
 // one in N, or the first K of each kernel. Taking a stack costs the launching thread an unwind
 // (microseconds), so a busy program samples.
-#ifndef CUSCOPE_LIB_CORE_STACK_SAMPLING_H_
-#define CUSCOPE_LIB_CORE_STACK_SAMPLING_H_
+#ifndef CUSCOPE_LIB_SETTINGS_STACK_SAMPLING_H_
+#define CUSCOPE_LIB_SETTINGS_STACK_SAMPLING_H_
 
 #include <atomic>
 #include <cstdint>
@@ -13,7 +13,7 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/status/statusor.h"
 
-namespace cuscope::core {
+namespace cuscope::settings {
 
 struct StackSampling {
   enum class Mode { kNone, kAll, kEvery, kFirst };
@@ -48,6 +48,6 @@ class LaunchSampler {
   absl::flat_hash_map<const void*, uint64_t> taken_;  // mu_
 };
 
-}  // namespace cuscope::core
+}  // namespace cuscope::settings
 
-#endif  // CUSCOPE_LIB_CORE_STACK_SAMPLING_H_
+#endif  // CUSCOPE_LIB_SETTINGS_STACK_SAMPLING_H_

@@ -1,4 +1,4 @@
-#include "lib/core/config.h"
+#include "lib/settings/config.h"
 
 #include <gtest/gtest.h>
 
@@ -6,7 +6,7 @@
 #include <tuple>
 #include <vector>
 
-namespace cuscope::core {
+namespace cuscope::settings {
 namespace {
 
 using Env = std::vector<std::pair<std::string, std::string>>;
@@ -467,4 +467,4 @@ TEST(ConfigTest, ReplayModeIsKernelInProcess) {
 }
 
 }  // namespace
-}  // namespace cuscope::core
+}  // namespace cuscope::settings

@@ -3,17 +3,17 @@
 // ParseConfigFromEnvironment (config.h) reads every CUSCOPE_* variable through this table, and an
 // unknown one's error lists the table's names; the checks of settings against each other stay
 // there. A new setting is one entry here, its field in Config, and its line in docs/collecting.md.
-#ifndef CUSCOPE_LIB_CORE_CONFIG_SETTINGS_H_
-#define CUSCOPE_LIB_CORE_CONFIG_SETTINGS_H_
+#ifndef CUSCOPE_LIB_SETTINGS_CONFIG_SETTINGS_H_
+#define CUSCOPE_LIB_SETTINGS_CONFIG_SETTINGS_H_
 
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "absl/status/status.h"
-#include "lib/core/config.h"
+#include "lib/settings/config.h"
 
-namespace cuscope::core {
+namespace cuscope::settings {
 
 struct Setting {
   const char* name;
@@ -28,6 +28,6 @@ const Setting* FindSetting(std::string_view name);
 // The settings' names, in the table's order.
 std::vector<std::string> SettingNames();
 
-}  // namespace cuscope::core
+}  // namespace cuscope::settings
 
-#endif  // CUSCOPE_LIB_CORE_CONFIG_SETTINGS_H_
+#endif  // CUSCOPE_LIB_SETTINGS_CONFIG_SETTINGS_H_

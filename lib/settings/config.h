@@ -2,8 +2,8 @@
 //
 // Parsing is strict: an unknown CUSCOPE_* variable or a bad value is an error that names it, and
 // the caller keeps profiling off rather than guess.
-#ifndef CUSCOPE_LIB_CORE_CONFIG_H_
-#define CUSCOPE_LIB_CORE_CONFIG_H_
+#ifndef CUSCOPE_LIB_SETTINGS_CONFIG_H_
+#define CUSCOPE_LIB_SETTINGS_CONFIG_H_
 
 #include <cstdint>
 #include <map>
@@ -14,9 +14,9 @@
 #include "absl/status/statusor.h"
 #include "lib/process/call_stack.h"
 #include "lib/core/kernel_selection.h"
-#include "lib/core/stack_sampling.h"
+#include "lib/settings/stack_sampling.h"
 
-namespace cuscope::core {
+namespace cuscope::settings {
 
 // Activity kinds by the names users give them. "all" enables every one. "api" is lean collection:
 // only the runtime and driver calls the analyzer reads (api_names.h, CollectedWhenLean), chosen
@@ -107,7 +107,7 @@ struct Config {
   // the list as the user gave it, and which launches to replay for them.
   std::vector<std::string> metrics;
   std::string metrics_request;
-  KernelSelection kernel_selection;
+  core::KernelSelection kernel_selection;
   // How the Range Profiler gets its passes. Only "kernel" runs in-process: CUPTI saves the memory
   // a launch touches and replays it once per pass.
   std::string replay_mode = "kernel";
@@ -148,6 +148,6 @@ std::vector<std::pair<std::string, std::string>> ProcessEnvironment();
 // Parses a comma-separated list of activity kinds ("all" allowed).
 absl::StatusOr<std::vector<std::string>> ParseActivityKinds(const std::string& list);
 
-}  // namespace cuscope::core
+}  // namespace cuscope::settings
 
-#endif  // CUSCOPE_LIB_CORE_CONFIG_H_
+#endif  // CUSCOPE_LIB_SETTINGS_CONFIG_H_

@@ -1,4 +1,4 @@
-#include "lib/core/config_settings.h"
+#include "lib/settings/config_settings.h"
 
 #include <algorithm>
 #include <cerrno>
@@ -10,13 +10,13 @@
 #include "lib/core/metric_sets.h"
 #include "lib/core/terminal_text.h"
 
-namespace cuscope::core {
+namespace cuscope::settings {
 namespace {
 
 // The setting as the error line shows it: a value of any length (a pattern of 90,000 characters)
 // is cut, so the one line stays one readable line.
 absl::Status Bad(const std::string& name, const std::string& value, const std::string& why) {
-  return absl::InvalidArgumentError(absl::StrCat(name, "=", ShownValue(value), ": ", ShownValue(why, 600)));
+  return absl::InvalidArgumentError(absl::StrCat(name, "=", core::ShownValue(value), ": ", core::ShownValue(why, 600)));
 }
 
 absl::StatusOr<bool> ParseBool(const std::string& name, const std::string& v) {
@@ -149,7 +149,7 @@ const std::vector<Setting>& Settings() {
        return absl::OkStatus();
      }},
     {"CUSCOPE_METRICS", [](const std::string& name, const std::string& value, Config& c) -> absl::Status {
-       auto m = ExpandMetricList(value);
+       auto m = core::ExpandMetricList(value);
        if (!m.ok()) return Bad(name, value, std::string(m.status().message()));
        c.metrics = *m;
        c.metrics_request = value;
@@ -158,7 +158,7 @@ const std::vector<Setting>& Settings() {
     {"CUSCOPE_KERNEL_NAME", [](const std::string& name, const std::string& value, Config& c) -> absl::Status {
        if (value.empty()) return Bad(name, value, "expected a kernel name or regex:PATTERN");
        c.kernel_selection.kernel_name = value;
-       if (auto sel = KernelSelector::Create(c.kernel_selection); !sel.ok()) {
+       if (auto sel = core::KernelSelector::Create(c.kernel_selection); !sel.ok()) {
          return Bad(name, value, std::string(sel.status().message()));
        }
        return absl::OkStatus();
@@ -373,4 +373,4 @@ std::vector<std::string> SettingNames() {
   return names;
 }
 
-}  // namespace cuscope::core
+}  // namespace cuscope::settings
