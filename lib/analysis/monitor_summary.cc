@@ -6,7 +6,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
-#include "lib/monitor/figures_codec.h"
+#include "lib/core/record_codec/monitor_interval.h"
 
 namespace cuscope::analysis {
 namespace {
@@ -28,38 +28,38 @@ std::string Dim(const std::array<uint32_t, 3>& d) { return absl::StrCat(d[0], "x
 MonitorSummary SummarizeMonitor(const core::Trace& trace) {
   MonitorSummary out;
   std::map<uint32_t, MonitorDeviceSummary> devices;
-  std::map<uint32_t, std::map<KernelKey, monitor::KernelFigures>> kernels;
+  std::map<uint32_t, std::map<KernelKey, core::KernelFigures>> kernels;
   for (const v1::MonitorInterval& stored : trace.monitor_intervals) {
-    const monitor::IntervalFigures f = monitor::DecodeInterval(stored, trace.dict);
+    const core::IntervalFigures f = core::DecodeMonitorInterval(stored, trace.dict);
     ++out.intervals;
     out.launch_calls += f.launch_calls;
     out.sync_calls += f.sync_calls;
     out.sync_wait_ns += f.sync_wait_ns;
     out.records_dropped_by_cupti += f.records_dropped_by_cupti;
-    for (const monitor::DeviceFigures& d : f.devices) {
+    for (const core::DeviceFigures& d : f.devices) {
       MonitorDeviceSummary& s = devices[d.device];
       s.device = d.device;
       ++s.intervals;
       s.span_ns += d.busy_ns + d.idle_ns;  // the interval, less the program's start-up before the device's first operation
       s.busy_ns += d.busy_ns;
       s.idle_ns += d.idle_ns;
-      for (int c = 0; c < monitor::kHostCauseCount; ++c) s.idle_by_cause_ns[c] += d.idle_by_cause_ns[c];
+      for (int c = 0; c < core::kHostCauseCount; ++c) s.idle_by_cause_ns[c] += d.idle_by_cause_ns[c];
       s.kernels += d.kernels;
       s.kernel_gpu_ns += d.kernel_gpu_ns;
-      for (const monitor::CopyFigures& c : d.copies) {
+      for (const core::CopyFigures& c : d.copies) {
         s.copy_bytes += c.bytes;
         s.copy_ns += c.gpu_ns;
       }
-      auto add = [&](const monitor::KernelFigures& k) {
-        monitor::KernelFigures& sum = kernels[d.device][{k.name, k.grid, k.block}];
+      auto add = [&](const core::KernelFigures& k) {
+        core::KernelFigures& sum = kernels[d.device][{k.name, k.grid, k.block}];
         sum.name = k.name;
         sum.grid = k.grid;
         sum.block = k.block;
         sum.launches += k.launches;
         sum.gpu_ns += k.gpu_ns;
       };
-      for (const monitor::KernelFigures& k : d.top_kernels) add(k);
-      if (d.other_kernels.launches > 0) add(monitor::KernelFigures{"", {}, {}, d.other_kernels.launches, d.other_kernels.gpu_ns});
+      for (const core::KernelFigures& k : d.top_kernels) add(k);
+      if (d.other_kernels.launches > 0) add(core::KernelFigures{"", {}, {}, d.other_kernels.launches, d.other_kernels.gpu_ns});
     }
   }
   if (!trace.monitor_intervals.empty()) {
@@ -82,8 +82,8 @@ Table MonitorSummaryTable(const Timeline& timeline) {
   t.columns = {{"Device", ColumnType::kInteger},     {"Intervals", ColumnType::kInteger},
                {"Span (s)", ColumnType::kDecimal},    {"Busy (%)", ColumnType::kPercent},
                {"Idle (%)", ColumnType::kPercent}};
-  for (int c = 0; c < monitor::kHostCauseCount; ++c) {
-    t.columns.push_back({absl::StrCat("Idle ", monitor::HostCauseName(static_cast<monitor::HostCause>(c)), " (%)"),
+  for (int c = 0; c < core::kHostCauseCount; ++c) {
+    t.columns.push_back({absl::StrCat("Idle ", core::HostCauseName(static_cast<core::HostCause>(c)), " (%)"),
                          ColumnType::kPercent});
   }
   t.columns.push_back({"Kernels/s", ColumnType::kDecimal});
@@ -109,7 +109,7 @@ Table MonitorKernelTable(const Timeline& timeline) {
                {"Launches", ColumnType::kInteger}, {"GridXYZ", ColumnType::kText},     {"BlockXYZ", ColumnType::kText},
                {"Name", ColumnType::kText}};
   for (const MonitorDeviceSummary& d : m.devices) {
-    for (const monitor::KernelFigures& k : d.kernels_by_time) {
+    for (const core::KernelFigures& k : d.kernels_by_time) {
       const bool other = k.name.empty();
       t.rows.push_back({absl::StrCat(d.device), Percent(k.gpu_ns, d.kernel_gpu_ns), absl::StrCat(k.gpu_ns),
                         absl::StrCat(k.launches), other ? "" : Dim(k.grid), other ? "" : Dim(k.block),
@@ -122,19 +122,19 @@ Table MonitorKernelTable(const Timeline& timeline) {
 Table MonitorRequestTable(const Timeline& timeline) {
   struct Route {
     uint64_t requests = 0;
-    monitor::RequestHistogram span, gpu, queue, idle;
+    core::RequestHistogram span, gpu, queue, idle;
     double worst_p99 = 0;
   };
   std::map<std::string, Route> routes;
   for (const v1::MonitorInterval& stored : timeline.trace().monitor_intervals) {
-    const monitor::IntervalFigures f = monitor::DecodeInterval(stored, timeline.trace().dict);
-    for (const monitor::RouteRequestFigures& r : f.requests) {
+    const core::IntervalFigures f = core::DecodeMonitorInterval(stored, timeline.trace().dict);
+    for (const core::RouteRequestFigures& r : f.requests) {
       Route& sum = routes[r.route];
       sum.requests += r.requests;
       sum.span.Merge(r.span);
       sum.gpu.Merge(r.gpu);
       sum.queue.Merge(r.queue);
-      for (const monitor::RequestHistogram& h : r.idle) sum.idle.sum_seconds += h.sum_seconds;
+      for (const core::RequestHistogram& h : r.idle) sum.idle.sum_seconds += h.sum_seconds;
       sum.worst_p99 = std::max(sum.worst_p99, r.span_p99);
     }
   }

@@ -11,7 +11,7 @@
 
 #include "lib/analysis/table.h"
 #include "lib/analysis/timeline.h"
-#include "lib/monitor/figures.h"
+#include "lib/core/monitor_figures.h"
 
 namespace cuscope::analysis {
 
@@ -21,14 +21,14 @@ struct MonitorDeviceSummary {
   uint64_t span_ns = 0;  // busy + idle: the intervals' summed length from the device's first operation on
   uint64_t busy_ns = 0;
   uint64_t idle_ns = 0;
-  std::array<uint64_t, monitor::kHostCauseCount> idle_by_cause_ns{};
+  std::array<uint64_t, core::kHostCauseCount> idle_by_cause_ns{};
   uint64_t kernels = 0;
   uint64_t kernel_gpu_ns = 0;
   uint64_t copy_bytes = 0;
   uint64_t copy_ns = 0;
   // Kernels by name + grid + block over every interval, hottest first; an interval's "other"
   // kernels are summed in the row with an empty name.
-  std::vector<monitor::KernelFigures> kernels_by_time;
+  std::vector<core::KernelFigures> kernels_by_time;
 };
 
 struct MonitorSummary {

@@ -71,7 +71,7 @@ class ChunkBuilder final : public ActivitySink {
     total_kernel_ns_ = 0;
   }
 
-  // Monitor mode: one closed interval's figures, filled by the caller (lib/monitor/figures_codec.h)
+  // Monitor mode: one closed interval's figures, filled by the caller (lib/core/record_codec/monitor_interval.h)
   // with string ids from InternString.
   v1::MonitorInterval* AddMonitorInterval() {
     ++pending_;

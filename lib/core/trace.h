@@ -21,7 +21,7 @@ struct Trace : RecordRows {
   std::vector<v1::CaptureWindow> windows;
   // The choices of the one-run top-down, in order (one per timeline window that closed).
   std::vector<v1::TopDownSelection> top_down;
-  // Monitor mode's figures, oldest first, as written (lib/monitor/figures_codec.h decodes them).
+  // Monitor mode's figures, oldest first, as written (lib/core/record_codec/monitor_interval.h decodes them).
   std::vector<v1::MonitorInterval> monitor_intervals;
   // The last chunk's running totals: the session's, if it ended cleanly.
   std::optional<v1::CaptureStats> stats;

@@ -14,7 +14,7 @@
 #include "lib/process/call_stack.h"
 #include "lib/cupti/trace_header.h"
 #include "lib/cupti/launch_callbacks.h"
-#include "lib/monitor/figures_codec.h"
+#include "lib/core/record_codec/monitor_interval.h"
 
 namespace cuscope::cupti {
 namespace {
@@ -1014,7 +1014,7 @@ void TracePipeline::CloseMonitorIntervals(bool all) {
   if (hooks_.intervals_closed) hooks_.intervals_closed(closed);
   if (writer_ == nullptr || failed()) return;
   for (const auto& f : closed) {
-    monitor::EncodeInterval(f, [this](std::string_view name) { return builder_.InternString(name); },
+    core::EncodeMonitorInterval(f, [this](std::string_view name) { return builder_.InternString(name); },
                             builder_.AddMonitorInterval());
   }
   if (!all) WriteChunk(false);  // at the end, the final chunk takes them

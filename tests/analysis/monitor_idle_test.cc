@@ -11,7 +11,7 @@
 #include "lib/analysis/timeline.h"
 #include "lib/core/chunk_builder.h"
 #include "lib/core/trace.h"
-#include "lib/monitor/figures_codec.h"
+#include "lib/core/record_codec/monitor_interval.h"
 #include "tests/core/test_traces.h"
 
 namespace cuscope::analysis {
@@ -22,29 +22,29 @@ constexpr uint64_t kSecond = 1'000'000'000;
 // `intervals` one-second intervals of device 0, each busy `busy_ns` with the idle rest split as
 // given (sync, copy, alloc, setup, launch, outside CUDA shares of the idle time). The first
 // interval's first `startup_ns` came before the device's first operation: neither busy nor idle.
-core::Trace MonitorTrace(int intervals, uint64_t busy_ns, std::array<double, monitor::kHostCauseCount> idle_split,
+core::Trace MonitorTrace(int intervals, uint64_t busy_ns, std::array<double, core::kHostCauseCount> idle_split,
                          uint64_t kernels_per_interval = 100, uint64_t startup_ns = 0) {
   core::ChunkBuilder builder(core::testing::FakeApiName);
   for (int i = 0; i < intervals; ++i) {
-    monitor::IntervalFigures f;
+    core::IntervalFigures f;
     f.start_ns = kSecond * (10 + i);
     f.end_ns = f.start_ns + kSecond;
-    monitor::DeviceFigures& d = f.devices.emplace_back();
+    core::DeviceFigures& d = f.devices.emplace_back();
     d.busy_ns = busy_ns;
     d.idle_ns = kSecond - busy_ns - (i == 0 ? startup_ns : 0);
     uint64_t claimed = 0;
-    for (int c = 0; c + 1 < monitor::kHostCauseCount; ++c) {
+    for (int c = 0; c + 1 < core::kHostCauseCount; ++c) {
       d.idle_by_cause_ns[c] = static_cast<uint64_t>(idle_split[c] * static_cast<double>(d.idle_ns));
       claimed += d.idle_by_cause_ns[c];
     }
-    d.idle_by_cause_ns[monitor::kHostCauseCount - 1] = d.idle_ns - claimed;
+    d.idle_by_cause_ns[core::kHostCauseCount - 1] = d.idle_ns - claimed;
     d.kernels = kernels_per_interval;
     d.kernel_gpu_ns = busy_ns;
     if (kernels_per_interval > 0) {
       d.top_kernels.push_back({"_Z4gemmv", {8, 1, 1}, {256, 1, 1}, kernels_per_interval - 1, busy_ns - 10});
       d.other_kernels = {"", {}, {}, 1, 10};
     }
-    monitor::EncodeInterval(f, [&](std::string_view s) { return builder.InternString(s); }, builder.AddMonitorInterval());
+    core::EncodeMonitorInterval(f, [&](std::string_view s) { return builder.InternString(s); }, builder.AddMonitorInterval());
   }
   v1::Chunk chunk;
   builder.TakeChunk(&chunk);
@@ -139,10 +139,10 @@ TEST(MonitorReportsTest, SummaryAndKernelTablesSumTheIntervals) {
 TEST(MonitorReportsTest, RequestsAreSummedOverTheIntervals) {
   core::ChunkBuilder builder(core::testing::FakeApiName);
   for (int i = 0; i < 2; ++i) {
-    monitor::IntervalFigures f;
+    core::IntervalFigures f;
     f.start_ns = kSecond * (10 + i);
     f.end_ns = f.start_ns + kSecond;
-    monitor::RouteRequestFigures& chat = f.requests.emplace_back();
+    core::RouteRequestFigures& chat = f.requests.emplace_back();
     chat.route = "chat";
     chat.requests = 2;
     chat.span.Add(0.002);
@@ -150,7 +150,7 @@ TEST(MonitorReportsTest, RequestsAreSummedOverTheIntervals) {
     chat.gpu.Add(0.001);
     chat.gpu.Add(0.001);
     chat.span_p99 = i == 0 ? 0.004 : 0.009;
-    monitor::EncodeInterval(f, [&](std::string_view s) { return builder.InternString(s); }, builder.AddMonitorInterval());
+    core::EncodeMonitorInterval(f, [&](std::string_view s) { return builder.InternString(s); }, builder.AddMonitorInterval());
   }
   v1::Chunk chunk;
   builder.TakeChunk(&chunk);

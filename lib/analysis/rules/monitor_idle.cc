@@ -12,23 +12,23 @@
 namespace cuscope::analysis {
 namespace {
 
-const char* Advice(monitor::HostCause cause) {
+const char* Advice(core::HostCause cause) {
   switch (cause) {
-    case monitor::HostCause::kSync:
+    case core::HostCause::kSync:
       return "The host waits for the GPU and the GPU then waits for the host: synchronize less often (keep "
              "results on the GPU, read them back in batches) so that work stays queued.";
-    case monitor::HostCause::kCopy:
+    case core::HostCause::kCopy:
       return "Synchronous copies hold the GPU idle: copy from pinned memory with cudaMemcpyAsync on a stream "
              "of its own, overlapping the kernels.";
-    case monitor::HostCause::kAlloc:
+    case core::HostCause::kAlloc:
       return "Allocations and frees in the serving loop stall the device: allocate once (a caching "
              "allocator) or use cudaMallocAsync/cudaFreeAsync.";
-    case monitor::HostCause::kSetup:
+    case core::HostCause::kSetup:
       return "Set-up work (graph instantiation, module loading, stream capture) recurs while serving: build "
              "it once and reuse it.";
-    case monitor::HostCause::kLaunch:
+    case core::HostCause::kLaunch:
       return "The GPU waits on kernel launches: fewer, larger kernels (fusion, batching) or CUDA graphs.";
-    case monitor::HostCause::kOutsideCuda:
+    case core::HostCause::kOutsideCuda:
       break;
   }
   return "The host is busy outside CUDA (its own computation, request handling, data loading, or a CUDA "
@@ -48,7 +48,7 @@ std::vector<Finding> MonitorIdleRule(const Timeline& timeline, const Thresholds&
     if (busy >= thresholds.gpu_busy_min_share) continue;
     const auto dominant =
         static_cast<int>(std::max_element(d.idle_by_cause_ns.begin(), d.idle_by_cause_ns.end()) - d.idle_by_cause_ns.begin());
-    const auto cause = static_cast<monitor::HostCause>(dominant);
+    const auto cause = static_cast<core::HostCause>(dominant);
     const double cause_share =
         d.idle_ns > 0 ? static_cast<double>(d.idle_by_cause_ns[dominant]) / static_cast<double>(d.idle_ns) : 0;
     Finding f;
@@ -60,13 +60,13 @@ std::vector<Finding> MonitorIdleRule(const Timeline& timeline, const Thresholds&
         "was mostly %s (%.0f%% of the idle time)",
         d.device, 100.0 * static_cast<double>(d.idle_ns) / static_cast<double>(d.span_ns),
         static_cast<double>(d.span_ns) / 1e9, 100.0 * busy,
-        cause == monitor::HostCause::kOutsideCuda ? std::string("outside CUDA")
-                                                  : absl::StrCat("in ", monitor::HostCauseName(cause), " calls"),
+        cause == core::HostCause::kOutsideCuda ? std::string("outside CUDA")
+                                                  : absl::StrCat("in ", core::HostCauseName(cause), " calls"),
         100.0 * cause_share);
     f.Add("busy_share", busy, "ratio");
     f.Add("idle_ns", static_cast<double>(d.idle_ns), "ns");
-    for (int c = 0; c < monitor::kHostCauseCount; ++c) {
-      f.Add(absl::StrCat("idle_", monitor::HostCauseName(static_cast<monitor::HostCause>(c)), "_ns"),
+    for (int c = 0; c < core::kHostCauseCount; ++c) {
+      f.Add(absl::StrCat("idle_", core::HostCauseName(static_cast<core::HostCause>(c)), "_ns"),
             static_cast<double>(d.idle_by_cause_ns[c]), "ns");
     }
     f.Add("intervals", static_cast<double>(d.intervals), "count");

@@ -1,4 +1,4 @@
-#include "lib/monitor/figures_codec.h"
+#include "lib/core/record_codec/monitor_interval.h"
 
 #include <string>
 
@@ -7,7 +7,7 @@
 #include "lib/core/trace.h"
 #include "tests/core/test_traces.h"
 
-namespace cuscope::monitor {
+namespace cuscope::core {
 namespace {
 
 IntervalFigures Sample() {
@@ -40,13 +40,13 @@ IntervalFigures Sample() {
 TEST(FiguresCodecTest, AnIntervalSurvivesTheTraceFile) {
   core::ChunkBuilder builder(core::testing::FakeApiName);
   const IntervalFigures f = Sample();
-  EncodeInterval(f, [&](std::string_view s) { return builder.InternString(s); }, builder.AddMonitorInterval());
+  EncodeMonitorInterval(f, [&](std::string_view s) { return builder.InternString(s); }, builder.AddMonitorInterval());
   v1::Chunk chunk;
   builder.TakeChunk(&chunk);
   auto trace = core::LoadTraceFromBytes(core::testing::TraceBytes({chunk}));
   ASSERT_TRUE(trace.ok()) << trace.status();
   ASSERT_EQ(trace->monitor_intervals.size(), 1u);
-  const IntervalFigures g = DecodeInterval(trace->monitor_intervals[0], trace->dict);
+  const IntervalFigures g = DecodeMonitorInterval(trace->monitor_intervals[0], trace->dict);
   EXPECT_EQ(g.start_ns, f.start_ns);
   EXPECT_EQ(g.end_ns, f.end_ns);
   EXPECT_EQ(g.launch_calls, 11u);
@@ -97,12 +97,12 @@ TEST(FiguresCodecTest, AnEstimatedIntervalKeepsItsWindowsAndBounds) {
       f.devices[0].observed_ns = 81'000'000;
       f.devices[0].busy_share_bound = 1.7;
     }
-    EncodeInterval(f, [&](std::string_view s) { return builder.InternString(s); }, builder.AddMonitorInterval());
+    EncodeMonitorInterval(f, [&](std::string_view s) { return builder.InternString(s); }, builder.AddMonitorInterval());
     v1::Chunk chunk;
     builder.TakeChunk(&chunk);
     auto trace = core::LoadTraceFromBytes(core::testing::TraceBytes({chunk}));
     ASSERT_TRUE(trace.ok()) << trace.status();
-    const IntervalFigures g = DecodeInterval(trace->monitor_intervals[0], trace->dict);
+    const IntervalFigures g = DecodeMonitorInterval(trace->monitor_intervals[0], trace->dict);
     EXPECT_EQ(g.estimated, estimated);
     EXPECT_EQ(g.observed_ns, estimated ? 80'000'000u : 0u);
     EXPECT_EQ(g.sample_windows, estimated ? 8u : 0u);
@@ -132,13 +132,13 @@ TEST(FiguresCodecTest, RequestsOfARouteSurviveTheTraceFile) {
   chat.queue_p99 = 0.0075;
   f.requests.emplace_back().requests = 1;  // no route; `chat` may have moved: read it by index
   const RouteRequestFigures& sent = f.requests[0];
-  EncodeInterval(f, [&](std::string_view s) { return builder.InternString(s); }, builder.AddMonitorInterval());
+  EncodeMonitorInterval(f, [&](std::string_view s) { return builder.InternString(s); }, builder.AddMonitorInterval());
   v1::Chunk chunk;
   builder.TakeChunk(&chunk);
   auto trace = core::LoadTraceFromBytes(core::testing::TraceBytes({chunk}));
   ASSERT_TRUE(trace.ok()) << trace.status();
   ASSERT_FALSE(trace->corruption.has_value());
-  const IntervalFigures g = DecodeInterval(trace->monitor_intervals[0], trace->dict);
+  const IntervalFigures g = DecodeMonitorInterval(trace->monitor_intervals[0], trace->dict);
   ASSERT_EQ(g.requests.size(), 2u);
   const RouteRequestFigures& r = g.requests[0];
   EXPECT_EQ(r.route, "chat");
@@ -184,4 +184,4 @@ TEST(FiguresCodecTest, AnIntervalEndingBeforeItStartsIsDamage) {
 }
 
 }  // namespace
-}  // namespace cuscope::monitor
+}  // namespace cuscope::core
