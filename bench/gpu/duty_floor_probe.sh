@@ -43,7 +43,8 @@ for round in $(seq 1 "$rounds"); do
     case $v in
       plain) venv=() ;;
       bare-idle) venv=(CUDA_INJECTION64_PATH="$bare" BARE_CUPTI_KINDS= BARE_CUPTI_SUBSCRIBE=1) ;;
-      bare-toggle-1) venv=(CUDA_INJECTION64_PATH="$bare" "${lean[@]}" BARE_CUPTI_TOGGLE=125000,1250) ;;
+      # Toggling reads the records (the bare collector checks what each window got), as cuscope does.
+      bare-toggle-1) venv=(CUDA_INJECTION64_PATH="$bare" "${lean[@]}" BARE_CUPTI_TOGGLE=125000,1250 BARE_CUPTI_CHECK=1) ;;
       bare-full) venv=(CUDA_INJECTION64_PATH="$bare" "${lean[@]}") ;;
       fixed-1) venv=("${cuscope[@]}" CUSCOPE_DUTY_CYCLE=1) ;;
       monitor-full) venv=("${cuscope[@]}") ;;

@@ -49,7 +49,8 @@ def parse_lines(lines):
 def matching_bare(variant, variants, pairs):
     """The bare-CUPTI variant `variant` is compared with, or None."""
     if variant in pairs:
-        return pairs[variant]
+        # A twin none of whose runs gave a number (each failed) is no twin to compare with.
+        return pairs[variant] if pairs[variant] in variants else None
     if variant.startswith("cuscope-"):
         bare = "bare-" + variant[len("cuscope-"):]
         if bare in variants:

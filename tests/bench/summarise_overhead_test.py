@@ -83,6 +83,12 @@ class SummariseTest(unittest.TestCase):
         self.assertIsNone(self.by["torch.profiler"]["ratio_to_reference"])
         self.assertIsNone(self.by["bare-lean"]["bare"])
 
+    def test_a_twin_whose_runs_all_failed_is_no_twin(self):
+        rows = rows_by_variant(so.summarise(self.runs, "pytorch", "us_per_kernel", "plain",
+                                            pairs={"cuscope-lean": "bare-toggle"}))
+        self.assertIsNone(rows["cuscope-lean"]["bare"])
+        self.assertIsNone(rows["cuscope-lean"]["ratio_to_bare"])
+
     def test_a_reference_that_adds_nothing_gives_no_ratio(self):
         rows = rows_by_variant(so.summarise(self.runs, "pytorch", "us_per_kernel", "plain", "plain"))
         self.assertIsNone(rows["cuscope-lean"]["ratio_to_reference"])
