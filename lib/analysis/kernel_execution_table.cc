@@ -3,31 +3,20 @@
 #include <cstddef>
 #include <cstdint>
 #include <string>
-#include <tuple>
 #include <utility>
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
-#include "absl/strings/str_format.h"
-#include "lib/analysis/kernel_internals.h"
-#include "lib/analysis/launch_sites.h"
 #include "lib/analysis/summary_rows.h"
 #include "lib/analysis/tables.h"
-#include "lib/core/terminal_text.h"
 
 namespace cuscope::analysis {
 
-using summary_rows::AddTimeRows;
 using summary_rows::Dec;
 using summary_rows::Duration;
 using summary_rows::GroupStats;
-using summary_rows::kTimeColumns;
-using summary_rows::OrderTimeRows;
-using summary_rows::RangeName;
 using summary_rows::Summary;
-using summary_rows::SummarizeGroups;
-using summary_rows::TimeRowOrder;
 
 namespace {
 

@@ -22,15 +22,12 @@ namespace cuscope::analysis {
 namespace {
 
 using summary_rows::AddTimeRows;
-using summary_rows::Dec;
 using summary_rows::Duration;
 using summary_rows::GroupStats;
 using summary_rows::kTimeColumns;
-using summary_rows::OrderTimeRows;
 using summary_rows::RangeName;
 using summary_rows::Summary;
 using summary_rows::SummarizeGroups;
-using summary_rows::TimeRowOrder;
 
 std::string MemoryOperationName(v1::CopyKind kind) {
   switch (kind) {
