@@ -1,17 +1,12 @@
 #include "lib/cupti/trace_pipeline.h"
 
-#include <unistd.h>
-
 #include <algorithm>
 #include <chrono>
 #include <cstdlib>
-#include <iterator>
 #include <system_error>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
-#include "absl/strings/str_format.h"
-#include "lib/process/call_stack.h"
 #include "lib/cupti/trace_header.h"
 #include "lib/cupti/launch_callbacks.h"
 #include "lib/core/record_codec/monitor_interval.h"
@@ -28,123 +23,6 @@ uint64_t NanosecondsSince(SteadyClock::time_point t0) {
 int64_t SteadyNowNs() {
   return std::chrono::duration_cast<std::chrono::nanoseconds>(SteadyClock::now().time_since_epoch()).count();
 }
-
-uint64_t StartOf(const core::KernelActivity& a) { return a.start; }
-uint64_t StartOf(const core::ApiActivity& a) { return a.start; }
-uint64_t StartOf(const core::MemcpyRecord& r) { return r.start; }
-uint64_t StartOf(const core::MemsetRecord& r) { return r.start; }
-uint64_t StartOf(const core::SyncRecord& r) { return r.start; }
-uint64_t StartOf(const core::NvtxActivity& a) { return a.time; }
-uint64_t StartOf(const core::MemoryOpRecord& r) { return r.time; }
-uint64_t StartOf(const core::OverheadActivity& a) { return a.start; }
-uint64_t StartOf(const core::RequestScopeActivity& r) { return r.start; }
-
-// Monitor mode: every record to the figures, and to the trace when it started inside a trace
-// window (by CUPTI's clock: a buffer handed over after the window closed still holds records from
-// inside it).
-// Flight mode with triggers: every record to the trace; NVTX ranges of the step range's name
-// timed (`watch`, may be null); every record folded into figures for the idle trigger (`figures`,
-// may be null).
-class FlightTee final : public core::ActivitySink {
- public:
-  FlightTee(core::ActivitySink& trace, core::StepRangeWatch* watch, const std::function<void(uint64_t)>& slow,
-            monitor::IntervalAggregator* figures)
-      : trace_(trace), watch_(watch), slow_(slow), figures_(figures) {}
-  void Add(const core::KernelActivity& a) override { Both(a); }
-  void Add(const core::ApiActivity& a) override { Both(a); }
-  void Add(const core::MemcpyRecord& r) override { Both(r); }
-  void Add(const core::MemsetRecord& r) override { Both(r); }
-  void Add(const core::SyncRecord& r) override { Both(r); }
-  void Add(const core::NvtxActivity& a) override {
-    Both(a);
-    if (watch_ == nullptr) return;
-    if (auto length = watch_->Observe(a); length.has_value() && slow_) slow_(*length);
-  }
-  void Add(const core::MemoryOpRecord& r) override { Both(r); }
-  void Add(const core::OverheadActivity& a) override { Both(a); }
-  void Add(const core::RequestScopeActivity& r) override { Both(r); }
-  void AddUntranslated(uint32_t kind) override { trace_.AddUntranslated(kind); }
-  void AddIncomplete(uint32_t kind) override { trace_.AddIncomplete(kind); }
-
- private:
-  template <typename R>
-  void Both(const R& r) {
-    trace_.Add(r);
-    if (figures_ != nullptr) figures_->Add(r);
-  }
-  core::ActivitySink& trace_;
-  core::StepRangeWatch* watch_;
-  const std::function<void(uint64_t)>& slow_;
-  monitor::IntervalAggregator* figures_;
-};
-
-// Whether time `t` lies in one of the spans. Spans open one after another on CUPTI's clock, each
-// after the last one closed, so they are in start order and apart: only the last span starting at
-// or before `t` can hold it (a binary search: a program may open thousands of windows).
-bool InSpans(uint64_t t, const std::vector<TraceSpan>& spans) {
-  auto after = std::upper_bound(spans.begin(), spans.end(), t,
-                                [](uint64_t time, const TraceSpan& w) { return time < w.start; });
-  if (after == spans.begin()) return false;
-  const TraceSpan& w = *std::prev(after);
-  return t <= w.end;
-}
-
-// Trace mode with the kinds held on from the start: records outside the timeline windows are
-// dropped here, as CUPTI would not have made them with the kinds off.
-class SpanFilterTee final : public core::ActivitySink {
- public:
-  SpanFilterTee(core::ActivitySink& trace, const std::vector<TraceSpan>& spans) : trace_(trace), spans_(spans) {}
-  void Add(const core::KernelActivity& a) override { Keep(a); }
-  void Add(const core::ApiActivity& a) override { Keep(a); }
-  void Add(const core::MemcpyRecord& r) override { Keep(r); }
-  void Add(const core::MemsetRecord& r) override { Keep(r); }
-  void Add(const core::SyncRecord& r) override { Keep(r); }
-  void Add(const core::NvtxActivity& a) override { Keep(a); }
-  void Add(const core::MemoryOpRecord& r) override { Keep(r); }
-  void Add(const core::OverheadActivity& a) override { Keep(a); }
-  void Add(const core::RequestScopeActivity& r) override { Keep(r); }
-  void AddUntranslated(uint32_t kind) override { trace_.AddUntranslated(kind); }
-  void AddIncomplete(uint32_t kind) override { trace_.AddIncomplete(kind); }
-
- private:
-  template <typename R>
-  void Keep(const R& r) {
-    if (InSpans(StartOf(r), spans_)) trace_.Add(r);
-  }
-  core::ActivitySink& trace_;
-  const std::vector<TraceSpan>& spans_;
-};
-
-// Monitor mode: every record folds into the figures; the trace side, when a window was open, goes
-// through a SpanFilterTee (the same span test as held kinds).
-class MonitorTee final : public core::ActivitySink {
- public:
-  MonitorTee(monitor::IntervalAggregator& figures, SpanFilterTee* trace) : figures_(figures), trace_(trace) {}
-  void Add(const core::KernelActivity& a) override { Both(a); }
-  void Add(const core::ApiActivity& a) override { Both(a); }
-  void Add(const core::MemcpyRecord& r) override { Both(r); }
-  void Add(const core::MemsetRecord& r) override { Both(r); }
-  void Add(const core::SyncRecord& r) override { Both(r); }
-  void Add(const core::NvtxActivity& a) override { Both(a); }
-  void Add(const core::MemoryOpRecord& r) override { Both(r); }
-  void Add(const core::OverheadActivity& a) override { Both(a); }
-  void Add(const core::RequestScopeActivity& r) override { Both(r); }
-  void AddUntranslated(uint32_t kind) override {
-    if (trace_ != nullptr) trace_->AddUntranslated(kind);
-  }
-  void AddIncomplete(uint32_t kind) override {
-    if (trace_ != nullptr) trace_->AddIncomplete(kind);
-  }
-
- private:
-  template <typename R>
-  void Both(const R& r) {
-    figures_.Add(r);
-    if (trace_ != nullptr) trace_->Add(r);
-  }
-  monitor::IntervalAggregator& figures_;
-  SpanFilterTee* trace_;
-};
 
 // Records of an interval keep arriving for a while after it ends: CUPTI hands buffers over at
 // least every flush period, and a kernel's record only once it has finished.
@@ -181,11 +59,15 @@ TracePipeline::TracePipeline(const settings::Config& config, CuptiApi& cupti, st
       warn_(std::move(warn)),
       hooks_(std::move(hooks)),
       pool_(config.buffer_bytes, config.buffer_pool_cap_bytes),
-      builder_([&cupti](v1::ApiDomain domain, uint32_t cbid) { return cupti.CallbackName(domain, cbid); }) {
+      builder_([&cupti](v1::ApiDomain domain, uint32_t cbid) { return cupti.CallbackName(domain, cbid); }),
+      stack_interner_(builder_) {
   if (config.mode == settings::CollectionMode::kMonitor) monitor_ = MakeIntervalAggregator(config, cupti);
+  // The mode chosen once: where chunks go, and the sinks records go through.
   if (config.mode == settings::CollectionMode::kFlight) {
-    flight_ = std::make_unique<core::FlightRing>(core::FlightRingOptions{
+    auto ring = std::make_unique<FlightRingDestination>(core::FlightRingOptions{
         .span_ns = static_cast<uint64_t>(config.flight_span_ms) * 1'000'000ull, .max_bytes = config.flight_size_bytes});
+    flight_ring_ = ring.get();
+    destination_ = std::move(ring);
     if (!config.flight_step_range.empty() && config.flight_step_threshold_ms > 0) {
       step_watch_ = std::make_unique<core::StepRangeWatch>(
           config.flight_step_range, static_cast<uint64_t>(config.flight_step_threshold_ms) * 1'000'000ull);
@@ -198,10 +80,16 @@ TracePipeline::TracePipeline(const settings::Config& config, CuptiApi& cupti, st
           .window_ns = static_cast<uint64_t>(config.flight_idle_window_ms) * 1'000'000ull});
     }
   } else if (monitor_ != nullptr) {
-    // Monitor mode keeps chunks only while a capture runs, within the flight size; outside one the
-    // ring only learns definitions.
-    flight_ = std::make_unique<core::FlightRing>(
-        core::FlightRingOptions{.span_ns = UINT64_MAX, .max_bytes = config.flight_size_bytes});
+    auto destination = std::make_unique<MonitorDestination>(config.flight_size_bytes, writer_.get());
+    monitor_destination_ = destination.get();
+    destination_ = std::move(destination);
+  } else if (writer_ != nullptr) {
+    destination_ = std::make_unique<FileDestination>(*writer_);
+  }
+  span_filter_ = std::make_unique<SpanFilter>(builder_);
+  if (monitor_ != nullptr) monitor_tee_ = std::make_unique<MonitorTee>(*monitor_, *span_filter_);
+  if (step_watch_ != nullptr || flight_figures_ != nullptr) {
+    flight_tee_ = std::make_unique<FlightTee>(builder_, step_watch_.get(), hooks_.slow_step_range, flight_figures_.get());
   }
 }
 
@@ -338,18 +226,7 @@ void TracePipeline::QueueGraphNodeClone(uint64_t node_id, uint64_t original_node
   stacks_.push_back(std::move(clone));
 }
 
-namespace {
-
-// The collector's own frames and CUPTI's, innermost in every stack taken in a callback.
-bool IsProfilerModule(std::string_view module) {
-  const size_t slash = module.rfind('/');
-  const std::string_view file = slash == std::string_view::npos ? module : module.substr(slash + 1);
-  return file.starts_with("libcuscope.so") || file.starts_with("libcupti.so");
-}
-
-}  // namespace
-
-// Writer thread: each queued stack's addresses to frames (resolved once per address), interned.
+// Writer thread: the stacks queued since the last chunk.
 void TracePipeline::AddQueuedStacks() {
   std::vector<QueuedStack> stacks;
   {
@@ -357,40 +234,7 @@ void TracePipeline::AddQueuedStacks() {
     stacks.swap(stacks_);
     queued_launch_stacks_ = 0;
   }
-  // A program that keeps loading new code (JIT) must not grow the cache without bound; the
-  // builder's interning keeps the ids stable when an address is resolved again.
-  if (frame_of_address_.size() > (1u << 20)) frame_of_address_.clear();
-  std::vector<process::MergedFrame> native, python;
-  for (const QueuedStack& q : stacks) {
-    if (q.original_node_id != 0) {
-      builder_.AddGraphNode(q.graph_node_id, 0, q.original_node_id);
-      continue;
-    }
-    native.clear();
-    for (uintptr_t address : q.return_addresses) {
-      auto [it, inserted] = frame_of_address_.try_emplace(address, process::MergedFrame{});
-      if (inserted) {
-        const process::ResolvedFrame r = process::ResolveReturnAddress(address);
-        if (!IsProfilerModule(r.module)) {
-          it->second.id = builder_.InternFrame(r.module, r.module_offset, r.function, r.function_offset, r.build_id);
-          it->second.eval = r.function == process::kEvalLoopSymbol;
-        }
-      }
-      if (it->second.id != 0) native.push_back(it->second);
-    }
-    python.clear();
-    for (const process::PythonFrame& f : q.python) {
-      python.push_back({builder_.InternPythonFrame(f.file, f.function, f.line), f.eval_entry, f.empty_evals_before});
-    }
-    const std::vector<uint32_t> frames = process::MergeStacks(native, python);
-    if (frames.empty()) continue;
-    const uint32_t stack = builder_.InternStack(frames);
-    if (q.graph_node_id != 0) {
-      builder_.AddGraphNode(q.graph_node_id, stack, 0, q.created_ns, static_cast<uint32_t>(::getpid()), q.tid);
-    } else {
-      builder_.AddLaunchStack(q.correlation_id, stack);
-    }
-  }
+  stack_interner_.Add(stacks);
 }
 
 void TracePipeline::QueueCounterBatches(std::vector<CounterBatch> batches) {
@@ -503,7 +347,7 @@ void TracePipeline::WriterLoop() {
     } else if (b.take_snapshot) {
       TakeSnapshot();
     } else if (b.begin_capture) {
-      capturing_ = true;
+      monitor_destination_->set_capturing(true);
       builder_.ResetKernelTotals();  // a top-down capture chooses among this window's kernels
     } else {
       ProcessBuffer(b);
@@ -527,27 +371,22 @@ void TracePipeline::ProcessBuffer(const QueuedBuffer& b) {
   if (monitor_ != nullptr) {
     TakeProfiled();
     ApplySampleEdges();
-    std::vector<TraceSpan> windows;
     {
       std::lock_guard<std::mutex> lock(queue_mu_);
-      windows = trace_spans_;
+      span_filter_->SetSpans(trace_spans_);
     }
-    SpanFilterTee trace(builder_, windows);
-    MonitorTee tee(*monitor_, !windows.empty() && !failed() ? &trace : nullptr);
-    TranslateBuffer(b, tee);
+    monitor_tee_->set_trace_on(span_filter_->has_spans() && !failed());
+    TranslateBuffer(b, *monitor_tee_);
   } else if (!failed()) {
     TakeProfiled();
     if (filter_to_timeline_spans_.load()) {
-      std::vector<TraceSpan> spans;
       {
         std::lock_guard<std::mutex> lock(queue_mu_);
-        spans = timeline_spans_;
+        span_filter_->SetSpans(timeline_spans_);
       }
-      SpanFilterTee tee(builder_, spans);
-      TranslateBuffer(b, tee);
-    } else if (step_watch_ != nullptr || flight_figures_ != nullptr) {
-      FlightTee tee(builder_, step_watch_.get(), hooks_.slow_step_range, flight_figures_.get());
-      TranslateBuffer(b, tee);
+      TranslateBuffer(b, *span_filter_);
+    } else if (flight_tee_ != nullptr) {
+      TranslateBuffer(b, *flight_tee_);
     } else {
       TranslateBuffer(b, builder_);
     }
@@ -647,7 +486,7 @@ void TracePipeline::Fail(const std::string& message) {
 bool TracePipeline::WriteHeaderIfPending() {
   if (state_.load() != State::kHeaderPending) return true;
   CompleteHeaderOnce();
-  if (auto st = writer_->WriteHeader(header_); !st.ok()) {
+  if (auto st = destination_->WriteHeader(header_); !st.ok()) {
     Fail(absl::StrCat(st.message(), "; profiling stopped"));
     return false;
   }
@@ -729,7 +568,7 @@ void TracePipeline::WriteChunk(bool final_chunk) {
     counter_batches_.clear();
     return;
   }
-  if (flight_recording() || writer_ == nullptr) {
+  if (destination_ == nullptr || !destination_->writes_header()) {
     CompleteHeaderOnce();
   } else if (!WriteHeaderIfPending()) {
     return;
@@ -747,259 +586,13 @@ void TracePipeline::WriteChunk(bool final_chunk) {
   }
   kernels_written_ += chunk_.kernels().duration_size();
   FillCaptureStats(chunk_.mutable_stats());
-  if (flight_recording()) {
-    flight_->Add(chunk_, cupti_.Timestamp());
-    ++chunks_written_;
-    PublishRingFigures();
+  if (destination_ == nullptr) return;
+  absl::StatusOr<bool> kept = destination_->Take(chunk_, cupti_.Timestamp());
+  if (!kept.ok()) {
+    Fail(absl::StrCat(kept.status().message(), "; profiling stopped, the trace keeps what was written before"));
     return;
   }
-  if (flight_ != nullptr) {  // monitor mode: a capture's chunks, or definitions only
-    if (capturing_) {
-      flight_->Add(chunk_, cupti_.Timestamp());
-    } else {
-      flight_->Learn(chunk_);
-    }
-  }
-  if (writer_ == nullptr) return;
-  if (auto ws = writer_->WriteChunk(chunk_); !ws.ok()) {
-    Fail(absl::StrCat(ws.message(), "; profiling stopped, the trace keeps what was written before"));
-    return;
-  }
-  ++chunks_written_;
-}
-
-void TracePipeline::PublishRingFigures() {
-  ring_chunks_.store(flight_->chunk_count(), std::memory_order_relaxed);
-  ring_bytes_.store(flight_->bytes(), std::memory_order_relaxed);
-  ring_held_ns_.store(flight_->held_ns(), std::memory_order_relaxed);
-}
-
-// ---- Flight mode: snapshots --------------------------------------------------------------------
-
-absl::Status TracePipeline::RequestSnapshot(const std::string& path, double after_seconds, bool force_overwrite,
-                                            std::function<void(const absl::Status&, const std::string&)> done) {
-  if (!flight_recording()) return absl::FailedPreconditionError("a snapshot needs flight mode (CUSCOPE_MODE=flight)");
-  SnapshotRequest request;
-  request.path = path;
-  request.after_seconds = after_seconds;
-  request.force_overwrite = force_overwrite;
-  request.what = "snapshot";
-  return StartSnapshot(std::move(request), std::move(done));
-}
-
-absl::Status TracePipeline::RequestCapture(const std::string& path, double seconds, bool force_overwrite,
-                                           CaptureTopDown top_down,
-                                           std::function<void(const absl::Status&, const std::string&)> done) {
-  if (monitor_ == nullptr && !flight_recording()) {
-    return absl::FailedPreconditionError(absl::StrCat(
-        "the process writes every record to ", this->path(), " already (trace mode): a capture needs monitor or "
-        "flight mode"));
-  }
-  if (!(seconds > 0)) return absl::InvalidArgumentError("a capture needs its seconds");
-  if (top_down.kernels > 0) {
-    if (monitor_ == nullptr) {
-      return absl::FailedPreconditionError(
-          "a top-down capture needs monitor mode (CUSCOPE_MODE=monitor): flight mode's recorder holds the seconds "
-          "before the request, and its kernel metrics would come after them");
-    }
-    if (!hooks_.kernel_metrics_phase) {
-      return absl::FailedPreconditionError("this session cannot collect kernel metrics");
-    }
-    if (top_down.launches_each == 0 || !(top_down.wait_seconds >= 0)) {
-      return absl::InvalidArgumentError("a top-down capture needs launches to profile and a wait of 0 s or more");
-    }
-  }
-  SnapshotRequest request;
-  request.path = path;
-  request.after_seconds = seconds;
-  request.force_overwrite = force_overwrite;
-  request.what = "capture";
-  request.since_ns = cupti_.Timestamp();
-  if (flight_recording()) {
-    const double span = config_.flight_span_ms / 1000.0;
-    if (seconds > span) {
-      return absl::InvalidArgumentError(absl::StrFormat(
-          "a capture of %.3g s would lose its start: the flight recorder keeps %.3g s (CUSCOPE_FLIGHT_SPAN)", seconds,
-          span));
-    }
-    return StartSnapshot(std::move(request), std::move(done));
-  }
-  // Monitor mode: the writer keeps chunks from its turn in the queue on, and a window makes the
-  // records of the next seconds into chunks.
-  request.monitor_window = true;
-  request.top_down = top_down;
-  return StartSnapshot(std::move(request), std::move(done));
-}
-
-absl::Status TracePipeline::StartSnapshot(SnapshotRequest request,
-                                          std::function<void(const absl::Status&, const std::string&)> done) {
-  // Callers: the program's threads and the control socket's (under the collector's lock), and
-  // the writer thread (a slow step range); FinishWriting closes the door under the same lock.
-  std::lock_guard<std::mutex> start_lock(snapshot_start_mu_);
-  if (snapshots_closed_ || !thread_.joinable()) return absl::FailedPreconditionError("the session is not recording");
-  if (snapshot_busy_.exchange(true)) {
-    return absl::FailedPreconditionError(
-        absl::StrCat("a ", snapshot_what_, " is being written; this ", request.what, " is refused"));
-  }
-  if (request.monitor_window && trace_window_.load()) {
-    snapshot_busy_.store(false);
-    return absl::FailedPreconditionError("a trace window is open; a capture waits until it closes");
-  }
-  snapshot_what_ = request.what;
-  auto writer = core::TraceWriter::Create(request.path, request.force_overwrite);
-  if (!writer.ok()) {
-    snapshot_busy_.store(false);
-    return writer.status();
-  }
-  if (snapshot_thread_.joinable()) snapshot_thread_.join();  // the last one, finished
-  {
-    std::lock_guard<std::mutex> lock(snapshot_mu_);
-    snapshot_hurry_ = false;
-    snapshot_taken_.reset();
-  }
-  if (request.monitor_window) {
-    {
-      std::lock_guard<std::mutex> lock(queue_mu_);
-      QueuedBuffer marker{nullptr, 0};
-      marker.begin_capture = true;
-      queue_.push_back(marker);
-    }
-    if (auto st = OpenWindow(0, "capture"); !st.ok()) {
-      ::unlink(request.path.c_str());
-      snapshot_busy_.store(false);
-      return st;
-    }
-    capture_window_.store(true);
-  }
-  try {
-    snapshot_thread_ = std::thread(&TracePipeline::SnapshotLoop, this, *std::move(writer), request, std::move(done));
-  } catch (const std::system_error& e) {
-    if (request.monitor_window) {
-      capture_window_.store(false);
-      (void)CloseWindow("capture");
-    }
-    ::unlink(request.path.c_str());
-    snapshot_busy_.store(false);
-    return absl::ResourceExhaustedError(absl::StrCat("cannot start the snapshot thread: ", e.what()));
-  }
-  return absl::OkStatus();
-}
-
-void TracePipeline::SnapshotLoop(std::unique_ptr<core::TraceWriter> writer, SnapshotRequest request,
-                                 std::function<void(const absl::Status&, const std::string&)> done) {
-  const std::string path = writer->path();
-  {
-    std::unique_lock<std::mutex> lock(snapshot_mu_);
-    snapshot_cv_.wait_for(lock, std::chrono::duration<double>(request.after_seconds),
-                          [this] { return snapshot_hurry_; });
-    snapshot_since_ns_ = request.since_ns;
-  }
-  if (request.monitor_window) {
-    capture_window_.store(false);
-    (void)CloseWindow("capture");
-  }
-  std::string top_down_said;
-  if (request.top_down.kernels > 0) top_down_said = RunCaptureTopDown(request.top_down);
-  // The records CUPTI holds in completed buffers, then the ring's contents at their turn.
-  (void)cupti_.FlushAll(false);
-  {
-    std::lock_guard<std::mutex> lock(queue_mu_);
-    QueuedBuffer marker{nullptr, 0};
-    marker.take_snapshot = true;
-    queue_.push_back(marker);
-  }
-  queue_cv_.notify_one();
-  std::pair<v1::Header, core::FlightRing::Snapshot> taken;
-  {
-    std::unique_lock<std::mutex> lock(snapshot_mu_);
-    snapshot_cv_.wait(lock, [this] { return snapshot_taken_.has_value(); });
-    taken = std::move(*snapshot_taken_);
-    snapshot_taken_.reset();
-  }
-  absl::Status st = core::WriteFlightSnapshot(taken.first, taken.second, *writer);
-  std::string line;
-  if (st.ok()) {
-    const auto& s = taken.second;
-    uint64_t bytes = writer->bytes_written();
-    line = absl::StrCat(request.what, " written to ", path, " (", s.chunks.size(), " chunks, ",
-                        absl::StrFormat("%.1f", (s.last_time_ns - s.first_time_ns) / 1e9), " s, ", bytes, " bytes",
-                        top_down_said, ")");
-  } else {
-    writer.reset();
-    ::unlink(path.c_str());  // a partial snapshot would read as a cut trace: none at all
-    line = absl::StrCat(request.what, " to ", path, " lost: ", st.message(), "; recording goes on");
-  }
-  if (done) done(st, line);
-  snapshot_busy_.store(false);
-}
-
-std::string TracePipeline::RunCaptureTopDown(const CaptureTopDown& top_down) {
-  using Clock = std::chrono::steady_clock;
-  // The counters over time give the GPU's counters back first: the Range Profiler needs them.
-  const bool metrics_on = hooks_.kernel_metrics_phase(true);
-  {
-    std::lock_guard<std::mutex> lock(snapshot_mu_);
-    capture_top_down_ = true;
-    capture_choice_made_ = false;
-  }
-  // The window's records, partly filled buffers too: in monitor mode the kinds stay on, so the
-  // program's kernels after the window keep CUPTI's buffers open, and a default flush would hand
-  // over nothing of the window. What a forced flush hands over without timestamps started after
-  // the window, which the capture leaves out anyway.
-  (void)cupti_.FlushAll(true);
-  QueueHotKernelChoice(top_down.kernels, metrics_on ? top_down.launches_each : 0);
-  const auto deadline = Clock::now() + std::chrono::duration_cast<Clock::duration>(
-                                           std::chrono::duration<double>(std::max(top_down.wait_seconds, 0.0)));
-  size_t chosen = 0;
-  uint64_t expected = 0, profiled = 0;
-  bool chose = false;
-  {
-    std::unique_lock<std::mutex> lock(snapshot_mu_);
-    // The writer makes the choice at its turn, behind the window's records: never long.
-    snapshot_cv_.wait(lock, [this] { return capture_choice_made_ || snapshot_hurry_; });
-    chose = capture_choice_made_;
-    snapshot_cv_.wait_until(lock, deadline, [this] {
-      return snapshot_hurry_ || profiled_since_choice_ >= capture_launches_expected_;
-    });
-    capture_top_down_ = false;
-    chosen = capture_kernels_chosen_;
-    expected = capture_launches_expected_;
-    profiled = std::min(profiled_since_choice_, expected);
-  }
-  if (metrics_on) (void)hooks_.kernel_metrics_phase(false);
-  if (!chose) return "; top-down: the session ended before its choice";
-  if (chosen == 0) return "; top-down: no kernel ran in the window";
-  if (!metrics_on) return absl::StrCat("; top-down: ", chosen, " hot kernels named, no kernel metrics");
-  return absl::StrCat("; top-down: ", profiled, " of ", expected, " launches of ", chosen, " hot kernels profiled");
-}
-
-// On the writer thread, at the snapshot's turn: what is pending becomes a chunk first.
-void TracePipeline::TakeSnapshot() {
-  // The calls and scopes queued before the marker are in it too (a slow request's own record was
-  // queued just before the request for its snapshot).
-  if (TimedCallsWaiting()) {
-    ProcessBuffer(QueuedBuffer{});  // writes the chunk
-  } else {
-    WriteChunk(false);
-  }
-  {
-    std::lock_guard<std::mutex> lock(snapshot_mu_);
-    snapshot_taken_.emplace(header_, flight_->Take(snapshot_since_ns_));
-  }
-  snapshot_cv_.notify_all();
-  if (!flight_recording()) {  // monitor mode: the capture is over
-    capturing_ = false;
-    flight_->Clear();
-  }
-}
-
-void TracePipeline::JoinSnapshotThread() {
-  {
-    std::lock_guard<std::mutex> lock(snapshot_mu_);
-    snapshot_hurry_ = true;
-  }
-  snapshot_cv_.notify_all();
-  if (snapshot_thread_.joinable()) snapshot_thread_.join();
+  if (*kept) ++chunks_written_;
 }
 
 // ---- Monitor mode ------------------------------------------------------------------------------

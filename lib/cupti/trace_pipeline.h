@@ -26,7 +26,6 @@
 #include <utility>
 #include <vector>
 
-#include "absl/container/flat_hash_map.h"
 #include "absl/status/status.h"
 #include "lib/core/buffer_pool.h"
 #include "lib/core/chunk_builder.h"
@@ -36,9 +35,12 @@
 #include "lib/process/python_stack.h"
 #include "lib/core/step_range_watch.h"
 #include "lib/core/trace_writer.h"
+#include "lib/cupti/chunk_destinations.h"
 #include "lib/cupti/cupti_api.h"
 #include "lib/cupti/gpu_counter_sampler.h"
 #include "lib/cupti/kernel_metrics_collector.h"
+#include "lib/cupti/record_tees.h"
+#include "lib/cupti/stack_interner.h"
 #include "lib/cupti/translate.h"
 #include "lib/monitor/figures.h"
 #include "lib/monitor/idle_trigger.h"
@@ -50,12 +52,6 @@ namespace cuscope::cupti {
 struct CounterTotals {
   uint64_t samples = 0;
   uint64_t overflows = 0;
-};
-
-// A trace window of monitor mode on CUPTI's clock (end UINT64_MAX while open).
-struct TraceSpan {
-  uint64_t start = 0;
-  uint64_t end = 0;
 };
 
 // A monitor-mode capture's one-run top-down: after its window, kernel metrics on the next
@@ -198,9 +194,9 @@ class TracePipeline {
   // Closes the window OpenTraceWindow opened (not a capture's).
   absl::Status CloseTraceWindow();
   // What the flight ring holds, as of its latest chunk (any thread).
-  uint64_t ring_chunks() const { return ring_chunks_.load(std::memory_order_relaxed); }
-  uint64_t ring_bytes() const { return ring_bytes_.load(std::memory_order_relaxed); }
-  uint64_t ring_held_ns() const { return ring_held_ns_.load(std::memory_order_relaxed); }
+  uint64_t ring_chunks() const { return flight_ring_ != nullptr ? flight_ring_->chunks() : 0; }
+  uint64_t ring_bytes() const { return flight_ring_ != nullptr ? flight_ring_->bytes() : 0; }
+  uint64_t ring_held_ns() const { return flight_ring_ != nullptr ? flight_ring_->held_ns() : 0; }
   // A capture or snapshot is being written.
   bool capture_busy() const { return snapshot_busy_.load(); }
   bool monitoring() const { return monitor_ != nullptr; }
@@ -276,7 +272,6 @@ class TracePipeline {
                     std::function<void(const absl::Status&, const std::string&)> done);
   absl::Status OpenWindow(double seconds, const std::string& reason);
   absl::Status CloseWindow(const std::string& reason);
-  void PublishRingFigures();  // writer thread, flight mode
   void CloseFlightIntervals(bool all);
   void JoinSnapshotThread();
 
@@ -301,15 +296,6 @@ class TracePipeline {
   bool exit_requested_ = false;               // queue_mu_
   std::vector<QueuedWindow> windows_;         // queue_mu_
   std::vector<ProfiledLaunch> profiled_;      // queue_mu_
-  struct QueuedStack {
-    uint64_t correlation_id = 0;    // a launch's
-    uint64_t graph_node_id = 0;     // or a graph node's
-    uint64_t original_node_id = 0;  // a clone's: no addresses
-    uint64_t created_ns = 0;        // a created node's, and its thread
-    uint64_t tid = 0;
-    std::vector<uintptr_t> return_addresses;
-    std::vector<process::PythonFrame> python;  // innermost first; empty outside Python
-  };
   std::vector<QueuedStack> stacks_;           // queue_mu_
   size_t queued_launch_stacks_ = 0;           // queue_mu_: of stacks_, launches' (graph nodes are never dropped)
   std::atomic<uint64_t> launch_stacks_dropped_{0};
@@ -341,9 +327,7 @@ class TracePipeline {
   std::thread thread_;
   core::ChunkBuilder builder_;
   std::vector<ProfiledLaunch> profiled_pending_;  // taken from profiled_, not yet in a chunk
-  // Launch stacks: each return address resolved once, to its frame id (0: one of our own frames
-  // or CUPTI's, left out) and whether it is CPython's eval loop (its Python frames go there).
-  absl::flat_hash_map<uintptr_t, process::MergedFrame> frame_of_address_;
+  StackInterner stack_interner_;  // after builder_
   void AddQueuedStacks();
   ReplayedLaunches replayed_;                     // every profiled launch of the session
   uint64_t records_written_ = 0;
@@ -372,20 +356,27 @@ class TracePipeline {
   std::atomic<int64_t> trace_window_end_ns_{0};
   const std::string no_path_;
 
-  // Flight mode's ring; in monitor mode, a capture's.
-  std::unique_ptr<core::FlightRing> flight_;  // writer thread
-  bool capturing_ = false;                    // writer thread: monitor mode keeps chunks
+  // Where chunks go (null: nowhere), chosen for the mode at construction; of it, flight mode's ring
+  // and monitor mode's capture ring (writer thread).
+  std::unique_ptr<ChunkDestination> destination_;
+  FlightRingDestination* flight_ring_ = nullptr;
+  MonitorDestination* monitor_destination_ = nullptr;
   std::atomic<bool> capture_window_{false};   // the open window is a capture's
   std::unique_ptr<core::StepRangeWatch> step_watch_;  // writer thread
   std::unique_ptr<monitor::IntervalAggregator> flight_figures_;  // writer thread, with the idle trigger
   std::unique_ptr<monitor::IdleTrigger> idle_trigger_;            // writer thread
+
+  // Where a buffer's records go, composed once for the mode (writer thread): the trace side's
+  // span filter (trace mode with held kinds, monitor mode's trace windows), monitor mode's tee
+  // (figures, and the trace through the span filter while a window is known), flight mode's tee
+  // (trace, figures for the idle trigger, the step range's watch) when it has triggers.
+  std::unique_ptr<SpanFilter> span_filter_;
+  std::unique_ptr<MonitorTee> monitor_tee_;
+  std::unique_ptr<FlightTee> flight_tee_;
   std::mutex snapshot_start_mu_;              // one start at a time; FinishWriting closes
   bool snapshots_closed_ = false;             // snapshot_start_mu_
   const char* snapshot_what_ = "snapshot";    // snapshot_start_mu_: the one being written
   uint64_t snapshot_since_ns_ = 0;            // snapshot_mu_
-  std::atomic<uint64_t> ring_chunks_{0};
-  std::atomic<uint64_t> ring_bytes_{0};
-  std::atomic<uint64_t> ring_held_ns_{0};
   bool header_complete_ = false;              // writer thread
   std::atomic<bool> snapshot_busy_{false};
   std::thread snapshot_thread_;
