@@ -229,7 +229,7 @@ void KernelMetricsCollector::OnCallback(CUpti_CallbackDomain domain, CUpti_Callb
                                         bool timeline_open) {
   if (domain == CUPTI_CB_DOMAIN_RESOURCE) {
     if (cbid == CUPTI_CBID_RESOURCE_CONTEXT_DESTROY_STARTING) {
-      OnContextDestroy(static_cast<const CUpti_ResourceData*>(data)->context);
+      ReleaseProfiler(static_cast<const CUpti_ResourceData*>(data)->context);
     }
     return;
   }
@@ -362,6 +362,9 @@ void KernelMetricsCollector::OnLaunchEnter(CUpti_CallbackId cbid, const CUpti_Ca
     active->start_ns = start_ns;
     active->target = target;
     if (auto st = profiler->Start(); !st.ok()) {
+      // The start's undo: metrics are off for good from here, so the context's profiler lets go
+      // of the GPU's counters now (for the counters over time, or another tool), not at the end.
+      ReleaseProfiler(info.context);
       TurnOff(ExplainCounterError(st));
       break;
     }
@@ -454,7 +457,7 @@ void KernelMetricsCollector::SetTargets(std::vector<core::HotKernelChoice> targe
   launches_each_ = launches_each;
 }
 
-void KernelMetricsCollector::OnContextDestroy(CUcontext ctx) {
+void KernelMetricsCollector::ReleaseProfiler(CUcontext ctx) {
   std::unique_ptr<ContextProfiler> p;
   {
     std::lock_guard<std::mutex> lock(mu_);

@@ -85,7 +85,8 @@ class KernelMetricsCollector {
 
   void OnLaunchEnter(CUpti_CallbackId cbid, const CUpti_CallbackData& info);
   void OnLaunchExit(const CUpti_CallbackData& info);
-  void OnContextDestroy(CUcontext ctx);
+  // The context's profiler disabled and forgotten: the context is going away, or its start failed.
+  void ReleaseProfiler(CUcontext ctx);
   // Whether any launch may still be chosen, and whether this one is (counting it).
   bool MayChoose();
   // Whether to profile this launch; for a top-down target, `target` says which (-1: none).
