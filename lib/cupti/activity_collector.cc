@@ -257,7 +257,7 @@ bool OtherRoomsUseCallback(const Session& s, CUpti_CallbackDomain domain, CUpti_
 // off with one line; the timeline does not depend on them.
 void StartKernelMetrics(Session& s) {
   s.metrics = std::make_unique<KernelMetricsCollector>(
-      s.config, [&s](ProfiledLaunch p) { s.pipeline->QueueProfiledLaunch(std::move(p)); },
+      s.cupti, s.config, [&s](ProfiledLaunch p) { s.pipeline->QueueProfiledLaunch(std::move(p)); },
       [&s](const std::string& msg) { s.Warn(msg); });
   s.metrics_request = s.config.metrics_request;
   s.metrics_callbacks_on.store(true);
@@ -284,7 +284,7 @@ void PrepareKernelMetricsOnDemand(Session& s) {
   config.top_down_kernels = 1;  // targets, never a selection
   s.metrics_request = kTopDownMetrics;
   s.metrics = std::make_unique<KernelMetricsCollector>(
-      config,
+      s.cupti, config,
       [&s](ProfiledLaunch p) {
         s.pipeline->QueueProfiledLaunch(std::move(p));
         s.capture->HandOverHeldRecordsSoon();

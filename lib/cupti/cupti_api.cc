@@ -5,6 +5,7 @@
 #include "absl/strings/str_cat.h"
 #include "lib/core/records.h"
 #include "lib/cupti/cupti_status.h"
+#include "lib/cupti/profiler_api.h"
 
 namespace cuscope::cupti {
 namespace {
@@ -94,6 +95,7 @@ class RealCupti final : public CuptiApi {
     return id;
   }
   absl::StatusOr<SystemInfo> QuerySystem() override { return cupti::QuerySystem(); }
+  ProfilerApi& Profiler() override { return RealProfilerApi(); }
 
  private:
   std::mutex mu_;

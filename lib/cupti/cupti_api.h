@@ -4,8 +4,9 @@
 // records the calls, fails chosen ones and delivers fabricated activity buffers, so the
 // collector's start, undo, writing, fork and stop paths run on a machine without a GPU.
 //
-// The Range Profiler (kernel metrics) and PM sampling (GPU counters) keep their own CUPTI calls:
-// they only run on a GPU and have GPU tests of their own.
+// The Range Profiler (kernel metrics) and PM sampling (GPU counters over time) reach CUPTI through
+// Profiler() (profiler_api.h), so the same object, real or fake, carries every CUPTI call of a
+// session: with the fake, pausing the counters, profiling launches and resuming run on the CPU.
 #ifndef CUSCOPE_LIB_CUPTI_CUPTI_API_H_
 #define CUSCOPE_LIB_CUPTI_CUPTI_API_H_
 
@@ -20,6 +21,8 @@
 #include "cuscope/v1/trace.pb.h"
 
 namespace cuscope::cupti {
+
+class ProfilerApi;
 
 class CuptiApi {
  public:
@@ -71,6 +74,9 @@ class CuptiApi {
   virtual bool DriverLoadable() = 0;
   virtual bool DriverHasContext() = 0;
   virtual absl::StatusOr<SystemInfo> QuerySystem() = 0;
+
+  // The profiling API's calls (the Range Profiler, PM sampling, the host side).
+  virtual ProfilerApi& Profiler() = 0;
 };
 
 // The process's CUPTI and driver. Never destroyed: CUPTI may call back late.

@@ -1,7 +1,5 @@
 #include "lib/cupti/gpu_counter_sampler.h"
 
-#include <cupti.h>
-
 #include <algorithm>
 #include <chrono>
 #include <system_error>
@@ -10,7 +8,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
-#include "lib/cupti/device_info.h"
+#include "lib/cupti/cupti_api.h"
 #include "lib/cupti/pm_sampler.h"
 #include "lib/nvml/nvml_sampler.h"
 
@@ -19,13 +17,7 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-uint64_t Now() {
-  uint64_t t = 0;
-  cuptiGetTimestamp(&t);
-  return t;
-}
-
-// PM sample stamps further than this from cuptiGetTimestamp, either way, are on another clock:
+// PM sample stamps further than this from CUPTI's clock, either way, are on another clock:
 // normal lag is at most the hardware buffer's second of backlog plus a drain period.
 constexpr uint64_t kClockToleranceNs = 5'000'000'000;
 
@@ -53,8 +45,8 @@ std::vector<std::string> PmFailureLines(const std::vector<std::pair<uint32_t, st
 
 }  // namespace
 
-GpuCounterSampler::GpuCounterSampler(GpuCounterSamplerOptions options, Emit emit, Warn warn)
-    : options_(std::move(options)), emit_(std::move(emit)), warn_(std::move(warn)) {
+GpuCounterSampler::GpuCounterSampler(CuptiApi& cupti, GpuCounterSamplerOptions options, Emit emit, Warn warn)
+    : cupti_(cupti), options_(std::move(options)), emit_(std::move(emit)), warn_(std::move(warn)) {
   if (options_.interval_ns == 0) options_.interval_ns = kDefaultPmIntervalNs;
   if (options_.nvml_period_ns == 0) options_.nvml_period_ns = kDefaultNvmlPeriodNs;
 }
@@ -81,7 +73,7 @@ absl::Status GpuCounterSampler::PrepareSources() {
   std::vector<v1::Device> info = options_.device_info;
   absl::Status info_status;
   if (info.empty()) {
-    auto sys = QuerySystem();
+    auto sys = cupti_.QuerySystem();
     if (sys.ok()) {
       info = sys->devices;
     } else {
@@ -106,7 +98,7 @@ absl::Status GpuCounterSampler::PrepareSources() {
     pm_options.drain_period_ns = kCounterDrainPeriodNs;
     for (uint32_t device : devices) {
       pm_options.device = device;
-      auto sampler = PmSampler::Create(pm_options);
+      auto sampler = PmSampler::Create(cupti_, pm_options);
       absl::Status st = sampler.status();
       if (!st.ok()) {
         pm_failures.emplace_back(device, std::string(st.message()));
@@ -324,7 +316,7 @@ void GpuCounterSampler::DrainPm(std::vector<CounterBatch>& out, bool last) {
 
 void GpuCounterSampler::CheckClock(uint32_t device, uint64_t last_end) {
   if (clock_warned_) return;
-  const uint64_t now = Now();
+  const uint64_t now = cupti_.Timestamp();
   const uint64_t off = now > last_end ? now - last_end : last_end - now;
   if (off <= kClockToleranceNs) return;
   clock_warned_ = true;
@@ -334,7 +326,7 @@ void GpuCounterSampler::CheckClock(uint32_t device, uint64_t last_end) {
 
 void GpuCounterSampler::ReadNvml() {
   for (size_t i = 0; i < nvml_->devices().size(); ++i) {
-    const uint64_t t = Now();
+    const uint64_t t = cupti_.Timestamp();
     const uint32_t device = nvml_->devices()[i];
     const std::vector<nvml::NvmlValue> values = nvml_->Read(i);
     if (!values.empty()) samples_.fetch_add(1, std::memory_order_relaxed);

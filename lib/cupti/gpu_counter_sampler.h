@@ -30,6 +30,7 @@ class NvmlSampler;
 
 namespace cuscope::cupti {
 
+class CuptiApi;
 class PmSampler;
 
 // Samples of one counter on one device, in time order (CUPTI timestamps, ns).
@@ -82,7 +83,9 @@ class GpuCounterSampler {
   using Emit = std::function<void(std::vector<CounterBatch>)>;  // called from the sampler's own thread
   using Warn = std::function<void(const std::string&)>;        // one `cuscope:`-style line each (without the prefix)
 
-  GpuCounterSampler(GpuCounterSamplerOptions options, Emit emit, Warn warn);
+  // CUPTI (PM sampling, its clock, the devices) is reached through `cupti`, which must outlive the
+  // sampler.
+  GpuCounterSampler(CuptiApi& cupti, GpuCounterSamplerOptions options, Emit emit, Warn warn);
   ~GpuCounterSampler();  // Stop()
   GpuCounterSampler(const GpuCounterSampler&) = delete;
   GpuCounterSampler& operator=(const GpuCounterSampler&) = delete;
@@ -121,6 +124,7 @@ class GpuCounterSampler {
   // Disables PM sampling on every device (the counters are free again) and unloads NVML.
   void ReleaseSources();
 
+  CuptiApi& cupti_;
   GpuCounterSamplerOptions options_;
   Emit emit_;
   Warn warn_;

@@ -16,6 +16,7 @@
 #include "lib/cupti/cupti_status.h"
 #include "lib/cupti/launch_callbacks.h"
 #include "lib/cupti/metric_config.h"
+#include "lib/cupti/profiler_api.h"
 
 namespace cuscope::cupti {
 namespace {
@@ -25,12 +26,6 @@ namespace {
 constexpr size_t kMaxRanges = 4;
 
 thread_local uint64_t t_runtime_correlation = 0;
-
-uint64_t Now() {
-  uint64_t t = 0;
-  cuptiGetTimestamp(&t);
-  return t;
-}
 
 using StreamIsCapturingFn = CUresult (*)(CUstream, CUstreamCaptureStatus*);
 
@@ -93,6 +88,9 @@ const char* SupportWord(CUpti_Profiler_Support_Level level) {
 
 // One context's Range Profiler: its configuration, counter data and evaluator.
 struct KernelMetricsCollector::ContextProfiler {
+  explicit ContextProfiler(ProfilerApi& a) : api(a) {}
+
+  ProfilerApi& api;
   CUcontext ctx = nullptr;
   uint32_t device = 0;
   MetricConfig config;
@@ -105,7 +103,7 @@ struct KernelMetricsCollector::ContextProfiler {
   absl::Status Enable() {
     auto en = Params<CUpti_RangeProfiler_Enable_Params>(CUpti_RangeProfiler_Enable_Params_STRUCT_SIZE);
     en.ctx = ctx;
-    if (auto st = CuptiStatus(cuptiRangeProfilerEnable(&en), "cuptiRangeProfilerEnable"); !st.ok()) return st;
+    if (auto st = api.RangeProfilerEnable(&en); !st.ok()) return st;
     object = en.pRangeProfilerObject;
     metric_names.clear();
     for (const auto& m : config.metrics) metric_names.push_back(m.c_str());
@@ -116,10 +114,7 @@ struct KernelMetricsCollector::ContextProfiler {
     size.numMetrics = metric_names.size();
     size.maxNumOfRanges = kMaxRanges;
     size.maxNumRangeTreeNodes = kMaxRanges;
-    if (auto st = CuptiStatus(cuptiRangeProfilerGetCounterDataSize(&size), "cuptiRangeProfilerGetCounterDataSize");
-        !st.ok()) {
-      return st;
-    }
+    if (auto st = api.RangeProfilerGetCounterDataSize(&size); !st.ok()) return st;
     counter_data.assign(size.counterDataSize, 0);
     return Arm();
   }
@@ -131,11 +126,7 @@ struct KernelMetricsCollector::ContextProfiler {
     init.pRangeProfilerObject = object;
     init.counterDataSize = counter_data.size();
     init.pCounterData = counter_data.data();
-    if (auto st = CuptiStatus(cuptiRangeProfilerCounterDataImageInitialize(&init),
-                              "cuptiRangeProfilerCounterDataImageInitialize");
-        !st.ok()) {
-      return st;
-    }
+    if (auto st = api.RangeProfilerCounterDataImageInitialize(&init); !st.ok()) return st;
     auto set = Params<CUpti_RangeProfiler_SetConfig_Params>(CUpti_RangeProfiler_SetConfig_Params_STRUCT_SIZE);
     set.pRangeProfilerObject = object;
     set.configSize = config.config_image.size();
@@ -151,44 +142,39 @@ struct KernelMetricsCollector::ContextProfiler {
     set.minNestingLevel = 1;
     set.passIndex = 0;
     set.targetNestingLevel = 1;
-    return CuptiStatus(cuptiRangeProfilerSetConfig(&set), "cuptiRangeProfilerSetConfig");
+    return api.RangeProfilerSetConfig(&set);
   }
 
   void Disable() {
     if (object == nullptr) return;
     auto d = Params<CUpti_RangeProfiler_Disable_Params>(CUpti_RangeProfiler_Disable_Params_STRUCT_SIZE);
     d.pRangeProfilerObject = object;
-    cuptiRangeProfilerDisable(&d);
+    api.RangeProfilerDisable(&d);
     object = nullptr;
   }
 
   absl::Status Start() {
     auto p = Params<CUpti_RangeProfiler_Start_Params>(CUpti_RangeProfiler_Start_Params_STRUCT_SIZE);
     p.pRangeProfilerObject = object;
-    return CuptiStatus(cuptiRangeProfilerStart(&p), "cuptiRangeProfilerStart");
+    return api.RangeProfilerStart(&p);
   }
 
   // Stops, decodes and evaluates; the values of the one range the launch made.
   absl::StatusOr<std::vector<double>> StopAndRead() {
     auto stop = Params<CUpti_RangeProfiler_Stop_Params>(CUpti_RangeProfiler_Stop_Params_STRUCT_SIZE);
     stop.pRangeProfilerObject = object;
-    if (auto st = CuptiStatus(cuptiRangeProfilerStop(&stop), "cuptiRangeProfilerStop"); !st.ok()) return st;
+    if (auto st = api.RangeProfilerStop(&stop); !st.ok()) return st;
     if (!stop.isAllPassSubmitted) {
       return absl::InternalError("the Range Profiler did not submit every pass of the kernel replay");
     }
     auto decode = Params<CUpti_RangeProfiler_DecodeData_Params>(CUpti_RangeProfiler_DecodeData_Params_STRUCT_SIZE);
     decode.pRangeProfilerObject = object;
-    if (auto st = CuptiStatus(cuptiRangeProfilerDecodeData(&decode), "cuptiRangeProfilerDecodeData"); !st.ok()) {
-      return st;
-    }
+    if (auto st = api.RangeProfilerDecodeData(&decode); !st.ok()) return st;
     auto info = Params<CUpti_RangeProfiler_GetCounterDataInfo_Params>(
         CUpti_RangeProfiler_GetCounterDataInfo_Params_STRUCT_SIZE);
     info.pCounterDataImage = counter_data.data();
     info.counterDataImageSize = counter_data.size();
-    if (auto st = CuptiStatus(cuptiRangeProfilerGetCounterDataInfo(&info), "cuptiRangeProfilerGetCounterDataInfo");
-        !st.ok()) {
-      return st;
-    }
+    if (auto st = api.RangeProfilerGetCounterDataInfo(&info); !st.ok()) return st;
     if (info.numTotalRanges != 1) {
       return absl::AbortedError(absl::StrCat(info.numTotalRanges, " ranges where one launch was profiled"));
     }
@@ -208,8 +194,8 @@ struct KernelMetricsCollector::Active {
 // The launch this thread is profiling, from its API entry to its exit.
 static thread_local std::unique_ptr<KernelMetricsCollector::Active> t_active;
 
-KernelMetricsCollector::KernelMetricsCollector(const settings::Config& config, Emit emit, Warn warn)
-    : config_(config), emit_(std::move(emit)), warn_(std::move(warn)) {
+KernelMetricsCollector::KernelMetricsCollector(CuptiApi& cupti, const settings::Config& config, Emit emit, Warn warn)
+    : cupti_(cupti), config_(config), emit_(std::move(emit)), warn_(std::move(warn)) {
   // Every profiled launch carries its duration: the analyzer counts a replayed launch's GPU time
   // from it, whatever else was asked for.
   const std::string duration(core::metric::kDuration);
@@ -243,7 +229,7 @@ void KernelMetricsCollector::OnCallback(CUpti_CallbackDomain domain, CUpti_Callb
                                         bool timeline_open) {
   if (domain == CUPTI_CB_DOMAIN_RESOURCE) {
     if (cbid == CUPTI_CBID_RESOURCE_CONTEXT_DESTROY_STARTING) {
-      OnContextDestroy(static_cast<const CUpti_ResourceData*>(data)->context);
+      ReleaseProfiler(static_cast<const CUpti_ResourceData*>(data)->context);
     }
     return;
   }
@@ -267,24 +253,27 @@ KernelMetricsCollector::ContextProfiler* KernelMetricsCollector::ProfilerFor(CUc
     if (auto it = contexts_.find(ctx); it != contexts_.end()) return it->second.get();
   }
   // First selected launch on this context. Only the thread holding busy_ gets here.
+  ProfilerApi& api = cupti_.Profiler();
   if (!profiler_initialized_) {
     auto init = Params<CUpti_Profiler_Initialize_Params>(CUpti_Profiler_Initialize_Params_STRUCT_SIZE);
-    if (auto st = CuptiStatus(cuptiProfilerInitialize(&init), "cuptiProfilerInitialize"); !st.ok()) {
+    if (auto st = api.ProfilerInitialize(&init); !st.ok()) {
       TurnOff(ExplainCounterError(st));
       return nullptr;
     }
     profiler_initialized_ = true;
   }
-  auto p = std::make_unique<ContextProfiler>();
+  auto p = std::make_unique<ContextProfiler>(api);
   p->ctx = ctx;
-  if (auto st = CuptiStatus(cuptiGetDeviceId(ctx, &p->device), "cuptiGetDeviceId"); !st.ok()) {
-    TurnOff(ExplainCounterError(st));
+  if (auto device = api.DeviceId(ctx); device.ok()) {
+    p->device = *device;
+  } else {
+    TurnOff(ExplainCounterError(device.status()));
     return nullptr;
   }
   auto support = Params<CUpti_Profiler_DeviceSupported_Params>(CUpti_Profiler_DeviceSupported_Params_STRUCT_SIZE);
   support.cuDevice = static_cast<CUdevice>(p->device);
   support.api = CUPTI_PROFILER_RANGE_PROFILING;
-  if (auto st = CuptiStatus(cuptiProfilerDeviceSupported(&support), "cuptiProfilerDeviceSupported"); !st.ok()) {
+  if (auto st = api.DeviceSupported(&support); !st.ok()) {
     TurnOff(ExplainCounterError(st));
     return nullptr;
   }
@@ -298,7 +287,7 @@ KernelMetricsCollector::ContextProfiler* KernelMetricsCollector::ProfilerFor(CUc
   }
   auto chip = Params<CUpti_Device_GetChipName_Params>(CUpti_Device_GetChipName_Params_STRUCT_SIZE);
   chip.deviceIndex = p->device;
-  if (auto st = CuptiStatus(cuptiDeviceGetChipName(&chip), "cuptiDeviceGetChipName"); !st.ok()) {
+  if (auto st = api.ChipName(&chip); !st.ok()) {
     TurnOff(ExplainCounterError(st));
     return nullptr;
   }
@@ -306,19 +295,17 @@ KernelMetricsCollector::ContextProfiler* KernelMetricsCollector::ProfilerFor(CUc
   auto avail = Params<CUpti_Profiler_GetCounterAvailability_Params>(
       CUpti_Profiler_GetCounterAvailability_Params_STRUCT_SIZE);
   avail.ctx = ctx;
-  if (auto st = CuptiStatus(cuptiProfilerGetCounterAvailability(&avail), "cuptiProfilerGetCounterAvailability");
-      !st.ok()) {
+  if (auto st = api.ProfilerCounterAvailability(&avail); !st.ok()) {
     TurnOff(ExplainCounterError(st));
     return nullptr;
   }
   std::vector<uint8_t> availability(avail.counterAvailabilityImageSize);
   avail.pCounterAvailabilityImage = availability.data();
-  if (auto st = CuptiStatus(cuptiProfilerGetCounterAvailability(&avail), "cuptiProfilerGetCounterAvailability");
-      !st.ok()) {
+  if (auto st = api.ProfilerCounterAvailability(&avail); !st.ok()) {
     TurnOff(ExplainCounterError(st));
     return nullptr;
   }
-  auto config = BuildMetricConfig(chip_name, availability, config_.metrics);
+  auto config = BuildMetricConfig(api, chip_name, availability, config_.metrics);
   if (!config.ok()) {
     TurnOff(std::string(config.status().message()));
     return nullptr;
@@ -330,7 +317,7 @@ KernelMetricsCollector::ContextProfiler* KernelMetricsCollector::ProfilerFor(CUc
                        "; the ", rest == 1 ? "other metric is" : absl::StrCat(rest, " others are"), " collected"));
   }
   p->config = std::move(*config);
-  auto evaluator = MetricEvaluator::Create(chip_name, availability, p->config.metrics);
+  auto evaluator = MetricEvaluator::Create(api, chip_name, availability, p->config.metrics);
   if (!evaluator.ok()) {
     TurnOff(std::string(evaluator.status().message()));
     return nullptr;
@@ -364,7 +351,7 @@ void KernelMetricsCollector::OnLaunchEnter(CUpti_CallbackId cbid, const CUpti_Ca
     int target = -1;
     if (!Choose(info.symbolName, launch.shape, &target)) break;
     // The metrics window opens here: setting the profiler up on first use is part of the cost.
-    const uint64_t start_ns = Now();
+    const uint64_t start_ns = cupti_.Timestamp();
     ContextProfiler* profiler = ProfilerFor(info.context);
     if (profiler == nullptr) break;
     auto active = std::make_unique<Active>();
@@ -375,6 +362,9 @@ void KernelMetricsCollector::OnLaunchEnter(CUpti_CallbackId cbid, const CUpti_Ca
     active->start_ns = start_ns;
     active->target = target;
     if (auto st = profiler->Start(); !st.ok()) {
+      // The start's undo: metrics are off for good from here, so the context's profiler lets go
+      // of the GPU's counters now (for the counters over time, or another tool), not at the end.
+      ReleaseProfiler(info.context);
       TurnOff(ExplainCounterError(st));
       break;
     }
@@ -389,7 +379,7 @@ void KernelMetricsCollector::OnLaunchExit(const CUpti_CallbackData& /*info*/) {
   std::unique_ptr<Active> active = std::move(t_active);
   ContextProfiler* p = active->profiler;
   auto values = p->StopAndRead();
-  const uint64_t end = Now();
+  const uint64_t end = cupti_.Timestamp();
   if (values.ok()) {
     ProfiledLaunch out;
     out.correlation_id = active->correlation_id;
@@ -467,7 +457,7 @@ void KernelMetricsCollector::SetTargets(std::vector<core::HotKernelChoice> targe
   launches_each_ = launches_each;
 }
 
-void KernelMetricsCollector::OnContextDestroy(CUcontext ctx) {
+void KernelMetricsCollector::ReleaseProfiler(CUcontext ctx) {
   std::unique_ptr<ContextProfiler> p;
   {
     std::lock_guard<std::mutex> lock(mu_);

@@ -30,6 +30,7 @@
 #include "lib/settings/config.h"
 #include "lib/core/hot_kernel_choice.h"
 #include "lib/core/kernel_selection.h"
+#include "lib/cupti/cupti_api.h"
 
 namespace cuscope::cupti {
 
@@ -50,8 +51,9 @@ class KernelMetricsCollector {
   using Emit = std::function<void(ProfiledLaunch)>;
   using Warn = std::function<void(const std::string&)>;
 
-  // `config.metrics` must not be empty; the selection was validated with the config.
-  KernelMetricsCollector(const settings::Config& config, Emit emit, Warn warn);
+  // `config.metrics` must not be empty; the selection was validated with the config. CUPTI (the
+  // Range Profiler, its clock) is reached through `cupti`, which must outlive the collector.
+  KernelMetricsCollector(CuptiApi& cupti, const settings::Config& config, Emit emit, Warn warn);
   ~KernelMetricsCollector();
 
   // The callbacks to enable on the session's subscriber.
@@ -83,7 +85,8 @@ class KernelMetricsCollector {
 
   void OnLaunchEnter(CUpti_CallbackId cbid, const CUpti_CallbackData& info);
   void OnLaunchExit(const CUpti_CallbackData& info);
-  void OnContextDestroy(CUcontext ctx);
+  // The context's profiler disabled and forgotten: the context is going away, or its start failed.
+  void ReleaseProfiler(CUcontext ctx);
   // Whether any launch may still be chosen, and whether this one is (counting it).
   bool MayChoose();
   // Whether to profile this launch; for a top-down target, `target` says which (-1: none).
@@ -96,6 +99,7 @@ class KernelMetricsCollector {
   ContextProfiler* ProfilerFor(CUcontext ctx);
   void TurnOff(const std::string& why);
 
+  CuptiApi& cupti_;
   settings::Config config_;
   Emit emit_;
   Warn warn_;

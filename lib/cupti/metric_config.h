@@ -18,6 +18,8 @@ struct CUpti_Profiler_Host_Object;
 
 namespace cuscope::cupti {
 
+class ProfilerApi;
+
 struct MetricConfig {
   std::string chip;
   // The metrics the chip has, in the order asked for.
@@ -29,16 +31,19 @@ struct MetricConfig {
   size_t passes = 0;
 };
 
-// Builds the configuration for `metrics` on `chip` ("GH100", ...). `counter_availability` may be
-// empty (offline: every counter assumed available). A metric the chip lacks is named in
-// `rejected` and the rest still builds; it is an error only when nothing is left.
-absl::StatusOr<MetricConfig> BuildMetricConfig(const std::string& chip, const std::vector<uint8_t>& counter_availability,
+// Builds the configuration for `metrics` on `chip` ("GH100", ...), with `api`'s host calls.
+// `counter_availability` may be empty (offline: every counter assumed available). A metric the
+// chip lacks is named in `rejected` and the rest still builds; it is an error only when nothing is
+// left.
+absl::StatusOr<MetricConfig> BuildMetricConfig(ProfilerApi& api, const std::string& chip,
+                                               const std::vector<uint8_t>& counter_availability,
                                                const std::vector<std::string>& metrics);
 
-// Evaluates counter data for one chip and metric list; owns a CUPTI host object.
+// Evaluates counter data for one chip and metric list; owns a CUPTI host object, made and freed
+// through `api` (which must outlive it).
 class MetricEvaluator {
  public:
-  static absl::StatusOr<std::unique_ptr<MetricEvaluator>> Create(const std::string& chip,
+  static absl::StatusOr<std::unique_ptr<MetricEvaluator>> Create(ProfilerApi& api, const std::string& chip,
                                                                  const std::vector<uint8_t>& counter_availability,
                                                                  const std::vector<std::string>& metrics);
   ~MetricEvaluator();
@@ -49,7 +54,8 @@ class MetricEvaluator {
   absl::StatusOr<std::vector<double>> Evaluate(const std::vector<uint8_t>& counter_data, size_t range) const;
 
  private:
-  MetricEvaluator() = default;
+  explicit MetricEvaluator(ProfilerApi& api) : api_(api) {}
+  ProfilerApi& api_;
   CUpti_Profiler_Host_Object* host_ = nullptr;
   std::vector<std::string> metrics_;
   std::vector<const char*> names_;

@@ -1,6 +1,5 @@
 #include "lib/cupti/pm_sampler.h"
 
-#include <cupti.h>
 #include <cupti_pmsampling.h>
 #include <cupti_profiler_target.h>
 #include <cupti_target.h>
@@ -73,52 +72,47 @@ uint32_t PmDecodeImageSamples(uint64_t interval_ns, uint64_t drain_period_ns) {
   return static_cast<uint32_t>(std::clamp<uint64_t>(2 * drain_period_ns / interval, 64, 4096));
 }
 
-absl::StatusOr<std::unique_ptr<PmSampler>> PmSampler::Create(const PmSamplerOptions& options) {
+absl::StatusOr<std::unique_ptr<PmSampler>> PmSampler::Create(CuptiApi& cupti, const PmSamplerOptions& options) {
+  ProfilerApi& api = cupti.Profiler();
   const uint32_t device = options.device;
   if (options.interval_ns == 0) return absl::InvalidArgumentError("PM sampling interval must be positive");
   // Process-wide and shared with the Range Profiler, so never deinitialized here: that would pull
   // it from under kernel metrics. CUPTI counts the calls.
   auto init = Params<CUpti_Profiler_Initialize_Params>(CUpti_Profiler_Initialize_Params_STRUCT_SIZE);
-  if (auto st = CuptiStatus(cuptiProfilerInitialize(&init), "cuptiProfilerInitialize"); !st.ok()) {
-    return OnDevice(device, st);
-  }
+  if (auto st = api.ProfilerInitialize(&init); !st.ok()) return OnDevice(device, st);
   auto support = Params<CUpti_Profiler_DeviceSupported_Params>(CUpti_Profiler_DeviceSupported_Params_STRUCT_SIZE);
   support.cuDevice = static_cast<CUdevice>(device);
   support.api = CUPTI_PROFILER_PM_SAMPLING;
   // A failing query is no verdict (device 0 reads as "the current context's device", and this
   // thread may have none): cuptiPmSamplingEnable below has the last word.
-  if (cuptiProfilerDeviceSupported(&support) == CUPTI_SUCCESS &&
+  if (api.DeviceSupported(&support).ok() &&
       support.isSupported != CUPTI_PROFILER_CONFIGURATION_SUPPORTED) {
     return absl::UnavailableError(
         absl::StrCat("PM sampling on device ", device, ": not supported here (", Unsupported(support), ")"));
   }
   auto chip = Params<CUpti_Device_GetChipName_Params>(CUpti_Device_GetChipName_Params_STRUCT_SIZE);
   chip.deviceIndex = device;
-  if (auto st = CuptiStatus(cuptiDeviceGetChipName(&chip), "cuptiDeviceGetChipName"); !st.ok()) {
-    return OnDevice(device, st);
-  }
+  if (auto st = api.ChipName(&chip); !st.ok()) return OnDevice(device, st);
   const std::string chip_name = chip.pChipName != nullptr ? chip.pChipName : "";
   auto avail = Params<CUpti_PmSampling_GetCounterAvailability_Params>(
       CUpti_PmSampling_GetCounterAvailability_Params_STRUCT_SIZE);
   avail.deviceIndex = device;
-  if (auto st = CuptiStatus(cuptiPmSamplingGetCounterAvailability(&avail), "cuptiPmSamplingGetCounterAvailability");
-      !st.ok()) {
+  if (auto st = api.PmSamplingGetCounterAvailability(&avail); !st.ok()) {
     return OnDevice(device, st, /*counters_may_be_busy=*/true);
   }
   std::vector<uint8_t> availability(avail.counterAvailabilityImageSize);
   avail.pCounterAvailabilityImage = availability.data();
-  if (auto st = CuptiStatus(cuptiPmSamplingGetCounterAvailability(&avail), "cuptiPmSamplingGetCounterAvailability");
-      !st.ok()) {
+  if (auto st = api.PmSamplingGetCounterAvailability(&avail); !st.ok()) {
     return OnDevice(device, st, /*counters_may_be_busy=*/true);
   }
 
-  std::unique_ptr<PmSampler> s(new PmSampler());
+  std::unique_ptr<PmSampler> s(new PmSampler(cupti));
   s->device_ = device;
-  auto config = BuildPmSamplingConfig(chip_name, availability,
+  auto config = BuildPmSamplingConfig(api, chip_name, availability,
                                       options.metrics.empty() ? DefaultPmSamplingMetrics() : options.metrics);
   if (!config.ok()) return OnDevice(device, config.status());
   s->config_ = std::move(*config);
-  auto evaluator = PmSamplingEvaluator::Create(chip_name, availability, s->config_.metrics);
+  auto evaluator = PmSamplingEvaluator::Create(api, chip_name, availability, s->config_.metrics);
   if (!evaluator.ok()) return OnDevice(device, evaluator.status());
   s->evaluator_ = std::move(*evaluator);
   s->names_.clear();
@@ -131,6 +125,7 @@ absl::StatusOr<std::unique_ptr<PmSampler>> PmSampler::Create(const PmSamplerOpti
   // thread decodes (~70 us a sample on an H200), it returns anyway, to the other devices and to
   // Stop; the samples it could not take show as overflows.
   s->max_decodes_per_drain_ = static_cast<int>(s->hardware_buffer_bytes_ / kSampleBytes / s->image_samples_) + 2;
+  // A failed Enable leaves what it enabled to `s`'s destructor, which disables it.
   if (auto st = s->Enable(); !st.ok()) return st;
   return s;
 }
@@ -146,7 +141,7 @@ absl::Status PmSampler::Configure() {
   set.samplingInterval = interval_ns_;
   set.triggerMode = CUPTI_PM_SAMPLING_TRIGGER_MODE_GPU_TIME_INTERVAL;
   set.hwBufferAppendMode = CUPTI_PM_SAMPLING_HARDWARE_BUFFER_APPEND_MODE_KEEP_OLDEST;
-  if (auto st = CuptiStatus(cuptiPmSamplingSetConfig(&set), "cuptiPmSamplingSetConfig"); !st.ok()) {
+  if (auto st = api_.PmSamplingSetConfig(&set); !st.ok()) {
     // The time trigger is what Turing and GA100 lack.
     return OnDevice(device_, absl::Status(st.code(), absl::StrCat(st.message(), " (time-interval sampling needs an "
                                                                                  "Ampere GA10x or newer GPU)")));
@@ -157,7 +152,7 @@ absl::Status PmSampler::Configure() {
 absl::Status PmSampler::Enable() {
   auto enable = Params<CUpti_PmSampling_Enable_Params>(CUpti_PmSampling_Enable_Params_STRUCT_SIZE);
   enable.deviceIndex = device_;
-  if (auto st = CuptiStatus(cuptiPmSamplingEnable(&enable), "cuptiPmSamplingEnable"); !st.ok()) {
+  if (auto st = api_.PmSamplingEnable(&enable); !st.ok()) {
     return OnDevice(device_, st, /*counters_may_be_busy=*/true);
   }
   object_ = enable.pPmSamplingObject;  // from here on Disable (and the destructor) releases it
@@ -167,10 +162,7 @@ absl::Status PmSampler::Enable() {
   size.pMetricNames = names_.data();
   size.numMetrics = names_.size();
   size.maxSamples = image_samples_;
-  if (auto st = CuptiStatus(cuptiPmSamplingGetCounterDataSize(&size), "cuptiPmSamplingGetCounterDataSize");
-      !st.ok()) {
-    return OnDevice(device_, st);
-  }
+  if (auto st = api_.PmSamplingGetCounterDataSize(&size); !st.ok()) return OnDevice(device_, st);
   counter_data_.assign(size.counterDataSize, 0);
   if (auto st = ResetCounterData(); !st.ok()) return OnDevice(device_, st);
   return absl::OkStatus();
@@ -190,7 +182,7 @@ absl::Status PmSampler::ResetCounterData() {
   init.pPmSamplingObject = object_;
   init.counterDataSize = counter_data_.size();
   init.pCounterData = counter_data_.data();
-  return CuptiStatus(cuptiPmSamplingCounterDataImageInitialize(&init), "cuptiPmSamplingCounterDataImageInitialize");
+  return api_.PmSamplingCounterDataImageInitialize(&init);
 }
 
 absl::Status PmSampler::Start() {
@@ -198,8 +190,8 @@ absl::Status PmSampler::Start() {
   if (started_) return absl::OkStatus();
   auto p = Params<CUpti_PmSampling_Start_Params>(CUpti_PmSampling_Start_Params_STRUCT_SIZE);
   p.pPmSamplingObject = object_;
-  cuptiGetTimestamp(&started_at_ns_);
-  if (auto st = CuptiStatus(cuptiPmSamplingStart(&p), "cuptiPmSamplingStart"); !st.ok()) {
+  started_at_ns_ = cupti_.Timestamp();
+  if (auto st = api_.PmSamplingStart(&p); !st.ok()) {
     return OnDevice(device_, st, /*counters_may_be_busy=*/true);
   }
   started_ = true;
@@ -213,13 +205,10 @@ absl::Status PmSampler::DecodeOnce(PmSeries& out, bool& more, bool& overflowed) 
   decode.pPmSamplingObject = object_;
   decode.pCounterDataImage = counter_data_.data();
   decode.counterDataImageSize = counter_data_.size();
-  const CUptiResult r = cuptiPmSamplingDecodeData(&decode);
-  // CUPTI_ERROR_OUT_OF_MEMORY is how the decode reports a hardware-buffer overflow; what it did
-  // decode is still good.
-  if (r != CUPTI_SUCCESS && r != CUPTI_ERROR_OUT_OF_MEMORY) {
-    return OnDevice(device_, CuptiStatus(r, "cuptiPmSamplingDecodeData"));
-  }
-  if (decode.overflow != 0 || r == CUPTI_ERROR_OUT_OF_MEMORY) {
+  // An overflowed hardware buffer is no error: what the decode did decode is still good.
+  const absl::StatusOr<bool> decoded_overflow = api_.PmSamplingDecodeData(&decode);
+  if (!decoded_overflow.ok()) return OnDevice(device_, decoded_overflow.status());
+  if (*decoded_overflow) {
     ++overflows_;
     overflowed = true;
   }
@@ -228,7 +217,7 @@ absl::Status PmSampler::DecodeOnce(PmSeries& out, bool& more, bool& overflowed) 
   auto info = Params<CUpti_PmSampling_GetCounterDataInfo_Params>(CUpti_PmSampling_GetCounterDataInfo_Params_STRUCT_SIZE);
   info.pCounterDataImage = counter_data_.data();
   info.counterDataImageSize = counter_data_.size();
-  if (auto st = CuptiStatus(cuptiPmSamplingGetCounterDataInfo(&info), "cuptiPmSamplingGetCounterDataInfo"); !st.ok()) {
+  if (auto st = api_.PmSamplingGetCounterDataInfo(&info); !st.ok()) {
     return OnDevice(device_, st);
   }
   for (size_t i = 0; i < info.numCompletedSamples; ++i) {
@@ -238,8 +227,7 @@ absl::Status PmSampler::DecodeOnce(PmSeries& out, bool& more, bool& overflowed) 
     when.pCounterDataImage = counter_data_.data();
     when.counterDataImageSize = counter_data_.size();
     when.sampleIndex = i;
-    if (auto st = CuptiStatus(cuptiPmSamplingCounterDataGetSampleInfo(&when), "cuptiPmSamplingCounterDataGetSampleInfo");
-        !st.ok()) {
+    if (auto st = api_.PmSamplingCounterDataGetSampleInfo(&when); !st.ok()) {
       return OnDevice(device_, st);
     }
     // Clock: CUPTI documents these stamps as CPU-based, the clock cuptiGetTimestamp reads
@@ -291,7 +279,7 @@ absl::StatusOr<PmSeries> PmSampler::Finish() {
   if (started_) {
     auto stop = Params<CUpti_PmSampling_Stop_Params>(CUpti_PmSampling_Stop_Params_STRUCT_SIZE);
     stop.pPmSamplingObject = object_;
-    status = CuptiStatus(cuptiPmSamplingStop(&stop), "cuptiPmSamplingStop");
+    status = api_.PmSamplingStop(&stop);
     if (status.ok()) {
       // Everything the GPU wrote up to the stop: nothing new arrives, so decode until the buffer
       // is empty or a round makes no progress.
@@ -315,12 +303,12 @@ void PmSampler::Disable() {
   if (started_) {
     auto stop = Params<CUpti_PmSampling_Stop_Params>(CUpti_PmSampling_Stop_Params_STRUCT_SIZE);
     stop.pPmSamplingObject = object_;
-    cuptiPmSamplingStop(&stop);
+    (void)api_.PmSamplingStop(&stop);
     started_ = false;
   }
   auto p = Params<CUpti_PmSampling_Disable_Params>(CUpti_PmSampling_Disable_Params_STRUCT_SIZE);
   p.pPmSamplingObject = object_;
-  cuptiPmSamplingDisable(&p);
+  api_.PmSamplingDisable(&p);
   object_ = nullptr;
 }
 

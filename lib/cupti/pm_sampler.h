@@ -18,7 +18,9 @@
 
 #include "absl/status/statusor.h"
 #include "lib/core/chunk_builder.h"
+#include "lib/cupti/cupti_api.h"
 #include "lib/cupti/pm_sampling_config.h"
+#include "lib/cupti/profiler_api.h"
 
 struct CUpti_PmSampling_Object;
 
@@ -44,8 +46,9 @@ class PmSampler {
   // counter availability, the configuration (metrics the chip lacks or that do not fit one pass
   // are left out, see config()), then cuptiPmSamplingEnable and SetConfig. Errors name the device
   // and say what to do: counters reserved for administrators (ERR_NVGPUCTRPERM), a device or
-  // driver without PM sampling, another tool holding the counters.
-  static absl::StatusOr<std::unique_ptr<PmSampler>> Create(const PmSamplerOptions& options);
+  // driver without PM sampling, another tool holding the counters. Every CUPTI call goes through
+  // `cupti` (its Profiler() and clock), which must outlive the sampler.
+  static absl::StatusOr<std::unique_ptr<PmSampler>> Create(CuptiApi& cupti, const PmSamplerOptions& options);
   ~PmSampler();  // Stops and disables when Finish has not run
   PmSampler(const PmSampler&) = delete;
   PmSampler& operator=(const PmSampler&) = delete;
@@ -76,7 +79,7 @@ class PmSampler {
   uint64_t stale() const { return stale_; }
 
  private:
-  PmSampler() = default;
+  explicit PmSampler(CuptiApi& cupti) : cupti_(cupti), api_(cupti.Profiler()) {}
   // cuptiPmSamplingEnable, SetConfig (Configure) and a fresh counter-data image.
   absl::Status Enable();
   // SetConfig with this sampler's configuration, buffer and interval.
@@ -90,6 +93,8 @@ class PmSampler {
   absl::Status DecodeOnce(PmSeries& out, bool& more, bool& overflowed);
   void Disable();
 
+  CuptiApi& cupti_;
+  ProfilerApi& api_;
   uint32_t device_ = 0;
   PmSamplingConfig config_;
   std::unique_ptr<PmSamplingEvaluator> evaluator_;
@@ -104,7 +109,7 @@ class PmSampler {
   uint64_t samples_ = 0;
   uint64_t overflows_ = 0;
   uint64_t stale_ = 0;
-  uint64_t started_at_ns_ = 0;  // cuptiGetTimestamp at the last Start
+  uint64_t started_at_ns_ = 0;  // CUPTI's clock at the last Start
 };
 
 // Sizes PmSampler picks (exposed for the tests): the hardware buffer holds about one second of

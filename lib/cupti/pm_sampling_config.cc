@@ -1,6 +1,5 @@
 #include "lib/cupti/pm_sampling_config.h"
 
-#include <cupti.h>
 #include <cupti_profiler_host.h>
 
 #include <algorithm>
@@ -8,14 +7,15 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "lib/core/counter_names.h"
-#include "lib/cupti/cupti_status.h"
+#include "lib/cupti/profiler_api.h"
 #include "lib/cupti/profiler_host.h"
 
 namespace cuscope::cupti {
 namespace {
 
-absl::StatusOr<ProfilerHost> PmHost(const std::string& chip, const std::vector<uint8_t>& availability) {
-  return ProfilerHost::Create(CUPTI_PROFILER_TYPE_PM_SAMPLING, chip, availability);
+absl::StatusOr<ProfilerHost> PmHost(ProfilerApi& api, const std::string& chip,
+                                    const std::vector<uint8_t>& availability) {
+  return ProfilerHost::Create(api, CUPTI_PROFILER_TYPE_PM_SAMPLING, chip, availability);
 }
 
 // One try at scheduling `names` together on a fresh host object (a failed add spoils the object).
@@ -25,14 +25,14 @@ struct Attempt {
   size_t passes = 0;
 };
 
-absl::StatusOr<Attempt> Try(const std::string& chip, const std::vector<uint8_t>& availability,
+absl::StatusOr<Attempt> Try(ProfilerApi& api, const std::string& chip, const std::vector<uint8_t>& availability,
                             const std::vector<std::string>& names) {
-  auto host = PmHost(chip, availability);
+  auto host = PmHost(api, chip, availability);
   if (!host.ok()) return host.status();
   Attempt a;
-  if (AddMetrics(host->get(), names) != CUPTI_SUCCESS) return a;
+  if (!AddMetrics(api, host->get(), names).ok()) return a;
   a.added = true;
-  auto image = GetConfigImage(host->get());
+  auto image = GetConfigImage(api, host->get());
   if (!image.ok()) return image.status();
   a.image = std::move(image->image);
   a.passes = image->passes;
@@ -47,7 +47,7 @@ std::vector<std::string> DefaultPmSamplingMetrics() {
   return {std::begin(core::counter::kPmDefaults), std::end(core::counter::kPmDefaults)};
 }
 
-absl::StatusOr<PmSamplingConfig> BuildPmSamplingConfig(const std::string& chip,
+absl::StatusOr<PmSamplingConfig> BuildPmSamplingConfig(ProfilerApi& api, const std::string& chip,
                                                        const std::vector<uint8_t>& counter_availability,
                                                        const std::vector<std::string>& metrics) {
   if (metrics.empty()) return absl::InvalidArgumentError("no metrics to sample");
@@ -57,7 +57,7 @@ absl::StatusOr<PmSamplingConfig> BuildPmSamplingConfig(const std::string& chip,
   }
   PmSamplingConfig config;
   config.chip = chip;
-  auto all = Try(chip, counter_availability, asked);
+  auto all = Try(api, chip, counter_availability, asked);
   if (!all.ok()) return all.status();
   if (OnePass(*all)) {
     config.metrics = std::move(asked);
@@ -69,7 +69,7 @@ absl::StatusOr<PmSamplingConfig> BuildPmSamplingConfig(const std::string& chip,
   for (const auto& m : asked) {
     std::vector<std::string> with = config.metrics;
     with.push_back(m);
-    auto attempt = Try(chip, counter_availability, with);
+    auto attempt = Try(api, chip, counter_availability, with);
     if (!attempt.ok()) return attempt.status();
     if (OnePass(*attempt)) {
       config.metrics = std::move(with);
@@ -77,7 +77,7 @@ absl::StatusOr<PmSamplingConfig> BuildPmSamplingConfig(const std::string& chip,
       continue;
     }
     // Told apart on a fresh object, since the failed add above may be any name's fault.
-    auto alone = Try(chip, counter_availability, {m});
+    auto alone = Try(api, chip, counter_availability, {m});
     if (!alone.ok()) return alone.status();
     (alone->added ? config.over_one_pass : config.unknown).push_back(m);
   }
@@ -101,31 +101,29 @@ std::string DescribeLeftOut(const PmSamplingConfig& config) {
 }
 
 absl::StatusOr<std::unique_ptr<PmSamplingEvaluator>> PmSamplingEvaluator::Create(
-    const std::string& chip, const std::vector<uint8_t>& counter_availability,
+    ProfilerApi& api, const std::string& chip, const std::vector<uint8_t>& counter_availability,
     const std::vector<std::string>& metrics) {
   if (metrics.empty()) return absl::InvalidArgumentError("no metrics to evaluate");
-  auto host = PmHost(chip, counter_availability);
+  auto host = PmHost(api, chip, counter_availability);
   if (!host.ok()) return host.status();
-  std::unique_ptr<PmSamplingEvaluator> e(new PmSamplingEvaluator());
+  std::unique_ptr<PmSamplingEvaluator> e(new PmSamplingEvaluator(api));
   e->metrics_ = metrics;
   e->names_ = CStrings(e->metrics_);
   // The host object that evaluates is set up like the one that built the configuration, as
   // CUPTI's own PM sampling sample does; it also checks the names once more.
-  if (auto st = CuptiStatus(AddMetrics(host->get(), e->metrics_), "cuptiProfilerHostConfigAddMetrics"); !st.ok()) {
-    return st;
-  }
+  if (auto st = AddMetrics(api, host->get(), e->metrics_); !st.ok()) return st;
   e->host_ = host->release();
   return e;
 }
 
 PmSamplingEvaluator::~PmSamplingEvaluator() {
-  ProfilerHost::Deinitialize(host_);
+  ProfilerHost::Deinitialize(api_, host_);
 }
 
 absl::StatusOr<std::vector<double>> PmSamplingEvaluator::Evaluate(const std::vector<uint8_t>& counter_data,
                                                                   size_t sample) const {
   if (counter_data.empty()) return absl::InvalidArgumentError("no counter data to evaluate");
-  return EvaluateToGpuValues(host_, names_, counter_data, sample);
+  return EvaluateToGpuValues(api_, host_, names_, counter_data, sample);
 }
 
 }  // namespace cuscope::cupti

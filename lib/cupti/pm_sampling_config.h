@@ -20,6 +20,8 @@ struct CUpti_Profiler_Host_Object;
 
 namespace cuscope::cupti {
 
+class ProfilerApi;
+
 // ---- The default counters ----------------------------------------------------------------------
 // core::counter::kPmDefaults (lib/core/counter_names.h), in that order. On a chip without some
 // of them (no tensor pipes, no NVLink) BuildPmSamplingConfig leaves those out and the rest are
@@ -38,11 +40,12 @@ struct PmSamplingConfig {
   std::vector<uint8_t> config_image;
 };
 
-// Builds the configuration for `metrics` on `chip` ("GH100", ...). `counter_availability` may be
-// empty (offline: every counter assumed available). Metrics are taken in order while they fit one
-// pass; the ones left out are named in `unknown` / `over_one_pass`. Errors: an empty list
-// (InvalidArgument), an unknown chip (naming it), nothing left (NotFound, naming them all).
-absl::StatusOr<PmSamplingConfig> BuildPmSamplingConfig(const std::string& chip,
+// Builds the configuration for `metrics` on `chip` ("GH100", ...), with `api`'s host calls.
+// `counter_availability` may be empty (offline: every counter assumed available). Metrics are
+// taken in order while they fit one pass; the ones left out are named in `unknown` /
+// `over_one_pass`. Errors: an empty list (InvalidArgument), an unknown chip (naming it), nothing
+// left (NotFound, naming them all).
+absl::StatusOr<PmSamplingConfig> BuildPmSamplingConfig(ProfilerApi& api, const std::string& chip,
                                                        const std::vector<uint8_t>& counter_availability,
                                                        const std::vector<std::string>& metrics);
 
@@ -51,11 +54,11 @@ std::string DescribeLeftOut(const PmSamplingConfig& config);
 
 // ---- Evaluation -------------------------------------------------------------------------------
 // Turns the samples of a decoded PM sampling counter-data image into metric values; owns a CUPTI
-// host object for one chip and metric list.
+// host object for one chip and metric list, made and freed through `api` (which must outlive it).
 class PmSamplingEvaluator {
  public:
   // Errors: an empty list, an unknown chip, a name the chip lacks (build the config first).
-  static absl::StatusOr<std::unique_ptr<PmSamplingEvaluator>> Create(const std::string& chip,
+  static absl::StatusOr<std::unique_ptr<PmSamplingEvaluator>> Create(ProfilerApi& api, const std::string& chip,
                                                                      const std::vector<uint8_t>& counter_availability,
                                                                      const std::vector<std::string>& metrics);
   ~PmSamplingEvaluator();
@@ -70,7 +73,8 @@ class PmSamplingEvaluator {
   absl::StatusOr<std::vector<double>> Evaluate(const std::vector<uint8_t>& counter_data, size_t sample) const;
 
  private:
-  PmSamplingEvaluator() = default;
+  explicit PmSamplingEvaluator(ProfilerApi& api) : api_(api) {}
+  ProfilerApi& api_;
   CUpti_Profiler_Host_Object* host_ = nullptr;
   std::vector<std::string> metrics_;
   std::vector<const char*> names_;

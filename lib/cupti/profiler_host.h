@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "lib/cupti/profiler_api.h"
 
 namespace cuscope::cupti {
 
@@ -18,8 +19,8 @@ namespace cuscope::cupti {
 class ProfilerHost {
  public:
   // `counter_availability` may be empty (offline: every counter assumed available). Errors name
-  // the chip and the profiler ("PM sampling on chip ..." or "chip ...").
-  static absl::StatusOr<ProfilerHost> Create(CUpti_ProfilerType type, const std::string& chip,
+  // the chip and the profiler ("PM sampling on chip ..." or "chip ..."). `api` must outlive it.
+  static absl::StatusOr<ProfilerHost> Create(ProfilerApi& api, CUpti_ProfilerType type, const std::string& chip,
                                              const std::vector<uint8_t>& counter_availability);
   ProfilerHost(ProfilerHost&& o) noexcept;
   ProfilerHost& operator=(ProfilerHost&& o) noexcept;
@@ -28,27 +29,28 @@ class ProfilerHost {
   CUpti_Profiler_Host_Object* get() const { return obj_; }
   // The object is the caller's to deinitialize (with Deinitialize) from here on.
   CUpti_Profiler_Host_Object* release();
-  static void Deinitialize(CUpti_Profiler_Host_Object* obj);
+  static void Deinitialize(ProfilerApi& api, CUpti_Profiler_Host_Object* obj);
 
  private:
-  explicit ProfilerHost(CUpti_Profiler_Host_Object* obj) : obj_(obj) {}
+  ProfilerHost(ProfilerApi& api, CUpti_Profiler_Host_Object* obj) : api_(&api), obj_(obj) {}
+  ProfilerApi* api_;
   CUpti_Profiler_Host_Object* obj_ = nullptr;
 };
 
 // Adds `names` to the host object's configuration. A name the chip lacks fails the whole call and
 // leaves the object unusable for further adds: try again on a fresh one.
-CUptiResult AddMetrics(CUpti_Profiler_Host_Object* host, const std::vector<std::string>& names);
+absl::Status AddMetrics(ProfilerApi& api, CUpti_Profiler_Host_Object* host, const std::vector<std::string>& names);
 
 // The configuration image of what was added, and the passes (kernel replays) it needs.
 struct ConfigImage {
   std::vector<uint8_t> image;
   size_t passes = 0;
 };
-absl::StatusOr<ConfigImage> GetConfigImage(CUpti_Profiler_Host_Object* host);
+absl::StatusOr<ConfigImage> GetConfigImage(ProfilerApi& api, CUpti_Profiler_Host_Object* host);
 
 // The value of every metric in `names` for range (Range Profiler) or sample (PM sampling) `index` of
 // a decoded counter-data image, on a host object the metrics were added to.
-absl::StatusOr<std::vector<double>> EvaluateToGpuValues(CUpti_Profiler_Host_Object* host,
+absl::StatusOr<std::vector<double>> EvaluateToGpuValues(ProfilerApi& api, CUpti_Profiler_Host_Object* host,
                                                         const std::vector<const char*>& names,
                                                         const std::vector<uint8_t>& counter_data, size_t index);
 

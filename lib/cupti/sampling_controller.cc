@@ -113,7 +113,7 @@ std::unique_ptr<GpuCounterSampler> SamplingController::NewSampler() {
   options.devices = config_.gpu_metrics_devices;
   options.interval_ns = 1'000'000'000ull / config_.gpu_metrics_frequency_hz;
   return std::make_unique<GpuCounterSampler>(
-      std::move(options), [this](std::vector<CounterBatch> batches) { pipeline_.QueueCounterBatches(std::move(batches)); },
+      cupti_, std::move(options), [this](std::vector<CounterBatch> batches) { pipeline_.QueueCounterBatches(std::move(batches)); },
       [this](const std::string& msg) {
         // A sampler per window: what one says, the next would repeat.
         {

@@ -141,8 +141,8 @@ TEST_F(CollectorControlTest, AMonitorCaptureHoldsTheWindowsRecordsInAFileOfItsOw
 }
 
 // `cuscope capture --top-down`: the window, then the one-run top-down on its hottest kernels, in
-// the same file. The fake has no Range Profiler, so no launch is profiled: the file says which
-// kernels were chosen and is written once the wait is over.
+// the same file. No launch of the chosen kernel follows the window, so none is profiled: the file
+// says which kernels were chosen and is written once the wait is over.
 TEST_F(CollectorControlTest, AMonitorCaptureWithTopDownChoosesAmongItsWindowsKernels) {
   config_.mode = settings::CollectionMode::kMonitor;
   config_.overhead_budget = 0;  // recorded all the time: exact figures

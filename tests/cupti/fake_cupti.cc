@@ -14,6 +14,11 @@ void FakeCupti::Fail(const std::string& call) {
   failing_.insert(call);
 }
 
+void FakeCupti::FailAfter(const std::string& call, int successes) {
+  std::lock_guard<std::mutex> lock(mu_);
+  fail_after_[call] = successes;
+}
+
 std::vector<std::string> FakeCupti::Calls() const {
   std::lock_guard<std::mutex> lock(mu_);
   return calls_;
@@ -30,6 +35,14 @@ size_t FakeCupti::Count(const std::string& call) const {
   return n;
 }
 
+int FakeCupti::FirstIndexOf(const std::string& call) const {
+  const auto calls = Calls();
+  for (size_t i = 0; i < calls.size(); ++i) {
+    if (calls[i] == call) return static_cast<int>(i);
+  }
+  return -1;
+}
+
 int FakeCupti::LastIndexOf(const std::string& call) const {
   const auto calls = Calls();
   for (int i = static_cast<int>(calls.size()) - 1; i >= 0; --i) {
@@ -41,6 +54,14 @@ int FakeCupti::LastIndexOf(const std::string& call) const {
 absl::Status FakeCupti::Called(const std::string& call) {
   std::lock_guard<std::mutex> lock(mu_);
   calls_.push_back(call);
+  if (auto it = fail_after_.find(call); it != fail_after_.end()) {
+    if (it->second == 0) {
+      failing_.insert(call);
+      fail_after_.erase(it);
+    } else {
+      --it->second;
+    }
+  }
   if (failing_.count(call) > 0) return absl::InternalError(absl::StrCat(call, " failed (fake)"));
   return absl::OkStatus();
 }
@@ -138,9 +159,11 @@ absl::StatusOr<SystemInfo> FakeCupti::QuerySystem() {
   SystemInfo info;
   info.driver_version = 13000;
   info.cupti_version = 130001;
-  v1::Device& d = info.devices.emplace_back();
-  d.set_id(0);
-  d.set_name("Fake GPU");
+  for (uint32_t i = 0; i < devices_; ++i) {
+    v1::Device& d = info.devices.emplace_back();
+    d.set_id(i);
+    d.set_name("Fake GPU");
+  }
   return info;
 }
 
@@ -271,6 +294,33 @@ void FakeCupti::CallLaunch(uint32_t correlation, const char* symbol, bool driver
   if (!driver_only) call(CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000, CUPTI_API_EXIT);
 }
 
+void FakeCupti::CallKernelLaunch(uint32_t correlation, const char* symbol) {
+  // Named variables, not a structured binding: a lambda below captures them (clang 14).
+  const auto api = ApiCallback();
+  const CUpti_CallbackFunc callback = api.first;
+  void* const userdata = api.second;
+  if (callback == nullptr) return;
+  cuLaunchKernel_params params{};
+  params.gridDimX = params.gridDimY = params.gridDimZ = 1;
+  params.blockDimX = 128;
+  params.blockDimY = params.blockDimZ = 1;
+  CUpti_CallbackData data;
+  std::memset(&data, 0, sizeof(data));
+  data.correlationId = correlation;
+  data.symbolName = symbol;
+  data.context = reinterpret_cast<CUcontext>(uintptr_t{0x10});
+  const auto call = [&](CUpti_CallbackDomain domain, CUpti_CallbackId cbid, CUpti_ApiCallbackSite site,
+                        const void* call_params) {
+    data.callbackSite = site;
+    data.functionParams = call_params;
+    callback(userdata, domain, cbid, &data);
+  };
+  call(CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000, CUPTI_API_ENTER, nullptr);
+  call(CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel, CUPTI_API_ENTER, &params);
+  call(CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel, CUPTI_API_EXIT, &params);
+  call(CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000, CUPTI_API_EXIT, nullptr);
+}
+
 void FakeCupti::ApiCallbackForTest(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const CUpti_CallbackData* data) {
   const auto [callback, userdata] = ApiCallback();
   if (callback != nullptr) callback(userdata, domain, cbid, data);
@@ -335,5 +385,257 @@ void FakeCupti::CallGraphInstantiation(bool starting) {
 
 void FakeCupti::CallProfilerStart() { CallGate(CUPTI_RUNTIME_TRACE_CBID_cudaProfilerStart_v4000, CUPTI_API_EXIT); }
 void FakeCupti::CallProfilerStop() { CallGate(CUPTI_RUNTIME_TRACE_CBID_cudaProfilerStop_v4000, CUPTI_API_ENTER); }
+
+// ---- The profiling API -------------------------------------------------------------------------
+
+namespace {
+
+constexpr char kFakeChip[] = "FAKE100";
+// Bytes of a counter-availability, counter-data or configuration image: any will do, nothing
+// reads them but the fake.
+constexpr size_t kImageBytes = 64;
+
+template <typename T>
+T* Token(uintptr_t object) {
+  return reinterpret_cast<T*>(object);
+}
+
+template <typename T>
+uintptr_t Id(T* object) {
+  return reinterpret_cast<uintptr_t>(object);
+}
+
+}  // namespace
+
+uintptr_t FakeCupti::NewObject() { return next_object_ += 0x10; }
+
+size_t FakeCupti::RangeProfilersEnabled() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return range_enabled_.size();
+}
+
+size_t FakeCupti::RangeProfilersStarted() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return range_started_.size();
+}
+
+size_t FakeCupti::PmSamplersEnabled() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return pm_enabled_.size();
+}
+
+size_t FakeCupti::PmSamplersStarted() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return pm_started_.size();
+}
+
+size_t FakeCupti::ProfilerHostsAlive() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return hosts_.size();
+}
+
+absl::Status FakeCupti::ProfilerInitialize(CUpti_Profiler_Initialize_Params*) { return Called("ProfilerInitialize"); }
+
+absl::StatusOr<uint32_t> FakeCupti::DeviceId(CUcontext) {
+  if (auto st = Called("DeviceId"); !st.ok()) return st;
+  return 0u;
+}
+
+absl::Status FakeCupti::DeviceSupported(CUpti_Profiler_DeviceSupported_Params* p) {
+  if (auto st = Called("DeviceSupported"); !st.ok()) return st;
+  p->isSupported = CUPTI_PROFILER_CONFIGURATION_SUPPORTED;
+  p->architecture = CUPTI_PROFILER_CONFIGURATION_SUPPORTED;
+  p->sli = CUPTI_PROFILER_CONFIGURATION_SUPPORTED;
+  p->vGpu = CUPTI_PROFILER_CONFIGURATION_SUPPORTED;
+  p->confidentialCompute = CUPTI_PROFILER_CONFIGURATION_SUPPORTED;
+  p->cmp = CUPTI_PROFILER_CONFIGURATION_SUPPORTED;
+  p->wsl = CUPTI_PROFILER_CONFIGURATION_SUPPORTED;
+  return absl::OkStatus();
+}
+
+absl::Status FakeCupti::ChipName(CUpti_Device_GetChipName_Params* p) {
+  if (auto st = Called("ChipName"); !st.ok()) return st;
+  p->pChipName = kFakeChip;
+  return absl::OkStatus();
+}
+
+absl::Status FakeCupti::ProfilerCounterAvailability(CUpti_Profiler_GetCounterAvailability_Params* p) {
+  if (auto st = Called("ProfilerCounterAvailability"); !st.ok()) return st;
+  if (p->pCounterAvailabilityImage == nullptr) {
+    p->counterAvailabilityImageSize = kImageBytes;
+  } else {
+    std::memset(p->pCounterAvailabilityImage, 0, p->counterAvailabilityImageSize);
+  }
+  return absl::OkStatus();
+}
+
+absl::Status FakeCupti::RangeProfilerEnable(CUpti_RangeProfiler_Enable_Params* p) {
+  if (auto st = Called("RangeProfilerEnable"); !st.ok()) return st;
+  std::lock_guard<std::mutex> lock(mu_);
+  const uintptr_t object = NewObject();
+  range_enabled_.insert(object);
+  p->pRangeProfilerObject = Token<CUpti_RangeProfiler_Object>(object);
+  return absl::OkStatus();
+}
+
+void FakeCupti::RangeProfilerDisable(CUpti_RangeProfiler_Disable_Params* p) {
+  (void)Called("RangeProfilerDisable");
+  std::lock_guard<std::mutex> lock(mu_);
+  range_enabled_.erase(Id(p->pRangeProfilerObject));
+  range_started_.erase(Id(p->pRangeProfilerObject));
+}
+
+absl::Status FakeCupti::RangeProfilerGetCounterDataSize(CUpti_RangeProfiler_GetCounterDataSize_Params* p) {
+  if (auto st = Called("RangeProfilerGetCounterDataSize"); !st.ok()) return st;
+  p->counterDataSize = kImageBytes;
+  return absl::OkStatus();
+}
+
+absl::Status FakeCupti::RangeProfilerCounterDataImageInitialize(CUpti_RangeProfiler_CounterDataImage_Initialize_Params*) {
+  return Called("RangeProfilerCounterDataImageInitialize");
+}
+
+absl::Status FakeCupti::RangeProfilerSetConfig(CUpti_RangeProfiler_SetConfig_Params*) {
+  return Called("RangeProfilerSetConfig");
+}
+
+absl::Status FakeCupti::RangeProfilerStart(CUpti_RangeProfiler_Start_Params* p) {
+  if (auto st = Called("RangeProfilerStart"); !st.ok()) return st;
+  std::lock_guard<std::mutex> lock(mu_);
+  range_started_.insert(Id(p->pRangeProfilerObject));
+  return absl::OkStatus();
+}
+
+absl::Status FakeCupti::RangeProfilerStop(CUpti_RangeProfiler_Stop_Params* p) {
+  if (auto st = Called("RangeProfilerStop"); !st.ok()) return st;
+  std::lock_guard<std::mutex> lock(mu_);
+  range_started_.erase(Id(p->pRangeProfilerObject));
+  p->isAllPassSubmitted = 1;
+  return absl::OkStatus();
+}
+
+absl::Status FakeCupti::RangeProfilerDecodeData(CUpti_RangeProfiler_DecodeData_Params*) {
+  return Called("RangeProfilerDecodeData");
+}
+
+absl::Status FakeCupti::RangeProfilerGetCounterDataInfo(CUpti_RangeProfiler_GetCounterDataInfo_Params* p) {
+  if (auto st = Called("RangeProfilerGetCounterDataInfo"); !st.ok()) return st;
+  p->numTotalRanges = 1;  // the profiled launch's
+  return absl::OkStatus();
+}
+
+absl::Status FakeCupti::PmSamplingGetCounterAvailability(CUpti_PmSampling_GetCounterAvailability_Params* p) {
+  if (auto st = Called("PmSamplingGetCounterAvailability"); !st.ok()) return st;
+  if (p->pCounterAvailabilityImage == nullptr) {
+    p->counterAvailabilityImageSize = kImageBytes;
+  } else {
+    std::memset(p->pCounterAvailabilityImage, 0, p->counterAvailabilityImageSize);
+  }
+  return absl::OkStatus();
+}
+
+absl::Status FakeCupti::PmSamplingEnable(CUpti_PmSampling_Enable_Params* p) {
+  if (auto st = Called("PmSamplingEnable"); !st.ok()) return st;
+  std::lock_guard<std::mutex> lock(mu_);
+  const uintptr_t object = NewObject();
+  pm_enabled_.insert(object);
+  p->pPmSamplingObject = Token<CUpti_PmSampling_Object>(object);
+  return absl::OkStatus();
+}
+
+void FakeCupti::PmSamplingDisable(CUpti_PmSampling_Disable_Params* p) {
+  (void)Called("PmSamplingDisable");
+  std::lock_guard<std::mutex> lock(mu_);
+  pm_enabled_.erase(Id(p->pPmSamplingObject));
+  pm_started_.erase(Id(p->pPmSamplingObject));
+}
+
+absl::Status FakeCupti::PmSamplingSetConfig(CUpti_PmSampling_SetConfig_Params*) { return Called("PmSamplingSetConfig"); }
+
+absl::Status FakeCupti::PmSamplingGetCounterDataSize(CUpti_PmSampling_GetCounterDataSize_Params* p) {
+  if (auto st = Called("PmSamplingGetCounterDataSize"); !st.ok()) return st;
+  p->counterDataSize = kImageBytes;
+  return absl::OkStatus();
+}
+
+absl::Status FakeCupti::PmSamplingCounterDataImageInitialize(CUpti_PmSampling_CounterDataImage_Initialize_Params*) {
+  return Called("PmSamplingCounterDataImageInitialize");
+}
+
+absl::Status FakeCupti::PmSamplingStart(CUpti_PmSampling_Start_Params* p) {
+  if (auto st = Called("PmSamplingStart"); !st.ok()) return st;
+  std::lock_guard<std::mutex> lock(mu_);
+  pm_started_.insert(Id(p->pPmSamplingObject));
+  return absl::OkStatus();
+}
+
+absl::Status FakeCupti::PmSamplingStop(CUpti_PmSampling_Stop_Params* p) {
+  if (auto st = Called("PmSamplingStop"); !st.ok()) return st;
+  std::lock_guard<std::mutex> lock(mu_);
+  pm_started_.erase(Id(p->pPmSamplingObject));
+  return absl::OkStatus();
+}
+
+absl::StatusOr<bool> FakeCupti::PmSamplingDecodeData(CUpti_PmSampling_DecodeData_Params* p) {
+  if (auto st = Called("PmSamplingDecodeData"); !st.ok()) return st;
+  p->decodeStopReason = CUPTI_PM_SAMPLING_DECODE_STOP_REASON_END_OF_RECORDS;
+  p->overflow = 0;
+  return false;
+}
+
+absl::Status FakeCupti::PmSamplingGetCounterDataInfo(CUpti_PmSampling_GetCounterDataInfo_Params* p) {
+  if (auto st = Called("PmSamplingGetCounterDataInfo"); !st.ok()) return st;
+  p->numTotalSamples = 0;
+  p->numPopulatedSamples = 0;
+  p->numCompletedSamples = 0;
+  return absl::OkStatus();
+}
+
+absl::Status FakeCupti::PmSamplingCounterDataGetSampleInfo(CUpti_PmSampling_CounterData_GetSampleInfo_Params*) {
+  return Called("PmSamplingCounterDataGetSampleInfo");
+}
+
+absl::Status FakeCupti::ProfilerHostInitialize(CUpti_Profiler_Host_Initialize_Params* p) {
+  if (auto st = Called("ProfilerHostInitialize"); !st.ok()) return st;
+  std::lock_guard<std::mutex> lock(mu_);
+  const uintptr_t object = NewObject();
+  hosts_.insert(object);
+  p->pHostObject = Token<CUpti_Profiler_Host_Object>(object);
+  return absl::OkStatus();
+}
+
+void FakeCupti::ProfilerHostDeinitialize(CUpti_Profiler_Host_Deinitialize_Params* p) {
+  (void)Called("ProfilerHostDeinitialize");
+  std::lock_guard<std::mutex> lock(mu_);
+  hosts_.erase(Id(p->pHostObject));
+}
+
+absl::Status FakeCupti::ProfilerHostConfigAddMetrics(CUpti_Profiler_Host_ConfigAddMetrics_Params*) {
+  return Called("ProfilerHostConfigAddMetrics");
+}
+
+absl::Status FakeCupti::ProfilerHostGetConfigImageSize(CUpti_Profiler_Host_GetConfigImageSize_Params* p) {
+  if (auto st = Called("ProfilerHostGetConfigImageSize"); !st.ok()) return st;
+  p->configImageSize = kImageBytes;
+  return absl::OkStatus();
+}
+
+absl::Status FakeCupti::ProfilerHostGetConfigImage(CUpti_Profiler_Host_GetConfigImage_Params* p) {
+  if (auto st = Called("ProfilerHostGetConfigImage"); !st.ok()) return st;
+  std::memset(p->pConfigImage, 0, p->configImageSize);
+  return absl::OkStatus();
+}
+
+absl::Status FakeCupti::ProfilerHostGetNumOfPasses(CUpti_Profiler_Host_GetNumOfPasses_Params* p) {
+  if (auto st = Called("ProfilerHostGetNumOfPasses"); !st.ok()) return st;
+  p->numOfPasses = 1;
+  return absl::OkStatus();
+}
+
+absl::Status FakeCupti::ProfilerHostEvaluateToGpuValues(CUpti_Profiler_Host_EvaluateToGpuValues_Params* p) {
+  if (auto st = Called("ProfilerHostEvaluateToGpuValues"); !st.ok()) return st;
+  for (size_t i = 0; i < p->numMetrics; ++i) p->pMetricValues[i] = static_cast<double>(i + 1);
+  return absl::OkStatus();
+}
 
 }  // namespace cuscope::cupti::testing

@@ -1,6 +1,13 @@
 // A CUPTI and driver stand-in for the collector's CPU tests: it records every call in order,
 // fails the calls a test names, and delivers fabricated activity buffers through the callbacks
 // the collector registered, as CUPTI's own thread would.
+//
+// It is its own Profiler() too: the Range Profiler's, PM sampling's and the host side's calls go
+// to the same log, named as ProfilerApi names them ("RangeProfilerEnable", "PmSamplingStart",
+// ...). They succeed with plausible sizes and no data: a PM decode finds no sample, a Range
+// Profiler decode finds the one range of the launch, and every metric evaluates to 1, 2, 3, ... in
+// the order asked. What each profiler has enabled or started is kept, so a test can tell what a
+// failure left behind.
 #ifndef CUSCOPE_TESTS_CUPTI_FAKE_CUPTI_H_
 #define CUSCOPE_TESTS_CUPTI_FAKE_CUPTI_H_
 
@@ -12,11 +19,14 @@
 #include <utility>
 #include <vector>
 
+#include <map>
+
 #include "lib/cupti/cupti_api.h"
+#include "lib/cupti/profiler_api.h"
 
 namespace cuscope::cupti::testing {
 
-class FakeCupti final : public CuptiApi {
+class FakeCupti final : public CuptiApi, public ProfilerApi {
  public:
   // Every record of a fabricated buffer takes one slot of this size.
   static constexpr size_t kRecordSlot = 1024;
@@ -24,6 +34,8 @@ class FakeCupti final : public CuptiApi {
   // Calls named as the log names them ("Subscribe", "RegisterBufferCallbacks",
   // "EnableActivity:<kind number>", "EnableCallback:<domain>:<cbid>") fail from now on.
   void Fail(const std::string& call);
+  // `call` succeeds `successes` more times, then fails from then on (the second device's, say).
+  void FailAfter(const std::string& call, int successes);
   // Calls in order: "Subscribe", "Unsubscribe", "EnableCallback:<d>:<cbid>", "EnableActivity:<k>",
   // "DisableActivity:<k>", "EnableApiRecords:<api>:<cbid>:<0|1>", "RegisterBufferCallbacks", "FlushAll", "FlushAll:forced", "SetFlushPeriod",
   // "EnableLatencyTimestamps:<0|1>".
@@ -31,7 +43,8 @@ class FakeCupti final : public CuptiApi {
   size_t Count(const std::string& call) const;
   // Forgets the calls logged so far.
   void ClearCalls();
-  // Index of the last call named `call` in Calls(), or -1.
+  // Index of the first or the last call named `call` in Calls(), or -1.
+  int FirstIndexOf(const std::string& call) const;
   int LastIndexOf(const std::string& call) const;
   void set_driver_loadable(bool v) { driver_loadable_ = v; }
 
@@ -51,6 +64,9 @@ class FakeCupti final : public CuptiApi {
   // A kernel launch's entry and exit: through the runtime (cudaLaunchKernel, around the driver's
   // cuLaunchKernel as the real runtime does) or, with `driver_only`, the driver alone.
   void CallLaunch(uint32_t correlation, const char* symbol, bool driver_only = false);
+  // A launch kernel metrics can profile: cudaLaunchKernel around cuLaunchKernel of `symbol` on a
+  // context, in the fabricated kernel records' shape (grid 1, block 128).
+  void CallKernelLaunch(uint32_t correlation, const char* symbol);
   // Any runtime or driver call's entry and exit, `inner` (a driver call, or none) between them as
   // the runtime makes its own: `params` the call's parameters (generated_cuda_*_meta.h), and the
   // fake clock moved `ns` during the call.
@@ -107,7 +123,52 @@ class FakeCupti final : public CuptiApi {
   // Whether the program has made its first CUDA call (a context exists) when asked.
   bool DriverHasContext() override { return driver_has_context_; }
   void set_driver_has_context(bool has) { driver_has_context_ = has; }
+  // Device 0, or `devices` of them (ids 0, 1, ...), each "Fake GPU".
   absl::StatusOr<SystemInfo> QuerySystem() override;
+  void set_devices(uint32_t devices) { devices_ = devices; }
+  ProfilerApi& Profiler() override { return *this; }
+
+  // What the profilers hold now: Range Profiler objects enabled and started, PM sampling objects
+  // enabled and started, host objects not yet deinitialized.
+  size_t RangeProfilersEnabled() const;
+  size_t RangeProfilersStarted() const;
+  size_t PmSamplersEnabled() const;
+  size_t PmSamplersStarted() const;
+  size_t ProfilerHostsAlive() const;
+
+  // ProfilerApi: each logged by its name; chip "FAKE100", every device supported.
+  absl::Status ProfilerInitialize(CUpti_Profiler_Initialize_Params* p) override;
+  absl::StatusOr<uint32_t> DeviceId(CUcontext context) override;
+  absl::Status DeviceSupported(CUpti_Profiler_DeviceSupported_Params* p) override;
+  absl::Status ChipName(CUpti_Device_GetChipName_Params* p) override;
+  absl::Status ProfilerCounterAvailability(CUpti_Profiler_GetCounterAvailability_Params* p) override;
+  absl::Status RangeProfilerEnable(CUpti_RangeProfiler_Enable_Params* p) override;
+  void RangeProfilerDisable(CUpti_RangeProfiler_Disable_Params* p) override;
+  absl::Status RangeProfilerGetCounterDataSize(CUpti_RangeProfiler_GetCounterDataSize_Params* p) override;
+  absl::Status RangeProfilerCounterDataImageInitialize(CUpti_RangeProfiler_CounterDataImage_Initialize_Params* p) override;
+  absl::Status RangeProfilerSetConfig(CUpti_RangeProfiler_SetConfig_Params* p) override;
+  absl::Status RangeProfilerStart(CUpti_RangeProfiler_Start_Params* p) override;
+  absl::Status RangeProfilerStop(CUpti_RangeProfiler_Stop_Params* p) override;
+  absl::Status RangeProfilerDecodeData(CUpti_RangeProfiler_DecodeData_Params* p) override;
+  absl::Status RangeProfilerGetCounterDataInfo(CUpti_RangeProfiler_GetCounterDataInfo_Params* p) override;
+  absl::Status PmSamplingGetCounterAvailability(CUpti_PmSampling_GetCounterAvailability_Params* p) override;
+  absl::Status PmSamplingEnable(CUpti_PmSampling_Enable_Params* p) override;
+  void PmSamplingDisable(CUpti_PmSampling_Disable_Params* p) override;
+  absl::Status PmSamplingSetConfig(CUpti_PmSampling_SetConfig_Params* p) override;
+  absl::Status PmSamplingGetCounterDataSize(CUpti_PmSampling_GetCounterDataSize_Params* p) override;
+  absl::Status PmSamplingCounterDataImageInitialize(CUpti_PmSampling_CounterDataImage_Initialize_Params* p) override;
+  absl::Status PmSamplingStart(CUpti_PmSampling_Start_Params* p) override;
+  absl::Status PmSamplingStop(CUpti_PmSampling_Stop_Params* p) override;
+  absl::StatusOr<bool> PmSamplingDecodeData(CUpti_PmSampling_DecodeData_Params* p) override;
+  absl::Status PmSamplingGetCounterDataInfo(CUpti_PmSampling_GetCounterDataInfo_Params* p) override;
+  absl::Status PmSamplingCounterDataGetSampleInfo(CUpti_PmSampling_CounterData_GetSampleInfo_Params* p) override;
+  absl::Status ProfilerHostInitialize(CUpti_Profiler_Host_Initialize_Params* p) override;
+  void ProfilerHostDeinitialize(CUpti_Profiler_Host_Deinitialize_Params* p) override;
+  absl::Status ProfilerHostConfigAddMetrics(CUpti_Profiler_Host_ConfigAddMetrics_Params* p) override;
+  absl::Status ProfilerHostGetConfigImageSize(CUpti_Profiler_Host_GetConfigImageSize_Params* p) override;
+  absl::Status ProfilerHostGetConfigImage(CUpti_Profiler_Host_GetConfigImage_Params* p) override;
+  absl::Status ProfilerHostGetNumOfPasses(CUpti_Profiler_Host_GetNumOfPasses_Params* p) override;
+  absl::Status ProfilerHostEvaluateToGpuValues(CUpti_Profiler_Host_EvaluateToGpuValues_Params* p) override;
 
  private:
   struct HeldBuffer {
@@ -123,6 +184,7 @@ class FakeCupti final : public CuptiApi {
   mutable std::mutex mu_;
   std::vector<std::string> calls_;
   std::set<std::string> failing_;
+  std::map<std::string, int> fail_after_;  // successes left before the call fails
   std::vector<HeldBuffer> held_;
   CUpti_CallbackFunc api_callback_ = nullptr;
   void* api_userdata_ = nullptr;
@@ -132,6 +194,16 @@ class FakeCupti final : public CuptiApi {
   bool driver_loadable_ = true;
   std::atomic<bool> driver_has_context_{true};
   int subscriber_token_ = 0;
+  uint32_t devices_ = 1;
+
+  // The profilers' objects, by the token handed out for each (mu_).
+  uintptr_t NewObject();
+  uintptr_t next_object_ = 0x1000;
+  std::set<uintptr_t> range_enabled_;
+  std::set<uintptr_t> range_started_;
+  std::set<uintptr_t> pm_enabled_;
+  std::set<uintptr_t> pm_started_;
+  std::set<uintptr_t> hosts_;
 };
 
 }  // namespace cuscope::cupti::testing

@@ -8,6 +8,7 @@
 
 #include "gtest/gtest.h"
 #include "lib/core/metric_sets.h"
+#include "lib/cupti/profiler_api.h"
 
 namespace cuscope::cupti {
 namespace {
@@ -17,7 +18,7 @@ constexpr char kChip[] = "GH100";
 TEST(MetricConfigTest, EverySetBuildsOnGh100WithAllItsMetrics) {
   for (const std::string& set : core::MetricSetNames()) {
     const std::vector<std::string> metrics = core::MetricSet(set);
-    auto config = BuildMetricConfig(kChip, {}, metrics);
+    auto config = BuildMetricConfig(RealProfilerApi(), kChip, {}, metrics);
     ASSERT_TRUE(config.ok()) << set << ": " << config.status();
     EXPECT_EQ(config->metrics, metrics) << set;
     EXPECT_TRUE(config->rejected.empty()) << set << " rejected " << config->rejected.front();
@@ -28,13 +29,13 @@ TEST(MetricConfigTest, EverySetBuildsOnGh100WithAllItsMetrics) {
 
 TEST(MetricConfigTest, SpeedOfLightNeedsSeveralReplays) {
   // sm__throughput alone takes 8 passes on GH100 (measured on the H200 with the same CUPTI).
-  auto sm = BuildMetricConfig(kChip, {}, {std::string(core::metric::kSmThroughputPct)});
+  auto sm = BuildMetricConfig(RealProfilerApi(), kChip, {}, {std::string(core::metric::kSmThroughputPct)});
   ASSERT_TRUE(sm.ok()) << sm.status();
   EXPECT_EQ(sm->passes, 8u);
-  auto one = BuildMetricConfig(kChip, {}, {std::string(core::metric::kDuration)});
+  auto one = BuildMetricConfig(RealProfilerApi(), kChip, {}, {std::string(core::metric::kDuration)});
   ASSERT_TRUE(one.ok()) << one.status();
   EXPECT_EQ(one->passes, 1u);
-  auto sol = BuildMetricConfig(kChip, {}, core::MetricSet("sol"));
+  auto sol = BuildMetricConfig(RealProfilerApi(), kChip, {}, core::MetricSet("sol"));
   ASSERT_TRUE(sol.ok());
   EXPECT_GE(sol->passes, sm->passes);
 }
@@ -42,7 +43,7 @@ TEST(MetricConfigTest, SpeedOfLightNeedsSeveralReplays) {
 TEST(MetricConfigTest, AMetricTheChipLacksIsNamedAndTheRestStillBuild) {
   const std::vector<std::string> asked = {std::string(core::metric::kDuration), "smsp__no_such_counter.sum",
                                           std::string(core::metric::kDramThroughputPct)};
-  auto config = BuildMetricConfig(kChip, {}, asked);
+  auto config = BuildMetricConfig(RealProfilerApi(), kChip, {}, asked);
   ASSERT_TRUE(config.ok()) << config.status();
   EXPECT_EQ(config->rejected, (std::vector<std::string>{"smsp__no_such_counter.sum"}));
   EXPECT_EQ(config->metrics,
@@ -51,14 +52,14 @@ TEST(MetricConfigTest, AMetricTheChipLacksIsNamedAndTheRestStillBuild) {
 }
 
 TEST(MetricConfigTest, NothingLeftIsAnErrorNamingTheMetrics) {
-  auto config = BuildMetricConfig(kChip, {}, {"smsp__no_such_counter.sum", "dram__nothing.avg"});
+  auto config = BuildMetricConfig(RealProfilerApi(), kChip, {}, {"smsp__no_such_counter.sum", "dram__nothing.avg"});
   ASSERT_FALSE(config.ok());
   EXPECT_NE(config.status().message().find("smsp__no_such_counter.sum"), std::string::npos) << config.status();
   EXPECT_NE(config.status().message().find("dram__nothing.avg"), std::string::npos) << config.status();
 }
 
 TEST(MetricConfigTest, UnknownChipIsAnErrorNamingIt) {
-  auto config = BuildMetricConfig("NO_SUCH_CHIP", {}, core::MetricSet("sol"));
+  auto config = BuildMetricConfig(RealProfilerApi(), "NO_SUCH_CHIP", {}, core::MetricSet("sol"));
   ASSERT_FALSE(config.ok());
   EXPECT_NE(config.status().message().find("NO_SUCH_CHIP"), std::string::npos) << config.status();
 }
@@ -66,13 +67,13 @@ TEST(MetricConfigTest, UnknownChipIsAnErrorNamingIt) {
 TEST(MetricConfigTest, AllSetsTogetherFitOneConfiguration) {
   auto all = core::ExpandMetricList("sol,occupancy,stalls,roofline");
   ASSERT_TRUE(all.ok());
-  auto config = BuildMetricConfig(kChip, {}, *all);
+  auto config = BuildMetricConfig(RealProfilerApi(), kChip, {}, *all);
   ASSERT_TRUE(config.ok()) << config.status();
   EXPECT_EQ(config->metrics.size(), all->size());
   // Printed for the record: the replays each launch costs with everything on.
   std::printf("all sets: %zu metrics, %zu passes\n", config->metrics.size(), config->passes);
   for (const std::string& set : core::MetricSetNames()) {
-    auto one = BuildMetricConfig(kChip, {}, core::MetricSet(set));
+    auto one = BuildMetricConfig(RealProfilerApi(), kChip, {}, core::MetricSet(set));
     ASSERT_TRUE(one.ok());
     EXPECT_LE(one->passes, config->passes) << set;
     std::printf("%s: %zu metrics, %zu passes\n", set.c_str(), one->metrics.size(), one->passes);

@@ -19,6 +19,7 @@
 #include "lib/core/counter_names.h"
 #include "lib/cupti/cupti_params.h"
 #include "lib/cupti/pm_sampler.h"
+#include "lib/cupti/profiler_api.h"
 
 namespace cuscope::cupti {
 namespace {
@@ -42,7 +43,7 @@ TEST(PmSamplingConfigTest, DefaultCountersAllBuildOnGh100InOnePass) {
   const std::vector<std::string> defaults = DefaultPmSamplingMetrics();
   ASSERT_EQ(defaults.size(), 11u);
   const auto t0 = std::chrono::steady_clock::now();
-  auto config = BuildPmSamplingConfig(kChip, {}, defaults);
+  auto config = BuildPmSamplingConfig(RealProfilerApi(), kChip, {}, defaults);
   const auto ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
   ASSERT_TRUE(config.ok()) << config.status();
   EXPECT_EQ(config->metrics, defaults);
@@ -75,7 +76,7 @@ TEST(PmSamplingConfigTest, DefaultsCoverWhatNsysShowsOnHopper) {
 
 TEST(PmSamplingConfigTest, UnknownMetricIsNamedAndTheRestBuild) {
   const std::vector<std::string> asked = {core::counter::kPmSmActivePct, "smsp__no_such_counter.sum", core::counter::kPmDramReadPct};
-  auto config = BuildPmSamplingConfig(kChip, {}, asked);
+  auto config = BuildPmSamplingConfig(RealProfilerApi(), kChip, {}, asked);
   ASSERT_TRUE(config.ok()) << config.status();
   EXPECT_EQ(config->metrics, (std::vector<std::string>{core::counter::kPmSmActivePct, core::counter::kPmDramReadPct}));
   EXPECT_EQ(config->unknown, std::vector<std::string>{"smsp__no_such_counter.sum"});
@@ -88,7 +89,7 @@ TEST(PmSamplingConfigTest, UnknownMetricIsNamedAndTheRestBuild) {
 
 TEST(PmSamplingConfigTest, MetricThatNeedsSeveralPassesIsNamedAndTheRestBuild) {
   const std::vector<std::string> asked = {core::counter::kPmSmActivePct, kSmThroughput, core::counter::kPmDramWritePct};
-  auto config = BuildPmSamplingConfig(kChip, {}, asked);
+  auto config = BuildPmSamplingConfig(RealProfilerApi(), kChip, {}, asked);
   ASSERT_TRUE(config.ok()) << config.status();
   EXPECT_EQ(config->metrics, (std::vector<std::string>{core::counter::kPmSmActivePct, core::counter::kPmDramWritePct}));
   EXPECT_EQ(config->over_one_pass, std::vector<std::string>{kSmThroughput});
@@ -100,19 +101,19 @@ TEST(PmSamplingConfigTest, MetricThatNeedsSeveralPassesIsNamedAndTheRestBuild) {
 }
 
 TEST(PmSamplingConfigTest, DuplicatesAreSampledOnce) {
-  auto config = BuildPmSamplingConfig(kChip, {}, {core::counter::kPmSmActivePct, core::counter::kPmSmIssuePct, core::counter::kPmSmActivePct});
+  auto config = BuildPmSamplingConfig(RealProfilerApi(), kChip, {}, {core::counter::kPmSmActivePct, core::counter::kPmSmIssuePct, core::counter::kPmSmActivePct});
   ASSERT_TRUE(config.ok()) << config.status();
   EXPECT_EQ(config->metrics, (std::vector<std::string>{core::counter::kPmSmActivePct, core::counter::kPmSmIssuePct}));
 }
 
 TEST(PmSamplingConfigTest, EmptyListIsAnError) {
-  auto config = BuildPmSamplingConfig(kChip, {}, {});
+  auto config = BuildPmSamplingConfig(RealProfilerApi(), kChip, {}, {});
   ASSERT_FALSE(config.ok());
   EXPECT_TRUE(absl::IsInvalidArgument(config.status())) << config.status();
 }
 
 TEST(PmSamplingConfigTest, NothingLeftIsAnErrorNamingEveryMetric) {
-  auto config = BuildPmSamplingConfig(kChip, {}, {"smsp__no_such_counter.sum", kSmThroughput});
+  auto config = BuildPmSamplingConfig(RealProfilerApi(), kChip, {}, {"smsp__no_such_counter.sum", kSmThroughput});
   ASSERT_FALSE(config.ok());
   EXPECT_TRUE(absl::IsNotFound(config.status())) << config.status();
   EXPECT_NE(config.status().message().find("smsp__no_such_counter.sum"), std::string::npos) << config.status();
@@ -120,20 +121,20 @@ TEST(PmSamplingConfigTest, NothingLeftIsAnErrorNamingEveryMetric) {
 }
 
 TEST(PmSamplingConfigTest, UnknownChipIsAnErrorNamingIt) {
-  auto config = BuildPmSamplingConfig("NO_SUCH_CHIP", {}, DefaultPmSamplingMetrics());
+  auto config = BuildPmSamplingConfig(RealProfilerApi(), "NO_SUCH_CHIP", {}, DefaultPmSamplingMetrics());
   ASSERT_FALSE(config.ok());
   EXPECT_NE(config.status().message().find("NO_SUCH_CHIP"), std::string::npos) << config.status();
 }
 
 TEST(PmSamplingConfigTest, EvaluatorIsMadeForTheDefaultsAndRefusesWhatItCannotEvaluate) {
-  auto evaluator = PmSamplingEvaluator::Create(kChip, {}, DefaultPmSamplingMetrics());
+  auto evaluator = PmSamplingEvaluator::Create(RealProfilerApi(), kChip, {}, DefaultPmSamplingMetrics());
   ASSERT_TRUE(evaluator.ok()) << evaluator.status();
   EXPECT_EQ((*evaluator)->metrics(), DefaultPmSamplingMetrics());
   auto values = (*evaluator)->Evaluate({}, 0);
   EXPECT_FALSE(values.ok());
-  EXPECT_FALSE(PmSamplingEvaluator::Create("NO_SUCH_CHIP", {}, DefaultPmSamplingMetrics()).ok());
-  EXPECT_FALSE(PmSamplingEvaluator::Create(kChip, {}, {}).ok());
-  EXPECT_FALSE(PmSamplingEvaluator::Create(kChip, {}, {"smsp__no_such_counter.sum"}).ok());
+  EXPECT_FALSE(PmSamplingEvaluator::Create(RealProfilerApi(), "NO_SUCH_CHIP", {}, DefaultPmSamplingMetrics()).ok());
+  EXPECT_FALSE(PmSamplingEvaluator::Create(RealProfilerApi(), kChip, {}, {}).ok());
+  EXPECT_FALSE(PmSamplingEvaluator::Create(RealProfilerApi(), kChip, {}, {"smsp__no_such_counter.sum"}).ok());
 }
 
 // The buffer sizes PmSampler asks for (pm_sampler.h): about a second of samples in the hardware

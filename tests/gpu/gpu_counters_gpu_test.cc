@@ -23,6 +23,7 @@
 #include <gtest/gtest.h>
 
 #include "lib/core/counter_names.h"
+#include "lib/cupti/cupti_api.h"
 #include "lib/cupti/cupti_params.h"
 #include "lib/cupti/gpu_counter_sampler.h"
 #include "lib/cupti/pm_sampler.h"
@@ -89,7 +90,7 @@ TEST_F(GpuCountersGpuTest, BusyLoopShowsInEveryDefaultCounterAndTheCountersAreFr
   GpuCounterSamplerOptions options;
   options.devices = {0};
   GpuCounterSampler sampler(
-      options,
+      cupti::RealCuptiApi(), options,
       [&got](std::vector<CounterBatch> batches) {
         std::lock_guard<std::mutex> lock(got.mu);
         ++got.emits;
@@ -210,7 +211,7 @@ TEST_F(GpuCountersGpuTest, DefaultCountersThisDeviceSamples) {
   ASSERT_TRUE(InitGpuForCounters(0, &error)) << error;
   cupti::PmSamplerOptions options;
   options.device = 0;
-  auto sampler = cupti::PmSampler::Create(options);
+  auto sampler = cupti::PmSampler::Create(cupti::RealCuptiApi(), options);
   if (!sampler.ok() && absl::IsPermissionDenied(sampler.status())) GTEST_SKIP() << sampler.status();
   ASSERT_TRUE(sampler.ok()) << sampler.status();
   const cupti::PmSamplingConfig& c = (*sampler)->config();
@@ -241,7 +242,7 @@ TEST_F(GpuCountersGpuTest, AMetricTheChipLacksIsNamedOnceAndTheRestAreSampled) {
   options.nvml = false;
   options.pm_metrics = {core::counter::kPmSmActivePct, "smsp__no_such_counter.sum"};
   GpuCounterSampler sampler(
-      options,
+      cupti::RealCuptiApi(), options,
       [&](std::vector<CounterBatch> batches) {
         std::lock_guard<std::mutex> lock(mu);
         for (auto& b : batches) points[b.name] += b.points.size();
@@ -270,7 +271,7 @@ TEST_F(GpuCountersGpuTest, WhileSamplingTheCountersAreTakenAndFinishFreesThem) {
   ASSERT_NE(ctx, nullptr);
   cupti::PmSamplerOptions options;
   options.device = 0;
-  auto first = cupti::PmSampler::Create(options);
+  auto first = cupti::PmSampler::Create(cupti::RealCuptiApi(), options);
   if (!first.ok() && absl::IsPermissionDenied(first.status())) GTEST_SKIP() << first.status();
   ASSERT_TRUE(first.ok()) << first.status();
   ASSERT_TRUE((*first)->Start().ok());
@@ -279,7 +280,7 @@ TEST_F(GpuCountersGpuTest, WhileSamplingTheCountersAreTakenAndFinishFreesThem) {
   ASSERT_TRUE(before.ok()) << before.status();
   EXPECT_GT((*before)[0].size(), 10u);  // ~50 at 1 ms
   // A second session on the same device is refused, with a message that says why.
-  auto second = cupti::PmSampler::Create(options);
+  auto second = cupti::PmSampler::Create(cupti::RealCuptiApi(), options);
   ASSERT_FALSE(second.ok());
   std::printf("second PM sampler while one runs: %s\n", std::string(second.status().message()).c_str());
   // For the record: whether the Range Profiler can start meanwhile.
@@ -302,7 +303,7 @@ TEST_F(GpuCountersGpuTest, WhileSamplingTheCountersAreTakenAndFinishFreesThem) {
   // For the record: whether PM sampling survived the Range Profiler's enable and disable.
   std::printf("PM samples in the 50 ms after the Range Profiler was enabled and disabled: %zu\n", (*rest)[0].size());
   EXPECT_TRUE((*first)->Finish().ok());  // idempotent
-  auto again = cupti::PmSampler::Create(options);
+  auto again = cupti::PmSampler::Create(cupti::RealCuptiApi(), options);
   EXPECT_TRUE(again.ok()) << again.status();
 }
 
@@ -323,14 +324,14 @@ TEST_F(GpuCountersGpuTest, APreparedSamplerStartsAtOnceAndAnUnstartedOneFreesThe
   };
   const auto warn = [](const std::string& line) { std::fprintf(stderr, "cuscope: %s\n", line.c_str()); };
   {
-    GpuCounterSampler unstarted(options, emit, warn);
+    GpuCounterSampler unstarted(cupti::RealCuptiApi(), options, emit, warn);
     const absl::Status prepared = unstarted.Prepare();
     if (absl::IsPermissionDenied(prepared)) GTEST_SKIP() << prepared;
     ASSERT_TRUE(prepared.ok()) << prepared;
     EXPECT_FALSE(unstarted.Prepare().ok());  // once
     unstarted.Stop();
   }
-  GpuCounterSampler sampler(options, emit, warn);
+  GpuCounterSampler sampler(cupti::RealCuptiApi(), options, emit, warn);
   const uint64_t t0 = Now();
   ASSERT_TRUE(sampler.Prepare().ok());  // the counters were given back by the unstarted one
   const uint64_t t1 = Now();
@@ -354,7 +355,7 @@ TEST_F(GpuCountersGpuTest, OverflowIsCountedAndSamplingGoesOnAfterADrain) {
   cupti::PmSamplerOptions options;
   options.device = 0;
   options.interval_ns = 20'000;  // 50 kHz, about 0.5 GB/s of records: the capped buffer fills in ~0.5 s
-  auto s = cupti::PmSampler::Create(options);
+  auto s = cupti::PmSampler::Create(cupti::RealCuptiApi(), options);
   if (!s.ok() && absl::IsPermissionDenied(s.status())) GTEST_SKIP() << s.status();
   ASSERT_TRUE(s.ok()) << s.status();
   ASSERT_TRUE((*s)->Start().ok());
@@ -400,7 +401,7 @@ TEST_F(GpuCountersGpuTest, NsysRateKeepsUpWithoutOverflowAndItsCostIsPrinted) {
   options.interval_ns = 100'000;  // nsys's 10 kHz
   options.nvml = false;
   GpuCounterSampler sampler(
-      options,
+      cupti::RealCuptiApi(), options,
       [&](std::vector<CounterBatch> batches) {
         std::lock_guard<std::mutex> lock(mu);
         for (auto& b : batches) {

@@ -13,6 +13,7 @@
 
 #include "gtest/gtest.h"
 #include "lib/core/counter_names.h"
+#include "lib/cupti/cupti_api.h"
 #include "lib/cupti/gpu_counter_sampler.h"
 #include "tests/nvml/nvml_fake.h"
 
@@ -89,7 +90,7 @@ class GpuCounterSamplerNvmlTest : public ::testing::Test {
 };
 
 TEST_F(GpuCounterSamplerNvmlTest, EmitsNamedSeriesOnTheCuptiClockUntilStop) {
-  GpuCounterSampler s(Options(), Emit(), Warn());
+  GpuCounterSampler s(RealCuptiApi(), Options(), Emit(), Warn());
   const uint64_t t0 = Now();
   ASSERT_TRUE(s.Start().ok());
   std::this_thread::sleep_for(std::chrono::milliseconds(350));
@@ -132,7 +133,7 @@ TEST_F(GpuCounterSamplerNvmlTest, EmitsNamedSeriesOnTheCuptiClockUntilStop) {
 }
 
 TEST_F(GpuCounterSamplerNvmlTest, StopIsIdempotentAndNothingComesAfterIt) {
-  GpuCounterSampler s(Options(), Emit(), Warn());
+  GpuCounterSampler s(RealCuptiApi(), Options(), Emit(), Warn());
   ASSERT_TRUE(s.Start().ok());
   s.Stop();
   int emits = 0;
@@ -148,7 +149,7 @@ TEST_F(GpuCounterSamplerNvmlTest, StopIsIdempotentAndNothingComesAfterIt) {
 }
 
 TEST_F(GpuCounterSamplerNvmlTest, NothingToRunIsAnErrorNamingWhyAndWarnsNothing) {
-  GpuCounterSampler s(Options(/*nvml_loadable=*/false), Emit(), Warn());
+  GpuCounterSampler s(RealCuptiApi(), Options(/*nvml_loadable=*/false), Emit(), Warn());
   const absl::Status st = s.Start();
   ASSERT_FALSE(st.ok());
   EXPECT_NE(st.message().find("libnvidia-ml.so.1"), std::string::npos) << st;
@@ -159,11 +160,11 @@ TEST_F(GpuCounterSamplerNvmlTest, NothingToRunIsAnErrorNamingWhyAndWarnsNothing)
 }
 
 TEST_F(GpuCounterSamplerNvmlTest, StartingTwiceOrAfterStopIsRefused) {
-  GpuCounterSampler s(Options(), Emit(), Warn());
+  GpuCounterSampler s(RealCuptiApi(), Options(), Emit(), Warn());
   ASSERT_TRUE(s.Start().ok());
   EXPECT_TRUE(absl::IsFailedPrecondition(s.Start()));
   s.Stop();
-  GpuCounterSampler stopped(Options(), Emit(), Warn());
+  GpuCounterSampler stopped(RealCuptiApi(), Options(), Emit(), Warn());
   stopped.Stop();
   EXPECT_TRUE(absl::IsFailedPrecondition(stopped.Start()));
 }
@@ -173,7 +174,7 @@ TEST_F(GpuCounterSamplerNvmlTest, AReadingNvmlLacksIsNamedOnceAndTheRestFlow) {
   o.nvml_loader = []() -> absl::StatusOr<nvml::NvmlSymbolLookup> {
     return nvml::testing::FakeLookup({"nvmlDeviceGetPowerUsage"});
   };
-  GpuCounterSampler s(o, Emit(), Warn());
+  GpuCounterSampler s(RealCuptiApi(), o, Emit(), Warn());
   ASSERT_TRUE(s.Start().ok());
   std::this_thread::sleep_for(std::chrono::milliseconds(120));
   s.Stop();
@@ -197,7 +198,7 @@ TEST_F(GpuCounterSamplerNvmlTest, PmSamplingRefusedForOneReasonOnManyDevicesIsOn
     d.set_uuid(kUuid);
     o.device_info.push_back(d);
   }
-  GpuCounterSampler s(o, Emit(), Warn());
+  GpuCounterSampler s(RealCuptiApi(), o, Emit(), Warn());
   ASSERT_TRUE(s.Start().ok());
   s.Stop();
   std::lock_guard<std::mutex> lock(got_.mu);
