@@ -18,7 +18,7 @@ fi
 # -O1: sanitized code runs slower; -O1 keeps the suite quick and the reports readable. The tests
 # labelled gpu are not built: a sanitized run leaves them out.
 CC=clang-14 CXX=clang++-14 cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=None "-DCMAKE_CXX_FLAGS=-O1 -g1" \
-  -DCUSCOPE_WERROR=ON -DCUSCOPE_SANITIZE=address,undefined -DCUSCOPE_BUILD_FUZZERS=ON \
+  -DCUSCOPE_WERROR=ON -DCUSCOPE_SANITIZE=address,undefined -DCUSCOPE_BUILD_FUZZERS=ON -DCUSCOPE_UNITY_TESTS=ON \
   -DCUSCOPE_BUILD_BENCH=OFF -DCUSCOPE_BUILD_EXAMPLES=OFF -DCUSCOPE_BUILD_GPU_TESTS=OFF >/dev/null
 if (($#)); then
   cmake --build build-asan -j"$jobs" --target "$@"

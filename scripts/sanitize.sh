@@ -14,7 +14,7 @@ export PATH="/usr/local/cuda/bin:$PATH"
 # ThreadSanitizer's build (GCC). At -O1 with the sanitizers GCC 12 reports -Wmaybe-uninitialized
 # inside libstdc++'s <regex>: off for it (the Release build keeps it).
 tsan_flags=(-DCMAKE_BUILD_TYPE=None "-DCMAKE_CXX_FLAGS=-O1 -g1 -Wno-maybe-uninitialized" -DCUSCOPE_WERROR=ON
-            -DCUSCOPE_BUILD_BENCH=OFF -DCUSCOPE_BUILD_EXAMPLES=OFF -DCUSCOPE_BUILD_GPU_TESTS=OFF)
+            -DCUSCOPE_BUILD_BENCH=OFF -DCUSCOPE_BUILD_EXAMPLES=OFF -DCUSCOPE_BUILD_GPU_TESTS=OFF -DCUSCOPE_UNITY_TESTS=ON)
 
 # Tests that preload libcuscope.so into a program built without the sanitizer: the sanitizer's
 # runtime must be the first library of a process, which such a program cannot give it.

@@ -4,7 +4,9 @@
 
 #include "lib/cli/commands.h"
 
-namespace cuscope::cli {
+// A namespace of its own: other files of this test program have helpers of the same names
+// (Capture()), and CI compiles them together (CUSCOPE_UNITY_TESTS).
+namespace cuscope::cli::metrics_command_test {
 namespace {
 
 std::string Capture(const Args& args, int* rc) {
@@ -44,4 +46,4 @@ TEST(MetricsCommandTest, ABadEntryIsNamedAndExitsWithTwo) {
 }
 
 }  // namespace
-}  // namespace cuscope::cli
+}  // namespace cuscope::cli::metrics_command_test

@@ -16,7 +16,9 @@
 #include "lib/export/exporter.h"
 #include "tests/export/export_test_trace.h"
 
-namespace cuscope::exporter::testing {
+// A namespace of its own: other files of this test program have helpers of the same names
+// (Value), and CI compiles them together (CUSCOPE_UNITY_TESTS).
+namespace cuscope::exporter::testing::chrome_json_test {
 namespace {
 
 using google::protobuf::Struct;
@@ -388,4 +390,4 @@ TEST(ChromeJsonLaunchSiteTest, AKernelCarriesWhereItWasLaunchedFrom) {
 }
 
 }  // namespace
-}  // namespace cuscope::exporter::testing
+}  // namespace cuscope::exporter::testing::chrome_json_test

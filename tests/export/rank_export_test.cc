@@ -15,7 +15,9 @@
 #include "gtest/gtest.h"
 #include "tests/export/export_test_trace.h"
 
-namespace cuscope::exporter::testing {
+// A namespace of its own: other files of this test program have helpers of the same names
+// (Value), and CI compiles them together (CUSCOPE_UNITY_TESTS).
+namespace cuscope::exporter::testing::rank_export_test {
 namespace {
 
 using google::protobuf::Struct;
@@ -90,4 +92,4 @@ TEST(RankExportTest, PerfettoTooAndAnUnreadableTraceFailsNamingIt) {
 }
 
 }  // namespace
-}  // namespace cuscope::exporter::testing
+}  // namespace cuscope::exporter::testing::rank_export_test

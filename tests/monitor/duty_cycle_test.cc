@@ -7,7 +7,9 @@
 #include "gtest/gtest.h"
 #include "lib/monitor/duty_governor.h"
 
-namespace cuscope::monitor {
+// A namespace of its own: other files of this test program have helpers of the same names
+// (kMs, kSecond), and CI compiles them together (CUSCOPE_UNITY_TESTS).
+namespace cuscope::monitor::duty_cycle_test {
 namespace {
 
 constexpr uint64_t kMs = 1'000'000;
@@ -455,4 +457,4 @@ TEST(DutyCycleTest, CallsThatLaunchNoKernelNeverMakeRecordsMissing) {
 }
 
 }  // namespace
-}  // namespace cuscope::monitor
+}  // namespace cuscope::monitor::duty_cycle_test

@@ -9,7 +9,9 @@
 #include "gtest/gtest.h"
 #include "lib/monitor/interval_aggregator.h"
 
-namespace cuscope::monitor {
+// A namespace of its own: other files of this test program have helpers of the same names
+// (kMs, Kernel() and FakeApiName), and CI compiles them together (CUSCOPE_UNITY_TESTS).
+namespace cuscope::monitor::sample_windows_test {
 namespace {
 
 constexpr uint64_t kUs = 1'000;
@@ -421,4 +423,4 @@ TEST(SampleWindowsTest, AnUnsteadyProgramGetsAWideBound) {
 }
 
 }  // namespace
-}  // namespace cuscope::monitor
+}  // namespace cuscope::monitor::sample_windows_test
