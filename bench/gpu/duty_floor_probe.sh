@@ -7,22 +7,26 @@
 #   bare-toggle-1  the bare collector with cuscope's lean kinds and timed calls switched on for
 #                  1.25 ms every 125 ms (BARE_CUPTI_TOGGLE), buffers discarded
 #   bare-full      the same kinds and calls all the time
-#   fixed-1        cuscope monitor mode at a fixed 1% duty cycle
+#   fixed-1        cuscope monitor mode at a fixed 1% duty cycle (8 windows a second: 16 switches)
+#   fixed-1-w1     the same in one window a second (2 switches: CUSCOPE_DUTY_WINDOWS=1)
+#   fixed-1-w32    the same in 32 windows a second (64 switches)
 #   monitor-full   cuscope monitor mode recording all the time
 # Prints, through bench/gpu/summarise_overhead.py, each variant's median us per kernel, the median
 # (and spread) of its per-round difference to plain, and cuscope's against the bare twin's.
 #
 # On the GPU machine, from the repository root, with build-device/ (scripts/build_for_device.sh):
-#   bench/gpu/duty_floor_probe.sh [--rounds N] [--kernels N] [--out DIR]
+#   bench/gpu/duty_floor_probe.sh [--rounds N] [--kernels N] [--out DIR] [--variants V,V,...]
+# (default variants: plain bare-idle bare-toggle-1 bare-full fixed-1 monitor-full)
 set -uo pipefail
 cd "$(dirname "$0")/../.." || exit 1
-rounds=7 kernels=60000 out=duty-floor
+rounds=7 kernels=60000 out=duty-floor chosen=()
 while [ $# -gt 0 ]; do
   case $1 in
     --rounds) rounds=$2; shift ;;
     --kernels) kernels=$2; shift ;;
     --out) out=$2; shift ;;
-    -h|--help) sed -n '2,17p' "$0"; exit 0 ;;
+    --variants) IFS=, read -r -a chosen <<< "$2"; shift ;;
+    -h|--help) sed -n '2,20p' "$0"; exit 0 ;;
     *) echo "duty_floor_probe.sh: unknown argument $1 (see --help)" >&2; exit 2 ;;
   esac
   shift
@@ -34,6 +38,7 @@ bare=$B/bench/libbare_cupti_injection.so lib=$B/lib/libcuscope.so
 pin=(taskset -c "${DUTY_CPUS:-0-3}")
 lean=(BARE_CUPTI_KINDS=kernel,memcpy,memset,sync,nvtx,memory,overhead BARE_CUPTI_CALLBACK=lean)
 variants=(plain bare-idle bare-toggle-1 bare-full fixed-1 monitor-full)
+((${#chosen[@]})) && variants=("${chosen[@]}")
 : > "$out/cost.txt"
 for round in $(seq 1 "$rounds"); do
   mapfile -t order < <(python3 -c 'import random,sys; r=random.Random(int(sys.argv[1])); v=sys.argv[2:]; r.shuffle(v); print("\n".join(v))' "$round" "${variants[@]}")
@@ -47,6 +52,9 @@ for round in $(seq 1 "$rounds"); do
       bare-toggle-1) venv=(CUDA_INJECTION64_PATH="$bare" "${lean[@]}" BARE_CUPTI_TOGGLE=125000,1250 BARE_CUPTI_CHECK=1) ;;
       bare-full) venv=(CUDA_INJECTION64_PATH="$bare" "${lean[@]}") ;;
       fixed-1) venv=("${cuscope[@]}" CUSCOPE_DUTY_CYCLE=1) ;;
+      fixed-1-w1) venv=("${cuscope[@]}" CUSCOPE_DUTY_CYCLE=1 CUSCOPE_DUTY_WINDOWS=1) ;;
+      fixed-1-w32) venv=("${cuscope[@]}" CUSCOPE_DUTY_CYCLE=1 CUSCOPE_DUTY_WINDOWS=32) ;;
+      *) echo "duty_floor_probe.sh: unknown variant $v" >&2; exit 2 ;;
       monitor-full) venv=("${cuscope[@]}") ;;
     esac
     us=$(env "${venv[@]}" "${pin[@]}" python3 bench/gpu/torch_overhead.py --workload tiny --kernels "$kernels" --reps 3 \
@@ -57,5 +65,5 @@ for round in $(seq 1 "$rounds"); do
 done
 # A failed run's line has no number: the summary leaves it out.
 python3 bench/gpu/summarise_overhead.py --metric us_per_kernel --baseline plain \
-  --variants plain,bare-idle,bare-toggle-1,fixed-1,bare-full,monitor-full \
+  --variants "$(IFS=,; echo "${variants[*]}")" \
   --pair fixed-1=bare-toggle-1 --pair monitor-full=bare-full "$out/cost.txt"

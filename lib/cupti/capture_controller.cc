@@ -31,6 +31,7 @@ CaptureController::CaptureController(const settings::Config& config, CuptiApi& c
     options.interval_ns = static_cast<uint64_t>(config_.monitor_interval_ms) * 1'000'000ull;
     options.fixed_duty = config_.duty_cycle;
     options.budget = config_.overhead_budget;
+    options.windows_per_interval = config_.duty_windows;
     options.seed = static_cast<uint64_t>(::getpid());
     // Past CUPTI's flush period (a buffer's records come at least that often when nothing holds
     // them back), with the control thread's own lateness on top.

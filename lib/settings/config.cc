@@ -25,7 +25,7 @@ absl::Status CheckMonitorSettings(const Config& c) {
   const bool flight = c.mode == CollectionMode::kFlight;
   if (!monitor) {
     for (const char* name : {"CUSCOPE_MONITOR_INTERVAL", "CUSCOPE_MONITOR_TOP_KERNELS", "CUSCOPE_PROMETHEUS",
-                             "CUSCOPE_DUTY_CYCLE", "CUSCOPE_OVERHEAD_BUDGET"}) {
+                             "CUSCOPE_DUTY_CYCLE", "CUSCOPE_OVERHEAD_BUDGET", "CUSCOPE_DUTY_WINDOWS"}) {
       if (c.settings.count(name)) return absl::InvalidArgumentError(absl::StrCat(name, " needs CUSCOPE_MODE=monitor"));
     }
   }

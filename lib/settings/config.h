@@ -65,6 +65,10 @@ struct Config {
   // yet measured on a GPU).
   double duty_cycle = 0;
   double overhead_budget = 0;
+  // How the recorded share is spread: this many windows in each interval (CUSCOPE_DUTY_WINDOWS).
+  // Fewer switch recording on and off less often; more follow a program that changes within an
+  // interval more closely.
+  uint32_t duty_windows = 8;
   // Flight mode: how far back the kept records reach, and the memory they may take (the smaller
   // limit wins). `output` names the snapshots when the caller names none.
   uint32_t flight_span_ms = 30'000;

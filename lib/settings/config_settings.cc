@@ -256,6 +256,12 @@ const std::vector<Setting>& Settings() {
        c.duty_cycle = percent / 100;
        return absl::OkStatus();
      }},
+    {"CUSCOPE_DUTY_WINDOWS", [](const std::string& name, const std::string& value, Config& c) -> absl::Status {
+       uint32_t n = 0;
+       if (!absl::SimpleAtoi(value, &n) || n < 1 || n > 64) return Bad(name, value, "expected windows per interval, 1..64");
+       c.duty_windows = n;
+       return absl::OkStatus();
+     }},
     {"CUSCOPE_OVERHEAD_BUDGET", [](const std::string& name, const std::string& value, Config& c) -> absl::Status {
        double percent = 0;
        if (value == "off") {

@@ -233,10 +233,18 @@ TEST(ConfigTest, DutyCycleAndOverheadBudget) {
   EXPECT_TRUE(monitor({{"CUSCOPE_DUTY_CYCLE", "1"}}).ok());
   EXPECT_FALSE(monitor({{"CUSCOPE_DUTY_CYCLE", "0.9"}}).ok());
   EXPECT_FALSE(monitor({{"CUSCOPE_DUTY_CYCLE", "101"}}).ok());
+  EXPECT_EQ(duty->duty_windows, 8u);  // by default eight windows an interval
+  auto spread = monitor({{"CUSCOPE_DUTY_CYCLE", "10"}, {"CUSCOPE_DUTY_WINDOWS", "1"}});
+  ASSERT_TRUE(spread.ok());
+  EXPECT_EQ(spread->duty_windows, 1u);
+  EXPECT_TRUE(monitor({{"CUSCOPE_DUTY_WINDOWS", "64"}}).ok());
+  EXPECT_FALSE(monitor({{"CUSCOPE_DUTY_WINDOWS", "0"}}).ok());
+  EXPECT_FALSE(monitor({{"CUSCOPE_DUTY_WINDOWS", "65"}}).ok());
+  EXPECT_FALSE(monitor({{"CUSCOPE_DUTY_WINDOWS", "two"}}).ok());
   auto both = monitor({{"CUSCOPE_DUTY_CYCLE", "10"}, {"CUSCOPE_OVERHEAD_BUDGET", "2"}});
   ASSERT_FALSE(both.ok());
   EXPECT_NE(std::string(both.status().message()).find("give one"), std::string::npos);
-  for (const char* name : {"CUSCOPE_DUTY_CYCLE", "CUSCOPE_OVERHEAD_BUDGET"}) {
+  for (const char* name : {"CUSCOPE_DUTY_CYCLE", "CUSCOPE_OVERHEAD_BUDGET", "CUSCOPE_DUTY_WINDOWS"}) {
     auto trace = ParseConfigFromEnvironment({{name, "5"}});
     ASSERT_FALSE(trace.ok()) << name;
     EXPECT_NE(std::string(trace.status().message()).find("needs CUSCOPE_MODE=monitor"), std::string::npos);
