@@ -10,6 +10,9 @@
 #   fixed-1        cuscope monitor mode at a fixed 1% duty cycle (8 windows a second: 16 switches)
 #   fixed-1-w1     the same in one window a second (2 switches: CUSCOPE_DUTY_WINDOWS=1)
 #   fixed-1-w32    the same in 32 windows a second (64 switches)
+#   fixed-10-w1    10% in one window a second
+#   recorded-once  1% of a 60 s interval in one window: recording at the start (the session's first
+#                  window, through the program's warm-up) and off for the rest of the run
 #   monitor-full   cuscope monitor mode recording all the time
 # Prints, through bench/gpu/summarise_overhead.py, each variant's median us per kernel, the median
 # (and spread) of its per-round difference to plain, and cuscope's against the bare twin's.
@@ -26,7 +29,7 @@ while [ $# -gt 0 ]; do
     --kernels) kernels=$2; shift ;;
     --out) out=$2; shift ;;
     --variants) IFS=, read -r -a chosen <<< "$2"; shift ;;
-    -h|--help) sed -n '2,20p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,23p' "$0"; exit 0 ;;
     *) echo "duty_floor_probe.sh: unknown argument $1 (see --help)" >&2; exit 2 ;;
   esac
   shift
@@ -54,8 +57,10 @@ for round in $(seq 1 "$rounds"); do
       fixed-1) venv=("${cuscope[@]}" CUSCOPE_DUTY_CYCLE=1) ;;
       fixed-1-w1) venv=("${cuscope[@]}" CUSCOPE_DUTY_CYCLE=1 CUSCOPE_DUTY_WINDOWS=1) ;;
       fixed-1-w32) venv=("${cuscope[@]}" CUSCOPE_DUTY_CYCLE=1 CUSCOPE_DUTY_WINDOWS=32) ;;
-      *) echo "duty_floor_probe.sh: unknown variant $v" >&2; exit 2 ;;
+      fixed-10-w1) venv=("${cuscope[@]}" CUSCOPE_DUTY_CYCLE=10 CUSCOPE_DUTY_WINDOWS=1) ;;
+      recorded-once) venv=("${cuscope[@]}" CUSCOPE_DUTY_CYCLE=1 CUSCOPE_DUTY_WINDOWS=1 CUSCOPE_MONITOR_INTERVAL=60) ;;
       monitor-full) venv=("${cuscope[@]}") ;;
+      *) echo "duty_floor_probe.sh: unknown variant $v" >&2; exit 2 ;;
     esac
     us=$(env "${venv[@]}" "${pin[@]}" python3 bench/gpu/torch_overhead.py --workload tiny --kernels "$kernels" --reps 3 \
            2> "$out/err_$v" | grep -o 'median_us_per_kernel=[0-9.]*' | cut -d= -f2)
