@@ -44,6 +44,12 @@
 //       prints at exit how long enabling and disabling took and, per window, where its kernel
 //       records start against the moments the collection was switched (does a window record
 //       what the program launched while it was open, from when, and until when)
+//   BARE_CUPTI_ONCE=AT_MS,FOR_MS
+//       the collection switched on once and off for good, its buffers discarded unread (a timing
+//       run): AT_MS after the injection (0: at the injection, before the program has a context)
+//       for FOR_MS. On from the start and off later, against on later into a running context
+//       and off again: whether a collection switched on into a live context leaves a cost behind
+//       once it is off
 //   BARE_CUPTI_DEVICE_BUFFER=BYTES
 //       CUPTI_ACTIVITY_ATTR_DEVICE_BUFFER_SIZE, the device memory per context where CUPTI keeps
 //       the timestamps of kernels, copies and memsets (CUPTI's default ~3.2 MB, ~100,000 of them)
@@ -438,6 +444,16 @@ uint64_t CuptiNow() {
 
 void SetCollection(bool on);
 
+// BARE_CUPTI_ONCE: on at `at_ms` after the injection (already on when 0), off `for_ms` later.
+void OnceLoop(uint64_t at_ms, uint64_t for_ms) {
+  if (at_ms > 0) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(at_ms));
+    SetCollection(true);
+  }
+  std::this_thread::sleep_for(std::chrono::milliseconds(for_ms));
+  SetCollection(false);
+}
+
 void ToggleLoop(uint64_t period_us, uint64_t window_us) {
   const auto period = std::chrono::microseconds(period_us);
   auto slot = std::chrono::steady_clock::now();
@@ -599,6 +615,15 @@ extern "C" __attribute__((visibility("default"))) int InitializeInjection(void) 
     if (s.gated || s.at_context) Refuse("BARE_CUPTI_TOGGLE is a gate of its own: leave BARE_CUPTI_GATE out");
     g_toggling = true;
   }
+  uint64_t once_at_ms = 0, once_for_ms = 0;
+  bool once = false;
+  if (const char* v = std::getenv("BARE_CUPTI_ONCE"); v != nullptr) {
+    if (std::sscanf(v, "%lu,%lu", &once_at_ms, &once_for_ms) != 2 || once_for_ms == 0) {
+      Refuse("BARE_CUPTI_ONCE: expected AT_MS,FOR_MS with FOR_MS > 0");
+    }
+    if (s.gated || s.at_context || g_toggling) Refuse("BARE_CUPTI_ONCE is a gate of its own: leave BARE_CUPTI_GATE and BARE_CUPTI_TOGGLE out");
+    once = true;
+  }
   const bool count_calls = EnvIs("BARE_CUPTI_COUNT_CALLS", "1");
   const bool subscribe_only = EnvIs("BARE_CUPTI_SUBSCRIBE", "1");
   g_check = EnvIs("BARE_CUPTI_CHECK", "1");
@@ -626,7 +651,7 @@ extern "C" __attribute__((visibility("default"))) int InitializeInjection(void) 
   if (cuptiActivityRegisterCallbacks(Requested, Completed) != CUPTI_SUCCESS) {
     Refuse("cuptiActivityRegisterCallbacks failed");
   }
-  if (s.timed.any() || s.gated || s.at_context || g_toggling) {
+  if (s.timed.any() || s.gated || s.at_context || g_toggling || once) {
     if (cuptiSubscribe(&s.subscriber, OnCallback, nullptr) != CUPTI_SUCCESS) Refuse("cuptiSubscribe failed");
   }
   int runtime_calls = 0, driver_calls = 0;
@@ -643,6 +668,8 @@ extern "C" __attribute__((visibility("default"))) int InitializeInjection(void) 
     }
   } else if (g_toggling) {
     std::thread(ToggleLoop, toggle_period_us, toggle_window_us).detach();
+  } else if (once && once_at_ms > 0) {
+    std::thread(OnceLoop, once_at_ms, once_for_ms).detach();
   } else {
     for (CUpti_ActivityKind k : s.kinds) {
       if (cuptiActivityEnable(k) != CUPTI_SUCCESS) Refuse("cuptiActivityEnable(" + std::to_string(k) + ") failed");
@@ -657,6 +684,7 @@ extern "C" __attribute__((visibility("default"))) int InitializeInjection(void) 
       driver_calls = SetLeanCallbacks(s.subscriber, s.timed, CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_SIZE, true);
     }
   }
+  if (once && once_at_ms == 0) std::thread(OnceLoop, 0, once_for_ms).detach();
   if (count_calls) {
     CUpti_SubscriberHandle subscriber = nullptr;
     if (cuptiSubscribe(&subscriber, CountCallback, nullptr) != CUPTI_SUCCESS) Refuse("cuptiSubscribe failed");

@@ -13,6 +13,11 @@
 #   fixed-10-w1    10% in one window a second
 #   recorded-once  1% of a 60 s interval in one window: recording at the start (the session's first
 #                  window, through the program's warm-up) and off for the rest of the run
+#   bare-once-start  the bare collector's lean kinds and timed calls on from the injection (before
+#                  the program's context) for 1 s, then off for good (BARE_CUPTI_ONCE=0,1000)
+#   bare-once-live   the same switched on 4 s after the injection, into the running loop, for 10 ms,
+#                  then off for good (BARE_CUPTI_ONCE=4000,10): with a loop longer than 4 s, whether
+#                  switching on into a live context leaves a cost behind
 #   monitor-full   cuscope monitor mode recording all the time
 # Prints, through bench/gpu/summarise_overhead.py, each variant's median us per kernel, the median
 # (and spread) of its per-round difference to plain, and cuscope's against the bare twin's.
@@ -29,7 +34,7 @@ while [ $# -gt 0 ]; do
     --kernels) kernels=$2; shift ;;
     --out) out=$2; shift ;;
     --variants) IFS=, read -r -a chosen <<< "$2"; shift ;;
-    -h|--help) sed -n '2,23p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,28p' "$0"; exit 0 ;;
     *) echo "duty_floor_probe.sh: unknown argument $1 (see --help)" >&2; exit 2 ;;
   esac
   shift
@@ -54,6 +59,8 @@ for round in $(seq 1 "$rounds"); do
       # Toggling reads the records (the bare collector checks what each window got), as cuscope does.
       bare-toggle-1) venv=(CUDA_INJECTION64_PATH="$bare" "${lean[@]}" BARE_CUPTI_TOGGLE=125000,1250 BARE_CUPTI_CHECK=1) ;;
       bare-full) venv=(CUDA_INJECTION64_PATH="$bare" "${lean[@]}") ;;
+      bare-once-start) venv=(CUDA_INJECTION64_PATH="$bare" "${lean[@]}" BARE_CUPTI_ONCE=0,1000) ;;
+      bare-once-live) venv=(CUDA_INJECTION64_PATH="$bare" "${lean[@]}" BARE_CUPTI_ONCE=4000,10) ;;
       fixed-1) venv=("${cuscope[@]}" CUSCOPE_DUTY_CYCLE=1) ;;
       fixed-1-w1) venv=("${cuscope[@]}" CUSCOPE_DUTY_CYCLE=1 CUSCOPE_DUTY_WINDOWS=1) ;;
       fixed-1-w32) venv=("${cuscope[@]}" CUSCOPE_DUTY_CYCLE=1 CUSCOPE_DUTY_WINDOWS=32) ;;
