@@ -82,9 +82,8 @@ uint64_t ProcessStatus(const std::string& field) {
 class CollectorLifecycleTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    char pattern[] = "/tmp/cuscope_lifecycle_XXXXXX";
-    ASSERT_NE(::mkdtemp(pattern), nullptr);
-    dir_ = pattern;
+    ASSERT_FALSE(scratch_.path().empty());
+    dir_ = scratch_.path();
     path_ = dir_ + "/run.cuscope";
     config_.output = path_;
     config_.quiet = false;
@@ -93,7 +92,6 @@ class CollectorLifecycleTest : public ::testing::Test {
   }
   void TearDown() override {
     if (CollectorActive()) (void)StopCollector(nullptr);
-    std::system(absl::StrCat("rm -rf '", dir_, "'").c_str());
   }
 
   core::Trace Load() {
@@ -102,6 +100,7 @@ class CollectorLifecycleTest : public ::testing::Test {
     return trace.ok() ? *std::move(trace) : core::Trace{};
   }
 
+  testing::ScratchDir scratch_{"cuscope_lifecycle"};  // removed after TearDown stopped the collector
   std::string dir_, path_;
   settings::Config config_;
   FakeCupti cupti_;

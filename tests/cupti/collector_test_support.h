@@ -3,8 +3,12 @@
 #ifndef CUSCOPE_TESTS_CUPTI_COLLECTOR_TEST_SUPPORT_H_
 #define CUSCOPE_TESTS_CUPTI_COLLECTOR_TEST_SUPPORT_H_
 
+#include <stdlib.h>
+
 #include <chrono>
+#include <filesystem>
 #include <string>
+#include <system_error>
 #include <thread>
 #include <utility>
 
@@ -34,6 +38,26 @@ inline core::Trace LoadWhenComplete(const std::string& path) {
   });
   return out;
 }
+
+// A directory of one test's own under /tmp (`path()` empty when it could not be made), removed
+// with what the test wrote in it when the fixture goes.
+class ScratchDir {
+ public:
+  explicit ScratchDir(const std::string& name) {
+    std::string pattern = "/tmp/" + name + "_XXXXXX";
+    if (::mkdtemp(pattern.data()) != nullptr) path_ = pattern;
+  }
+  ~ScratchDir() {
+    std::error_code ignored;
+    if (!path_.empty()) std::filesystem::remove_all(path_, ignored);
+  }
+  ScratchDir(const ScratchDir&) = delete;
+  ScratchDir& operator=(const ScratchDir&) = delete;
+  const std::string& path() const { return path_; }
+
+ private:
+  std::string path_;
+};
 
 }  // namespace cuscope::cupti::testing
 

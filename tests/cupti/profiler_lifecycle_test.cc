@@ -138,9 +138,8 @@ constexpr char kKernel[] = "_Z10fakeKernelPf";  // the fabricated records' kerne
 class TopDownLifecycleTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    char pattern[] = "/tmp/cuscope_profiler_lifecycle_XXXXXX";
-    ASSERT_NE(::mkdtemp(pattern), nullptr);
-    dir_ = pattern;
+    ASSERT_FALSE(scratch_.path().empty());
+    dir_ = scratch_.path();
     config_.mode = settings::CollectionMode::kMonitor;
     config_.overhead_budget = 0;  // recorded all the time
     // Lean calls by API records, so that the launch callbacks are the kernel metrics' alone.
@@ -156,7 +155,6 @@ class TopDownLifecycleTest : public ::testing::Test {
   }
   void TearDown() override {
     if (CollectorActive()) (void)StopCollector(nullptr);
-    std::system(absl::StrCat("rm -rf '", dir_, "'").c_str());
   }
 
   // Starts the session and waits for the counters over time to sample; the calls logged so far
@@ -208,6 +206,7 @@ class TopDownLifecycleTest : public ::testing::Test {
     return n;
   }
 
+  testing::ScratchDir scratch_{"cuscope_profiler_lifecycle"};  // removed after TearDown stopped the collector
   std::string dir_, path_, launch_callback_;
   settings::Config config_;
   FakeCupti cupti_;
