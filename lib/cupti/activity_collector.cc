@@ -34,6 +34,7 @@
 #include "lib/cupti/sampling_controller.h"
 #include "lib/cupti/trace_header.h"
 #include "lib/cupti/trace_pipeline.h"
+#include "lib/cupti/trigger_commands.h"
 #include "lib/cupti/undo_stack.h"
 #include "lib/control/control_server.h"
 #include "lib/control/socket_directory.h"
@@ -107,30 +108,32 @@ void StopControl() {
   server.reset();  // joins its thread, which may be waiting for g_lifecycle_mu: not held here
 }
 
-absl::Status RequestSnapshotFor(Session* s, const std::string& path, double after_seconds, bool force_overwrite,
-                                const std::string& why);
-
-// Flight mode's own triggers (a slow NVTX step range, an idle GPU): a snapshot named by the
-// output, holding flight_after_seconds, as a slow MarkStep starts. Called on the writer thread, so
-// it takes no lock of the collector's. Refused while another snapshot is written: the trigger's
-// moment is in that one's seconds, or close.
-void SnapshotForTrigger(Session& s, const std::string& why) {
-  (void)RequestSnapshotFor(&s, "", s.config.flight_after_ms / 1000.0, s.config.force_overwrite, why);
+// Flight mode's own triggers: a snapshot named by the output, holding flight_after_seconds after
+// the trigger. Refused while another snapshot is written: the trigger's moment is in that one's
+// seconds, or close.
+Snapshot TriggeredSnapshot(const Session& s, TriggerSource source, std::string why) {
+  return Snapshot{.source = source,
+                  .path = "",
+                  .after_seconds = s.config.flight_after_ms / 1000.0,
+                  .force_overwrite = s.config.force_overwrite,
+                  .why = std::move(why)};
 }
 
+// The writer thread's detectors (a slow NVTX step range, an idle GPU) post their snapshot: the
+// writer takes no lock of the collector's and waits for no other thread.
 void OnSlowStepRange(Session& s, uint64_t length_ns) {
-  SnapshotForTrigger(s, absl::StrFormat("NVTX range \"%s\" took %.3f s (threshold %.3f s)", s.config.flight_step_range,
-                                        length_ns / 1e9, s.config.flight_step_threshold_ms / 1000.0));
+  s.capture->Post(TriggeredSnapshot(s, TriggerSource::kStepRange, absl::StrFormat("NVTX range \"%s\" took %.3f s (threshold %.3f s)", s.config.flight_step_range,
+                                        length_ns / 1e9, s.config.flight_step_threshold_ms / 1000.0)));
 }
 
 void OnGpuIdle(Session& s, const monitor::IdleEvent& idle) {
-  SnapshotForTrigger(s, absl::StrFormat("GPU %d idle %.1f%% of the last %.1f s (threshold %.0f%%)", idle.device,
-                                        100 * idle.idle_share, idle.window_ns / 1e9, 100 * s.config.flight_idle_share));
+  s.capture->Post(TriggeredSnapshot(s, TriggerSource::kIdleGpu, absl::StrFormat("GPU %d idle %.1f%% of the last %.1f s (threshold %.0f%%)", idle.device,
+                                        100 * idle.idle_share, idle.window_ns / 1e9, 100 * s.config.flight_idle_share)));
 }
 
-// Flight mode's request trigger, on the program's thread at the slow request's end: a snapshot
-// named by the output, holding flight_after_seconds after it, as a slow MarkStep starts. The
-// lifecycle lock, as MarkStep takes it: only slow requests pay for it.
+// Flight mode's request trigger, on the program's thread at the slow request's end (not inside
+// CUPTI): the snapshot is submitted and started when the request's end returns, as a slow
+// MarkStep's. The lifecycle lock, as MarkStep takes it: only slow requests pay for it.
 void OnSlowRequest(Session& s, const core::RequestScopeActivity& slow) {
   std::lock_guard<std::mutex> lifecycle(g_lifecycle_mu);
   if (g_session.load() != &s) return;
@@ -138,14 +141,14 @@ void OnSlowRequest(Session& s, const core::RequestScopeActivity& slow) {
   if (!slow.route.empty()) absl::StrAppend(&why, " (route ", std::string(slow.route), ")");
   absl::StrAppendFormat(&why, " took %.3f s (threshold %.3f s)", (slow.end - slow.start) / 1e9,
                         s.config.flight_request_threshold_ms / 1000.0);
-  SnapshotForTrigger(s, why);
+  (void)s.capture->Submit(TriggeredSnapshot(s, TriggerSource::kSlowRequest, std::move(why)));
 }
 
 // The rooms, wired to each other. Nothing runs yet.
 void BuildRooms(Session& s, std::unique_ptr<core::TraceWriter> writer, v1::Header header) {
   const auto warn = [&s](const std::string& msg) { s.Warn(msg); };
   TracePipeline::Hooks hooks;
-  hooks.write_failed = [&s] { s.capture->StopRecording(); };
+  hooks.write_failed = [&s] { (void)s.capture->RunNow(StopRecording{}); };
   hooks.hot_kernels_chosen = [&s](std::vector<core::HotKernelChoice> chosen, uint64_t launches_each) {
     s.capture->HotKernelsChosen(std::move(chosen), launches_each, s.metrics_request, s.metrics.get());
   };
@@ -250,12 +253,12 @@ absl::Status StartCollector(const settings::Config& config, const std::string& e
   } else if (config.capture_range == "nvtx") {
     if (auto st = EnableNvtxCaptureCallbacks(s); !st.ok()) return st;
   } else if (config.delay_seconds == 0) {
-    if (auto st = s.capture->OpenSessionWindow(); !st.ok()) return st;
+    if (auto st = s.capture->RunNow(OpenWindow{TriggerSource::kSession, "session"}); !st.ok()) return st;
   }
   if (s.capture->HoldsKinds()) {
     if (auto st = s.capture->HoldKinds(); !st.ok()) return st;
   }
-  undo.Push([&s] { s.capture->EndCapture(); });
+  undo.Push([&s] { (void)s.capture->RunNow(EndSession{}); });
   if (!config.metrics.empty()) {
     StartKernelMetrics(s);
     undo.Push([&s] { s.metrics->Shutdown(); });
@@ -294,7 +297,7 @@ absl::Status StopCollector(CollectorSummary* summary) {
   s->capture->StopControlThread();
   s->capture->ChooseHotKernelsAtStop();
   s->sampling->ShutDown();
-  s->capture->EndCapture();
+  (void)s->capture->RunNow(EndSession{});
   if (s->metrics != nullptr) s->metrics->Shutdown();
   const absl::Status flushed = s->cupti.FlushAll(/*forced=*/true);
   s->pipeline->FinishWriting();
@@ -361,62 +364,40 @@ absl::Status OpenCollectorTraceWindow(double seconds) {
   std::lock_guard<std::mutex> lifecycle(g_lifecycle_mu);
   Session* s = g_session.load();
   if (s == nullptr) return absl::FailedPreconditionError("no cuscope session is active");
-  return s->pipeline->OpenTraceWindow(seconds);
+  return s->capture->Submit(OpenTraceWindow{seconds});
 }
-
-namespace {
-
-// A snapshot of session `s` (null: none active); `why` ends the line that says it was written.
-// Callers hold g_lifecycle_mu, or are the writer thread, which the session outlives: everything
-// used here is fixed for the session's life.
-absl::Status RequestSnapshotFor(Session* s, const std::string& path, double after_seconds, bool force_overwrite,
-                                const std::string& why) {
-  if (s == nullptr) return absl::FailedPreconditionError("no cuscope session is active");
-  if (!s->pipeline->flight_recording()) {
-    return absl::FailedPreconditionError("a snapshot needs flight mode (CUSCOPE_MODE=flight)");
-  }
-  if (!(after_seconds >= 0) || after_seconds > 3600) {
-    return absl::InvalidArgumentError("the seconds after a snapshot's request must be from 0 to 3600");
-  }
-  std::string target = path;
-  if (target.empty()) {
-    if (s->config.output.empty()) {
-      return absl::InvalidArgumentError("no path for the snapshot: name one, or set the session's output");
-    }
-    // Each snapshot a file of its own: the lowest free number when the name has none.
-    const std::string pattern =
-        absl::StrContains(s->config.output, "%n") ? s->config.output : absl::StrCat(s->config.output, "_snapshot%n");
-    auto expanded = core::ExpandOutputName(pattern, core::CurrentProcessOutputContext());
-    if (!expanded.ok()) return expanded.status();
-    target = *expanded;
-  }
-  return s->pipeline->RequestSnapshot(target, after_seconds, force_overwrite,
-                                      [s, why](const absl::Status&, const std::string& line) {
-                                        s->Warn(why.empty() ? line : absl::StrCat(line, "; ", why));
-                                      });
-}
-
-}  // namespace
 
 absl::Status SnapshotCollector(const std::string& path, double after_seconds) {
   std::lock_guard<std::mutex> lifecycle(g_lifecycle_mu);
   Session* s = g_session.load();
-  return RequestSnapshotFor(s, path, after_seconds, s != nullptr && s->config.force_overwrite, "");
+  if (s == nullptr) return absl::FailedPreconditionError("no cuscope session is active");
+  return s->capture->Submit(Snapshot{.source = TriggerSource::kApi,
+                                     .path = path,
+                                     .after_seconds = after_seconds,
+                                     .force_overwrite = s->config.force_overwrite,
+                                     .why = ""});
 }
 
 absl::Status CaptureCollector(const CaptureSpec& spec) {
   std::lock_guard<std::mutex> lifecycle(g_lifecycle_mu);
   Session* s = g_session.load();
-  const std::string why = "asked through the control socket";
-  if (spec.snapshot) return RequestSnapshotFor(s, spec.path, spec.seconds, spec.force_overwrite, why);
   if (s == nullptr) return absl::FailedPreconditionError("no cuscope session is active");
-  const CaptureTopDown top_down{.kernels = spec.top_down_kernels,
-                                .launches_each = spec.top_down_launches,
-                                .wait_seconds = spec.top_down_wait_seconds};
-  return s->pipeline->RequestCapture(spec.path, spec.seconds, spec.force_overwrite, top_down,
-                                     [s, why](const absl::Status&, const std::string& line) {
-                                       s->Warn(absl::StrCat(line, "; ", why));
-                                     });
+  const std::string why = "asked through the control socket";
+  if (spec.snapshot) {
+    return s->capture->Submit(Snapshot{.source = TriggerSource::kControlSocket,
+                                       .path = spec.path,
+                                       .after_seconds = spec.seconds,
+                                       .force_overwrite = spec.force_overwrite,
+                                       .why = why});
+  }
+  return s->capture->Submit(Capture{.source = TriggerSource::kControlSocket,
+                                    .path = spec.path,
+                                    .seconds = spec.seconds,
+                                    .force_overwrite = spec.force_overwrite,
+                                    .top_down = {.kernels = spec.top_down_kernels,
+                                                 .launches_each = spec.top_down_launches,
+                                                 .wait_seconds = spec.top_down_wait_seconds},
+                                    .why = why});
 }
 
 absl::StatusOr<v1::ProcessStatus> CollectorStatus() {
@@ -466,7 +447,7 @@ absl::StatusOr<bool> MarkCollectorStep(double seconds) {
   const uint32_t threshold_ms = s->config.flight_step_threshold_ms;
   if (!s->pipeline->flight_recording() || threshold_ms == 0 || seconds * 1000 <= threshold_ms) return false;
   const std::string why = absl::StrFormat("a step took %.3f s (threshold %.3f s)", seconds, threshold_ms / 1000.0);
-  absl::Status st = RequestSnapshotFor(s, "", s->config.flight_after_ms / 1000.0, s->config.force_overwrite, why);
+  absl::Status st = s->capture->Submit(TriggeredSnapshot(*s, TriggerSource::kStepThreshold, why));
   // One snapshot at a time: slow steps while one is written add nothing to it.
   if (absl::IsFailedPrecondition(st)) return false;
   if (!st.ok()) return st;
@@ -477,7 +458,7 @@ absl::Status CloseCollectorTraceWindow() {
   std::lock_guard<std::mutex> lifecycle(g_lifecycle_mu);
   Session* s = g_session.load();
   if (s == nullptr) return absl::FailedPreconditionError("no cuscope session is active");
-  return s->pipeline->CloseTraceWindow();
+  return s->capture->Submit(CloseTraceWindow{});
 }
 
 void BeginCollectorScope(uint64_t id, const char* route, const uint64_t* batch_requests, size_t batch_count,

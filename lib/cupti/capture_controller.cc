@@ -8,8 +8,10 @@
 #include <system_error>
 #include <utility>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "lib/core/kernel_selection.h"
+#include "lib/core/output_name.h"
 #include "lib/cupti/nvtx_capture.h"
 
 namespace cuscope::cupti {
@@ -60,12 +62,126 @@ CaptureController::CaptureController(const settings::Config& config, CuptiApi& c
 
 CaptureController::~CaptureController() { StopControlThread(); }
 
-// ---- Windows -----------------------------------------------------------------------------------
+// ---- Commands ----------------------------------------------------------------------------------
+
+absl::Status CaptureController::Submit(TriggerCommand command) {
+  const char* name = TriggerCommandName(command);
+  auto answer = std::make_shared<std::promise<absl::Status>>();
+  std::future<absl::Status> outcome = answer->get_future();
+  {
+    std::lock_guard<std::mutex> lock(control_mu_);
+    if (control_exit_) return absl::FailedPreconditionError("the cuscope session is ending");
+    // The control thread itself (a command's hook asking for another) runs it in place: waiting
+    // for its own turn would never end.
+    if (std::this_thread::get_id() == control_thread_id_.load()) answer.reset();
+    if (answer != nullptr) commands_.push_back({std::move(command), answer});
+  }
+  if (answer == nullptr) return Execute(command);
+  control_cv_.notify_all();
+  if (outcome.wait_for(kAnswerWait) != std::future_status::ready) {
+    return absl::DeadlineExceededError(absl::StrCat("the session's control thread did not take the ", name,
+                                                    " request within 10 s; it runs when the thread gets to it"));
+  }
+  return outcome.get();
+}
+
+void CaptureController::Post(TriggerCommand command) {
+  {
+    std::lock_guard<std::mutex> lock(control_mu_);
+    if (control_exit_) return;
+    commands_.push_back({std::move(command), nullptr});
+  }
+  control_cv_.notify_all();
+}
+
+absl::Status CaptureController::RunNow(const TriggerCommand& command) { return Execute(command); }
+
+absl::Status CaptureController::Execute(const TriggerCommand& command) {
+  // One overload per command: a command added to the variant without its execution does not compile.
+  struct Executor {
+    CaptureController& c;
+    absl::Status operator()(const OpenWindow& w) const {
+      return w.source == TriggerSource::kSession ? c.OpenSessionWindow() : c.OpenWindowFor(w.reason);
+    }
+    absl::Status operator()(const CloseWindow& w) const {
+      c.CloseWindowFor(w.reason);
+      return absl::OkStatus();
+    }
+    absl::Status operator()(const EndSession&) const {
+      c.EndSessionWindow();
+      return absl::OkStatus();
+    }
+    absl::Status operator()(const StopRecording&) const {
+      c.StopRecordingForGood();
+      return absl::OkStatus();
+    }
+    absl::Status operator()(const OpenTraceWindow& t) const { return c.pipeline_.OpenTraceWindow(t.seconds); }
+    absl::Status operator()(const CloseTraceWindow&) const { return c.pipeline_.CloseTraceWindow(); }
+    absl::Status operator()(const Snapshot& snapshot) const { return c.StartSnapshot(snapshot); }
+    absl::Status operator()(const Capture& capture) const { return c.StartCapture(capture); }
+  };
+  return std::visit(Executor{*this}, command);
+}
+
+void CaptureController::RunQueuedCommands(std::unique_lock<std::mutex>& lock) {
+  while (!commands_.empty()) {
+    PendingCommand next = std::move(commands_.front());
+    commands_.pop_front();
+    lock.unlock();  // never hold a lock of ours while calling into CUPTI
+    const absl::Status outcome = Execute(next.command);
+    if (next.answer != nullptr) next.answer->set_value(outcome);
+    lock.lock();
+  }
+}
+
+// ---- Snapshots and captures --------------------------------------------------------------------
+
+absl::Status CaptureController::StartSnapshot(const Snapshot& snapshot) {
+  if (!pipeline_.flight_recording()) {
+    return absl::FailedPreconditionError("a snapshot needs flight mode (CUSCOPE_MODE=flight)");
+  }
+  if (!(snapshot.after_seconds >= 0) || snapshot.after_seconds > 3600) {
+    return absl::InvalidArgumentError("the seconds after a snapshot's request must be from 0 to 3600");
+  }
+  std::string target = snapshot.path;
+  if (target.empty()) {
+    if (config_.output.empty()) {
+      return absl::InvalidArgumentError("no path for the snapshot: name one, or set the session's output");
+    }
+    // Each snapshot a file of its own: the lowest free number when the name has none.
+    const std::string pattern =
+        absl::StrContains(config_.output, "%n") ? config_.output : absl::StrCat(config_.output, "_snapshot%n");
+    auto expanded = core::ExpandOutputName(pattern, core::CurrentProcessOutputContext());
+    if (!expanded.ok()) return expanded.status();
+    target = *expanded;
+  }
+  return pipeline_.RequestSnapshot(target, snapshot.after_seconds, snapshot.force_overwrite,
+                                   [warn = warn_, why = snapshot.why](const absl::Status&, const std::string& line) {
+                                     warn(why.empty() ? line : absl::StrCat(line, "; ", why));
+                                   });
+}
+
+absl::Status CaptureController::StartCapture(const Capture& capture) {
+  return pipeline_.RequestCapture(capture.path, capture.seconds, capture.force_overwrite, capture.top_down,
+                                  [warn = warn_, why = capture.why](const absl::Status&, const std::string& line) {
+                                    warn(why.empty() ? line : absl::StrCat(line, "; ", why));
+                                  });
+}
+
+// ---- The timeline window -----------------------------------------------------------------------
+
+std::optional<WindowState> CaptureController::Move(WindowEvent event) {
+  WindowState from = state_.load();
+  while (true) {
+    const std::optional<WindowState> next = NextWindowState(from, event);
+    if (!next) return std::nullopt;
+    if (state_.compare_exchange_weak(from, *next)) return from;
+  }
+}
 
 absl::Status CaptureController::EnableKinds(bool program_started) {
   if (kinds_held_.load()) {
     pipeline_.OpenTimelineSpan(cupti_.Timestamp());
-    state_.store(State::kOpen);
     return absl::OkStatus();
   }
   if (auto st = selection_.Enable(cupti_); !st.ok()) return st;
@@ -73,7 +189,6 @@ absl::Status CaptureController::EnableKinds(bool program_started) {
   // its kernels (activity_selection.h): said once, and the analyzer flags a stuck id.
   const bool profilers = config_.gpu_metrics || !config_.metrics.empty();
   if (program_started && profilers && !late_profilers_said_.exchange(true)) SayStartedLate();
-  state_.store(State::kOpen);
   return absl::OkStatus();
 }
 
@@ -93,16 +208,13 @@ absl::Status CaptureController::HoldKinds() {
   return absl::OkStatus();
 }
 
-bool CaptureController::DisableKinds(State next) {
-  State open = State::kOpen;
-  if (!state_.compare_exchange_strong(open, next)) return false;
+void CaptureController::DisableKinds(WindowState next) {
   // Held kinds stay on until the end (or a failed write); the span closes instead.
-  if (kinds_held_.load() && next == State::kClosed && !stop_recording_.load()) {
+  if (kinds_held_.load() && next == WindowState::kClosed && !stop_recording_.load()) {
     pipeline_.CloseTimelineSpan(cupti_.Timestamp());
-    return true;
+    return;
   }
   selection_.Disable(cupti_);
-  return true;
 }
 
 void CaptureController::QueueEdge(bool open, const std::string& reason) {
@@ -118,25 +230,35 @@ absl::Status CaptureController::OpenSessionWindow() {
   // Under a duty cycle, the session's window is its first recording window too (its time taken
   // before the kinds go on: no record comes before its window).
   const uint64_t sample_on = cupti_.Timestamp();
+  const std::optional<WindowState> from = Move(WindowEvent::kOpen);
+  if (!from) return absl::FailedPreconditionError("the session's window is open or ended already");
   // A session linked in and started after the program's first CUDA call starts late too.
-  if (auto st = EnableKinds(/*program_started=*/cupti_.DriverHasContext()); !st.ok()) return st;
+  if (auto st = EnableKinds(/*program_started=*/cupti_.DriverHasContext()); !st.ok()) {
+    state_.store(*from);
+    return st;
+  }
   if (duty_ != nullptr) pipeline_.QueueSampleEdge(true, sample_on);
   QueueEdge(true, "session");
   return absl::OkStatus();
 }
 
-void CaptureController::OpenWindow(const std::string& reason) {
-  if (recording()) return;
+absl::Status CaptureController::OpenWindowFor(const std::string& reason) {
+  const std::optional<WindowState> from = Move(WindowEvent::kOpen);
+  if (!from) return absl::OkStatus();  // open already, or the session is over
   if (auto st = EnableKinds(/*program_started=*/true); !st.ok()) {
+    WindowState open = WindowState::kOpen;
+    state_.compare_exchange_strong(open, *from);
     warn_(absl::StrCat("cannot start collection: ", st.message(), "; profiling is off"));
-    return;
+    return st;
   }
   QueueEdge(true, reason);
   if (config_.gpu_metrics) Wake();  // to start the GPU counters
+  return absl::OkStatus();
 }
 
-void CaptureController::CloseWindow(const std::string& reason) {
-  if (!DisableKinds(State::kClosed)) return;
+void CaptureController::CloseWindowFor(const std::string& reason) {
+  if (!Move(WindowEvent::kClose)) return;
+  DisableKinds(WindowState::kClosed);
   QueueEdge(false, reason);
   uint64_t expected = 0;
   if (config_.top_down_kernels > 0 && top_down_closed_at_.compare_exchange_strong(expected, cupti_.Timestamp())) {
@@ -146,8 +268,9 @@ void CaptureController::CloseWindow(const std::string& reason) {
   }
 }
 
-void CaptureController::EndCapture() {
-  if (DisableKinds(State::kEnded)) {
+void CaptureController::EndSessionWindow() {
+  if (Move(WindowEvent::kEnd) == WindowState::kOpen) {
+    DisableKinds(WindowState::kEnded);
     QueueEdge(false, "end");
   } else if (kinds_held_.load()) {
     selection_.Disable(cupti_);  // held on between windows: off at the end
@@ -155,29 +278,29 @@ void CaptureController::EndCapture() {
   kinds_held_.store(false);
 }
 
-void CaptureController::StopRecording() {
+void CaptureController::StopRecordingForGood() {
   Wake();  // the GPU counters stop too
   stop_recording_.store(true);
-  if (!DisableKinds(State::kClosed) && kinds_held_.load()) selection_.Disable(cupti_);
+  if (Move(WindowEvent::kStop) == WindowState::kOpen || kinds_held_.load()) selection_.Disable(cupti_);
   kinds_held_.store(false);
 }
 
 void CaptureController::OnProfilerStart(bool api_exit) {
-  if (api_exit) OpenWindow("cudaProfilerStart");
+  if (api_exit) (void)RunNow(OpenWindow{TriggerSource::kProfilerApi, "cudaProfilerStart"});
 }
 
 void CaptureController::OnProfilerStop(bool api_enter) {
-  if (api_enter) CloseWindow("cudaProfilerStop");
+  if (api_enter) (void)RunNow(CloseWindow{TriggerSource::kProfilerApi, "cudaProfilerStop"});
 }
 
 void CaptureController::OnNvtxCall(CUpti_CallbackId cbid, const CUpti_NvtxData& data) {
   if (nvtx_watch_ == nullptr) return;
   switch (ObserveNvtxCall(*nvtx_watch_, cbid, data, static_cast<uint64_t>(::pthread_self()))) {
     case core::NvtxCaptureWatch::Edge::kOpen:
-      OpenWindow(absl::StrCat("NVTX range ", nvtx_watch_->name()));
+      (void)RunNow(OpenWindow{TriggerSource::kNvtxRange, absl::StrCat("NVTX range ", nvtx_watch_->name())});
       break;
     case core::NvtxCaptureWatch::Edge::kClose:
-      CloseWindow(absl::StrCat("NVTX range ", nvtx_watch_->name(), " ended"));
+      (void)RunNow(CloseWindow{TriggerSource::kNvtxRange, absl::StrCat("NVTX range ", nvtx_watch_->name(), " ended")});
       break;
     case core::NvtxCaptureWatch::Edge::kNone:
       break;
@@ -231,7 +354,7 @@ void CaptureController::QueueHotKernelChoice() {
 bool CaptureController::SetSampleRecording(bool on, double weight) {
   // No lock against the window's end (it may come from a CUPTI callback, and CUPTI is called here):
   // the state is checked after switching on too, and what the end turned off stays off.
-  if (state_.load() != State::kOpen || stop_recording_.load()) return false;
+  if (state_.load() != WindowState::kOpen || stop_recording_.load()) return false;
   if (on) {
     const uint64_t time = cupti_.Timestamp();
     if (auto st = selection_.Enable(cupti_); !st.ok()) {
@@ -239,7 +362,7 @@ bool CaptureController::SetSampleRecording(bool on, double weight) {
       sample_failed_.store(true);
       return false;
     }
-    if (state_.load() != State::kOpen || stop_recording_.load()) {
+    if (state_.load() != WindowState::kOpen || stop_recording_.load()) {
       selection_.Disable(cupti_);
       return false;
     }
@@ -346,6 +469,12 @@ void CaptureController::StopControlThread() {
   }
   control_cv_.notify_all();
   thread_.join();
+  // What was submitted and not run: its caller hears that the session is ending; posted ones go.
+  std::lock_guard<std::mutex> lock(control_mu_);
+  for (PendingCommand& pending : commands_) {
+    if (pending.answer != nullptr) pending.answer->set_value(absl::FailedPreconditionError("the cuscope session is ending"));
+  }
+  commands_.clear();
 }
 
 void CaptureController::ChooseHotKernelsAtStop() {
@@ -355,6 +484,7 @@ void CaptureController::ChooseHotKernelsAtStop() {
 }
 
 void CaptureController::ControlLoop() {
+  control_thread_id_.store(std::this_thread::get_id());
   using Clock = std::chrono::steady_clock;
   const auto start = Clock::now();
   const auto seconds = [](double v) { return std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(v)); };
@@ -379,7 +509,7 @@ void CaptureController::ControlLoop() {
   // The duty cycle's next switch (never without one; at once with one: its first window).
   auto duty_at = duty_ != nullptr ? start : Clock::time_point::max();
   const auto woken = [this, &top_down_due, &prepare_ahead] {
-    return control_exit_ || top_down_due() || stop_watching_due_.load() || duty_wake_.load() || hand_over_due_.load() ||
+    return control_exit_ || !commands_.empty() || top_down_due() || stop_watching_due_.load() || duty_wake_.load() || hand_over_due_.load() ||
            sampling_.Due(SamplingConditions(), prepare_ahead(Clock::now()));
   };
   std::unique_lock<std::mutex> lock(control_mu_);
@@ -391,15 +521,18 @@ void CaptureController::ControlLoop() {
     wake = std::min(wake, duty_at);
     control_cv_.wait_until(lock, wake, woken);
     if (control_exit_) return;
+    // The triggers' commands first, in the order they came (each with the lock let go).
+    RunQueuedCommands(lock);
+    if (control_exit_) return;
     const auto now = Clock::now();
     lock.unlock();  // never hold a lock of ours while calling into CUPTI
     if (open_pending && now >= open_at) {
       open_pending = false;
-      OpenWindow("delay");
+      (void)Execute(OpenWindow{TriggerSource::kDelay, "delay"});
     }
     if (close_pending && now >= close_at) {
       close_pending = false;
-      CloseWindow("duration");
+      (void)Execute(CloseWindow{TriggerSource::kDuration, "duration"});
     }
     // However the window closed (duration, cudaProfilerStop), the choice waits kSettle.
     if (top_down_due()) choose_at = now + kSettle;

@@ -1,20 +1,38 @@
-// The collector's capture room: when activity is recorded, and the top-down's choice.
+// The collector's capture room, and the home of every trigger: when activity is recorded, when a
+// snapshot or a capture is taken, and the top-down's choice.
 //
-// A window opens at start, after --delay, or at cudaProfilerStart (cuProfilerStart); it closes
-// after --duration, at cudaProfilerStop, or at the end. Opening enables the session's activity
-// kinds, closing disables them; each edge is queued for the trace. The control thread runs the
-// timers, drives the GPU-counter room with the window, hands partly filled buffers to the writer
-// every flush period (CUPTI's own periodic flush delivers only full ones, so a quiet program's
-// records would otherwise reach the file only at exit, and a crash would lose them), and queues
-// the top-down's choice a moment after its window closed.
+// Every trigger (trigger_commands.h lists them with their sources) reaches the session as a typed
+// command, run by Execute, checked against one state machine for the timeline window
+// (window_states.h). Three ways in, by what the source can afford:
+//   Submit   queues the command for the control thread, which runs the queue in order, and waits
+//            for its outcome (the C and C++ API, the control socket, MarkStep, a slow request);
+//   Post     queues it without waiting (the writer thread's detectors: the NVTX step range, the
+//            idle GPU; the writer never waits on another thread's turn);
+//   RunNow   runs it on the calling thread (CUPTI's callbacks, cudaProfilerStart/Stop and the NVTX
+//            range, whose call must return with recording switched; the session's start and end;
+//            a failed write). Those callers are inside CUPTI, which the control thread also calls:
+//            waiting on it there could deadlock.
+//
+// A window opens at start, after --delay, at cudaProfilerStart (cuProfilerStart) or the NVTX
+// range's start; it closes after --duration, at cudaProfilerStop or the range's end, or at the
+// session's end. Opening enables the session's activity kinds, closing disables them; each edge is
+// queued for the trace. The control thread runs the command queue and the timers, drives the
+// GPU-counter room with the window, hands partly filled buffers to the writer every flush period
+// (CUPTI's own periodic flush delivers only full ones, so a quiet program's records would otherwise
+// reach the file only at exit, and a crash would lose them), and queues the top-down's choice a
+// moment after its window closed.
 #ifndef CUSCOPE_LIB_CUPTI_CAPTURE_CONTROLLER_H_
 #define CUSCOPE_LIB_CUPTI_CAPTURE_CONTROLLER_H_
 
 #include <atomic>
 #include <condition_variable>
+#include <deque>
+#include <chrono>
 #include <functional>
+#include <future>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -28,27 +46,31 @@
 #include "lib/cupti/kernel_metrics_collector.h"
 #include "lib/cupti/sampling_controller.h"
 #include "lib/cupti/trace_pipeline.h"
+#include "lib/cupti/trigger_commands.h"
+#include "lib/cupti/window_states.h"
 #include "lib/monitor/duty_cycle.h"
 
 namespace cuscope::cupti {
 
 class CaptureController {
  public:
-  enum class State {
-    kWaiting,  // no window yet (a delay, or waiting for cudaProfilerStart)
-    kOpen,     // activity is being recorded
-    kClosed,   // a window closed; cudaProfilerStart may open another
-    kEnded,    // the session's end closed the window
-  };
-
   CaptureController(const settings::Config& config, CuptiApi& cupti, ActivitySelection selection,
                     TracePipeline& pipeline, SamplingController& sampling, std::function<void(const std::string&)> warn);
   ~CaptureController();
   CaptureController(const CaptureController&) = delete;
   CaptureController& operator=(const CaptureController&) = delete;
 
-  // At start, for a session that records from its first moment: the failure is the caller's.
-  absl::Status OpenSessionWindow();
+  // The trigger's command, run by the control thread in its turn; its outcome, or
+  // DeadlineExceeded when the control thread has not answered within kAnswerWait (the command
+  // still runs), or FailedPrecondition once the session is ending.
+  static constexpr auto kAnswerWait = std::chrono::seconds(10);
+  absl::Status Submit(TriggerCommand command);
+  // The same without waiting for the outcome (a refusal is for the command's own line to say).
+  void Post(TriggerCommand command);
+  // Runs the command on this thread, now. OpenWindow{kSession} at start: a failure is the
+  // caller's. Other OpenWindows that fail say one line; the program goes on without profiling.
+  absl::Status RunNow(const TriggerCommand& command);
+
   // Whether the session's windows open after the program starts (a delay, cudaProfilerStart, an
   // NVTX range) with GPU counters or kernel metrics: then the kinds go on at start and stay on
   // (HoldKinds), and the trace keeps only the windows' records.
@@ -57,14 +79,6 @@ class CaptureController {
   // later, with a profiler started in the window, CUPTI gave the window's kernels one correlation
   // id or lost them on the H200 (activity_selection.h).
   absl::Status HoldKinds();
-  // A window that cannot open is named in one line; the program goes on without profiling.
-  void OpenWindow(const std::string& reason);
-  void CloseWindow(const std::string& reason);
-  // The session's end: the open window closes, and chooses nothing.
-  void EndCapture();
-  // Writing failed: stop recording, and wake the control thread to stop the counters too.
-  void StopRecording();
-
   // cudaProfilerStart/Stop and their driver twins; `api_exit` is the callback site.
   void OnProfilerStart(bool api_exit);
   void OnProfilerStop(bool api_enter);
@@ -124,16 +138,34 @@ class CaptureController {
   // thread waits for that (at most kGraphInstantiationWait: then the graph goes unrecorded).
   void OnGraphInstantiation(bool starting);
 
-  State state() const { return state_.load(); }
-  bool recording() const { return state_.load(std::memory_order_relaxed) == State::kOpen; }
+  WindowState state() const { return state_.load(); }
+  bool recording() const { return state_.load(std::memory_order_relaxed) == WindowState::kOpen; }
 
  private:
+  struct PendingCommand {
+    TriggerCommand command;
+    std::shared_ptr<std::promise<absl::Status>> answer;  // null: posted, nobody waits
+  };
+  // The one place a command is carried out, whichever way it came in.
+  absl::Status Execute(const TriggerCommand& command);
+  // Moves the window by the state machine's table; the state it left, or nullopt when the event
+  // changes nothing.
+  std::optional<WindowState> Move(WindowEvent event);
+  absl::Status OpenSessionWindow();
+  absl::Status OpenWindowFor(const std::string& reason);
+  void CloseWindowFor(const std::string& reason);
+  void EndSessionWindow();
+  void StopRecordingForGood();
+  absl::Status StartSnapshot(const Snapshot& snapshot);
+  absl::Status StartCapture(const Capture& capture);
+  void RunQueuedCommands(std::unique_lock<std::mutex>& lock);
   // `program_started`: the window opens after the program's first CUDA call (a delay, a
-  // cudaProfilerStart), not with the session.
+  // cudaProfilerStart), not with the session. Called after the move to kOpen.
   absl::Status EnableKinds(bool program_started);
   void SayStartedLate();
-  // False when no window was open.
-  bool DisableKinds(State next);
+  // After a move that left kOpen: the kinds off, or with held kinds only the span closed (`next`
+  // kClosed).
+  void DisableKinds(WindowState next);
   void QueueEdge(bool open, const std::string& reason);
   void Wake();
   SamplingController::Conditions SamplingConditions() const;
@@ -152,7 +184,7 @@ class CaptureController {
   SamplingController& sampling_;
   std::function<void(const std::string&)> warn_;
 
-  std::atomic<State> state_{State::kWaiting};
+  std::atomic<WindowState> state_{WindowState::kWaiting};
   std::atomic<bool> late_profilers_said_{false};
   const bool holds_kinds_;
   std::atomic<bool> kinds_held_{false};  // HoldKinds succeeded: windows do not toggle the kinds
@@ -179,6 +211,8 @@ class CaptureController {
   std::mutex control_mu_;
   std::condition_variable control_cv_;
   bool control_exit_ = false;  // control_mu_
+  std::deque<PendingCommand> commands_;  // control_mu_
+  std::atomic<std::thread::id> control_thread_id_{};  // set as the control thread begins
 };
 
 }  // namespace cuscope::cupti

@@ -42,6 +42,7 @@
 #include "lib/cupti/record_tees.h"
 #include "lib/cupti/stack_interner.h"
 #include "lib/cupti/translate.h"
+#include "lib/cupti/trigger_commands.h"
 #include "lib/monitor/figures.h"
 #include "lib/monitor/idle_trigger.h"
 #include "lib/monitor/interval_aggregator.h"
@@ -52,14 +53,6 @@ namespace cuscope::cupti {
 struct CounterTotals {
   uint64_t samples = 0;
   uint64_t overflows = 0;
-};
-
-// A monitor-mode capture's one-run top-down: after its window, kernel metrics on the next
-// `launches_each` launches of its `kernels` hottest kernels, waited for at most `wait_seconds`.
-struct CaptureTopDown {
-  uint32_t kernels = 0;  // 0: a timeline window only
-  uint64_t launches_each = 3;
-  double wait_seconds = 10;
 };
 
 class TracePipeline {

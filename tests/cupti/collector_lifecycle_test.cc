@@ -9,6 +9,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <chrono>
 #include <cstring>
 #include <fstream>
@@ -16,6 +17,7 @@
 #include <set>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include <cupti.h>
 #include <cupti_driver_cbid.h>
@@ -710,6 +712,37 @@ TEST_F(CollectorLifecycleTest, ASlowStepStartsASnapshotAQuickOneDoesNot) {
   EXPECT_EQ(MarkCollectorStep(100).value_or(true), false);
   ASSERT_TRUE(StopCollector(nullptr).ok());
   EXPECT_FALSE(Exists(dir_ + "/steps_snapshot2.cuscope"));
+}
+
+// Slow steps marked on many threads at once are commands on one queue: one snapshot starts, the
+// others are refused while it is written, and none is lost or written twice.
+TEST_F(CollectorLifecycleTest, SlowStepsOnManyThreadsStartOneSnapshot) {
+  config_.mode = settings::CollectionMode::kFlight;
+  config_.output = dir_ + "/many";
+  config_.flight_step_threshold_ms = 250;
+  config_.flight_after_ms = 60'000;  // holds the snapshot open until the stop
+  ASSERT_TRUE(StartCollector(config_, "session", cupti_).ok());
+  ASSERT_TRUE(cupti_.DeliverKernels(3, 2'000'000'000));
+  constexpr int kThreads = 8;
+  std::vector<std::thread> threads;
+  std::atomic<int> started{0}, refused{0}, failed{0};
+  for (int i = 0; i < kThreads; ++i) {
+    threads.emplace_back([&] {
+      absl::StatusOr<bool> r = MarkCollectorStep(1.0);
+      if (!r.ok()) {
+        failed.fetch_add(1);
+      } else {
+        (*r ? started : refused).fetch_add(1);
+      }
+    });
+  }
+  for (auto& t : threads) t.join();
+  EXPECT_EQ(started.load(), 1);
+  EXPECT_EQ(refused.load(), kThreads - 1);
+  EXPECT_EQ(failed.load(), 0);
+  ASSERT_TRUE(StopCollector(nullptr).ok());
+  EXPECT_EQ(LoadWhenComplete(dir_ + "/many_snapshot1.cuscope").kernels.size(), 3u);
+  EXPECT_FALSE(Exists(dir_ + "/many_snapshot2.cuscope"));
 }
 
 // Request scopes reach the trace whole, at their ends, with their route and a batch's requests;
