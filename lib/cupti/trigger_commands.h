@@ -43,6 +43,8 @@ enum class TriggerSource {
   kControlSocket,  // `cuscope capture` / `cuscope snapshot` from outside
   kApi,            // the program, through the C or C++ API
 };
+// The last source: a new one goes before it is named here, so the names' test covers it.
+constexpr TriggerSource kLastTriggerSource = TriggerSource::kApi;
 
 // How each source names itself in the lines the session says.
 const char* TriggerSourceName(TriggerSource source);

@@ -102,7 +102,7 @@ TEST(TriggerCommandsTest, EachCommandAndSourceHasItsOwnName) {
   EXPECT_EQ(names, (std::vector<std::string>{"OpenWindow", "CloseWindow", "EndSession", "StopRecording",
                                              "OpenTraceWindow", "CloseTraceWindow", "Snapshot", "Capture"}));
   std::vector<std::string> sources;
-  for (int i = 0; i <= static_cast<int>(TriggerSource::kApi); ++i) {
+  for (int i = 0; i <= static_cast<int>(kLastTriggerSource); ++i) {
     sources.push_back(TriggerSourceName(static_cast<TriggerSource>(i)));
     EXPECT_NE(sources.back(), "unknown");
   }
