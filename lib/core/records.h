@@ -191,10 +191,10 @@ class ActivitySink {
   virtual void Add(const NvtxActivity& a) = 0;
   virtual void Add(const MemoryOpRecord& r) = 0;
   virtual void Add(const OverheadActivity& a) = 0;
-  // Payloads annotate NVTX markers: a sink that keeps no markers ignores them.
-  virtual void Add(const NvtxPayloadRecord& /*p*/) {}
-  // Request scopes: a sink that keeps no requests ignores them.
-  virtual void Add(const RequestScopeActivity& /*r*/) {}
+  // Payloads annotate NVTX markers. Every sink says what it does with them, as with every other
+  // record: a default that dropped them let a tee that forgot them lose NCCL's payloads.
+  virtual void Add(const NvtxPayloadRecord& p) = 0;
+  virtual void Add(const RequestScopeActivity& r) = 0;
   // A record of a kind this version does not record.
   virtual void AddUntranslated(uint32_t cupti_kind) = 0;
   // A record whose activity had not finished when CUPTI handed it over (no timestamps).

@@ -58,13 +58,15 @@ class IntervalAggregator final : public core::ActivitySink {
 
   IntervalAggregator(Options options, uint64_t origin_ns);
 
-  // core::ActivitySink. NVTX markers and CUPTI overhead records are not part of the figures.
+  // core::ActivitySink. NVTX markers (and their payloads) and CUPTI overhead records are not part
+  // of the figures.
   void Add(const core::KernelActivity& a) override;
   void Add(const core::ApiActivity& a) override;
   void Add(const core::MemcpyRecord& r) override;
   void Add(const core::MemsetRecord& r) override;
   void Add(const core::SyncRecord& r) override {}
   void Add(const core::NvtxActivity& a) override {}
+  void Add(const core::NvtxPayloadRecord& p) override {}
   void Add(const core::MemoryOpRecord& r) override {}
   void Add(const core::OverheadActivity& a) override {}
   // Request scopes: each request's figures, once final, in the interval its scope ended in.

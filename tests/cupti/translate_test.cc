@@ -22,6 +22,8 @@ struct CollectingSink final : core::ActivitySink {
   std::vector<std::string> nvtx_names;
   std::vector<core::MemoryOpRecord> memory;
   std::vector<core::OverheadActivity> overheads;
+  std::vector<core::NvtxPayloadRecord> payloads;
+  std::vector<core::RequestScopeActivity> scopes;
   std::vector<uint32_t> untranslated;
   std::vector<uint32_t> incomplete;
   void Add(const core::KernelActivity& a) override {
@@ -38,6 +40,8 @@ struct CollectingSink final : core::ActivitySink {
   }
   void Add(const core::MemoryOpRecord& r) override { memory.push_back(r); }
   void Add(const core::OverheadActivity& a) override { overheads.push_back(a); }
+  void Add(const core::NvtxPayloadRecord& p) override { payloads.push_back(p); }
+  void Add(const core::RequestScopeActivity& r) override { scopes.push_back(r); }
   void AddUntranslated(uint32_t kind) override { untranslated.push_back(kind); }
   void AddIncomplete(uint32_t kind) override { incomplete.push_back(kind); }
 };
