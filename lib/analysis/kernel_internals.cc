@@ -54,6 +54,135 @@ LaunchConfig LaunchOf(const v1::KernelSignature& s) {
   return c;
 }
 
+using ProfiledRows = absl::flat_hash_map<uint64_t, const core::KernelRow*>;
+using SignatureOfShape = absl::flat_hash_map<std::string, uint32_t>;
+
+// The kernel row of each profiled launch, by correlation id.
+ProfiledRows ProfiledRowsByCorrelation(const Timeline& timeline) {
+  ProfiledRows profiled_row;
+  for (const core::KernelRow& k : timeline.trace().kernels) {
+    if (timeline.Profiled(k.correlation_id)) profiled_row.try_emplace(k.correlation_id, &k);
+  }
+  return profiled_row;
+}
+
+// A metric row that carries its shape but has no kernel row: its shape is all that says which
+// kernel it measured.
+bool ShapeOnly(const core::MetricRow& row, const ProfiledRows& profiled_row) {
+  return row.grid != std::array<uint32_t, 3>{0, 0, 0} && !profiled_row.contains(row.correlation_id);
+}
+
+// A signature of each (device, name, grid, block), for the launch configuration of metric rows
+// that carry their shape but have no kernel row: built only when such a row exists.
+SignatureOfShape SignaturesByShape(const core::Trace& trace, const ProfiledRows& profiled_row) {
+  const core::Dictionary& dict = trace.dict;
+  SignatureOfShape signature_of_shape;
+  const auto shape_only = [&profiled_row](const core::MetricRow& row) { return ShapeOnly(row, profiled_row); };
+  if (std::any_of(trace.metrics.begin(), trace.metrics.end(), shape_only)) {
+    for (uint32_t id = 1; id <= dict.signature_count(); ++id) {
+      const v1::KernelSignature& s = dict.signature(id);
+      signature_of_shape.try_emplace(GroupKey(s.device(), s.name(), true, {s.grid_x(), s.grid_y(), s.grid_z()},
+                                              {s.block_x(), s.block_y(), s.block_z()}),
+                                     id);
+    }
+  }
+  return signature_of_shape;
+}
+
+// The profiled launches grouped by kernel and shape, with their metric values summed.
+struct Groups {
+  std::vector<Group> groups;
+  absl::flat_hash_map<std::string, size_t> group_of_key;
+};
+
+Groups GroupMetricRows(const Timeline& timeline, const ProfiledRows& profiled_row,
+                       const SignatureOfShape& signature_of_shape) {
+  const core::Trace& trace = timeline.trace();
+  const core::Dictionary& dict = trace.dict;
+  Groups out;
+  std::vector<Group>& groups = out.groups;
+  absl::flat_hash_map<std::string, size_t>& group_of_key = out.group_of_key;
+  for (const core::MetricRow& row : trace.metrics) {
+    const core::KernelRow* k = nullptr;
+    if (auto it = profiled_row.find(row.correlation_id); it != profiled_row.end()) k = it->second;
+    const v1::KernelSignature* sig = k && dict.has_signature(k->signature) ? &dict.signature(k->signature) : nullptr;
+    const uint32_t device = sig ? sig->device() : row.device;
+    const uint32_t name = sig ? sig->name() : row.kernel_name;
+    std::array<int32_t, 3> grid{0, 0, 0}, block{0, 0, 0};
+    bool shape_known = false;
+    if (sig) {
+      grid = {sig->grid_x(), sig->grid_y(), sig->grid_z()};
+      block = {sig->block_x(), sig->block_y(), sig->block_z()};
+      shape_known = true;
+    } else if (ShapeOnly(row, profiled_row)) {
+      // Profiled after the timeline window closed: the metric row's own shape says which kernel it is.
+      for (int i = 0; i < 3; ++i) {
+        grid[i] = static_cast<int32_t>(row.grid[i]);
+        block[i] = static_cast<int32_t>(row.block[i]);
+      }
+      shape_known = true;
+      auto it = signature_of_shape.find(GroupKey(device, name, true, grid, block));
+      if (it != signature_of_shape.end()) sig = &dict.signature(it->second);
+    }
+    auto [it, inserted] = group_of_key.try_emplace(GroupKey(device, name, shape_known, grid, block), groups.size());
+    if (inserted) {
+      Group& g = groups.emplace_back();
+      g.name_id = name;
+      g.v.name = name != 0 ? dict.str(name) : std::string("(unknown kernel)");
+      g.v.device = device;
+      g.v.shape_known = shape_known;
+      g.v.launch_known = sig != nullptr;
+      g.v.grid = grid;
+      g.v.block = block;
+      if (sig) g.v.launch = LaunchOf(*sig);
+    }
+    Group& g = groups[it->second];
+    if (!g.v.launch_known && sig) {
+      g.v.launch_known = true;
+      g.v.launch = LaunchOf(*sig);
+    }
+    ++g.v.profiled_launches;
+    g.v.pass_count = std::max(g.v.pass_count, row.pass_count);
+    const bool captured = timeline.ReplayCaptured(row);
+    for (const auto& [metric_id, value] : row.values) {
+      if (!std::isfinite(value)) continue;  // a counter the chip could not produce
+      auto& [sum, n] = g.sums[dict.str(metric_id)];
+      sum += value;
+      ++n;
+      if (captured && dict.str(metric_id) == metric::kDuration) {
+        g.replayed_duration_ns += std::max(0.0, value);
+        ++g.v.replayed_launches_timed;
+      }
+    }
+  }
+  return out;
+}
+
+// Timeline time per group: signatures map to the group of their name and shape, or, for a group
+// whose profiled launch had no kernel record, to the group of their name alone.
+void AddTimelineTime(const Timeline& timeline, Groups& grouped) {
+  const core::Trace& trace = timeline.trace();
+  const core::Dictionary& dict = trace.dict;
+  std::vector<Group>& groups = grouped.groups;
+  const absl::flat_hash_map<std::string, size_t>& group_of_key = grouped.group_of_key;
+  std::vector<size_t> group_of_signature(dict.signature_count() + 1, groups.size());
+  for (uint32_t id = 1; id <= dict.signature_count(); ++id) {
+    const v1::KernelSignature& s = dict.signature(id);
+    const std::array<int32_t, 3> grid{s.grid_x(), s.grid_y(), s.grid_z()};
+    const std::array<int32_t, 3> block{s.block_x(), s.block_y(), s.block_z()};
+    auto it = group_of_key.find(GroupKey(s.device(), s.name(), true, grid, block));
+    if (it == group_of_key.end()) it = group_of_key.find(GroupKey(s.device(), s.name(), false, grid, block));
+    if (it != group_of_key.end()) group_of_signature[id] = it->second;
+  }
+  for (const core::KernelRow& k : trace.kernels) {
+    if (!timeline.OnTimeline(k) || k.signature >= group_of_signature.size()) continue;
+    const size_t g = group_of_signature[k.signature];
+    if (g == groups.size()) continue;
+    ++groups[g].v.timeline_launches;
+    groups[g].v.timeline_time_ns += k.end > k.start ? k.end - k.start : 0;
+  }
+}
+
 }  // namespace
 
 std::string_view BottleneckName(Bottleneck b) {
@@ -108,103 +237,12 @@ const MetricValue* KernelVerdict::metric(std::string_view metric_name) const {
 std::vector<KernelVerdict> JudgeKernels(const Timeline& timeline, const Thresholds& thresholds) {
   const core::Trace& trace = timeline.trace();
   if (trace.metrics.empty()) return {};
-  const core::Dictionary& dict = trace.dict;
 
-  // The kernel row of each profiled launch, by correlation id.
-  absl::flat_hash_map<uint64_t, const core::KernelRow*> profiled_row;
-  for (const core::KernelRow& k : trace.kernels) {
-    if (timeline.Profiled(k.correlation_id)) profiled_row.try_emplace(k.correlation_id, &k);
-  }
-
-  // A signature of each (device, name, grid, block), for the launch configuration of metric rows
-  // that carry their shape but have no kernel row: built only when such a row exists.
-  absl::flat_hash_map<std::string, uint32_t> signature_of_shape;
-  auto shape_only = [&profiled_row](const core::MetricRow& row) {
-    return row.grid != std::array<uint32_t, 3>{0, 0, 0} && !profiled_row.contains(row.correlation_id);
-  };
-  if (std::any_of(trace.metrics.begin(), trace.metrics.end(), shape_only)) {
-    for (uint32_t id = 1; id <= dict.signature_count(); ++id) {
-      const v1::KernelSignature& s = dict.signature(id);
-      signature_of_shape.try_emplace(GroupKey(s.device(), s.name(), true, {s.grid_x(), s.grid_y(), s.grid_z()},
-                                              {s.block_x(), s.block_y(), s.block_z()}),
-                                     id);
-    }
-  }
-
-  std::vector<Group> groups;
-  absl::flat_hash_map<std::string, size_t> group_of_key;
-  for (const core::MetricRow& row : trace.metrics) {
-    const core::KernelRow* k = nullptr;
-    if (auto it = profiled_row.find(row.correlation_id); it != profiled_row.end()) k = it->second;
-    const v1::KernelSignature* sig = k && dict.has_signature(k->signature) ? &dict.signature(k->signature) : nullptr;
-    const uint32_t device = sig ? sig->device() : row.device;
-    const uint32_t name = sig ? sig->name() : row.kernel_name;
-    std::array<int32_t, 3> grid{0, 0, 0}, block{0, 0, 0};
-    bool shape_known = false;
-    if (sig) {
-      grid = {sig->grid_x(), sig->grid_y(), sig->grid_z()};
-      block = {sig->block_x(), sig->block_y(), sig->block_z()};
-      shape_known = true;
-    } else if (shape_only(row)) {
-      // Profiled after the timeline window closed: the metric row's own shape says which kernel it is.
-      for (int i = 0; i < 3; ++i) {
-        grid[i] = static_cast<int32_t>(row.grid[i]);
-        block[i] = static_cast<int32_t>(row.block[i]);
-      }
-      shape_known = true;
-      auto it = signature_of_shape.find(GroupKey(device, name, true, grid, block));
-      if (it != signature_of_shape.end()) sig = &dict.signature(it->second);
-    }
-    auto [it, inserted] = group_of_key.try_emplace(GroupKey(device, name, shape_known, grid, block), groups.size());
-    if (inserted) {
-      Group& g = groups.emplace_back();
-      g.name_id = name;
-      g.v.name = name != 0 ? dict.str(name) : std::string("(unknown kernel)");
-      g.v.device = device;
-      g.v.shape_known = shape_known;
-      g.v.launch_known = sig != nullptr;
-      g.v.grid = grid;
-      g.v.block = block;
-      if (sig) g.v.launch = LaunchOf(*sig);
-    }
-    Group& g = groups[it->second];
-    if (!g.v.launch_known && sig) {
-      g.v.launch_known = true;
-      g.v.launch = LaunchOf(*sig);
-    }
-    ++g.v.profiled_launches;
-    g.v.pass_count = std::max(g.v.pass_count, row.pass_count);
-    const bool captured = timeline.ReplayCaptured(row);
-    for (const auto& [metric_id, value] : row.values) {
-      if (!std::isfinite(value)) continue;  // a counter the chip could not produce
-      auto& [sum, n] = g.sums[dict.str(metric_id)];
-      sum += value;
-      ++n;
-      if (captured && dict.str(metric_id) == metric::kDuration) {
-        g.replayed_duration_ns += std::max(0.0, value);
-        ++g.v.replayed_launches_timed;
-      }
-    }
-  }
-
-  // Timeline time per group: signatures map to the group of their name and shape, or, for a group
-  // whose profiled launch had no kernel record, to the group of their name alone.
-  std::vector<size_t> group_of_signature(dict.signature_count() + 1, groups.size());
-  for (uint32_t id = 1; id <= dict.signature_count(); ++id) {
-    const v1::KernelSignature& s = dict.signature(id);
-    const std::array<int32_t, 3> grid{s.grid_x(), s.grid_y(), s.grid_z()};
-    const std::array<int32_t, 3> block{s.block_x(), s.block_y(), s.block_z()};
-    auto it = group_of_key.find(GroupKey(s.device(), s.name(), true, grid, block));
-    if (it == group_of_key.end()) it = group_of_key.find(GroupKey(s.device(), s.name(), false, grid, block));
-    if (it != group_of_key.end()) group_of_signature[id] = it->second;
-  }
-  for (const core::KernelRow& k : trace.kernels) {
-    if (!timeline.OnTimeline(k) || k.signature >= group_of_signature.size()) continue;
-    const size_t g = group_of_signature[k.signature];
-    if (g == groups.size()) continue;
-    ++groups[g].v.timeline_launches;
-    groups[g].v.timeline_time_ns += k.end > k.start ? k.end - k.start : 0;
-  }
+  const ProfiledRows profiled_row = ProfiledRowsByCorrelation(timeline);
+  const SignatureOfShape signature_of_shape = SignaturesByShape(trace, profiled_row);
+  Groups grouped = GroupMetricRows(timeline, profiled_row, signature_of_shape);
+  AddTimelineTime(timeline, grouped);
+  std::vector<Group>& groups = grouped.groups;
 
   uint64_t all_kernel_time = 0;
   for (const DeviceTimeline& d : timeline.devices()) all_kernel_time += d.kernel_time_ns;

@@ -91,18 +91,20 @@ absl::Status Detach(const ControlTarget& target, double wait_seconds) {
       absl::StrCat("process ", target.pid, " still answers after ", wait_seconds, " s: its session is still ending"));
 }
 
-}  // namespace
-
-int RunAttach(const Args& args) {
+// What the command line asks for; the parser's actions write into it after the declaring function
+// has returned, so it must outlive the parse.
+struct AttachOptions {
   std::string pid_text, output = "attach_%p", mode = "monitor", prometheus;
   double duration = 0;
   bool force = false;
-  ArgumentParser parser;
+};
+
+void DeclareAttachOptions(ArgumentParser& parser, AttachOptions& o) {
   parser.UnknownOptionMessage(UnknownOptionOf("attach"));
   parser.Option(
       {"--pid", "-p"}, "--pid takes a process id",
       [&](const std::string& v) {
-        pid_text = v;
+        o.pid_text = v;
         return absl::OkStatus();
       },
       "the process");
@@ -112,7 +114,7 @@ int RunAttach(const Args& args) {
         if (v != "monitor" && v != "flight" && v != "trace") {
           return absl::InvalidArgumentError(absl::StrCat("--mode takes monitor, flight or trace, not '", v, "'"));
         }
-        mode = v;
+        o.mode = v;
         return absl::OkStatus();
       },
       "monitor (default: figures per interval), flight (the last seconds in memory) or trace (every record to the "
@@ -120,7 +122,7 @@ int RunAttach(const Args& args) {
   parser.Option(
       {"--duration", "-d"}, "--duration takes seconds",
       [&](const std::string& v) {
-        if (!absl::SimpleAtod(v, &duration) || !(duration > 0) || duration > 86400 * 365) {
+        if (!absl::SimpleAtod(v, &o.duration) || !(o.duration > 0) || o.duration > 86400 * 365) {
           return absl::InvalidArgumentError(absl::StrCat("--duration takes seconds above 0, not '", v, "'"));
         }
         return absl::OkStatus();
@@ -129,81 +131,106 @@ int RunAttach(const Args& args) {
   parser.Option(
       {"--output", "-o"}, "--output takes a file name",
       [&](const std::string& v) {
-        output = v;
+        o.output = v;
         return absl::OkStatus();
       },
       "the file, relative to this directory (default attach_%p): %p the process id");
   parser.Option(
       {"--prometheus"}, "--prometheus takes [ADDRESS:]PORT",
       [&](const std::string& v) {
-        prometheus = v;
+        o.prometheus = v;
         return absl::OkStatus();
       },
       "monitor mode: serve the figures on /metrics at [ADDRESS:]PORT");
   parser.Switch(
       {"--force-overwrite", "-f"},
       [&](bool on) {
-        force = on;
+        o.force = on;
         return absl::OkStatus();
       },
       "replace an existing file");
+}
+
+// Never twice: a session that answers on its control socket is running already.
+absl::Status CheckNoSession(const ControlTarget& target) {
+  v1::ControlRequest ask;
+  ask.mutable_status();
+  auto running = control::AskProcess(target.directory, target.pid, ask, std::chrono::milliseconds(2000));
+  if (running.ok() && running->error().empty()) {
+    return absl::FailedPreconditionError(absl::StrCat("attach: process ", target.pid, " already has a cuscope session (",
+                                                      running->status().mode(), " mode, ", running->status().entry(),
+                                                      "): cuscope status --pid ", target.pid, "; cuscope detach --pid ",
+                                                      target.pid, " ends it"));
+  }
+  return absl::OkStatus();
+}
+
+// The settings file the library reads to start its session: the only way to hand it options, since
+// the process's environment was fixed when it started.
+absl::Status WriteSessionSettings(const std::string& settings, const AttachOptions& o, const std::string& path) {
+  std::ofstream out(settings, std::ios::trunc);
+  out << "CUSCOPE_MODE=" << o.mode << "\n"
+      << "CUSCOPE_OUTPUT=" << path << "\n"
+      << "CUSCOPE_FORCE_OVERWRITE=" << (o.force ? "1" : "0") << "\n";
+  if (!o.prometheus.empty()) out << "CUSCOPE_PROMETHEUS=" << o.prometheus << "\n";
+  if (!out) return absl::InternalError(absl::StrCat("attach: cannot write ", settings));
+  return absl::OkStatus();
+}
+
+// Loads the library into the process and runs its entry. On failure the settings file is removed
+// (no session will read it) and the error says what state the process was left in.
+absl::StatusOr<attach::InjectReport> InjectSessionLibrary(const attach::ProcessFacts& facts, const std::string& library,
+                                                          const std::string& settings, pid_t pid) {
+  attach::InjectOptions inject;
+  inject.thread.waiting = [pid](long seconds) {
+    std::fprintf(stderr, "cuscope: attach: still waiting for process %d's thread to return from loading cuscope "
+                 "(another %ld s); it is not abandoned half way\n", pid, seconds);
+  };
+  auto injected = attach::InjectLibrary(facts, library, "cuscope_attach", settings, inject);
+  if (!injected.ok()) {
+    (void)::unlink(settings.c_str());
+    return absl::Status(injected.status().code(), absl::StrCat("attach: ", injected.status().message(), "; process ",
+                                                               pid, " goes on as it was"));
+  }
+  if (injected->entry_result != 0) {
+    (void)::unlink(settings.c_str());
+    return absl::FailedPreconditionError(absl::StrCat("attach: cuscope could not start a thread in process ", pid,
+                                                      "; it stays loaded there, dormant"));
+  }
+  return injected;
+}
+
+}  // namespace
+
+int RunAttach(const Args& args) {
+  AttachOptions o;
+  ArgumentParser parser;
+  DeclareAttachOptions(parser, o);
   if (std::optional<int> exit = HelpOrMistake(parser.Parse(args), kAttachUsage)) return *exit;
-  auto target = ResolveControlTarget(pid_text, "attach", /*create=*/true);
+  auto target = ResolveControlTarget(o.pid_text, "attach", /*create=*/true);
   if (!target.ok()) return PrintError(target.status().message());
-  if (!prometheus.empty() && mode != "monitor") return PrintError("attach: --prometheus needs --mode monitor");
+  if (!o.prometheus.empty() && o.mode != "monitor") return PrintError("attach: --prometheus needs --mode monitor");
 
   auto facts = attach::ReadProcessFacts(target->pid);
   if (!facts.ok()) return PrintError(absl::StrCat("attach: ", facts.status().message()));
   if (absl::Status st = attach::CheckAttachable(*facts, attach::CurrentCaller(target->pid)); !st.ok()) {
     return PrintError(absl::StrCat("attach: ", st.message()));
   }
-  // Never twice: a session that answers on its control socket is running already.
-  {
-    v1::ControlRequest ask;
-    ask.mutable_status();
-    auto running = control::AskProcess(target->directory, target->pid, ask, std::chrono::milliseconds(2000));
-    if (running.ok() && running->error().empty()) {
-      return PrintError(absl::StrCat("attach: process ", target->pid, " already has a cuscope session (",
-                                     running->status().mode(), " mode, ", running->status().entry(),
-                                     "): cuscope status --pid ", target->pid, "; cuscope detach --pid ", target->pid,
-                                     " ends it"));
-    }
-  }
+  if (absl::Status st = CheckNoSession(*target); !st.ok()) return PrintError(st.message());
   // The library the process has already (linked, or attached before and dormant), else ours.
   std::string library = facts->MappedFile("libcuscope.so");
   if (library.empty()) library = CollectorLibraryPath();
   if (library.empty()) return PrintError("attach: libcuscope.so not found beside cuscope (CUSCOPE_LIBRARY names it)");
-  auto path = TargetOutputPath(output, target->pid);
+  auto path = TargetOutputPath(o.output, target->pid);
   if (!path.ok()) return PrintError(absl::StrCat("attach: ", path.status().message()));
 
   // The settings, in this user's 0700 control directory, for the session the library starts.
   const std::string settings = absl::StrCat(target->directory, "/attach-", target->pid, ".settings");
   const std::string result = settings + ".result";
   (void)::unlink(result.c_str());
-  {
-    std::ofstream out(settings, std::ios::trunc);
-    out << "CUSCOPE_MODE=" << mode << "\n"
-        << "CUSCOPE_OUTPUT=" << *path << "\n"
-        << "CUSCOPE_FORCE_OVERWRITE=" << (force ? "1" : "0") << "\n";
-    if (!prometheus.empty()) out << "CUSCOPE_PROMETHEUS=" << prometheus << "\n";
-    if (!out) return PrintError(absl::StrCat("attach: cannot write ", settings));
-  }
-  attach::InjectOptions inject;
-  inject.thread.waiting = [pid = target->pid](long seconds) {
-    std::fprintf(stderr, "cuscope: attach: still waiting for process %d's thread to return from loading cuscope "
-                 "(another %ld s); it is not abandoned half way\n", pid, seconds);
-  };
-  auto injected = attach::InjectLibrary(*facts, library, "cuscope_attach", settings, inject);
-  if (!injected.ok()) {
-    (void)::unlink(settings.c_str());
-    return PrintError(absl::StrCat("attach: ", injected.status().message(), "; process ", target->pid,
-                                   " goes on as it was"));
-  }
-  if (injected->entry_result != 0) {
-    (void)::unlink(settings.c_str());
-    return PrintError(absl::StrCat("attach: cuscope could not start a thread in process ", target->pid,
-                                   "; it stays loaded there, dormant"));
-  }
+  if (absl::Status st = WriteSessionSettings(settings, o, *path); !st.ok()) return PrintError(st.message());
+  auto injected = InjectSessionLibrary(*facts, library, settings, target->pid);
+  if (!injected.ok()) return PrintError(injected.status().message());
   auto outcome = WaitForOutcome(result, 30);
   (void)::unlink(settings.c_str());
   (void)::unlink(result.c_str());
@@ -216,13 +243,13 @@ int RunAttach(const Args& args) {
   std::fprintf(stderr,
                "cuscope: attached to process %d (%s) in %s mode%s; thread %d was stopped for %.3f ms; cuscope status "
                "--pid %d shows it, cuscope detach --pid %d ends it\n",
-               target->pid, core::EscapeForTerminal(facts->name).c_str(), mode.c_str(),
+               target->pid, core::EscapeForTerminal(facts->name).c_str(), o.mode.c_str(),
                said.empty() ? "" : absl::StrCat(", writing ", core::EscapeForTerminal(std::string(said))).c_str(),
                injected->thread, injected->stopped_ns / 1e6, target->pid, target->pid);
-  if (duration <= 0) return 0;
-  std::this_thread::sleep_for(std::chrono::duration<double>(duration));
+  if (o.duration <= 0) return 0;
+  std::this_thread::sleep_for(std::chrono::duration<double>(o.duration));
   if (absl::Status st = Detach(*target, 60); !st.ok()) return PrintError(absl::StrCat("attach: ", st.message()));
-  std::fprintf(stderr, "cuscope: detached from process %d after %g s\n", target->pid, duration);
+  std::fprintf(stderr, "cuscope: detached from process %d after %g s\n", target->pid, o.duration);
   return 0;
 }
 

@@ -90,42 +90,45 @@ absl::Status WaitUntilWritten(const std::string& directory, pid_t pid, const std
   }
 }
 
-}  // namespace
 
-int RunCapture(const Args& args) {
+// What the command line asks for; the parser's actions write into it after the declaring function
+// has returned, so it must outlive the parse.
+struct CaptureOptions {
   std::string pid_text, output = "capture_%p_%n";
   double duration = -1, timeout = 60, top_down_wait = 0;
   bool snapshot = false, force = false;
   uint32_t top_down = 0;
   uint64_t top_down_launches = 0;
-  ArgumentParser parser;
+};
+
+void DeclareCaptureOptions(ArgumentParser& parser, CaptureOptions& o) {
   parser.UnknownOptionMessage(UnknownOptionOf("capture"));
   parser.Option(
       {"--pid", "-p"}, "--pid takes a process id",
       [&](const std::string& v) {
-        pid_text = v;
+        o.pid_text = v;
         return absl::OkStatus();
       },
       "the process");
   parser.Option(
       {"--duration", "-d"}, "--duration takes seconds",
-      [&](const std::string& v) { return ParseSeconds("--duration", v, 0, control::kMaxCaptureSeconds, &duration); },
+      [&](const std::string& v) { return ParseSeconds("--duration", v, 0, control::kMaxCaptureSeconds, &o.duration); },
       "a window: the records of the next S seconds (default 10); with --snapshot, the seconds kept after the request");
   parser.Option(
       {"--timeout"}, "--timeout takes seconds",
-      [&](const std::string& v) { return ParseSeconds("--timeout", v, 1, 86400, &timeout); },
+      [&](const std::string& v) { return ParseSeconds("--timeout", v, 1, 86400, &o.timeout); },
       "how long to wait for the file beyond its seconds (default 60)");
   parser.Flag(
       {"--top-down"},
       [&] {
-        top_down = kDefaultCaptureTopDownKernels;
+        o.top_down = kDefaultCaptureTopDownKernels;
         return absl::OkStatus();
       },
       "monitor mode: after the window, kernel metrics on the next launches of its 3 hottest kernels");
   parser.InlineValue(
       "--top-down",
       [&](const std::string& v) {
-        if (!absl::SimpleAtoi(v, &top_down) || top_down == 0 || top_down > control::kMaxTopDownKernels) {
+        if (!absl::SimpleAtoi(v, &o.top_down) || o.top_down == 0 || o.top_down > control::kMaxTopDownKernels) {
           return absl::InvalidArgumentError(absl::StrCat("--top-down takes a number of kernels from 1 to ",
                                                          control::kMaxTopDownKernels, ", not '", v, "'"));
         }
@@ -135,8 +138,8 @@ int RunCapture(const Args& args) {
   parser.Option(
       {"--top-down-launches"}, "--top-down-launches takes a number of launches",
       [&](const std::string& v) {
-        if (!absl::SimpleAtoi(v, &top_down_launches) || top_down_launches == 0 ||
-            top_down_launches > control::kMaxTopDownLaunches) {
+        if (!absl::SimpleAtoi(v, &o.top_down_launches) || o.top_down_launches == 0 ||
+            o.top_down_launches > control::kMaxTopDownLaunches) {
           return absl::InvalidArgumentError(absl::StrCat("--top-down-launches takes 1 to ",
                                                          control::kMaxTopDownLaunches, " launches, not '", v, "'"));
         }
@@ -146,56 +149,96 @@ int RunCapture(const Args& args) {
   parser.Option(
       {"--top-down-wait"}, "--top-down-wait takes seconds",
       [&](const std::string& v) {
-        return ParseSeconds("--top-down-wait", v, 0.001, control::kMaxCaptureSeconds, &top_down_wait);
+        return ParseSeconds("--top-down-wait", v, 0.001, control::kMaxCaptureSeconds, &o.top_down_wait);
       },
       "how long the process waits for those launches after the window (default 10)");
   parser.Flag(
       {"--snapshot"},
       [&] {
-        snapshot = true;
+        o.snapshot = true;
         return absl::OkStatus();
       },
       "flight mode: what its recorder holds (the last CUSCOPE_FLIGHT_SPAN seconds)");
   parser.Option(
       {"--output", "-o"}, "--output takes a file name",
       [&](const std::string& v) {
-        output = v;
+        o.output = v;
         return absl::OkStatus();
       },
       "the file, relative to this directory: %p process id, %n lowest free number, %h host (default capture_%p_%n)");
   parser.Switch(
       {"--force-overwrite", "-f"},
       [&](bool on) {
-        force = on;
+        o.force = on;
         return absl::OkStatus();
       },
       "replace an existing file (also as --force-overwrite=true, as nsys)");
-  if (std::optional<int> exit = HelpOrMistake(parser.Parse(args), kCaptureUsage)) return *exit;
-  auto target = ResolveControlTarget(pid_text, "capture");
-  if (!target.ok()) return PrintError(target.status().message());
-  if (duration < 0) duration = snapshot ? 0 : 10;
-  if (!snapshot && duration == 0) return PrintError("capture: a window needs --duration above 0");
-  if (top_down == 0 && (top_down_launches != 0 || top_down_wait != 0)) {
-    return PrintError("capture: --top-down-launches and --top-down-wait need --top-down");
+}
+
+// Fills in the default duration, then turns down combinations the process would refuse or could not
+// honour, before anything is asked of it.
+absl::Status SettleCaptureOptions(CaptureOptions& o) {
+  if (o.duration < 0) o.duration = o.snapshot ? 0 : 10;
+  if (!o.snapshot && o.duration == 0) return absl::InvalidArgumentError("capture: a window needs --duration above 0");
+  if (o.top_down == 0 && (o.top_down_launches != 0 || o.top_down_wait != 0)) {
+    return absl::InvalidArgumentError("capture: --top-down-launches and --top-down-wait need --top-down");
   }
-  if (top_down > 0 && snapshot) {
-    return PrintError(
+  if (o.top_down > 0 && o.snapshot) {
+    return absl::InvalidArgumentError(
         "capture: --top-down needs a window, not --snapshot (a snapshot holds the seconds before the request; the "
         "kernel metrics come after it)");
   }
-  auto path = TargetOutputPath(output, target->pid);
-  if (!path.ok()) return PrintError(absl::StrCat("capture: ", path.status().message()));
+  return absl::OkStatus();
+}
 
+v1::ControlRequest CaptureRequestFor(const CaptureOptions& o, const std::string& path) {
   v1::ControlRequest request;
   v1::CaptureRequest* capture = request.mutable_capture();
-  capture->set_kind(snapshot ? v1::CaptureRequest::KIND_SNAPSHOT : v1::CaptureRequest::KIND_WINDOW);
-  capture->set_path(*path);
-  capture->set_seconds(duration);
-  capture->set_force_overwrite(force);
-  capture->set_top_down_kernels(top_down);
-  capture->set_top_down_launches(top_down_launches);
-  capture->set_top_down_wait_seconds(top_down_wait);
-  auto reply = control::AskProcess(target->directory, target->pid, request, std::chrono::milliseconds(10000));
+  capture->set_kind(o.snapshot ? v1::CaptureRequest::KIND_SNAPSHOT : v1::CaptureRequest::KIND_WINDOW);
+  capture->set_path(path);
+  capture->set_seconds(o.duration);
+  capture->set_force_overwrite(o.force);
+  capture->set_top_down_kernels(o.top_down);
+  capture->set_top_down_launches(o.top_down_launches);
+  capture->set_top_down_wait_seconds(o.top_down_wait);
+  return request;
+}
+
+// The file just written, read back: its summary line tells the user the capture holds what was asked.
+int SummarizeCapturedTrace(const std::string& path, uint32_t top_down) {
+  auto trace = core::LoadTrace(path);
+  if (!trace.ok()) return PrintError(absl::StrCat("capture: ", trace.status().message()));
+  std::string top_down_said;
+  if (top_down > 0) {
+    top_down_said = trace->top_down.empty()
+                        ? std::string(", no top-down choice")
+                        : absl::StrCat(", top-down: ", trace->top_down.back().kernels_size(), " hot kernels, ",
+                                       trace->metrics.size(), " launches profiled");
+  }
+  std::printf("%s: %zu kernels, %zu API calls, %zu copies, %llu chunks%s%s\n", core::EscapeForTerminal(path).c_str(),
+              trace->kernels.size(), trace->api_calls.size(), trace->memcpys.size(),
+              static_cast<unsigned long long>(trace->chunks), top_down_said.c_str(),
+              trace->truncated() ? " (cut short)" : "");
+  return trace->truncated() ? 1 : 0;
+}
+
+}  // namespace
+
+int RunCapture(const Args& args) {
+  CaptureOptions o;
+  ArgumentParser parser;
+  DeclareCaptureOptions(parser, o);
+  if (std::optional<int> exit = HelpOrMistake(parser.Parse(args), kCaptureUsage)) return *exit;
+  auto target = ResolveControlTarget(o.pid_text, "capture");
+  if (!target.ok()) return PrintError(target.status().message());
+  if (absl::Status st = SettleCaptureOptions(o); !st.ok()) return PrintError(st.message());
+  const double duration = o.duration;
+  const uint32_t top_down = o.top_down;
+  auto path = TargetOutputPath(o.output, target->pid);
+  if (!path.ok()) return PrintError(absl::StrCat("capture: ", path.status().message()));
+
+  auto reply = control::AskProcess(target->directory, target->pid, CaptureRequestFor(o, *path),
+                                   std::chrono::milliseconds(10000));
   if (!reply.ok()) return PrintError(absl::StrCat("capture: ", reply.status().message()));
   if (!reply->error().empty()) {
     return PrintError(absl::StrCat("capture: process ", target->pid, " refused: ", reply->error()));
@@ -209,24 +252,11 @@ int RunCapture(const Args& args) {
                                                             : std::string())
                                   .c_str()
                             : "");
-  if (auto st = WaitUntilWritten(target->directory, target->pid, *path, duration, timeout + (ready_in - duration));
+  if (auto st = WaitUntilWritten(target->directory, target->pid, *path, duration, o.timeout + (ready_in - duration));
       !st.ok()) {
     return PrintError(absl::StrCat("capture: ", st.message()));
   }
-  auto trace = core::LoadTrace(*path);
-  if (!trace.ok()) return PrintError(absl::StrCat("capture: ", trace.status().message()));
-  std::string top_down_said;
-  if (top_down > 0) {
-    top_down_said = trace->top_down.empty()
-                        ? std::string(", no top-down choice")
-                        : absl::StrCat(", top-down: ", trace->top_down.back().kernels_size(), " hot kernels, ",
-                                       trace->metrics.size(), " launches profiled");
-  }
-  std::printf("%s: %zu kernels, %zu API calls, %zu copies, %llu chunks%s%s\n", core::EscapeForTerminal(*path).c_str(),
-              trace->kernels.size(), trace->api_calls.size(), trace->memcpys.size(),
-              static_cast<unsigned long long>(trace->chunks), top_down_said.c_str(),
-              trace->truncated() ? " (cut short)" : "");
-  return trace->truncated() ? 1 : 0;
+  return SummarizeCapturedTrace(*path, top_down);
 }
 
 }  // namespace cuscope::cli

@@ -79,6 +79,32 @@ std::string HeaderText(const v1::Header& h) {
   return out;
 }
 
+// A payload's value as its kind reads; an extended payload shows its schema and first bytes, which
+// is as far as a dump can go without the schema itself.
+std::string PayloadValue(const core::NvtxPayloadRecord& p) {
+  std::string value;
+  switch (p.kind) {
+    case v1::NVTX_PAYLOAD_KIND_UINT64: value = absl::StrCat("uint64 ", p.bits); break;
+    case v1::NVTX_PAYLOAD_KIND_INT64: value = absl::StrCat("int64 ", static_cast<int64_t>(p.bits)); break;
+    case v1::NVTX_PAYLOAD_KIND_DOUBLE: {
+      double d = 0;
+      std::memcpy(&d, &p.bits, sizeof(d));
+      value = absl::StrCat("double ", d);
+      break;
+    }
+    case v1::NVTX_PAYLOAD_KIND_EXTENDED: {
+      value = absl::StrFormat("schema 0x%x, %u bytes:", p.schema_id, p.data.size());
+      for (size_t i = 0; i < std::min<size_t>(p.data.size(), 64); ++i) {
+        absl::StrAppendFormat(&value, "%s%02x", i % 8 == 0 ? " " : "", static_cast<unsigned char>(p.data[i]));
+      }
+      if (p.data.size() > 64) value.append(" ...");
+      break;
+    }
+    default: value = "unknown"; break;
+  }
+  return value;
+}
+
 // The record lines of one chunk, as long as `limit` and the bound allow.
 class ChunkPrinter {
  public:
@@ -89,6 +115,11 @@ class ChunkPrinter {
   void Print(const core::DecodedChunk& c);
 
  private:
+  bool PrintActivity(const core::DecodedChunk& c);
+  bool PrintAnnotations(const core::DecodedChunk& c);
+  bool PrintStacks(const core::DecodedChunk& c);
+  bool PrintSamples(const core::DecodedChunk& c);
+  void PrintNotes(const core::DecodedChunk& c);
   // Whether a record's line may be printed (counts it).
   bool Take() { return !out_.over() && printed_++ < limit_; }
   std::string Rel(uint64_t t) const { return RelativeMicroseconds(t, origin_); }
@@ -120,9 +151,11 @@ std::string ChunkPrinter::Frames(uint32_t stack) {
   return out;
 }
 
-void ChunkPrinter::Print(const core::DecodedChunk& c) {
+// Device activity and the API calls that caused it. Each section below returns false once a record
+// is refused (the limit or the bound): nothing after it in the chunk is printed.
+bool ChunkPrinter::PrintActivity(const core::DecodedChunk& c) {
   for (const auto& k : c.kernels) {
-    if (!Take()) return;
+    if (!Take()) return false;
     const auto& s = d_.signature(k.signature);
     // queued_lead: how long before its start the host queued the launch (latency timestamps).
     out_.Put(absl::StrFormat(
@@ -135,74 +168,58 @@ void ChunkPrinter::Print(const core::DecodedChunk& c) {
         k.replayed() ? " replayed" : "", E(d_.str(s.name()))));
   }
   for (const auto& a : c.api_calls) {
-    if (!Take()) return;
+    if (!Take()) return false;
     const auto& f = d_.function(a.function);
     out_.Put(absl::StrFormat("api      %s dur=%" PRIu64 "ns %s tid=%" PRIu64 " corr=%" PRIu64 " rc=%u %s\n",
                              Rel(a.start), a.end - a.start, f.domain() == v1::API_DOMAIN_DRIVER ? "driver" : "runtime",
                              d_.thread(a.thread).tid(), a.correlation_id, a.return_code, E(d_.str(f.name()))));
   }
   for (const auto& m : c.memcpys) {
-    if (!Take()) return;
+    if (!Take()) return false;
     out_.Put(absl::StrFormat("memcpy   %s dur=%" PRIu64 "ns %s %s->%s bytes=%" PRIu64 " stream=%u corr=%" PRIu64 "%s\n",
                              Rel(m.start), m.end - m.start, v1::CopyKind_Name(m.copy_kind),
                              v1::MemoryKind_Name(m.src_kind), v1::MemoryKind_Name(m.dst_kind), m.bytes, m.stream,
                              m.correlation_id, m.async ? " async" : ""));
   }
   for (const auto& m : c.memsets) {
-    if (!Take()) return;
+    if (!Take()) return false;
     out_.Put(absl::StrFormat("memset   %s dur=%" PRIu64 "ns bytes=%" PRIu64 " %s stream=%u corr=%" PRIu64 "%s\n",
                              Rel(m.start), m.end - m.start, m.bytes, v1::MemoryKind_Name(m.memory_kind), m.stream,
                              m.correlation_id, m.async ? " async" : ""));
   }
   for (const auto& s : c.syncs) {
-    if (!Take()) return;
+    if (!Take()) return false;
     out_.Put(absl::StrFormat("sync     %s dur=%" PRIu64 "ns %s stream=%d event=%u corr=%" PRIu64 "\n", Rel(s.start),
                              s.end - s.start, v1::SyncType_Name(s.type), static_cast<int>(s.stream), s.event,
                              s.correlation_id));
   }
+  return true;
+}
+
+bool ChunkPrinter::PrintAnnotations(const core::DecodedChunk& c) {
   for (const auto& n : c.nvtx) {
-    if (!Take()) return;
+    if (!Take()) return false;
     out_.Put(absl::StrFormat("nvtx     %s %s id=%" PRIu64 " tid=%" PRIu64 " %s%s%s\n", Rel(n.time),
                              v1::NvtxKind_Name(n.kind), n.id, d_.thread(n.thread).tid(), E(d_.str(n.domain)),
                              n.domain ? ":" : "", E(d_.str(n.name))));
   }
   for (const auto& p : c.nvtx_payloads) {
-    if (!Take()) return;
-    std::string value;
-    switch (p.kind) {
-      case v1::NVTX_PAYLOAD_KIND_UINT64: value = absl::StrCat("uint64 ", p.bits); break;
-      case v1::NVTX_PAYLOAD_KIND_INT64: value = absl::StrCat("int64 ", static_cast<int64_t>(p.bits)); break;
-      case v1::NVTX_PAYLOAD_KIND_DOUBLE: {
-        double d = 0;
-        std::memcpy(&d, &p.bits, sizeof(d));
-        value = absl::StrCat("double ", d);
-        break;
-      }
-      case v1::NVTX_PAYLOAD_KIND_EXTENDED: {
-        value = absl::StrFormat("schema 0x%x, %u bytes:", p.schema_id, p.data.size());
-        for (size_t i = 0; i < std::min<size_t>(p.data.size(), 64); ++i) {
-          absl::StrAppendFormat(&value, "%s%02x", i % 8 == 0 ? " " : "", static_cast<unsigned char>(p.data[i]));
-        }
-        if (p.data.size() > 64) value.append(" ...");
-        break;
-      }
-      default: value = "unknown"; break;
-    }
-    out_.Put(absl::StrFormat("payload  id=%u %s\n", p.id, value));
+    if (!Take()) return false;
+    out_.Put(absl::StrFormat("payload  id=%u %s\n", p.id, PayloadValue(p)));
   }
   for (const auto& m : c.memory_ops) {
-    if (!Take()) return;
+    if (!Take()) return false;
     out_.Put(absl::StrFormat("memory   %s %s %s bytes=%" PRIu64 " addr=0x%" PRIx64 " stream=%u corr=%" PRIu64 "\n",
                              Rel(m.time), v1::MemoryOperationType_Name(m.type), v1::MemoryKind_Name(m.memory_kind),
                              m.bytes, m.address, m.stream, m.correlation_id));
   }
   for (const auto& o : c.overheads) {
-    if (!Take()) return;
+    if (!Take()) return false;
     out_.Put(absl::StrFormat("overhead %s dur=%" PRIu64 "ns %s tid=%" PRIu64 "\n", Rel(o.start), o.end - o.start,
                              E(d_.str(o.kind)), d_.thread(o.thread).tid()));
   }
   for (const auto& m : c.metrics) {
-    if (!Take()) return;
+    if (!Take()) return false;
     std::string line = absl::StrFormat("metrics  corr=%" PRIu64 " passes=%u grid=%u,%u,%u block=%u,%u,%u %s:",
                                        m.correlation_id, m.pass_count, m.grid[0], m.grid[1], m.grid[2], m.block[0],
                                        m.block[1], m.block[2], E(d_.str(m.kernel_name)));
@@ -210,12 +227,16 @@ void ChunkPrinter::Print(const core::DecodedChunk& c) {
     line.push_back('\n');
     out_.Put(line);
   }
+  return true;
+}
+
+bool ChunkPrinter::PrintStacks(const core::DecodedChunk& c) {
   for (const auto& l : c.launch_stacks) {
-    if (!Take()) return;
+    if (!Take()) return false;
     out_.Put(absl::StrFormat("stack    corr=%" PRIu64 " id=%u %s\n", l.correlation_id, l.stack, Frames(l.stack)));
   }
   for (const auto& g : c.graph_nodes) {
-    if (!Take()) return;
+    if (!Take()) return false;
     if (g.stack != 0) {
       out_.Put(absl::StrFormat("graphnode node=%" PRIu64 " created %s thread=%u stack=%u %s\n", g.node_id,
                                Rel(g.created_ns), g.thread, g.stack, Frames(g.stack)));
@@ -224,8 +245,13 @@ void ChunkPrinter::Print(const core::DecodedChunk& c) {
                                g.original_node_id));
     }
   }
+  return true;
+}
+
+// The chunk's top-down choice is not counted against the limit: it is no record of the run.
+bool ChunkPrinter::PrintSamples(const core::DecodedChunk& c) {
   for (const auto& cs : c.counter_samples) {
-    if (!Take()) return;
+    if (!Take()) return false;
     out_.Put(absl::StrFormat("counter  %s dur=%" PRIu64 "ns dev=%u %s %s=%g\n", Rel(cs.start), cs.end - cs.start,
                              cs.device, cs.source == v1::COUNTER_SOURCE_NVML ? "nvml" : "pm", E(d_.str(cs.name)),
                              cs.value));
@@ -240,7 +266,7 @@ void ChunkPrinter::Print(const core::DecodedChunk& c) {
     }
   }
   for (const auto& m : c.monitor_intervals) {
-    if (!Take()) return;
+    if (!Take()) return false;
     out_.Put(absl::StrFormat("monitor  %s .. %s launch_calls=%" PRIu64 " sync_calls=%" PRIu64 " sync_wait=%" PRIu64
                              "ns dropped=%" PRIu64 " late=%" PRIu64 "\n",
                              Rel(m.start_ns()), Rel(m.end_ns()), m.launch_calls(), m.sync_calls(), m.sync_wait_ns(),
@@ -252,6 +278,12 @@ void ChunkPrinter::Print(const core::DecodedChunk& c) {
                                dev.copies_size(), dev.memsets()));
     }
   }
+  return true;
+}
+
+// Windows and the session's statistics describe the capture rather than record the run: they are
+// not counted against the limit, only the bound holds them back.
+void ChunkPrinter::PrintNotes(const core::DecodedChunk& c) {
   for (const auto& w : c.windows) {
     std::string when;
     if (w.start_ns() != 0 && w.end_ns() != 0) {
@@ -271,6 +303,11 @@ void ChunkPrinter::Print(const core::DecodedChunk& c) {
                              s.records_written(), s.records_dropped_by_cupti(), s.buffers_refused_at_cap(),
                              s.records_incomplete(), s.callback_time_ns(), s.writer_time_ns(), s.cupti_overhead_ns()));
   }
+}
+
+void ChunkPrinter::Print(const core::DecodedChunk& c) {
+  if (!PrintActivity(c) || !PrintAnnotations(c) || !PrintStacks(c) || !PrintSamples(c)) return;
+  PrintNotes(c);
 }
 
 }  // namespace

@@ -81,6 +81,151 @@ class OrderedAverage {
   double sum_ = 0, weight_ = 0;
 };
 
+// The spans each power or thermal reason was set, and all of them together.
+struct ReasonSpans {
+  IntervalSet throttled;
+  std::array<IntervalSet, kReasons.size()> by_reason;
+  uint64_t readings = 0;
+};
+
+ReasonSpans SpansOfReasons(const core::Trace& trace, const CounterSeries& reasons) {
+  ReasonSpans out;
+  std::vector<Interval> any_reason;
+  std::array<std::vector<Interval>, kReasons.size()> by_reason;
+  for (size_t i = 0; i < reasons.samples.size(); ++i) {
+    const double value = trace.counter_samples[reasons.samples[i]].value;
+    if (!std::isfinite(value) || value < 0 || value >= 18446744073709549568.0) continue;
+    const uint64_t mask = static_cast<uint64_t>(value) & counter::kPowerOrThermalReasons;
+    if (mask == 0) continue;
+    ++out.readings;
+    const Interval held = HeldSpan(trace, reasons, i);
+    any_reason.push_back(held);
+    for (size_t r = 0; r < kReasons.size(); ++r) {
+      if (mask & kReasons[r].bit) by_reason[r].push_back(held);
+    }
+  }
+  out.throttled = UnionOf(std::move(any_reason));
+  if (out.throttled.empty()) return out;
+  for (size_t r = 0; r < kReasons.size(); ++r) out.by_reason[r] = UnionOf(std::move(by_reason[r]));
+  return out;
+}
+
+// Kernel busy time, and the part of it under slowdown, per reason, with the SM clock then.
+struct ThrottledKernels {
+  uint64_t busy_ns = 0, throttled_ns = 0;
+  std::array<uint64_t, kReasons.size()> reason_ns{};
+  std::optional<double> clock_then;  // the SM clock, time-weighted over the throttled kernel time
+};
+
+ThrottledKernels MeasureThrottledKernels(const Timeline& timeline, const DeviceTimeline& d, const ReasonSpans& spans,
+                                         const CounterSeries* clock) {
+  ThrottledKernels out;
+  std::optional<OrderedAverage> clock_during;
+  if (clock != nullptr) clock_during.emplace(timeline.trace(), *clock);
+  OrderedClipper clip(spans.throttled);
+  ForEachKernelBusyStretch(timeline, d, [&](Interval stretch) {
+    out.busy_ns += stretch.length();
+    clip.Clip(stretch, [&](Interval piece) {
+      out.throttled_ns += piece.length();
+      for (size_t r = 0; r < kReasons.size(); ++r) out.reason_ns[r] += CoveredLength(spans.by_reason[r], piece);
+      if (clock_during) clock_during->Add(piece);
+    });
+  });
+  out.clock_then = clock_during ? clock_during->mean() : std::nullopt;
+  return out;
+}
+
+// The highest SM clock read: what the GPU runs at unthrottled, for the share of the clock lost.
+std::optional<double> MaxClock(const core::Trace& trace, const CounterSeries* clock) {
+  std::optional<double> clock_max;
+  if (clock != nullptr) {
+    for (uint32_t i : clock->samples) {
+      const double v = trace.counter_samples[i].value;
+      if (std::isfinite(v) && v > 0 && (!clock_max || v > *clock_max)) clock_max = v;
+    }
+  }
+  return clock_max;
+}
+
+// Power and heat have different remedies (the workload, or the machine), so the advice names each
+// one that was seen.
+std::string ThrottleRecommendation(bool power, bool thermal, bool clock_known) {
+  std::string text = absl::StrCat(
+      "The GPU lowered its clocks while the kernels ran, so this run's kernel times are slower than the same work "
+      "at full clocks and not comparable with an unthrottled run: compare runs under the same conditions (same "
+      "GPU, warmed up, nothing else running on it) and watch `nvidia-smi -q -d PERFORMANCE` during the run.");
+  if (power) {
+    absl::StrAppend(&text,
+                    " Power: the workload draws the board's power limit. Check that the limit is the default "
+                    "(`nvidia-smi -q -d POWER`); doing less work per result (lower precision such as BF16 or FP8, "
+                    "fewer bytes moved, no redundant math) also lowers the power drawn.");
+  }
+  if (thermal) {
+    absl::StrAppend(&text,
+                    " Heat: the GPU reached its temperature limit (`nvidia-smi -q -d TEMPERATURE`): check cooling, "
+                    "airflow and fans; this is the machine, not the program.");
+  }
+  if (!clock_known) {
+    absl::StrAppend(&text, " The SM clock was not sampled, so the time lost cannot be estimated.");
+  }
+  return text;
+}
+
+Finding ThrottleFinding(uint32_t device, const DeviceTimeline& d, const ReasonSpans& spans, const ThrottledKernels& t,
+                        std::optional<double> clock_max, const Thresholds& thresholds) {
+  const uint64_t busy_ns = t.busy_ns, throttled_ns = t.throttled_ns;
+  const std::array<uint64_t, kReasons.size()>& reason_ns = t.reason_ns;
+  const std::optional<double>& clock_then = t.clock_then;
+  const double share = static_cast<double>(throttled_ns) / static_cast<double>(busy_ns);
+  double lost = 0;  // share of the clock lost while throttled
+  if (clock_then && clock_max && *clock_max > 0) lost = std::clamp(1.0 - *clock_then / *clock_max, 0.0, 1.0);
+
+  std::vector<std::string> names;
+  bool power = false, thermal = false;
+  for (size_t r = 0; r < kReasons.size(); ++r) {
+    if (reason_ns[r] == 0) continue;
+    names.push_back(kReasons[r].name);
+    (kReasons[r].thermal ? thermal : power) = true;
+  }
+
+  Finding f;
+  f.rule_id = "gpu.throttle";
+  f.recoverable_ns = ClampToU64(static_cast<double>(throttled_ns) * lost);
+  f.severity = SeverityFor(f.recoverable_ns, std::max(d.counted_active_ns(), busy_ns), thresholds);
+  f.headline = absl::StrCat("GPU ", device, " ran ", FormatPercent(share), " of its kernel time (",
+                            FormatDuration(throttled_ns), " of ", FormatDuration(busy_ns),
+                            ") with its clocks held down by ", power && thermal ? "power and heat" : (power ? "power" : "heat"),
+                            ": ", absl::StrJoin(names, ", "));
+  if (clock_then && clock_max) {
+    absl::StrAppend(&f.headline, absl::StrFormat("; SM clock %.0f MHz then, %.0f MHz at most", *clock_then, *clock_max));
+  } else {
+    absl::StrAppend(&f.headline, "; the SM clock was not sampled");
+  }
+  f.Add("device", device, "id");
+  f.Add("kernel_busy_ns", static_cast<double>(busy_ns), "ns");
+  f.Add("throttled_kernel_ns", static_cast<double>(throttled_ns), "ns");
+  f.Add("throttled_share", share, "ratio");
+  for (size_t r = 0; r < kReasons.size(); ++r) {
+    if (reason_ns[r] > 0) f.Add(absl::StrCat(kReasons[r].key, "_kernel_ns"), static_cast<double>(reason_ns[r]), "ns");
+  }
+  if (clock_then) f.Add("sm_clock_throttled_mhz", *clock_then, "MHz");
+  if (clock_max) f.Add("sm_clock_max_mhz", *clock_max, "MHz");
+  f.Add("throttled_readings", static_cast<double>(spans.readings), "count");
+  for (size_t r = 0; r < kReasons.size(); ++r) {
+    if (reason_ns[r] > 0) f.offenders.push_back(Offender{"reason", kReasons[r].name, 0, reason_ns[r]});
+  }
+  std::sort(f.offenders.begin(), f.offenders.end(),
+            [](const Offender& a, const Offender& b) { return a.time_ns > b.time_ns; });
+  // The longest stretches with a reason set, as a reader would look for them on the timeline.
+  std::vector<Interval> longest(spans.throttled.begin(), spans.throttled.end());
+  std::sort(longest.begin(), longest.end(), [](const Interval& a, const Interval& b) { return a.length() > b.length(); });
+  for (size_t i = 0; i < longest.size() && i < 3; ++i) {
+    f.spans.push_back(Span{longest[i].begin, longest[i].end, "clocks held down (power or thermal)"});
+  }
+  f.recommendation = ThrottleRecommendation(power, thermal, clock_then && clock_max);
+  return f;
+}
+
 }  // namespace
 
 std::vector<Finding> ThrottleRule(const Timeline& timeline, const Thresholds& thresholds) {
@@ -96,119 +241,14 @@ std::vector<Finding> ThrottleRule(const Timeline& timeline, const Thresholds& th
     }
     if (d == nullptr) continue;  // no GPU work on that device
 
-    // The spans each power or thermal reason was set, and all of them together.
-    std::vector<Interval> any_reason;
-    std::array<std::vector<Interval>, kReasons.size()> by_reason;
-    uint64_t readings = 0;
-    for (size_t i = 0; i < reasons.samples.size(); ++i) {
-      const double value = trace.counter_samples[reasons.samples[i]].value;
-      if (!std::isfinite(value) || value < 0 || value >= 18446744073709549568.0) continue;
-      const uint64_t mask = static_cast<uint64_t>(value) & counter::kPowerOrThermalReasons;
-      if (mask == 0) continue;
-      ++readings;
-      const Interval held = HeldSpan(trace, reasons, i);
-      any_reason.push_back(held);
-      for (size_t r = 0; r < kReasons.size(); ++r) {
-        if (mask & kReasons[r].bit) by_reason[r].push_back(held);
-      }
-    }
-    const IntervalSet throttled = UnionOf(std::move(any_reason));
-    if (throttled.empty()) continue;
-    std::array<IntervalSet, kReasons.size()> reason_sets;
-    for (size_t r = 0; r < kReasons.size(); ++r) reason_sets[r] = UnionOf(std::move(by_reason[r]));
-
-    // Kernel busy time, and the part of it under slowdown, per reason, with the SM clock then.
+    const ReasonSpans spans = SpansOfReasons(trace, reasons);
+    if (spans.throttled.empty()) continue;
     const CounterSeries* clock = FindSeries(series, reasons.device, counter::kSmClockMhz);
-    std::optional<OrderedAverage> clock_during;
-    if (clock != nullptr) clock_during.emplace(trace, *clock);
-    uint64_t busy_ns = 0, throttled_ns = 0;
-    std::array<uint64_t, kReasons.size()> reason_ns{};
-    OrderedClipper clip(throttled);
-    ForEachKernelBusyStretch(timeline, *d, [&](Interval stretch) {
-      busy_ns += stretch.length();
-      clip.Clip(stretch, [&](Interval piece) {
-        throttled_ns += piece.length();
-        for (size_t r = 0; r < kReasons.size(); ++r) reason_ns[r] += CoveredLength(reason_sets[r], piece);
-        if (clock_during) clock_during->Add(piece);
-      });
-    });
-    if (busy_ns == 0) continue;
-    const double share = static_cast<double>(throttled_ns) / static_cast<double>(busy_ns);
-    if (throttled_ns == 0 || share < thresholds.throttle_min_kernel_share) continue;
-
-    std::optional<double> clock_max;
-    if (clock != nullptr) {
-      for (uint32_t i : clock->samples) {
-        const double v = trace.counter_samples[i].value;
-        if (std::isfinite(v) && v > 0 && (!clock_max || v > *clock_max)) clock_max = v;
-      }
-    }
-    const std::optional<double> clock_then = clock_during ? clock_during->mean() : std::nullopt;
-    double lost = 0;  // share of the clock lost while throttled
-    if (clock_then && clock_max && *clock_max > 0) lost = std::clamp(1.0 - *clock_then / *clock_max, 0.0, 1.0);
-
-    std::vector<std::string> names;
-    bool power = false, thermal = false;
-    for (size_t r = 0; r < kReasons.size(); ++r) {
-      if (reason_ns[r] == 0) continue;
-      names.push_back(kReasons[r].name);
-      (kReasons[r].thermal ? thermal : power) = true;
-    }
-
-    Finding f;
-    f.rule_id = "gpu.throttle";
-    f.recoverable_ns = ClampToU64(static_cast<double>(throttled_ns) * lost);
-    f.severity = SeverityFor(f.recoverable_ns, std::max(d->counted_active_ns(), busy_ns), thresholds);
-    f.headline = absl::StrCat("GPU ", reasons.device, " ran ", FormatPercent(share), " of its kernel time (",
-                              FormatDuration(throttled_ns), " of ", FormatDuration(busy_ns),
-                              ") with its clocks held down by ", power && thermal ? "power and heat" : (power ? "power" : "heat"),
-                              ": ", absl::StrJoin(names, ", "));
-    if (clock_then && clock_max) {
-      absl::StrAppend(&f.headline, absl::StrFormat("; SM clock %.0f MHz then, %.0f MHz at most", *clock_then, *clock_max));
-    } else {
-      absl::StrAppend(&f.headline, "; the SM clock was not sampled");
-    }
-    f.Add("device", reasons.device, "id");
-    f.Add("kernel_busy_ns", static_cast<double>(busy_ns), "ns");
-    f.Add("throttled_kernel_ns", static_cast<double>(throttled_ns), "ns");
-    f.Add("throttled_share", share, "ratio");
-    for (size_t r = 0; r < kReasons.size(); ++r) {
-      if (reason_ns[r] > 0) f.Add(absl::StrCat(kReasons[r].key, "_kernel_ns"), static_cast<double>(reason_ns[r]), "ns");
-    }
-    if (clock_then) f.Add("sm_clock_throttled_mhz", *clock_then, "MHz");
-    if (clock_max) f.Add("sm_clock_max_mhz", *clock_max, "MHz");
-    f.Add("throttled_readings", static_cast<double>(readings), "count");
-    for (size_t r = 0; r < kReasons.size(); ++r) {
-      if (reason_ns[r] > 0) f.offenders.push_back(Offender{"reason", kReasons[r].name, 0, reason_ns[r]});
-    }
-    std::sort(f.offenders.begin(), f.offenders.end(),
-              [](const Offender& a, const Offender& b) { return a.time_ns > b.time_ns; });
-    // The longest stretches with a reason set, as a reader would look for them on the timeline.
-    std::vector<Interval> longest(throttled.begin(), throttled.end());
-    std::sort(longest.begin(), longest.end(), [](const Interval& a, const Interval& b) { return a.length() > b.length(); });
-    for (size_t i = 0; i < longest.size() && i < 3; ++i) {
-      f.spans.push_back(Span{longest[i].begin, longest[i].end, "clocks held down (power or thermal)"});
-    }
-
-    f.recommendation = absl::StrCat(
-        "The GPU lowered its clocks while the kernels ran, so this run's kernel times are slower than the same work "
-        "at full clocks and not comparable with an unthrottled run: compare runs under the same conditions (same "
-        "GPU, warmed up, nothing else running on it) and watch `nvidia-smi -q -d PERFORMANCE` during the run.");
-    if (power) {
-      absl::StrAppend(&f.recommendation,
-                      " Power: the workload draws the board's power limit. Check that the limit is the default "
-                      "(`nvidia-smi -q -d POWER`); doing less work per result (lower precision such as BF16 or FP8, "
-                      "fewer bytes moved, no redundant math) also lowers the power drawn.");
-    }
-    if (thermal) {
-      absl::StrAppend(&f.recommendation,
-                      " Heat: the GPU reached its temperature limit (`nvidia-smi -q -d TEMPERATURE`): check cooling, "
-                      "airflow and fans; this is the machine, not the program.");
-    }
-    if (!clock_then || !clock_max) {
-      absl::StrAppend(&f.recommendation, " The SM clock was not sampled, so the time lost cannot be estimated.");
-    }
-    findings.push_back(std::move(f));
+    const ThrottledKernels t = MeasureThrottledKernels(timeline, *d, spans, clock);
+    if (t.busy_ns == 0) continue;
+    const double share = static_cast<double>(t.throttled_ns) / static_cast<double>(t.busy_ns);
+    if (t.throttled_ns == 0 || share < thresholds.throttle_min_kernel_share) continue;
+    findings.push_back(ThrottleFinding(reasons.device, *d, spans, t, MaxClock(trace, clock), thresholds));
   }
   return findings;
 }
