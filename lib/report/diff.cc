@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <functional>
 #include <limits>
 #include <map>
 #include <numeric>
@@ -177,17 +178,19 @@ std::string RangesThere(const std::vector<RunFigures>& runs) {
   return absl::StrCat("; its ranges: ", absl::StrJoin(shown, ", "), sorted.size() > 10 ? ", ..." : "");
 }
 
-DiffResult DiffRuns(const std::vector<RunFigures>& base, const std::vector<RunFigures>& next,
-                    const DiffOptions& options) {
-  DiffResult d;
-  const auto values = [](const std::vector<RunFigures>& runs, auto field) {
-    std::vector<double> out;
-    for (const RunFigures& r : runs) out.push_back(field(r));
-    return out;
-  };
-  for (const RunFigures& r : base) d.base_labels.push_back(r.label);
-  for (const RunFigures& r : next) d.new_labels.push_back(r.label);
-  // The compared time: steady state, end to end, or the mean length of an NVTX range.
+namespace {
+
+std::vector<double> ValuesOf(const std::vector<RunFigures>& runs, const std::function<double(const RunFigures&)>& field) {
+  std::vector<double> out;
+  for (const RunFigures& r : runs) out.push_back(field(r));
+  return out;
+}
+
+// The compared time (steady state, end to end, or the mean length of an NVTX range), the busy
+// share over the same span (an NVTX range's mean length has no span of its own: the whole run's
+// share then), the kernel time and the GPU's active time, each side against the other.
+void CompareTimes(const std::vector<RunFigures>& base, const std::vector<RunFigures>& next, const DiffOptions& options,
+                  DiffResult& d) {
   const auto e2e = [&options](const RunFigures& r) {
     switch (options.span) {
       case DiffSpan::kAll:
@@ -206,9 +209,6 @@ DiffResult DiffRuns(const std::vector<RunFigures>& base, const std::vector<RunFi
   const char* compared_name = options.span == DiffSpan::kAll    ? "end_to_end"
                               : options.span == DiffSpan::kNvtx ? "nvtx_range"
                                                                 : "steady_state";
-  d.span = SpanPhrase(options);
-  // The busy share over the same span as the compared time (an NVTX range's mean length has no
-  // span of its own: the whole run's share then).
   const auto busy = [&options](const RunFigures& r) {
     return options.span == DiffSpan::kSteady ? r.steady_gpu_busy_share : r.gpu_busy_share;
   };
@@ -216,15 +216,18 @@ DiffResult DiffRuns(const std::vector<RunFigures>& base, const std::vector<RunFi
   const auto active = [&options](const RunFigures& r) {
     return static_cast<double>(options.span == DiffSpan::kSteady ? r.steady_gpu_active_ns : r.gpu_active_ns);
   };
-  d.end_to_end = Compare(compared_name, "ns", values(base, e2e), values(next, e2e), options);
-  d.gpu_busy = Compare("gpu_busy", "ratio", values(base, busy), values(next, busy), options);
-  d.kernel_time = Compare("kernel_time", "ns", values(base, ktime), values(next, ktime), options);
-  d.base_gpu_active = StatsOf(values(base, active));
-  d.new_gpu_active = StatsOf(values(next, active));
+  d.end_to_end = Compare(compared_name, "ns", ValuesOf(base, e2e), ValuesOf(next, e2e), options);
+  d.gpu_busy = Compare("gpu_busy", "ratio", ValuesOf(base, busy), ValuesOf(next, busy), options);
+  d.kernel_time = Compare("kernel_time", "ns", ValuesOf(base, ktime), ValuesOf(next, ktime), options);
+  d.base_gpu_active = StatsOf(ValuesOf(base, active));
+  d.new_gpu_active = StatsOf(ValuesOf(next, active));
+}
 
-  // Kernels by name: means over each side's runs (a run without the kernel counts as 0).
+// Kernels by name: means over each side's runs (a run without the kernel counts as 0), the one
+// with the most time on either side first.
+std::vector<KernelDelta> KernelDeltas(const std::vector<RunFigures>& base, const std::vector<RunFigures>& next) {
   std::map<std::string, KernelDelta> kernels;
-  const auto add_kernels = [&](const std::vector<RunFigures>& runs, bool is_base) {
+  const auto add_kernels = [&kernels](const std::vector<RunFigures>& runs, bool is_base) {
     const double n = static_cast<double>(std::max<size_t>(runs.size(), 1));
     for (const RunFigures& r : runs) {
       for (const KernelFigure& k : r.kernels) {
@@ -238,13 +241,18 @@ DiffResult DiffRuns(const std::vector<RunFigures>& base, const std::vector<RunFi
   };
   add_kernels(base, true);
   add_kernels(next, false);
-  for (auto& [name, kd] : kernels) d.kernels.push_back(std::move(kd));
-  std::sort(d.kernels.begin(), d.kernels.end(), [](const KernelDelta& a, const KernelDelta& b) {
+  std::vector<KernelDelta> out;
+  for (auto& [name, kd] : kernels) out.push_back(std::move(kd));
+  std::sort(out.begin(), out.end(), [](const KernelDelta& a, const KernelDelta& b) {
     const double ma = std::max(a.base_total_ns, a.new_total_ns), mb = std::max(b.base_total_ns, b.new_total_ns);
     return ma != mb ? ma > mb : a.name < b.name;
   });
+  return out;
+}
 
-  // Findings by rule id, in the order BASE ranks them, then NEW's new ones in NEW's order.
+// Findings by rule id, in the order BASE ranks them, then NEW's new ones in NEW's order: resolved
+// (BASE only), appeared (NEW only) or persisting.
+void FindingDeltas(const std::vector<RunFigures>& base, const std::vector<RunFigures>& next, DiffResult& d) {
   std::vector<FindingDelta> rules;
   absl::flat_hash_map<std::string, size_t> slot;
   const auto add_findings = [&](const std::vector<RunFigures>& runs, bool is_base) {
@@ -274,8 +282,11 @@ DiffResult DiffRuns(const std::vector<RunFigures>& base, const std::vector<RunFi
       d.persisting.push_back(std::move(fd));
     }
   }
+}
 
-  // The verdict and its sentence.
+// The verdict and its sentence, from the compared time; and the rule that decided it.
+void Conclude(const std::vector<RunFigures>& base, const std::vector<RunFigures>& next, const DiffOptions& options,
+              DiffResult& d) {
   const Comparison& e = d.end_to_end;
   std::string busy_part =
       absl::StrCat("GPU busy ", FormatPercent(d.gpu_busy.base.mean), " -> ", FormatPercent(d.gpu_busy.next.mean));
@@ -330,6 +341,20 @@ DiffResult DiffRuns(const std::vector<RunFigures>& base, const std::vector<RunFi
         "be told from run-to-run noise (give 2 or more runs per side for a noise test)",
         e.base.n() <= 1 && e.next.n() <= 1 ? "each side" : "one side", d.span, 100.0 * options.min_change);
   }
+}
+
+}  // namespace
+
+DiffResult DiffRuns(const std::vector<RunFigures>& base, const std::vector<RunFigures>& next,
+                    const DiffOptions& options) {
+  DiffResult d;
+  for (const RunFigures& r : base) d.base_labels.push_back(r.label);
+  for (const RunFigures& r : next) d.new_labels.push_back(r.label);
+  d.span = SpanPhrase(options);
+  CompareTimes(base, next, options, d);
+  d.kernels = KernelDeltas(base, next);
+  FindingDeltas(base, next, d);
+  Conclude(base, next, options, d);
   return d;
 }
 
