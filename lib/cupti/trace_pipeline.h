@@ -6,6 +6,10 @@
 // each buffer. A write that fails stops the writing for good: the trace keeps what was written
 // before, the buffers are still given back, and a hook tells the collector to stop recording.
 //
+// Its side windows (monitor mode's trace window, a capture, a snapshot) move only by the trigger
+// home's commands (capture_controller.h), one of each at a time; their table is in
+// docs/architecture.md ("Triggers: one home").
+//
 // In flight mode the chunks go to a bounded ring in memory instead (lib/core/flight_ring.h), and
 // RequestSnapshot writes the ring to a file: the writer thread takes the ring's contents at its
 // turn in the queue (behind every buffer CUPTI had completed), and a snapshot thread writes them,

@@ -873,6 +873,42 @@ TEST_F(CollectorLifecycleTest, MonitorModeTraceWindowRecordsOnlyWhileOpen) {
   EXPECT_EQ(closed, 1);
 }
 
+// Monitor mode's side windows, as the trigger home's commands move them (architecture.md's table):
+// one trace window or one capture at a time, each refused with the sentence that says why.
+TEST_F(CollectorLifecycleTest, ATraceWindowAndACaptureTakeTurns) {
+  config_.mode = settings::CollectionMode::kMonitor;
+  config_.overhead_budget = 0;
+  ASSERT_TRUE(StartCollector(config_, "session", cupti_).ok());
+  const auto capture = [this](const std::string& name, double seconds) {
+    CaptureSpec spec;
+    spec.path = dir_ + "/" + name;
+    spec.seconds = seconds;
+    return CaptureCollector(spec);
+  };
+  absl::Status st = CloseCollectorTraceWindow();
+  EXPECT_EQ(st.code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_THAT(std::string(st.message()), HasSubstr("no trace window is open"));
+  ASSERT_TRUE(OpenCollectorTraceWindow(0).ok());
+  st = OpenCollectorTraceWindow(0);
+  EXPECT_THAT(std::string(st.message()), HasSubstr("a trace window is already open"));
+  st = capture("during_window.cuscope", 1);
+  EXPECT_EQ(st.code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_THAT(std::string(st.message()), HasSubstr("a trace window is open; a capture waits until it closes"));
+  EXPECT_FALSE(Exists(dir_ + "/during_window.cuscope"));
+  ASSERT_TRUE(CloseCollectorTraceWindow().ok());
+  // The capture's window holds the session's trace side until its seconds are over.
+  ASSERT_TRUE(capture("first.cuscope", 60).ok());
+  st = OpenCollectorTraceWindow(0);
+  EXPECT_THAT(std::string(st.message()), HasSubstr("a capture is running"));
+  st = CloseCollectorTraceWindow();
+  EXPECT_THAT(std::string(st.message()), HasSubstr("the open window is a capture's"));
+  st = capture("second.cuscope", 1);
+  EXPECT_THAT(std::string(st.message()), HasSubstr("a capture is being written; this capture is refused"));
+  EXPECT_FALSE(Exists(dir_ + "/second.cuscope"));
+  ASSERT_TRUE(StopCollector(nullptr).ok());  // hurries the capture
+  EXPECT_FALSE(LoadWhenComplete(dir_ + "/first.cuscope").windows.empty());
+}
+
 TEST_F(CollectorLifecycleTest, ATraceWindowNeedsMonitorMode) {
   ASSERT_TRUE(StartCollector(config_, "session", cupti_).ok());
   EXPECT_EQ(OpenCollectorTraceWindow(0).code(), absl::StatusCode::kFailedPrecondition);
