@@ -37,9 +37,8 @@ bool Exists(const std::string& path) {
 class CollectorControlTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    char pattern[] = "/tmp/cuscope_control_collector_XXXXXX";
-    ASSERT_NE(::mkdtemp(pattern), nullptr);
-    dir_ = pattern;
+    ASSERT_FALSE(scratch_.path().empty());
+    dir_ = scratch_.path();
     config_.output = dir_ + "/run.cuscope";
     config_.flush_period_ms = 60'000;  // no periodic flush: the test hands over every buffer
     config_.buffer_bytes = 64 * FakeCupti::kRecordSlot;
@@ -49,7 +48,6 @@ class CollectorControlTest : public ::testing::Test {
   }
   void TearDown() override {
     if (CollectorActive()) (void)StopCollector(nullptr);
-    std::system(absl::StrCat("rm -rf '", dir_, "'").c_str());
   }
 
   absl::StatusOr<v1::ControlReply> Ask(v1::ControlRequest request) {
@@ -72,6 +70,7 @@ class CollectorControlTest : public ::testing::Test {
     return reply.ok() ? *reply : v1::ControlReply();
   }
 
+  testing::ScratchDir scratch_{"cuscope_control_collector"};
   std::string dir_, control_dir_;
   settings::Config config_;
   FakeCupti cupti_;

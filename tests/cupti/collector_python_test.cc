@@ -17,6 +17,7 @@
 #include "lib/settings/stack_sampling.h"
 #include "lib/core/trace.h"
 #include "lib/cupti/activity_collector.h"
+#include "tests/cupti/collector_test_support.h"
 #include "tests/cupti/fake_cupti.h"
 
 namespace cuscope::cupti {
@@ -68,9 +69,8 @@ class CollectorPythonTest : public ::testing::Test {
     Py_InitializeEx(0);
   }
   void SetUp() override {
-    char pattern[] = "/tmp/cuscope_python_XXXXXX";
-    ASSERT_NE(::mkdtemp(pattern), nullptr);
-    dir_ = pattern;
+    ASSERT_FALSE(scratch_.path().empty());
+    dir_ = scratch_.path();
     config_.output = dir_ + "/run.cuscope";
     config_.quiet = false;
     config_.flush_period_ms = 60'000;
@@ -78,8 +78,6 @@ class CollectorPythonTest : public ::testing::Test {
     config_.stacks = *settings::ParseStackSampling("all");
     g_cupti = &cupti_;
   }
-  void TearDown() override { std::system(absl::StrCat("rm -rf '", dir_, "'").c_str()); }
-
   // Runs `program` as the file /srv/app/train.py under a collector, then loads its trace.
   core::Trace ProfilePython(const char* program) {
     EXPECT_TRUE(StartCollector(config_, "session", cupti_).ok());
@@ -100,6 +98,7 @@ class CollectorPythonTest : public ::testing::Test {
     return trace.ok() ? *std::move(trace) : core::Trace{};
   }
 
+  testing::ScratchDir scratch_{"cuscope_python"};
   std::string dir_;
   settings::Config config_;
   testing::FakeCupti cupti_;

@@ -20,6 +20,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "lib/core/trace.h"
+#include "tests/cupti/collector_test_support.h"
 
 namespace cuscope::cupti {
 namespace {
@@ -97,14 +98,13 @@ class Workload {
 class ControlCliTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    char pattern[] = "/tmp/cuscope_control_cli_XXXXXX";
-    ASSERT_NE(::mkdtemp(pattern), nullptr);
-    dir_ = pattern;
+    ASSERT_FALSE(scratch_.path().empty());
+    dir_ = scratch_.path();
   }
-  void TearDown() override { std::system(absl::StrCat("rm -rf '", dir_, "'").c_str()); }
 
   Output Cuscope(const std::string& args) { return RunShell(absl::StrCat("cd '", dir_, "' && ", CUSCOPE_CLI, " ", args)); }
 
+  testing::ScratchDir scratch_{"cuscope_control_cli"};
   std::string dir_;
 };
 
