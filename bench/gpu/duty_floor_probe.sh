@@ -18,6 +18,9 @@
 #   bare-once-live   the same switched on 4 s after the injection, into the running loop, for 10 ms,
 #                  then off for good (BARE_CUPTI_ONCE=4000,10): with a loop longer than 4 s, whether
 #                  switching on into a live context leaves a cost behind
+#   bare-once-start-kernel, bare-once-live-kernel
+#                  the same two with the kernel kind alone, no timed calls (BARE_CUPTI_KINDS=kernel):
+#                  whether what stays after the switch off comes with the kernel records or the calls
 #   monitor-full   cuscope monitor mode recording all the time
 # Prints, through bench/gpu/summarise_overhead.py, each variant's median us per kernel, the median
 # (and spread) of its per-round difference to plain, and cuscope's against the bare twin's.
@@ -34,7 +37,7 @@ while [ $# -gt 0 ]; do
     --kernels) kernels=$2; shift ;;
     --out) out=$2; shift ;;
     --variants) IFS=, read -r -a chosen <<< "$2"; shift ;;
-    -h|--help) sed -n '2,28p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,30p' "$0"; exit 0 ;;
     *) echo "duty_floor_probe.sh: unknown argument $1 (see --help)" >&2; exit 2 ;;
   esac
   shift
@@ -61,6 +64,8 @@ for round in $(seq 1 "$rounds"); do
       bare-full) venv=(CUDA_INJECTION64_PATH="$bare" "${lean[@]}") ;;
       bare-once-start) venv=(CUDA_INJECTION64_PATH="$bare" "${lean[@]}" BARE_CUPTI_ONCE=0,1000) ;;
       bare-once-live) venv=(CUDA_INJECTION64_PATH="$bare" "${lean[@]}" BARE_CUPTI_ONCE=4000,10) ;;
+      bare-once-start-kernel) venv=(CUDA_INJECTION64_PATH="$bare" BARE_CUPTI_KINDS=kernel BARE_CUPTI_ONCE=0,1000) ;;
+      bare-once-live-kernel) venv=(CUDA_INJECTION64_PATH="$bare" BARE_CUPTI_KINDS=kernel BARE_CUPTI_ONCE=4000,10) ;;
       fixed-1) venv=("${cuscope[@]}" CUSCOPE_DUTY_CYCLE=1) ;;
       fixed-1-w1) venv=("${cuscope[@]}" CUSCOPE_DUTY_CYCLE=1 CUSCOPE_DUTY_WINDOWS=1) ;;
       fixed-1-w32) venv=("${cuscope[@]}" CUSCOPE_DUTY_CYCLE=1 CUSCOPE_DUTY_WINDOWS=32) ;;
