@@ -142,6 +142,10 @@ class CUSCOPE_EXPORT Session {
   // returns true; one line says which step. Otherwise false, at the cost of a lock. While a
   // snapshot is being written, slow steps start no other.
   bool MarkStep(double seconds);
+  // BeginTraceWindow, EndTraceWindow, Snapshot and MarkStep's snapshot are requests to the
+  // session's control thread, answered in the order they come: each waits for its answer, usually
+  // well under a millisecond, up to ~0.4 s while the thread prepares the GPU counters, and gives up
+  // after 10 s (false; the request still runs when the thread gets to it).
   // The Prometheus endpoint's port once started with `prometheus` set (0 otherwise).
   int prometheus_port() const;
 

@@ -65,6 +65,10 @@ CaptureController::~CaptureController() { StopControlThread(); }
 // ---- Commands ----------------------------------------------------------------------------------
 
 absl::Status CaptureController::Submit(TriggerCommand command) {
+  // A forked child has no control thread (and may hold a copy of its lock as it was at the fork).
+  if (::getpid() != pid_) {
+    return absl::FailedPreconditionError("this process is a fork of the profiled one: the session's requests go to the parent");
+  }
   const char* name = TriggerCommandName(command);
   auto answer = std::make_shared<std::promise<absl::Status>>();
   std::future<absl::Status> outcome = answer->get_future();
@@ -79,13 +83,16 @@ absl::Status CaptureController::Submit(TriggerCommand command) {
   if (answer == nullptr) return Execute(command);
   control_cv_.notify_all();
   if (outcome.wait_for(kAnswerWait) != std::future_status::ready) {
-    return absl::DeadlineExceededError(absl::StrCat("the session's control thread did not take the ", name,
-                                                    " request within 10 s; it runs when the thread gets to it"));
+    return absl::DeadlineExceededError(
+        absl::StrCat("the session's control thread did not take the ", name, " request within ",
+                     std::chrono::duration_cast<std::chrono::seconds>(kAnswerWait).count(),
+                     " s; it runs when the thread gets to it"));
   }
   return outcome.get();
 }
 
 void CaptureController::Post(TriggerCommand command) {
+  if (::getpid() != pid_) return;
   {
     std::lock_guard<std::mutex> lock(control_mu_);
     if (control_exit_) return;
@@ -229,6 +236,17 @@ void CaptureController::Wake() {
   control_cv_.notify_all();
 }
 
+// The window is moved to kOpen before its kinds go on (the move is what makes one opener of two),
+// so a close, a failed write or the session's end can come in between, find nothing on yet to turn
+// off, and move on. Checked once the kinds are on: if the window moved meanwhile, the opener turns
+// them off again (or closes the span it opened) and queues no edge.
+bool CaptureController::KeptOpen() {
+  const WindowState now = state_.load();
+  if (now == WindowState::kOpen) return true;
+  DisableKinds(now);
+  return false;
+}
+
 absl::Status CaptureController::OpenSessionWindow() {
   // Under a duty cycle, the session's window is its first recording window too (its time taken
   // before the kinds go on: no record comes before its window).
@@ -237,9 +255,11 @@ absl::Status CaptureController::OpenSessionWindow() {
   if (!from) return absl::FailedPreconditionError("the session's window is open or ended already");
   // A session linked in and started after the program's first CUDA call starts late too.
   if (auto st = EnableKinds(/*program_started=*/cupti_.DriverHasContext()); !st.ok()) {
-    state_.store(*from);
+    WindowState open = WindowState::kOpen;
+    state_.compare_exchange_strong(open, *from);
     return st;
   }
+  if (!KeptOpen()) return absl::OkStatus();
   if (duty_ != nullptr) pipeline_.QueueSampleEdge(true, sample_on);
   QueueEdge(true, "session");
   return absl::OkStatus();
@@ -254,6 +274,7 @@ absl::Status CaptureController::OpenWindowFor(const std::string& reason) {
     warn_(absl::StrCat("cannot start collection: ", st.message(), "; profiling is off"));
     return st;
   }
+  if (!KeptOpen()) return absl::OkStatus();
   QueueEdge(true, reason);
   if (config_.gpu_metrics) Wake();  // to start the GPU counters
   return absl::OkStatus();

@@ -24,6 +24,8 @@
 #ifndef CUSCOPE_LIB_CUPTI_CAPTURE_CONTROLLER_H_
 #define CUSCOPE_LIB_CUPTI_CAPTURE_CONTROLLER_H_
 
+#include <unistd.h>
+
 #include <atomic>
 #include <condition_variable>
 #include <deque>
@@ -151,6 +153,7 @@ class CaptureController {
   // Moves the window by the state machine's table; the state it left, or nullopt when the event
   // changes nothing.
   std::optional<WindowState> Move(WindowEvent event);
+  bool KeptOpen();
   absl::Status OpenSessionWindow();
   absl::Status OpenWindowFor(const std::string& reason);
   void CloseWindowFor(const std::string& reason);
@@ -213,6 +216,7 @@ class CaptureController {
   bool control_exit_ = false;  // control_mu_
   std::deque<PendingCommand> commands_;  // control_mu_
   std::atomic<std::thread::id> control_thread_id_{};  // set as the control thread begins
+  const pid_t pid_ = ::getpid();                      // the profiled process (not a fork of it)
 };
 
 }  // namespace cuscope::cupti

@@ -120,8 +120,9 @@ void TracePipeline::ReleaseMemory() {
 }
 
 void TracePipeline::FinishWriting() {
-  // No snapshot starts from now on (the writer thread itself may start one, for a slow step
-  // range), and one waiting out its seconds after the request writes now, while the writer runs.
+  // No snapshot starts from now on (the control thread, which starts them, has stopped by now; the
+  // door closes all the same), and one waiting out its seconds after the request writes now, while
+  // the writer runs.
   {
     std::lock_guard<std::mutex> lock(snapshot_start_mu_);
     snapshots_closed_ = true;

@@ -74,8 +74,8 @@ absl::Status TracePipeline::RequestCapture(const std::string& path, double secon
 
 absl::Status TracePipeline::StartSnapshot(SnapshotRequest request,
                                           std::function<void(const absl::Status&, const std::string&)> done) {
-  // Callers: the program's threads and the control socket's (under the collector's lock), and
-  // the writer thread (a slow step range); FinishWriting closes the door under the same lock.
+  // Caller: the control thread, running a trigger's Snapshot or Capture command (capture_controller.h);
+  // FinishWriting closes the door under the same lock.
   std::lock_guard<std::mutex> start_lock(snapshot_start_mu_);
   if (snapshots_closed_ || !thread_.joinable()) return absl::FailedPreconditionError("the session is not recording");
   if (snapshot_busy_.exchange(true)) {

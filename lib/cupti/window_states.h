@@ -24,7 +24,7 @@ namespace cuscope::cupti {
 enum class WindowState {
   kWaiting,  // no window yet (a delay, or waiting for cudaProfilerStart or the NVTX range)
   kOpen,     // activity is being recorded
-  kClosed,   // a window closed; cudaProfilerStart, the NVTX range or a delay may open another
+  kClosed,   // a window closed; cudaProfilerStart or the NVTX range may open another
   kStopped,  // writing failed: nothing is recorded again
   kEnded,    // the session ended
 };

@@ -1574,6 +1574,10 @@ TEST_F(CollectorLifecycleTest, ForkedChildNeitherWritesNorFlushesTheParentsTrace
     ok = ok && StopCollector(nullptr).ok();
     ok = ok && !cupti_.DeliverKernels(5, 5'000'000'000);  // the child gets no buffer
     ok = ok && cupti_.Calls().size() == calls;          // and no CUPTI call was made for it
+    // A request through the API is refused at once: the child has no control thread to answer it.
+    const auto asked = std::chrono::steady_clock::now();
+    ok = ok && OpenCollectorTraceWindow(0).code() == absl::StatusCode::kFailedPrecondition;
+    ok = ok && std::chrono::steady_clock::now() - asked < std::chrono::seconds(2);
     ::_exit(ok ? 0 : 1);
   }
   int status = 0;
