@@ -122,13 +122,17 @@ Snapshot TriggeredSnapshot(const Session& s, TriggerSource source, std::string w
 // The writer thread's detectors (a slow NVTX step range, an idle GPU) post their snapshot: the
 // writer takes no lock of the collector's and waits for no other thread.
 void OnSlowStepRange(Session& s, uint64_t length_ns) {
-  s.capture->Post(TriggeredSnapshot(s, TriggerSource::kStepRange, absl::StrFormat("NVTX range \"%s\" took %.3f s (threshold %.3f s)", s.config.flight_step_range,
-                                        length_ns / 1e9, s.config.flight_step_threshold_ms / 1000.0)));
+  s.capture->Post(TriggeredSnapshot(
+      s, TriggerSource::kStepRange,
+      absl::StrFormat("NVTX range \"%s\" took %.3f s (threshold %.3f s)", s.config.flight_step_range, length_ns / 1e9,
+                      s.config.flight_step_threshold_ms / 1000.0)));
 }
 
 void OnGpuIdle(Session& s, const monitor::IdleEvent& idle) {
-  s.capture->Post(TriggeredSnapshot(s, TriggerSource::kIdleGpu, absl::StrFormat("GPU %d idle %.1f%% of the last %.1f s (threshold %.0f%%)", idle.device,
-                                        100 * idle.idle_share, idle.window_ns / 1e9, 100 * s.config.flight_idle_share)));
+  s.capture->Post(TriggeredSnapshot(
+      s, TriggerSource::kIdleGpu,
+      absl::StrFormat("GPU %d idle %.1f%% of the last %.1f s (threshold %.0f%%)", idle.device, 100 * idle.idle_share,
+                      idle.window_ns / 1e9, 100 * s.config.flight_idle_share)));
 }
 
 // Flight mode's request trigger, on the program's thread at the slow request's end (not inside

@@ -67,7 +67,8 @@ CaptureController::~CaptureController() { StopControlThread(); }
 absl::Status CaptureController::Submit(TriggerCommand command) {
   // A forked child has no control thread (and may hold a copy of its lock as it was at the fork).
   if (::getpid() != pid_) {
-    return absl::FailedPreconditionError("this process is a fork of the profiled one: the session's requests go to the parent");
+    return absl::FailedPreconditionError(
+        "this process is a fork of the profiled one: the session's requests go to the parent");
   }
   const char* name = TriggerCommandName(command);
   auto answer = std::make_shared<std::promise<absl::Status>>();
@@ -146,6 +147,13 @@ void CaptureController::RunQueuedCommands(std::unique_lock<std::mutex>& lock) {
 
 // ---- Snapshots and captures --------------------------------------------------------------------
 
+// What a snapshot or capture says once written: its line, then why it was taken (when known).
+std::function<void(const absl::Status&, const std::string&)> CaptureController::SayWritten(std::string why) const {
+  return [warn = warn_, why = std::move(why)](const absl::Status&, const std::string& line) {
+    warn(why.empty() ? line : absl::StrCat(line, "; ", why));
+  };
+}
+
 absl::Status CaptureController::StartSnapshot(const Snapshot& snapshot) {
   if (!pipeline_.flight_recording()) {
     return absl::FailedPreconditionError("a snapshot needs flight mode (CUSCOPE_MODE=flight)");
@@ -165,17 +173,12 @@ absl::Status CaptureController::StartSnapshot(const Snapshot& snapshot) {
     if (!expanded.ok()) return expanded.status();
     target = *expanded;
   }
-  return pipeline_.RequestSnapshot(target, snapshot.after_seconds, snapshot.force_overwrite,
-                                   [warn = warn_, why = snapshot.why](const absl::Status&, const std::string& line) {
-                                     warn(why.empty() ? line : absl::StrCat(line, "; ", why));
-                                   });
+  return pipeline_.RequestSnapshot(target, snapshot.after_seconds, snapshot.force_overwrite, SayWritten(snapshot.why));
 }
 
 absl::Status CaptureController::StartCapture(const Capture& capture) {
   return pipeline_.RequestCapture(capture.path, capture.seconds, capture.force_overwrite, capture.top_down,
-                                  [warn = warn_, why = capture.why](const absl::Status&, const std::string& line) {
-                                    warn(why.empty() ? line : absl::StrCat(line, "; ", why));
-                                  });
+                                  SayWritten(capture.why));
 }
 
 // ---- The timeline window -----------------------------------------------------------------------
@@ -496,7 +499,9 @@ void CaptureController::StopControlThread() {
   // What was submitted and not run: its caller hears that the session is ending; posted ones go.
   std::lock_guard<std::mutex> lock(control_mu_);
   for (PendingCommand& pending : commands_) {
-    if (pending.answer != nullptr) pending.answer->set_value(absl::FailedPreconditionError("the cuscope session is ending"));
+    if (pending.answer != nullptr) {
+      pending.answer->set_value(absl::FailedPreconditionError("the cuscope session is ending"));
+    }
   }
   commands_.clear();
 }
@@ -533,7 +538,8 @@ void CaptureController::ControlLoop() {
   // The duty cycle's next switch (never without one; at once with one: its first window).
   auto duty_at = duty_ != nullptr ? start : Clock::time_point::max();
   const auto woken = [this, &top_down_due, &prepare_ahead] {
-    return control_exit_ || !commands_.empty() || top_down_due() || stop_watching_due_.load() || duty_wake_.load() || hand_over_due_.load() ||
+    return control_exit_ || !commands_.empty() || top_down_due() || stop_watching_due_.load() || duty_wake_.load() ||
+           hand_over_due_.load() ||
            sampling_.Due(SamplingConditions(), prepare_ahead(Clock::now()));
   };
   std::unique_lock<std::mutex> lock(control_mu_);

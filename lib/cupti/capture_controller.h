@@ -159,6 +159,7 @@ class CaptureController {
   void CloseWindowFor(const std::string& reason);
   void EndSessionWindow();
   void StopRecordingForGood();
+  std::function<void(const absl::Status&, const std::string&)> SayWritten(std::string why) const;
   absl::Status StartSnapshot(const Snapshot& snapshot);
   absl::Status StartCapture(const Capture& capture);
   void RunQueuedCommands(std::unique_lock<std::mutex>& lock);

@@ -180,7 +180,8 @@ std::string RangesThere(const std::vector<RunFigures>& runs) {
 
 namespace {
 
-std::vector<double> ValuesOf(const std::vector<RunFigures>& runs, const std::function<double(const RunFigures&)>& field) {
+std::vector<double> ValuesOf(const std::vector<RunFigures>& runs,
+                             const std::function<double(const RunFigures&)>& field) {
   std::vector<double> out;
   for (const RunFigures& r : runs) out.push_back(field(r));
   return out;
