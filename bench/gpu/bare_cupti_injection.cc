@@ -50,6 +50,10 @@
 //       for FOR_MS. On from the start and off later, against on later into a running context
 //       and off again: whether a collection switched on into a live context leaves a cost behind
 //       once it is off
+//   BARE_CUPTI_DETACH=1
+//       with BARE_CUPTI_ONCE: once the collection is off, its buffers flushed, the subscriber
+//       gone, CUPTI detached from the process (cuptiFinalize): whether what stays after the
+//       switch off leaves with CUPTI
 //   BARE_CUPTI_DEVICE_BUFFER=BYTES
 //       CUPTI_ACTIVITY_ATTR_DEVICE_BUFFER_SIZE, the device memory per context where CUPTI keeps
 //       the timestamps of kernels, copies and memsets (CUPTI's default ~3.2 MB, ~100,000 of them)
@@ -444,6 +448,8 @@ uint64_t CuptiNow() {
 
 void SetCollection(bool on);
 
+bool g_detach = false;  // BARE_CUPTI_DETACH=1
+
 // BARE_CUPTI_ONCE: on at `at_ms` after the injection (already on when 0), off `for_ms` later.
 void OnceLoop(uint64_t at_ms, uint64_t for_ms) {
   if (at_ms > 0) {
@@ -452,6 +458,15 @@ void OnceLoop(uint64_t at_ms, uint64_t for_ms) {
   }
   std::this_thread::sleep_for(std::chrono::milliseconds(for_ms));
   SetCollection(false);
+  if (g_detach) {
+    cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
+    if (g_setup.subscriber != nullptr && cuptiUnsubscribe(g_setup.subscriber) != CUPTI_SUCCESS) {
+      std::fprintf(stderr, "bare_cupti_injection: cuptiUnsubscribe failed\n");
+    }
+    g_setup.subscriber = nullptr;
+    const CUptiResult r = cuptiFinalize();
+    if (r != CUPTI_SUCCESS) std::fprintf(stderr, "bare_cupti_injection: cuptiFinalize failed (%d)\n", static_cast<int>(r));
+  }
 }
 
 void ToggleLoop(uint64_t period_us, uint64_t window_us) {
@@ -624,6 +639,8 @@ extern "C" __attribute__((visibility("default"))) int InitializeInjection(void) 
     if (s.gated || s.at_context || g_toggling) Refuse("BARE_CUPTI_ONCE is a gate of its own: leave BARE_CUPTI_GATE and BARE_CUPTI_TOGGLE out");
     once = true;
   }
+  g_detach = EnvIs("BARE_CUPTI_DETACH", "1");
+  if (g_detach && !once) Refuse("BARE_CUPTI_DETACH detaches after BARE_CUPTI_ONCE's window: set that too");
   const bool count_calls = EnvIs("BARE_CUPTI_COUNT_CALLS", "1");
   const bool subscribe_only = EnvIs("BARE_CUPTI_SUBSCRIBE", "1");
   g_check = EnvIs("BARE_CUPTI_CHECK", "1");

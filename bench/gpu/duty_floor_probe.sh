@@ -21,6 +21,10 @@
 #   bare-once-start-kernel, bare-once-live-kernel
 #                  the same two with the kernel kind alone, no timed calls (BARE_CUPTI_KINDS=kernel):
 #                  whether what stays after the switch off comes with the kernel records or the calls
+#   bare-once-live-detach, bare-once-live-kernel-detach
+#                  bare-once-live and bare-once-live-kernel with CUPTI detached once the window is
+#                  off (BARE_CUPTI_DETACH=1: flushed, unsubscribed, cuptiFinalize): whether what
+#                  stays leaves with CUPTI, the way a duty cycle could shed it
 #   monitor-full   cuscope monitor mode recording all the time
 # Prints, through bench/gpu/summarise_overhead.py, each variant's median us per kernel, the median
 # (and spread) of its per-round difference to plain, and cuscope's against the bare twin's.
@@ -66,6 +70,8 @@ for round in $(seq 1 "$rounds"); do
       bare-once-live) venv=(CUDA_INJECTION64_PATH="$bare" "${lean[@]}" BARE_CUPTI_ONCE=4000,10) ;;
       bare-once-start-kernel) venv=(CUDA_INJECTION64_PATH="$bare" BARE_CUPTI_KINDS=kernel BARE_CUPTI_ONCE=0,1000) ;;
       bare-once-live-kernel) venv=(CUDA_INJECTION64_PATH="$bare" BARE_CUPTI_KINDS=kernel BARE_CUPTI_ONCE=4000,10) ;;
+      bare-once-live-detach) venv=(CUDA_INJECTION64_PATH="$bare" "${lean[@]}" BARE_CUPTI_ONCE=4000,10 BARE_CUPTI_DETACH=1) ;;
+      bare-once-live-kernel-detach) venv=(CUDA_INJECTION64_PATH="$bare" BARE_CUPTI_KINDS=kernel BARE_CUPTI_ONCE=4000,10 BARE_CUPTI_DETACH=1) ;;
       fixed-1) venv=("${cuscope[@]}" CUSCOPE_DUTY_CYCLE=1) ;;
       fixed-1-w1) venv=("${cuscope[@]}" CUSCOPE_DUTY_CYCLE=1 CUSCOPE_DUTY_WINDOWS=1) ;;
       fixed-1-w32) venv=("${cuscope[@]}" CUSCOPE_DUTY_CYCLE=1 CUSCOPE_DUTY_WINDOWS=32) ;;
