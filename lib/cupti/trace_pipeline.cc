@@ -9,7 +9,6 @@
 #include "absl/strings/str_cat.h"
 #include "lib/cupti/trace_header.h"
 #include "lib/cupti/launch_callbacks.h"
-#include "lib/core/record_codec/monitor_interval.h"
 
 namespace cuscope::cupti {
 namespace {
@@ -22,30 +21,6 @@ uint64_t NanosecondsSince(SteadyClock::time_point t0) {
 
 int64_t SteadyNowNs() {
   return std::chrono::duration_cast<std::chrono::nanoseconds>(SteadyClock::now().time_since_epoch()).count();
-}
-
-// Records of an interval keep arriving for a while after it ends: CUPTI hands buffers over at
-// least every flush period, and a kernel's record only once it has finished.
-uint64_t MonitorLagNs(const settings::Config& config) {
-  return (2ull * config.flush_period_ms + 250) * 1'000'000ull;
-}
-
-// Monitor mode's figures, and flight mode's for its idle trigger: intervals from now on.
-std::unique_ptr<monitor::IntervalAggregator> MakeIntervalAggregator(const settings::Config& config, CuptiApi& cupti) {
-  monitor::IntervalAggregator::Options options;
-  options.interval_ns = static_cast<uint64_t>(config.monitor_interval_ms) * 1'000'000ull;
-  options.top_kernels = config.monitor_top_kernels;
-  options.api_name = [&cupti](v1::ApiDomain domain, uint32_t cbid) { return cupti.CallbackName(domain, cbid); };
-  options.sampled = config.samples_by_duty_cycle();
-  return std::make_unique<monitor::IntervalAggregator>(std::move(options), cupti.Timestamp());
-}
-
-// The intervals no record can reach any more (all of them at the end).
-std::vector<monitor::IntervalFigures> CloseReachedIntervals(monitor::IntervalAggregator& figures,
-                                                             const settings::Config& config, CuptiApi& cupti, bool all) {
-  const uint64_t now = cupti.Timestamp();
-  const uint64_t lag = MonitorLagNs(config);
-  return all ? figures.CloseAll(now) : figures.CloseBefore(now > lag ? now - lag : 0);
 }
 
 }  // namespace
@@ -61,8 +36,8 @@ TracePipeline::TracePipeline(const settings::Config& config, CuptiApi& cupti, st
       pool_(config.buffer_bytes, config.buffer_pool_cap_bytes),
       builder_([&cupti](v1::ApiDomain domain, uint32_t cbid) { return cupti.CallbackName(domain, cbid); }),
       stack_interner_(builder_) {
-  if (config.mode == settings::CollectionMode::kMonitor) monitor_ = MakeIntervalAggregator(config, cupti);
-  // The mode chosen once: where chunks go, and the sinks records go through.
+  // The mode chosen once: its figures, where chunks go, and the sinks records go through.
+  figures_ = ModeFigures::ForMode(config, cupti, {.intervals_closed = hooks_.intervals_closed, .gpu_idle = hooks_.gpu_idle});
   if (config.mode == settings::CollectionMode::kFlight) {
     auto ring = std::make_unique<FlightRingDestination>(core::FlightRingOptions{
         .span_ns = static_cast<uint64_t>(config.flight_span_ms) * 1'000'000ull, .max_bytes = config.flight_size_bytes});
@@ -72,14 +47,7 @@ TracePipeline::TracePipeline(const settings::Config& config, CuptiApi& cupti, st
       step_watch_ = std::make_unique<core::StepRangeWatch>(
           config.flight_step_range, static_cast<uint64_t>(config.flight_step_threshold_ms) * 1'000'000ull);
     }
-    if (config.flight_idle_share > 0) {
-      // The figures monitor mode keeps, for the idle trigger (and `cuscope status`).
-      flight_figures_ = MakeIntervalAggregator(config, cupti);
-      idle_trigger_ = std::make_unique<monitor::IdleTrigger>(monitor::IdleTriggerOptions{
-          .idle_share = config.flight_idle_share,
-          .window_ns = static_cast<uint64_t>(config.flight_idle_window_ms) * 1'000'000ull});
-    }
-  } else if (monitor_ != nullptr) {
+  } else if (monitoring()) {
     auto destination = std::make_unique<MonitorDestination>(config.flight_size_bytes, writer_.get());
     monitor_destination_ = destination.get();
     destination_ = std::move(destination);
@@ -87,9 +55,11 @@ TracePipeline::TracePipeline(const settings::Config& config, CuptiApi& cupti, st
     destination_ = std::make_unique<FileDestination>(*writer_);
   }
   span_filter_ = std::make_unique<SpanFilter>(builder_);
-  if (monitor_ != nullptr) monitor_tee_ = std::make_unique<MonitorTee>(*monitor_, *span_filter_);
-  if (step_watch_ != nullptr || flight_figures_ != nullptr) {
-    flight_tee_ = std::make_unique<FlightTee>(builder_, step_watch_.get(), hooks_.slow_step_range, flight_figures_.get());
+  if (monitoring()) {
+    monitor_tee_ = std::make_unique<MonitorTee>(figures_->aggregator(), *span_filter_);
+  } else if (flight_recording() && (step_watch_ != nullptr || figures_ != nullptr)) {
+    flight_tee_ = std::make_unique<FlightTee>(builder_, step_watch_.get(), hooks_.slow_step_range,
+                                              figures_ != nullptr ? &figures_->aggregator() : nullptr);
   }
 }
 
@@ -160,23 +130,7 @@ void TracePipeline::QueueWindow(bool open, uint64_t time, const std::string& rea
 }
 
 void TracePipeline::QueueSampleEdge(bool open, uint64_t time, double weight) {
-  std::lock_guard<std::mutex> lock(queue_mu_);
-  sample_edges_.push_back({open, time, weight});
-}
-
-void TracePipeline::ApplySampleEdges() {
-  std::vector<SampleEdge> edges;
-  {
-    std::lock_guard<std::mutex> lock(queue_mu_);
-    edges.swap(sample_edges_);
-  }
-  for (const SampleEdge& e : edges) {
-    if (e.open) {
-      monitor_->OpenSample(e.time, e.weight);
-    } else {
-      monitor_->CloseSample(e.time, e.weight);
-    }
-  }
+  if (figures_ != nullptr) figures_->QueueSampleEdge(open, time, weight);
 }
 
 void TracePipeline::QueueProfiledLaunch(ProfiledLaunch launch) {
@@ -323,7 +277,7 @@ void TracePipeline::WriterLoop() {
       const auto ready = [this] {
         return !queue_.empty() || exit_requested_ || !counter_batches_.empty() || timed_batch_ready_.load();
       };
-      if (monitor_ != nullptr || flight_figures_ != nullptr) {
+      if (figures_ != nullptr) {
         queue_cv_.wait_for(lock, tick, ready);
       } else {
         queue_cv_.wait(lock, ready);
@@ -338,8 +292,7 @@ void TracePipeline::WriterLoop() {
     }
     // Timed calls without a buffer: a batch of them, or, for monitor and flight modes' intervals,
     // any at a tick (so an interval does not close before the calls made in it arrive).
-    const bool ticking = monitor_ != nullptr || flight_figures_ != nullptr;
-    if (!have_buffer && (timed_batch_ready_.exchange(false) || (ticking && TimedCallsWaiting()))) {
+    if (!have_buffer && (timed_batch_ready_.exchange(false) || (figures_ != nullptr && TimedCallsWaiting()))) {
       ProcessBuffer(QueuedBuffer{});
     } else if (!have_buffer) {
       WriteChunk(false);  // GPU counter samples alone, so they reach the file while the program is quiet
@@ -353,15 +306,11 @@ void TracePipeline::WriterLoop() {
     } else {
       ProcessBuffer(b);
     }
-    if (monitor_ != nullptr) {
-      CloseExpiredTraceWindow();
-      CloseMonitorIntervals(false);
-    }
-    if (flight_figures_ != nullptr) CloseFlightIntervals(false);
+    CloseExpiredTraceWindow();
+    if (figures_ != nullptr) CloseIntervals(false);
   }
   if (TimedCallsWaiting()) ProcessBuffer(QueuedBuffer{});  // the last timed calls
-  if (monitor_ != nullptr) CloseMonitorIntervals(true);
-  if (flight_figures_ != nullptr) CloseFlightIntervals(true);
+  if (figures_ != nullptr) CloseIntervals(true);
   WriteChunk(true);
   if (!failed()) state_.store(State::kFinished);
 }
@@ -369,9 +318,9 @@ void TracePipeline::WriterLoop() {
 void TracePipeline::ProcessBuffer(const QueuedBuffer& b) {
   const auto t0 = SteadyClock::now();
   // After a failed write the trace takes nothing more; monitor figures go on.
-  if (monitor_ != nullptr) {
+  if (monitor_tee_ != nullptr) {
     TakeProfiled();
-    ApplySampleEdges();
+    figures_->ApplySampleEdges();
     {
       std::lock_guard<std::mutex> lock(queue_mu_);
       span_filter_->SetSpans(trace_spans_);
@@ -520,10 +469,11 @@ void TracePipeline::AddQueuedExtras(bool* had_windows) {
   *had_windows = !windows.empty();
   for (const auto& w : windows) builder_.AddWindow(w.kind, w.open ? w.time : 0, w.open ? 0 : w.time, w.reason);
   for (const auto& b : batches) {
-    if (monitor_ != nullptr) {
-      for (const auto& p : b.points) monitor_->AddCounter(b.device, b.source, b.name, p);
-      if (!trace_window_.load()) continue;  // samples go to the trace only while a window is open
+    if (figures_ != nullptr) {
+      for (const auto& p : b.points) figures_->AddCounter(b.device, b.source, b.name, p);
     }
+    // In monitor mode, samples go to the trace only while a window is open.
+    if (monitoring() && !trace_window_.load()) continue;
     builder_.AddCounterSeries(b.device, b.source, b.name, b.points);
   }
   AddQueuedStacks();
@@ -596,34 +546,11 @@ void TracePipeline::WriteChunk(bool final_chunk) {
   if (*kept) ++chunks_written_;
 }
 
-// ---- Monitor mode ------------------------------------------------------------------------------
+// ---- Monitor and flight modes' figures --------------------------------------------------------
 
-void TracePipeline::CloseMonitorIntervals(bool all) {
-  ApplySampleEdges();
-  const uint64_t dropped = dropped_by_cupti_.load();
-  if (dropped > dropped_counted_) monitor_->CountDropped(dropped - dropped_counted_);
-  dropped_counted_ = dropped;
-  std::vector<monitor::IntervalFigures> closed = CloseReachedIntervals(*monitor_, config_, cupti_, all);
-  if (closed.empty()) return;
-  if (hooks_.intervals_closed) hooks_.intervals_closed(closed);
-  if (writer_ == nullptr || failed()) return;
-  for (const auto& f : closed) {
-    core::EncodeMonitorInterval(f, [this](std::string_view name) { return builder_.InternString(name); },
-                            builder_.AddMonitorInterval());
-  }
-  if (!all) WriteChunk(false);  // at the end, the final chunk takes them
-}
-
-// Flight mode with the idle trigger: intervals no record can reach any more go to the trigger and
-// to the hook (`cuscope status`); at the end, to the hook alone.
-void TracePipeline::CloseFlightIntervals(bool all) {
-  std::vector<monitor::IntervalFigures> closed = CloseReachedIntervals(*flight_figures_, config_, cupti_, all);
-  if (closed.empty()) return;
-  if (hooks_.intervals_closed) hooks_.intervals_closed(closed);
-  if (all) return;
-  for (const auto& f : closed) {
-    if (auto idle = idle_trigger_->Add(f); idle.has_value() && hooks_.gpu_idle) hooks_.gpu_idle(*idle);
-  }
+void TracePipeline::CloseIntervals(bool all) {
+  core::ChunkBuilder* trace = writer_ != nullptr && !failed() ? &builder_ : nullptr;
+  if (figures_->Close(all, dropped_by_cupti_.load(), trace) && !all) WriteChunk(false);  // at the end, the final chunk takes them
 }
 
 void TracePipeline::FilterToTimelineSpans() { filter_to_timeline_spans_.store(true); }
@@ -640,7 +567,7 @@ void TracePipeline::CloseTimelineSpan(uint64_t end_ns) {
 }
 
 absl::Status TracePipeline::OpenTraceWindow(double seconds) {
-  if (monitor_ == nullptr) return absl::FailedPreconditionError("a trace window needs monitor mode");
+  if (!monitoring()) return absl::FailedPreconditionError("a trace window needs monitor mode");
   if (writer_ == nullptr) return absl::FailedPreconditionError("a trace window needs an output file");
   return OpenWindow(seconds, "trace window");
 }

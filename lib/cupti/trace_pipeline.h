@@ -43,6 +43,7 @@
 #include "lib/cupti/cupti_api.h"
 #include "lib/cupti/gpu_counter_sampler.h"
 #include "lib/cupti/kernel_metrics_collector.h"
+#include "lib/cupti/mode_figures.h"
 #include "lib/cupti/record_tees.h"
 #include "lib/cupti/stack_interner.h"
 #include "lib/cupti/translate.h"
@@ -196,7 +197,7 @@ class TracePipeline {
   uint64_t ring_held_ns() const { return flight_ring_ != nullptr ? flight_ring_->held_ns() : 0; }
   // A capture or snapshot is being written.
   bool capture_busy() const { return snapshot_busy_.load(); }
-  bool monitoring() const { return monitor_ != nullptr; }
+  bool monitoring() const { return config_.mode == settings::CollectionMode::kMonitor; }
 
   State state() const { return state_.load(); }
   bool failed() const { return state_.load() == State::kFailed; }
@@ -258,9 +259,9 @@ class TracePipeline {
   void AddQueuedExtras(bool* had_windows);
   void FillCaptureStats(v1::CaptureStats* stats);
   void Fail(const std::string& message);
-  // Monitor mode: closes the intervals no record can reach any more (all of them at the end),
-  // hands them to the hook and, with a file, to the next chunk.
-  void CloseMonitorIntervals(bool all);
+  // Monitor and flight modes: closes the intervals no record can reach any more (all of them at
+  // the end): to the hooks and, in monitor mode with a file, to the next chunk (mode_figures.h).
+  void CloseIntervals(bool all);
   void CloseExpiredTraceWindow();
   void CompleteHeaderOnce();  // the machine's devices and versions, once
   void TakeSnapshot();        // writer thread: the ring's contents to the waiting snapshot thread
@@ -269,7 +270,6 @@ class TracePipeline {
                     std::function<void(const absl::Status&, const std::string&)> done);
   absl::Status OpenWindow(double seconds, const std::string& reason);
   absl::Status CloseWindow(const std::string& reason);
-  void CloseFlightIntervals(bool all);
   void JoinSnapshotThread();
 
   const settings::Config& config_;
@@ -337,17 +337,10 @@ class TracePipeline {
   uint64_t write_errors_ = 0;
   v1::Chunk chunk_;  // reused: its buffers keep their capacity from chunk to chunk
 
-  // Monitor mode (writer thread, after construction).
-  std::unique_ptr<monitor::IntervalAggregator> monitor_;
-  uint64_t dropped_counted_ = 0;  // of dropped_by_cupti_, already in an interval
-  struct SampleEdge {
-    bool open;
-    uint64_t time;
-    double weight;  // the program's time the window stands for, in its lengths
-  };
-  std::vector<SampleEdge> sample_edges_;  // queue_mu_
+  // Monitor mode's figures, or flight mode's for its idle trigger; null in trace mode (chosen at
+  // construction; the writer thread closes their intervals).
+  std::unique_ptr<ModeFigures> figures_;
   std::atomic<bool> request_scopes_seen_{false};
-  void ApplySampleEdges();  // writer thread
   // Whether records also go to the trace; the window's end on the steady clock (0 = none).
   std::atomic<bool> trace_window_{false};
   std::atomic<int64_t> trace_window_end_ns_{0};
@@ -360,8 +353,6 @@ class TracePipeline {
   MonitorDestination* monitor_destination_ = nullptr;
   std::atomic<bool> capture_window_{false};   // the open window is a capture's
   std::unique_ptr<core::StepRangeWatch> step_watch_;  // writer thread
-  std::unique_ptr<monitor::IntervalAggregator> flight_figures_;  // writer thread, with the idle trigger
-  std::unique_ptr<monitor::IdleTrigger> idle_trigger_;            // writer thread
 
   // Where a buffer's records go, composed once for the mode (writer thread): the trace side's
   // span filter (trace mode with held kinds, monitor mode's trace windows), monitor mode's tee

@@ -31,14 +31,14 @@ absl::Status TracePipeline::RequestSnapshot(const std::string& path, double afte
 absl::Status TracePipeline::RequestCapture(const std::string& path, double seconds, bool force_overwrite,
                                            CaptureTopDown top_down,
                                            std::function<void(const absl::Status&, const std::string&)> done) {
-  if (monitor_ == nullptr && !flight_recording()) {
+  if (!monitoring() && !flight_recording()) {
     return absl::FailedPreconditionError(absl::StrCat(
         "the process writes every record to ", this->path(), " already (trace mode): a capture needs monitor or "
         "flight mode"));
   }
   if (!(seconds > 0)) return absl::InvalidArgumentError("a capture needs its seconds");
   if (top_down.kernels > 0) {
-    if (monitor_ == nullptr) {
+    if (!monitoring()) {
       return absl::FailedPreconditionError(
           "a top-down capture needs monitor mode (CUSCOPE_MODE=monitor): flight mode's recorder holds the seconds "
           "before the request, and its kernel metrics would come after them");
