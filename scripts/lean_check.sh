@@ -4,12 +4,12 @@
 # (every call) and with the light set `-t kernel,memcpy,memset,nvtx,overhead` (no API call and no
 # synchronization record: what CUPTI records without intercepting the program's calls); prints the
 # top findings and whether lean and light agree with all. On the GPU machine, from the repository
-# root, after scripts/build_for_device.sh:  scripts/lean_check.sh [OUT_DIR]
+# root, after scripts/build_for_device.sh:  scripts/lean_check.sh [OUT_DIR] (B=DIR: another build folder)
 set -uo pipefail
 cd "$(dirname "$0")/.."
 out=${1:-gpu-results/lean}
 mkdir -p "$out"
-B=$PWD/build-device
+B=${B:-$PWD/build-device}
 cli="$B/bin/cuscope"
 # The first finding's rule id and headline, or "healthy".
 top_finding() {

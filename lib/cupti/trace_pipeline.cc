@@ -117,7 +117,7 @@ void TracePipeline::BufferCompleted(uint8_t* buffer, size_t valid) {
   buffers_completed_.fetch_add(1, std::memory_order_relaxed);
   {
     std::lock_guard<std::mutex> lock(queue_mu_);
-    queue_.push_back({buffer, valid});
+    queue_.push_back(CompletedBuffer{buffer, valid});
   }
   queue_cv_.notify_one();
 }
@@ -203,11 +203,7 @@ void TracePipeline::QueueCounterBatches(std::vector<CounterBatch> batches) {
 void TracePipeline::QueueHotKernelChoice(uint32_t kernels, uint64_t launches_each) {
   {
     std::lock_guard<std::mutex> lock(queue_mu_);
-    QueuedBuffer marker{nullptr, 0};
-    marker.choose_hot_kernels = true;
-    marker.choose_kernels = kernels;
-    marker.choose_launches = launches_each;
-    queue_.push_back(marker);
+    queue_.push_back(ChooseHotKernelsTurn{kernels, launches_each});
   }
   queue_cv_.notify_one();
 }
@@ -265,13 +261,23 @@ bool TracePipeline::TimedCallsWaiting() {
 
 // ---- The writer thread -------------------------------------------------------------------------
 
+struct TracePipeline::TurnRunner {
+  TracePipeline& p;
+  void operator()(const CompletedBuffer& b) const { p.ProcessBuffer(b); }
+  void operator()(const ChooseHotKernelsTurn& t) const { p.ChooseHotKernels(t.kernels, t.launches_each); }
+  void operator()(const SnapshotTurn&) const { p.TakeSnapshot(); }
+  void operator()(const BeginCaptureTurn&) const {
+    p.monitor_destination_->set_capturing(true);
+    p.builder_.ResetKernelTotals();  // a top-down capture chooses among this window's kernels
+  }
+};
+
 void TracePipeline::WriterLoop() {
   // Monitor mode wakes at least this often, so intervals close and reach Prometheus when the
   // program is quiet too.
   const auto tick = std::chrono::milliseconds(std::clamp<uint32_t>(config_.monitor_interval_ms / 4, 10, 250));
   while (true) {
-    QueuedBuffer b{};
-    bool have_buffer = false;
+    std::optional<WriterTurn> turn;
     {
       std::unique_lock<std::mutex> lock(queue_mu_);
       const auto ready = [this] {
@@ -283,39 +289,31 @@ void TracePipeline::WriterLoop() {
         queue_cv_.wait(lock, ready);
       }
       if (!queue_.empty()) {
-        b = queue_.front();
+        turn = queue_.front();
         queue_.pop_front();
-        have_buffer = true;
       } else if (exit_requested_) {
         break;  // every buffer written; the last chunk takes the rest
       }
     }
+    if (turn.has_value()) {
+      std::visit(TurnRunner{*this}, *turn);
     // Timed calls without a buffer: a batch of them, or, for monitor and flight modes' intervals,
     // any at a tick (so an interval does not close before the calls made in it arrive).
-    if (!have_buffer && (timed_batch_ready_.exchange(false) || (figures_ != nullptr && TimedCallsWaiting()))) {
-      ProcessBuffer(QueuedBuffer{});
-    } else if (!have_buffer) {
-      WriteChunk(false);  // GPU counter samples alone, so they reach the file while the program is quiet
-    } else if (b.choose_hot_kernels) {
-      ChooseHotKernels(b.choose_kernels, b.choose_launches);
-    } else if (b.take_snapshot) {
-      TakeSnapshot();
-    } else if (b.begin_capture) {
-      monitor_destination_->set_capturing(true);
-      builder_.ResetKernelTotals();  // a top-down capture chooses among this window's kernels
+    } else if (timed_batch_ready_.exchange(false) || (figures_ != nullptr && TimedCallsWaiting())) {
+      ProcessBuffer(CompletedBuffer{});
     } else {
-      ProcessBuffer(b);
+      WriteChunk(false);  // GPU counter samples alone, so they reach the file while the program is quiet
     }
     CloseExpiredTraceWindow();
     if (figures_ != nullptr) CloseIntervals(false);
   }
-  if (TimedCallsWaiting()) ProcessBuffer(QueuedBuffer{});  // the last timed calls
+  if (TimedCallsWaiting()) ProcessBuffer(CompletedBuffer{});  // the last timed calls
   if (figures_ != nullptr) CloseIntervals(true);
   WriteChunk(true);
   if (!failed()) state_.store(State::kFinished);
 }
 
-void TracePipeline::ProcessBuffer(const QueuedBuffer& b) {
+void TracePipeline::ProcessBuffer(const CompletedBuffer& b) {
   const auto t0 = SteadyClock::now();
   // After a failed write the trace takes nothing more; monitor figures go on.
   if (monitor_tee_ != nullptr) {
@@ -353,7 +351,7 @@ void TracePipeline::ProcessBuffer(const QueuedBuffer& b) {
   WriteChunk(false);
 }
 
-void TracePipeline::TranslateBuffer(const QueuedBuffer& b, core::ActivitySink& sink) {
+void TracePipeline::TranslateBuffer(const CompletedBuffer& b, core::ActivitySink& sink) {
   {
     // Swapped with the writer's emptied vectors, so both sides keep their capacity: the program's
     // threads do not grow a vector from nothing after each turn.

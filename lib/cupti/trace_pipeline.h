@@ -28,6 +28,7 @@
 #include <string>
 #include <thread>
 #include <utility>
+#include <variant>
 #include <vector>
 
 #include "absl/status/status.h"
@@ -216,18 +217,20 @@ class TracePipeline {
   uint64_t timed_launches_queued() const { return timed_launches_queued_.load(std::memory_order_relaxed); }
 
  private:
-  struct QueuedBuffer {
-    uint8_t* buffer;
-    size_t valid;
-    // Not a buffer: the top-down's turn to choose its hot kernels (how many, launches of each).
-    bool choose_hot_kernels = false;
-    uint32_t choose_kernels = 0;
-    uint64_t choose_launches = 0;
-    // Not a buffer: a snapshot's turn to take the flight ring's contents.
-    bool take_snapshot = false;
-    // Not a buffer: a monitor-mode capture's chunks are kept from here on.
-    bool begin_capture = false;
+  // The writer's queue, in order: CUPTI's completed buffers, and the other rooms' turns that must
+  // come behind every buffer completed before them.
+  struct CompletedBuffer {
+    uint8_t* buffer = nullptr;  // null: no buffer, the timed calls queued so far alone
+    size_t valid = 0;
   };
+  struct ChooseHotKernelsTurn {  // the top-down's choice among the kernels recorded so far
+    uint32_t kernels = 0;
+    uint64_t launches_each = 0;
+  };
+  struct SnapshotTurn {};      // a snapshot takes the flight ring's contents
+  struct BeginCaptureTurn {};  // a monitor-mode capture's chunks are kept from here on
+  using WriterTurn = std::variant<CompletedBuffer, ChooseHotKernelsTurn, SnapshotTurn, BeginCaptureTurn>;
+  struct TurnRunner;  // the visitor that runs a turn on the writer thread
   struct SnapshotRequest {
     std::string path;
     double after_seconds = 0;
@@ -245,9 +248,9 @@ class TracePipeline {
   };
 
   void WriterLoop();
-  void ProcessBuffer(const QueuedBuffer& b);
+  void ProcessBuffer(const CompletedBuffer& b);
   // The buffer's records (none for a buffer-less turn), after the timed calls queued so far.
-  void TranslateBuffer(const QueuedBuffer& b, core::ActivitySink& sink);
+  void TranslateBuffer(const CompletedBuffer& b, core::ActivitySink& sink);
   bool TimedCallsWaiting();
   void ChooseHotKernels(uint32_t kernels, uint64_t launches_each);
   // The snapshot thread, after a capture's window: the choice, then the launches' metrics, until
@@ -289,7 +292,7 @@ class TracePipeline {
 
   std::mutex queue_mu_;
   std::condition_variable queue_cv_;
-  std::deque<QueuedBuffer> queue_;            // queue_mu_
+  std::deque<WriterTurn> queue_;              // queue_mu_
   bool exit_requested_ = false;               // queue_mu_
   std::vector<QueuedWindow> windows_;         // queue_mu_
   std::vector<ProfiledLaunch> profiled_;      // queue_mu_

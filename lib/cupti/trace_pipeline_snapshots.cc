@@ -101,9 +101,7 @@ absl::Status TracePipeline::StartSnapshot(SnapshotRequest request,
   if (request.monitor_window) {
     {
       std::lock_guard<std::mutex> lock(queue_mu_);
-      QueuedBuffer marker{nullptr, 0};
-      marker.begin_capture = true;
-      queue_.push_back(marker);
+      queue_.push_back(BeginCaptureTurn{});
     }
     if (auto st = OpenWindow(0, "capture"); !st.ok()) {
       ::unlink(request.path.c_str());
@@ -145,9 +143,7 @@ void TracePipeline::SnapshotLoop(std::unique_ptr<core::TraceWriter> writer, Snap
   (void)cupti_.FlushAll(false);
   {
     std::lock_guard<std::mutex> lock(queue_mu_);
-    QueuedBuffer marker{nullptr, 0};
-    marker.take_snapshot = true;
-    queue_.push_back(marker);
+    queue_.push_back(SnapshotTurn{});
   }
   queue_cv_.notify_one();
   std::pair<v1::Header, core::FlightRing::Snapshot> taken;
@@ -219,7 +215,7 @@ void TracePipeline::TakeSnapshot() {
   // The calls and scopes queued before the marker are in it too (a slow request's own record was
   // queued just before the request for its snapshot).
   if (TimedCallsWaiting()) {
-    ProcessBuffer(QueuedBuffer{});  // writes the chunk
+    ProcessBuffer(CompletedBuffer{});  // writes the chunk
   } else {
     WriteChunk(false);
   }
