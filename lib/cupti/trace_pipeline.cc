@@ -79,13 +79,7 @@ absl::Status TracePipeline::StartWriting() {
 
 void TracePipeline::ReleaseMemory() {
   pool_.FreeSpare();
-  {
-    std::lock_guard<std::mutex> lock(timed_mu_);
-    std::vector<core::ApiActivity>().swap(timed_calls_);
-    std::vector<core::SyncRecord>().swap(timed_syncs_);
-  }
-  std::vector<core::ApiActivity>().swap(drained_calls_);
-  std::vector<core::SyncRecord>().swap(drained_syncs_);
+  timed_.ReleaseMemory();
   v1::Chunk().Swap(&chunk_);
 }
 
@@ -214,24 +208,9 @@ void TracePipeline::QueueTimedCall(const core::ApiActivity* call, const core::Sy
       call != nullptr &&
       ((call->domain == v1::API_DOMAIN_DRIVER && IsDriverLaunchCallback(call->callback_id)) ||
        (call->domain == v1::API_DOMAIN_RUNTIME && IsRuntimeLaunchCallback(call->callback_id)));
-  bool wake = false;
-  {
-    std::lock_guard<std::mutex> lock(timed_mu_);
-    if (timed_calls_.size() + timed_syncs_.size() >= kMaxQueuedTimedCalls) {
-      dropped_by_cupti_.fetch_add(1, std::memory_order_relaxed);
-      return;
-    }
-    const size_t before = timed_calls_.size() + timed_syncs_.size();
-    if (call != nullptr) {
-      timed_calls_.push_back(*call);
-      timed_calls_queued_.fetch_add(1, std::memory_order_relaxed);
-      if (launch) timed_launches_queued_.fetch_add(1, std::memory_order_relaxed);
-    }
-    if (sync != nullptr) timed_syncs_.push_back(*sync);
-    // Crossing a multiple, not landing on one: a call may add one record or two.
-    wake = before / kTimedCallBatch != (timed_calls_.size() + timed_syncs_.size()) / kTimedCallBatch;
-  }
-  if (!wake) return;
+  const TimedCallQueue::Added added = timed_.Add(call, sync, launch);
+  if (added == TimedCallQueue::Added::kRefused) dropped_by_cupti_.fetch_add(1, std::memory_order_relaxed);
+  if (added != TimedCallQueue::Added::kBatchReady) return;
   {
     // Under the queue's lock, so the writer cannot miss it between its check and its wait.
     std::lock_guard<std::mutex> lock(queue_mu_);
@@ -245,18 +224,7 @@ void TracePipeline::QueueRequestScope(const core::RequestScopeActivity& scope) {
       hooks_.every_record_wanted) {
     hooks_.every_record_wanted();
   }
-  std::lock_guard<std::mutex> lock(timed_mu_);
-  if (timed_calls_.size() + timed_syncs_.size() + timed_scopes_.size() >= kMaxQueuedTimedCalls) {
-    dropped_by_cupti_.fetch_add(1, std::memory_order_relaxed);
-    return;
-  }
-  timed_scopes_.emplace_back(scope, timed_scope_ids_.size());
-  timed_scope_ids_.insert(timed_scope_ids_.end(), scope.batch_requests, scope.batch_requests + scope.batch_count);
-}
-
-bool TracePipeline::TimedCallsWaiting() {
-  std::lock_guard<std::mutex> lock(timed_mu_);
-  return !timed_calls_.empty() || !timed_syncs_.empty() || !timed_scopes_.empty();
+  if (!timed_.AddScope(scope)) dropped_by_cupti_.fetch_add(1, std::memory_order_relaxed);
 }
 
 // ---- The writer thread -------------------------------------------------------------------------
@@ -299,7 +267,7 @@ void TracePipeline::WriterLoop() {
       std::visit(TurnRunner{*this}, *turn);
     // Timed calls without a buffer: a batch of them, or, for monitor and flight modes' intervals,
     // any at a tick (so an interval does not close before the calls made in it arrive).
-    } else if (timed_batch_ready_.exchange(false) || (figures_ != nullptr && TimedCallsWaiting())) {
+    } else if (timed_batch_ready_.exchange(false) || (figures_ != nullptr && timed_.Waiting())) {
       ProcessBuffer(CompletedBuffer{});
     } else {
       WriteChunk(false);  // GPU counter samples alone, so they reach the file while the program is quiet
@@ -307,7 +275,7 @@ void TracePipeline::WriterLoop() {
     CloseExpiredTraceWindow();
     if (figures_ != nullptr) CloseIntervals(false);
   }
-  if (TimedCallsWaiting()) ProcessBuffer(CompletedBuffer{});  // the last timed calls
+  if (timed_.Waiting()) ProcessBuffer(CompletedBuffer{});  // the last timed calls
   if (figures_ != nullptr) CloseIntervals(true);
   WriteChunk(true);
   if (!failed()) state_.store(State::kFinished);
@@ -339,12 +307,7 @@ void TracePipeline::ProcessBuffer(const CompletedBuffer& b) {
       TranslateBuffer(b, builder_);
     }
   } else {
-    // The trace takes nothing more: the timed calls waiting are let go, not kept to the cap.
-    std::lock_guard<std::mutex> lock(timed_mu_);
-    timed_calls_.clear();
-    timed_syncs_.clear();
-    timed_scopes_.clear();
-    timed_scope_ids_.clear();
+    timed_.Discard();  // the trace takes nothing more: the timed calls waiting are let go, not kept to the cap
   }
   if (b.buffer != nullptr) pool_.Release(b.buffer);
   writer_ns_ += NanosecondsSince(t0);
@@ -352,28 +315,7 @@ void TracePipeline::ProcessBuffer(const CompletedBuffer& b) {
 }
 
 void TracePipeline::TranslateBuffer(const CompletedBuffer& b, core::ActivitySink& sink) {
-  {
-    // Swapped with the writer's emptied vectors, so both sides keep their capacity: the program's
-    // threads do not grow a vector from nothing after each turn.
-    {
-      std::lock_guard<std::mutex> lock(timed_mu_);
-      drained_calls_.swap(timed_calls_);
-      drained_syncs_.swap(timed_syncs_);
-      drained_scopes_.swap(timed_scopes_);
-      drained_scope_ids_.swap(timed_scope_ids_);
-    }
-    // Scopes first: a call belongs to the scope its thread opened before it.
-    for (auto& [scope, ids_at] : drained_scopes_) {
-      scope.batch_requests = scope.batch_count > 0 ? drained_scope_ids_.data() + ids_at : nullptr;
-      sink.Add(scope);
-    }
-    drained_scopes_.clear();
-    drained_scope_ids_.clear();
-    for (const core::ApiActivity& call : drained_calls_) sink.Add(call);
-    for (const core::SyncRecord& sync : drained_syncs_) sink.Add(sync);
-    drained_calls_.clear();
-    drained_syncs_.clear();
-  }
+  timed_.DrainTo(sink);
   if (b.buffer == nullptr) return;
   const ReplayedLaunches* replayed = replayed_.empty() ? nullptr : &replayed_;
   CUpti_Activity* record = nullptr;

@@ -47,6 +47,7 @@
 #include "lib/cupti/mode_figures.h"
 #include "lib/cupti/record_tees.h"
 #include "lib/cupti/stack_interner.h"
+#include "lib/cupti/timed_call_queue.h"
 #include "lib/cupti/translate.h"
 #include "lib/cupti/trigger_commands.h"
 #include "lib/monitor/figures.h"
@@ -146,8 +147,8 @@ class TracePipeline {
   // may be null. They reach the sinks with the next buffer; every kTimedCallBatch calls wake the
   // writer. At most kMaxQueuedTimedCalls wait: past that a call is dropped and counted with the
   // records CUPTI dropped, so a writer that falls behind cannot make memory grow without bound.
-  static constexpr size_t kTimedCallBatch = 4096;
-  static constexpr size_t kMaxQueuedTimedCalls = size_t{1} << 18;
+  static constexpr size_t kTimedCallBatch = TimedCallQueue::kBatch;
+  static constexpr size_t kMaxQueuedTimedCalls = TimedCallQueue::kMaxQueued;
   void QueueTimedCall(const core::ApiActivity* call, const core::SyncRecord* sync);
   // A request or batch scope's begin (end 0) or end (RequestScopes), from the program's threads;
   // beside the timed calls, within the same cap, and handed to the sinks before them.
@@ -211,10 +212,10 @@ class TracePipeline {
   uint64_t launch_stacks_dropped() const { return launch_stacks_dropped_.load(); }
   // Whether CUPTI's records reach this session: the calls the callbacks timed, and the kernel
   // records translated so far (an attached session checks that the second follows the first).
-  uint64_t timed_calls_queued() const { return timed_calls_queued_.load(std::memory_order_relaxed); }
+  uint64_t timed_calls_queued() const { return timed_.calls_queued(); }
   uint64_t kernel_records_seen() const { return kernel_records_seen_.load(std::memory_order_relaxed); }
   // Of the timed calls, the kernel launches (launch_callbacks.h): each should bring a kernel record.
-  uint64_t timed_launches_queued() const { return timed_launches_queued_.load(std::memory_order_relaxed); }
+  uint64_t timed_launches_queued() const { return timed_.launches_queued(); }
 
  private:
   // The writer's queue, in order: CUPTI's completed buffers, and the other rooms' turns that must
@@ -251,7 +252,6 @@ class TracePipeline {
   void ProcessBuffer(const CompletedBuffer& b);
   // The buffer's records (none for a buffer-less turn), after the timed calls queued so far.
   void TranslateBuffer(const CompletedBuffer& b, core::ActivitySink& sink);
-  bool TimedCallsWaiting();
   void ChooseHotKernels(uint32_t kernels, uint64_t launches_each);
   // The snapshot thread, after a capture's window: the choice, then the launches' metrics, until
   // all are in or the wait is over. A line's end that says what was profiled.
@@ -299,22 +299,10 @@ class TracePipeline {
   std::vector<QueuedStack> stacks_;           // queue_mu_
   size_t queued_launch_stacks_ = 0;           // queue_mu_: of stacks_, launches' (graph nodes are never dropped)
   std::atomic<uint64_t> launch_stacks_dropped_{0};
-  std::atomic<uint64_t> timed_calls_queued_{0};
   std::atomic<uint64_t> kernel_records_seen_{0};
-  std::atomic<uint64_t> timed_launches_queued_{0};
   std::vector<CounterBatch> counter_batches_; // queue_mu_
-  // The timed calls: their own lock, taken on the program's threads at each timed call.
-  std::mutex timed_mu_;
-  std::vector<core::ApiActivity> timed_calls_;  // timed_mu_
-  std::vector<core::SyncRecord> timed_syncs_;   // timed_mu_
-  // Request scopes (timed_mu_): each with the offset of its batch's ids in timed_scope_ids_.
-  std::vector<std::pair<core::RequestScopeActivity, size_t>> timed_scopes_;
-  std::vector<uint64_t> timed_scope_ids_;
-  std::vector<std::pair<core::RequestScopeActivity, size_t>> drained_scopes_;  // writer thread
-  std::vector<uint64_t> drained_scope_ids_;                                    // writer thread
+  TimedCallQueue timed_;  // the timed calls and request scopes: their own lock, taken on the program's threads
   std::atomic<bool> timed_batch_ready_{false};  // a batch is waiting: the writer wakes for it
-  std::vector<core::ApiActivity> drained_calls_;  // writer thread
-  std::vector<core::SyncRecord> drained_syncs_;   // writer thread
   std::vector<TraceSpan> trace_spans_;         // queue_mu_: monitor mode's latest trace windows
   // queue_mu_: trace mode with the kinds held on, the timeline windows so far (a program that
   // opens more than kKeptTimelineSpans windows keeps the latest).

@@ -214,7 +214,7 @@ std::string TracePipeline::RunCaptureTopDown(const CaptureTopDown& top_down) {
 void TracePipeline::TakeSnapshot() {
   // The calls and scopes queued before the marker are in it too (a slow request's own record was
   // queued just before the request for its snapshot).
-  if (TimedCallsWaiting()) {
+  if (timed_.Waiting()) {
     ProcessBuffer(CompletedBuffer{});  // writes the chunk
   } else {
     WriteChunk(false);

@@ -1,0 +1,124 @@
+// The timed calls' way to the writer: scopes before calls before sync records, the writer woken
+// once a batch is crossed, the cap refusing rather than growing, and what a failed write discards.
+#include "lib/cupti/timed_call_queue.h"
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+namespace cuscope::cupti {
+namespace {
+
+class OrderSink final : public core::ActivitySink {
+ public:
+  void Add(const core::KernelActivity&) override { seen.push_back("kernel"); }
+  void Add(const core::ApiActivity& a) override { seen.push_back("call@" + std::to_string(a.start)); }
+  void Add(const core::MemcpyRecord&) override { seen.push_back("memcpy"); }
+  void Add(const core::MemsetRecord&) override { seen.push_back("memset"); }
+  void Add(const core::SyncRecord& r) override { seen.push_back("sync@" + std::to_string(r.start)); }
+  void Add(const core::NvtxActivity&) override { seen.push_back("nvtx"); }
+  void Add(const core::NvtxPayloadRecord&) override { seen.push_back("payload"); }
+  void Add(const core::MemoryOpRecord&) override { seen.push_back("memory"); }
+  void Add(const core::OverheadActivity&) override { seen.push_back("overhead"); }
+  void Add(const core::RequestScopeActivity& r) override {
+    std::string ids;
+    for (uint32_t i = 0; i < r.batch_count; ++i) ids += "," + std::to_string(r.batch_requests[i]);
+    seen.push_back("scope@" + std::to_string(r.start) + ids);
+  }
+  void AddUntranslated(uint32_t) override { seen.push_back("untranslated"); }
+  void AddIncomplete(uint32_t) override { seen.push_back("incomplete"); }
+  std::vector<std::string> seen;
+};
+
+core::ApiActivity Call(uint64_t start) {
+  core::ApiActivity a;
+  a.start = start;
+  a.end = start + 1;
+  return a;
+}
+
+core::SyncRecord Sync(uint64_t start) {
+  core::SyncRecord r;
+  r.start = start;
+  r.end = start + 1;
+  return r;
+}
+
+TEST(TimedCallQueueTest, TheWriterGetsScopesThenCallsThenSyncRecordsWithEachBatchsIds) {
+  TimedCallQueue queue;
+  EXPECT_FALSE(queue.Waiting());
+  const core::ApiActivity call = Call(20);
+  const core::SyncRecord sync = Sync(21);
+  EXPECT_EQ(queue.Add(&call, &sync, false), TimedCallQueue::Added::kQueued);
+  const uint64_t ids[] = {7, 8};
+  core::RequestScopeActivity batch;
+  batch.start = 10;
+  batch.batch_requests = ids;
+  batch.batch_count = 2;
+  EXPECT_TRUE(queue.AddScope(batch));
+  core::RequestScopeActivity single;
+  single.start = 11;
+  EXPECT_TRUE(queue.AddScope(single));
+  EXPECT_TRUE(queue.Waiting());
+  OrderSink sink;
+  queue.DrainTo(sink);
+  EXPECT_EQ(sink.seen, (std::vector<std::string>{"scope@10,7,8", "scope@11", "call@20", "sync@21"}));
+  EXPECT_FALSE(queue.Waiting());
+  OrderSink again;
+  queue.DrainTo(again);
+  EXPECT_TRUE(again.seen.empty());  // each record once
+}
+
+TEST(TimedCallQueueTest, TheWriterIsWokenWhenACallCrossesABatchNotBefore) {
+  TimedCallQueue queue;
+  const core::ApiActivity call = Call(1);
+  const core::SyncRecord sync = Sync(1);
+  for (size_t i = 0; i + 1 < TimedCallQueue::kBatch; ++i) {
+    ASSERT_EQ(queue.Add(&call, nullptr, false), TimedCallQueue::Added::kQueued) << i;
+  }
+  // kBatch - 1 queued: a call with its sync record crosses kBatch without landing on it.
+  EXPECT_EQ(queue.Add(&call, &sync, false), TimedCallQueue::Added::kBatchReady);
+  EXPECT_EQ(queue.Add(&call, nullptr, false), TimedCallQueue::Added::kQueued);
+}
+
+TEST(TimedCallQueueTest, AtTheCapACallOrScopeIsRefusedAndNothingGrows) {
+  TimedCallQueue queue;
+  const core::ApiActivity call = Call(1);
+  for (size_t i = 0; i < TimedCallQueue::kMaxQueued; ++i) {
+    ASSERT_NE(queue.Add(&call, nullptr, false), TimedCallQueue::Added::kRefused) << i;
+  }
+  EXPECT_EQ(queue.Add(&call, nullptr, false), TimedCallQueue::Added::kRefused);
+  EXPECT_FALSE(queue.AddScope(core::RequestScopeActivity{}));
+  EXPECT_EQ(queue.calls_queued(), TimedCallQueue::kMaxQueued);
+  OrderSink sink;
+  queue.DrainTo(sink);
+  EXPECT_EQ(sink.seen.size(), TimedCallQueue::kMaxQueued);
+  EXPECT_EQ(queue.Add(&call, nullptr, false), TimedCallQueue::Added::kQueued);  // room again once drained
+}
+
+TEST(TimedCallQueueTest, LaunchesAreCountedAmongTheCalls) {
+  TimedCallQueue queue;
+  const core::ApiActivity call = Call(1);
+  queue.Add(&call, nullptr, true);
+  queue.Add(&call, nullptr, false);
+  queue.Add(nullptr, nullptr, true);  // no call: nothing to count
+  EXPECT_EQ(queue.calls_queued(), 2u);
+  EXPECT_EQ(queue.launches_queued(), 1u);
+}
+
+TEST(TimedCallQueueTest, DiscardLetsGoOfWhatWaits) {
+  TimedCallQueue queue;
+  const core::ApiActivity call = Call(1);
+  queue.Add(&call, nullptr, false);
+  EXPECT_TRUE(queue.AddScope(core::RequestScopeActivity{}));
+  queue.Discard();
+  EXPECT_FALSE(queue.Waiting());
+  OrderSink sink;
+  queue.DrainTo(sink);
+  EXPECT_TRUE(sink.seen.empty());
+}
+
+}  // namespace
+}  // namespace cuscope::cupti
