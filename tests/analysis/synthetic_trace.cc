@@ -59,20 +59,27 @@ core::KernelConfig Config(std::string_view name, int grid_x, int block_x, uint32
 SyntheticTrace::SyntheticTrace() {
   header_.set_format_version(1);
   header_.mutable_session()->set_pid(42);
-  builder_ = std::make_unique<core::ChunkBuilder>([this](v1::ApiDomain, uint32_t callback_id) {
-    auto it = name_of_.find(callback_id);
-    return it == name_of_.end() ? std::string("unknown") : it->second;
-  });
+  builder_ = std::make_unique<core::ChunkBuilder>(
+      [this](v1::ApiDomain, uint32_t callback_id) { return ApiName(callback_id); });
+}
+
+uint32_t SyntheticTrace::CallbackId(const std::string& name) {
+  auto [it, inserted] = callback_of_.try_emplace(name, static_cast<uint32_t>(callback_of_.size() + 1));
+  if (inserted) name_of_[it->second] = name;
+  return it->second;
+}
+
+std::string SyntheticTrace::ApiName(uint32_t callback_id) const {
+  auto it = name_of_.find(callback_id);
+  return it == name_of_.end() ? std::string("unknown") : it->second;
 }
 
 uint64_t SyntheticTrace::Api(const std::string& name, double start_us, double duration_us, uint64_t tid) {
-  auto [it, inserted] = callback_of_.try_emplace(name, static_cast<uint32_t>(callback_of_.size() + 1));
-  if (inserted) name_of_[it->second] = name;
   core::ApiActivity a;
   a.start = Us(start_us);
   a.end = Us(start_us + duration_us);
   a.domain = name.rfind("cu", 0) == 0 && name.rfind("cuda", 0) != 0 ? v1::API_DOMAIN_DRIVER : v1::API_DOMAIN_RUNTIME;
-  a.callback_id = it->second;
+  a.callback_id = CallbackId(name);
   a.pid = 42;
   a.tid = tid;
   a.correlation_id = next_correlation_++;

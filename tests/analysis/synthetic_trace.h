@@ -37,6 +37,11 @@ class SyntheticTrace {
 
   // An API call on host thread `tid`; returns its correlation id.
   uint64_t Api(const std::string& name, double start_us, double duration_us, uint64_t tid = 1);
+  // The callback id the trace names `name` by (given on its first use), and the name of an id
+  // ("unknown" for none): so that API records built elsewhere (and fed to another sink, as monitor
+  // mode's aggregator) reach the trace under the same names.
+  uint32_t CallbackId(const std::string& name);
+  std::string ApiName(uint32_t callback_id) const;
   // A kernel; `correlation` 0 = none.
   void Kernel(const std::string& name, double start_us, double duration_us, uint32_t stream = 7,
               uint64_t correlation = 0, uint32_t graph_id = 0, uint32_t flags = 0, uint32_t device = 0,
