@@ -50,10 +50,16 @@
 //       for FOR_MS. On from the start and off later, against on later into a running context
 //       and off again: whether a collection switched on into a live context leaves a cost behind
 //       once it is off
+//   BARE_CUPTI_CYCLE=PERIOD_MS,WINDOW_MS
+//       the collection on for WINDOW_MS in every PERIOD_MS, at a duty cycle's pace, its buffers
+//       discarded unread (a timing run); nothing on at the start
 //   BARE_CUPTI_DETACH=1
-//       with BARE_CUPTI_ONCE: once the collection is off, its buffers flushed, the subscriber
-//       gone, CUPTI detached from the process (cuptiFinalize): whether what stays after the
-//       switch off leaves with CUPTI
+//       with BARE_CUPTI_ONCE or BARE_CUPTI_CYCLE: once the collection is off, its buffers flushed,
+//       the subscriber gone, CUPTI detached from the process (cuptiFinalize), and with
+//       BARE_CUPTI_CYCLE attached again (callbacks registered, subscribed) before the next window:
+//       whether what stays after the switch off leaves with CUPTI, and what detaching and
+//       attaching at every window costs. Detached from a thread of the injection's own, not from
+//       a CUDA call's callback as CUPTI recommends: a probe, not a way to ship it
 //   BARE_CUPTI_DEVICE_BUFFER=BYTES
 //       CUPTI_ACTIVITY_ATTR_DEVICE_BUFFER_SIZE, the device memory per context where CUPTI keeps
 //       the timestamps of kernels, copies and memsets (CUPTI's default ~3.2 MB, ~100,000 of them)
@@ -450,6 +456,32 @@ void SetCollection(bool on);
 
 bool g_detach = false;  // BARE_CUPTI_DETACH=1
 
+void CUPTIAPI OnCallback(void* userdata, CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const void* data);
+
+// BARE_CUPTI_DETACH: CUPTI let go of once the collection is off.
+void Detach() {
+  cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
+  if (g_setup.subscriber != nullptr && cuptiUnsubscribe(g_setup.subscriber) != CUPTI_SUCCESS) {
+    std::fprintf(stderr, "bare_cupti_injection: cuptiUnsubscribe failed\n");
+  }
+  g_setup.subscriber = nullptr;
+  const CUptiResult r = cuptiFinalize();
+  if (r != CUPTI_SUCCESS) std::fprintf(stderr, "bare_cupti_injection: cuptiFinalize failed (%d)\n", static_cast<int>(r));
+}
+
+// And taken up again before the next window: what the injection set up, but the kinds.
+bool Reattach() {
+  if (cuptiActivityRegisterCallbacks(Requested, Completed) != CUPTI_SUCCESS) {
+    std::fprintf(stderr, "bare_cupti_injection: cuptiActivityRegisterCallbacks failed after a detach\n");
+    return false;
+  }
+  if (cuptiSubscribe(&g_setup.subscriber, OnCallback, nullptr) != CUPTI_SUCCESS) {
+    std::fprintf(stderr, "bare_cupti_injection: cuptiSubscribe failed after a detach\n");
+    return false;
+  }
+  return true;
+}
+
 // BARE_CUPTI_ONCE: on at `at_ms` after the injection (already on when 0), off `for_ms` later.
 void OnceLoop(uint64_t at_ms, uint64_t for_ms) {
   if (at_ms > 0) {
@@ -458,14 +490,24 @@ void OnceLoop(uint64_t at_ms, uint64_t for_ms) {
   }
   std::this_thread::sleep_for(std::chrono::milliseconds(for_ms));
   SetCollection(false);
-  if (g_detach) {
-    cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
-    if (g_setup.subscriber != nullptr && cuptiUnsubscribe(g_setup.subscriber) != CUPTI_SUCCESS) {
-      std::fprintf(stderr, "bare_cupti_injection: cuptiUnsubscribe failed\n");
+  if (g_detach) Detach();
+}
+
+// BARE_CUPTI_CYCLE: on for `window_ms` in the middle of every `period_ms`, until the process ends.
+void CycleLoop(uint64_t period_ms, uint64_t window_ms) {
+  const auto gap = std::chrono::milliseconds(period_ms - window_ms);
+  bool detached = false;
+  while (true) {
+    std::this_thread::sleep_for(gap / 2);
+    if (detached && !Reattach()) return;
+    SetCollection(true);
+    std::this_thread::sleep_for(std::chrono::milliseconds(window_ms));
+    SetCollection(false);
+    if (g_detach) {
+      Detach();
+      detached = true;
     }
-    g_setup.subscriber = nullptr;
-    const CUptiResult r = cuptiFinalize();
-    if (r != CUPTI_SUCCESS) std::fprintf(stderr, "bare_cupti_injection: cuptiFinalize failed (%d)\n", static_cast<int>(r));
+    std::this_thread::sleep_for(gap - gap / 2);
   }
 }
 
@@ -639,8 +681,20 @@ extern "C" __attribute__((visibility("default"))) int InitializeInjection(void) 
     if (s.gated || s.at_context || g_toggling) Refuse("BARE_CUPTI_ONCE is a gate of its own: leave BARE_CUPTI_GATE and BARE_CUPTI_TOGGLE out");
     once = true;
   }
+  uint64_t cycle_period_ms = 0, cycle_window_ms = 0;
+  bool cycle = false;
+  if (const char* v = std::getenv("BARE_CUPTI_CYCLE"); v != nullptr) {
+    if (std::sscanf(v, "%lu,%lu", &cycle_period_ms, &cycle_window_ms) != 2 || cycle_window_ms == 0 ||
+        cycle_window_ms >= cycle_period_ms) {
+      Refuse("BARE_CUPTI_CYCLE: expected PERIOD_MS,WINDOW_MS with 0 < WINDOW_MS < PERIOD_MS");
+    }
+    if (s.gated || s.at_context || g_toggling || once) {
+      Refuse("BARE_CUPTI_CYCLE is a gate of its own: leave BARE_CUPTI_GATE, BARE_CUPTI_TOGGLE and BARE_CUPTI_ONCE out");
+    }
+    cycle = true;
+  }
   g_detach = EnvIs("BARE_CUPTI_DETACH", "1");
-  if (g_detach && !once) Refuse("BARE_CUPTI_DETACH detaches after BARE_CUPTI_ONCE's window: set that too");
+  if (g_detach && !once && !cycle) Refuse("BARE_CUPTI_DETACH detaches after a window: set BARE_CUPTI_ONCE or BARE_CUPTI_CYCLE too");
   const bool count_calls = EnvIs("BARE_CUPTI_COUNT_CALLS", "1");
   const bool subscribe_only = EnvIs("BARE_CUPTI_SUBSCRIBE", "1");
   g_check = EnvIs("BARE_CUPTI_CHECK", "1");
@@ -668,7 +722,7 @@ extern "C" __attribute__((visibility("default"))) int InitializeInjection(void) 
   if (cuptiActivityRegisterCallbacks(Requested, Completed) != CUPTI_SUCCESS) {
     Refuse("cuptiActivityRegisterCallbacks failed");
   }
-  if (s.timed.any() || s.gated || s.at_context || g_toggling || once) {
+  if (s.timed.any() || s.gated || s.at_context || g_toggling || once || cycle) {
     if (cuptiSubscribe(&s.subscriber, OnCallback, nullptr) != CUPTI_SUCCESS) Refuse("cuptiSubscribe failed");
   }
   int runtime_calls = 0, driver_calls = 0;
@@ -687,6 +741,8 @@ extern "C" __attribute__((visibility("default"))) int InitializeInjection(void) 
     std::thread(ToggleLoop, toggle_period_us, toggle_window_us).detach();
   } else if (once && once_at_ms > 0) {
     std::thread(OnceLoop, once_at_ms, once_for_ms).detach();
+  } else if (cycle) {
+    std::thread(CycleLoop, cycle_period_ms, cycle_window_ms).detach();
   } else {
     for (CUpti_ActivityKind k : s.kinds) {
       if (cuptiActivityEnable(k) != CUPTI_SUCCESS) Refuse("cuptiActivityEnable(" + std::to_string(k) + ") failed");

@@ -25,6 +25,10 @@
 #                  bare-once-live and bare-once-live-kernel with CUPTI detached once the window is
 #                  off (BARE_CUPTI_DETACH=1: flushed, unsubscribed, cuptiFinalize): whether what
 #                  stays leaves with CUPTI, the way a duty cycle could shed it
+#   bare-cycle-1, bare-cycle-1-detach
+#                  the bare collector's lean kinds and timed calls on for 10 ms in every second
+#                  (BARE_CUPTI_CYCLE=1000,10), and the same with CUPTI detached after every window
+#                  and attached again before the next: what a duty cycle that detaches would cost
 #   monitor-full   cuscope monitor mode recording all the time
 # Prints, through bench/gpu/summarise_overhead.py, each variant's median us per kernel, the median
 # (and spread) of its per-round difference to plain, and cuscope's against the bare twin's.
@@ -72,6 +76,8 @@ for round in $(seq 1 "$rounds"); do
       bare-once-live-kernel) venv=(CUDA_INJECTION64_PATH="$bare" BARE_CUPTI_KINDS=kernel BARE_CUPTI_ONCE=4000,10) ;;
       bare-once-live-detach) venv=(CUDA_INJECTION64_PATH="$bare" "${lean[@]}" BARE_CUPTI_ONCE=4000,10 BARE_CUPTI_DETACH=1) ;;
       bare-once-live-kernel-detach) venv=(CUDA_INJECTION64_PATH="$bare" BARE_CUPTI_KINDS=kernel BARE_CUPTI_ONCE=4000,10 BARE_CUPTI_DETACH=1) ;;
+      bare-cycle-1) venv=(CUDA_INJECTION64_PATH="$bare" "${lean[@]}" BARE_CUPTI_CYCLE=1000,10) ;;
+      bare-cycle-1-detach) venv=(CUDA_INJECTION64_PATH="$bare" "${lean[@]}" BARE_CUPTI_CYCLE=1000,10 BARE_CUPTI_DETACH=1) ;;
       fixed-1) venv=("${cuscope[@]}" CUSCOPE_DUTY_CYCLE=1) ;;
       fixed-1-w1) venv=("${cuscope[@]}" CUSCOPE_DUTY_CYCLE=1 CUSCOPE_DUTY_WINDOWS=1) ;;
       fixed-1-w32) venv=("${cuscope[@]}" CUSCOPE_DUTY_CYCLE=1 CUSCOPE_DUTY_WINDOWS=32) ;;

@@ -13,6 +13,7 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -45,7 +46,8 @@ class ModeFigures {
   monitor::IntervalAggregator& aggregator() { return *aggregator_; }
 
   // Monitor mode's duty cycle: a recording window opens or closes at `time` (any thread). Applied
-  // to the figures before the next buffer's records and before intervals close.
+  // to the figures before intervals close and, in monitor mode, before the next buffer's records
+  // (the writer applies them there; only monitor mode's duty cycle queues any).
   void QueueSampleEdge(bool open, uint64_t time, double weight);
   void ApplySampleEdges();  // writer thread
 

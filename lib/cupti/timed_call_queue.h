@@ -3,9 +3,11 @@
 // writer thread, which hands them to the records' sinks with its next turn.
 //
 // One lock, taken once per call on the program's thread; the writer swaps the vectors out with its
-// own emptied ones, so neither side grows a vector from nothing after each turn. Bounded: past
-// kMaxQueued records a call or scope is refused (the caller counts it as dropped), so a writer that
-// falls behind cannot make memory grow without bound.
+// own emptied ones, so neither side grows a vector from nothing after each turn. Bounded, so a
+// writer that falls behind cannot make memory grow without bound: a call is refused once
+// kMaxQueued calls and sync records wait, a scope once kMaxQueued calls, sync records and scopes
+// do (the caller counts either as dropped); so at most about 2 x kMaxQueued records wait. Scopes
+// never wake the writer: they go with the next buffer or batch of calls.
 #ifndef CUSCOPE_LIB_CUPTI_TIMED_CALL_QUEUE_H_
 #define CUSCOPE_LIB_CUPTI_TIMED_CALL_QUEUE_H_
 

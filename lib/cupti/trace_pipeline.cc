@@ -263,10 +263,10 @@ void TracePipeline::WriterLoop() {
         break;  // every buffer written; the last chunk takes the rest
       }
     }
+    // Without a turn, timed calls alone: a batch of them, or, for monitor and flight modes'
+    // intervals, any at a tick (so an interval does not close before the calls made in it arrive).
     if (turn.has_value()) {
       std::visit(TurnRunner{*this}, *turn);
-    // Timed calls without a buffer: a batch of them, or, for monitor and flight modes' intervals,
-    // any at a tick (so an interval does not close before the calls made in it arrive).
     } else if (timed_batch_ready_.exchange(false) || (figures_ != nullptr && timed_.Waiting())) {
       ProcessBuffer(CompletedBuffer{});
     } else {

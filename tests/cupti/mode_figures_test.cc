@@ -83,6 +83,33 @@ TEST(ModeFiguresTest, MonitorModeHandsClosedIntervalsToTheHookAndTheTraceWithThe
   EXPECT_EQ(static_cast<size_t>(chunk.monitor_intervals_size()), seen.intervals.size());
 }
 
+TEST(ModeFiguresTest, UnderADutyCycleTheQueuedWindowsReachTheFiguresBeforeTheyClose) {
+  testing::FakeCupti cupti;
+  settings::Config config = ConfigFor(settings::CollectionMode::kMonitor);
+  config.duty_cycle = 0.1;
+  Seen seen;
+  auto figures = ModeFigures::ForMode(config, cupti, seen.Outlets());
+  const uint64_t t0 = cupti.Timestamp();
+  // Two windows of 5 ms, queued from another thread as the duty cycle's control thread does.
+  figures->QueueSampleEdge(true, t0 + 10 * kMs, 1);
+  figures->QueueSampleEdge(false, t0 + 15 * kMs, 1);
+  figures->QueueSampleEdge(true, t0 + 30 * kMs, 1);
+  figures->QueueSampleEdge(false, t0 + 35 * kMs, 1);
+  figures->aggregator().Add(KernelAt(t0 + 11 * kMs, kMs));
+  cupti.AdvanceClock(50 * kMs);  // the session ends after both windows, inside the first interval
+  figures->Close(true, 0, nullptr);
+  ASSERT_FALSE(seen.intervals.empty());
+  uint32_t windows = 0;
+  uint64_t observed = 0;
+  for (const auto& f : seen.intervals) {
+    windows += f.sample_windows;
+    observed += f.observed_ns;
+  }
+  EXPECT_EQ(windows, 2u);
+  EXPECT_EQ(observed, 10 * kMs);
+  EXPECT_TRUE(seen.intervals.front().estimated);
+}
+
 TEST(ModeFiguresTest, MonitorModeWithoutATraceGivesTheHookAlone) {
   testing::FakeCupti cupti;
   const settings::Config config = ConfigFor(settings::CollectionMode::kMonitor);

@@ -83,7 +83,7 @@ TEST(TimedCallQueueTest, TheWriterIsWokenWhenACallCrossesABatchNotBefore) {
   EXPECT_EQ(queue.Add(&call, nullptr, false), TimedCallQueue::Added::kQueued);
 }
 
-TEST(TimedCallQueueTest, AtTheCapACallOrScopeIsRefusedAndNothingGrows) {
+TEST(TimedCallQueueTest, AtTheCapACallOrScopeIsRefusedUntilTheWriterDrains) {
   TimedCallQueue queue;
   const core::ApiActivity call = Call(1);
   for (size_t i = 0; i < TimedCallQueue::kMaxQueued; ++i) {
