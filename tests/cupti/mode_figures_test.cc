@@ -23,6 +23,14 @@ settings::Config ConfigFor(settings::CollectionMode mode) {
   return config;
 }
 
+// Flight mode with its idle trigger: a device idle over half of 300 ms (three intervals).
+settings::Config FlightIdleConfig() {
+  settings::Config config = ConfigFor(settings::CollectionMode::kFlight);
+  config.flight_idle_share = 0.5;
+  config.flight_idle_window_ms = 300;
+  return config;
+}
+
 core::KernelActivity KernelAt(uint64_t start, uint64_t ns) {
   core::KernelActivity k;
   k.start = start;
@@ -47,8 +55,7 @@ TEST(ModeFiguresTest, MonitorModeAndFlightModeWithItsIdleTriggerKeepFiguresTheOt
   testing::FakeCupti cupti;
   settings::Config trace = ConfigFor(settings::CollectionMode::kTrace);
   settings::Config flight = ConfigFor(settings::CollectionMode::kFlight);
-  settings::Config flight_idle = ConfigFor(settings::CollectionMode::kFlight);
-  flight_idle.flight_idle_share = 0.5;
+  const settings::Config flight_idle = FlightIdleConfig();
   settings::Config monitor = ConfigFor(settings::CollectionMode::kMonitor);
   EXPECT_EQ(ModeFigures::ForMode(trace, cupti, {}), nullptr);
   EXPECT_EQ(ModeFigures::ForMode(flight, cupti, {}), nullptr);
@@ -122,9 +129,7 @@ TEST(ModeFiguresTest, MonitorModeWithoutATraceGivesTheHookAlone) {
 
 TEST(ModeFiguresTest, FlightModeFiguresFeedTheIdleTriggerAndNeverTheTrace) {
   testing::FakeCupti cupti;
-  settings::Config config = ConfigFor(settings::CollectionMode::kFlight);
-  config.flight_idle_share = 0.5;
-  config.flight_idle_window_ms = 300;
+  const settings::Config config = FlightIdleConfig();
   Seen seen;
   auto figures = ModeFigures::ForMode(config, cupti, seen.Outlets());
   ASSERT_NE(figures, nullptr);
@@ -147,9 +152,7 @@ TEST(ModeFiguresTest, FlightModeFiguresFeedTheIdleTriggerAndNeverTheTrace) {
 
 TEST(ModeFiguresTest, FlightModeAtTheEndGivesTheHookItsLastIntervalsButTriggersNothing) {
   testing::FakeCupti cupti;
-  settings::Config config = ConfigFor(settings::CollectionMode::kFlight);
-  config.flight_idle_share = 0.5;
-  config.flight_idle_window_ms = 300;
+  const settings::Config config = FlightIdleConfig();
   Seen seen;
   auto figures = ModeFigures::ForMode(config, cupti, seen.Outlets());
   figures->aggregator().Add(KernelAt(cupti.Timestamp(), kMs));
