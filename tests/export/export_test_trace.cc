@@ -13,14 +13,22 @@
 
 namespace cuscope::exporter::testing {
 
+// A folder of this process's own, made once under $TEST_TMPDIR (or /tmp). Names made from the process
+// id alone were not enough: on a busy machine ids are reused, and a test that checks a derived name
+// is absent (an export written beside its trace) found the file an earlier process of that id left.
+const std::string& ProcessTempDir() {
+  static const std::string dir = [] {
+    const char* base = std::getenv("TEST_TMPDIR");
+    std::string pattern = absl::StrCat(base != nullptr ? base : "/tmp", "/cuscope_export_test_XXXXXX");
+    if (::mkdtemp(pattern.data()) == nullptr) ADD_FAILURE() << "cannot make a temporary folder: " << pattern;
+    return pattern;
+  }();
+  return dir;
+}
+
 std::string TempPath(const std::string& suffix) {
   static std::atomic<int> counter{0};
-  const char* dir = std::getenv("TEST_TMPDIR");
-  std::string path =
-      absl::StrCat(dir != nullptr ? dir : "/tmp", "/cuscope_export_test_", getpid(), "_", counter++, suffix);
-  // A file left by an earlier run whose process had the same id would be refused as "exists".
-  ::unlink(path.c_str());
-  return path;
+  return absl::StrCat(ProcessTempDir(), "/cuscope_export_test_", counter++, suffix);
 }
 
 std::string ReadFile(const std::string& path) {

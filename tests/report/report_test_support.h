@@ -19,13 +19,22 @@
 
 namespace cuscope::testing {
 
-// A path no other test of this process uses, under $TEST_TMPDIR (or /tmp), with nothing there yet.
+// This process's own folder under $TEST_TMPDIR (or /tmp), made once: process ids are reused on a busy
+// machine, so a name made from the id alone may find what an earlier process of that id left.
+inline const std::string& ProcessTempDir() {
+  static const std::string dir = [] {
+    const char* base = std::getenv("TEST_TMPDIR");
+    std::string pattern = absl::StrCat(base ? base : "/tmp", "/cuscope_report_test_XXXXXX");
+    if (::mkdtemp(pattern.data()) == nullptr) ADD_FAILURE() << "cannot make a temporary folder: " << pattern;
+    return pattern;
+  }();
+  return dir;
+}
+
+// A path no other test of this process uses, in that folder, with nothing there yet.
 inline std::string TempPath(const std::string& stem, const std::string& extension) {
   static std::atomic<int> counter{0};
-  const char* dir = std::getenv("TEST_TMPDIR");
-  const std::string path = absl::StrCat(dir ? dir : "/tmp", "/", stem, "_", getpid(), "_", counter++, extension);
-  std::remove(path.c_str());
-  return path;
+  return absl::StrCat(ProcessTempDir(), "/", stem, "_", counter++, extension);
 }
 
 inline std::string ReadFile(const std::string& path) {
