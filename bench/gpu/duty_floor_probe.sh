@@ -34,18 +34,19 @@
 # (and spread) of its per-round difference to plain, and cuscope's against the bare twin's.
 #
 # On the GPU machine, from the repository root, with build-device/ (scripts/build_for_device.sh):
-#   bench/gpu/duty_floor_probe.sh [--rounds N] [--kernels N] [--out DIR] [--variants V,V,...]
+#   bench/gpu/duty_floor_probe.sh [--rounds N] [--kernels N] [--out DIR] [--seed N] [--variants V,V,...]
 # (default variants: plain bare-idle bare-toggle-1 bare-full fixed-1 monitor-full)
 set -uo pipefail
 cd "$(dirname "$0")/../.." || exit 1
-rounds=7 kernels=60000 out=duty-floor chosen=()
+rounds=7 kernels=60000 out=duty-floor seed=1 chosen=()
 while [ $# -gt 0 ]; do
   case $1 in
     --rounds) rounds=$2; shift ;;
     --kernels) kernels=$2; shift ;;
     --out) out=$2; shift ;;
+    --seed) seed=$2; shift ;;
     --variants) IFS=, read -r -a chosen <<< "$2"; shift ;;
-    -h|--help) sed -n '2,30p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,38p' "$0"; exit 0 ;;
     *) echo "duty_floor_probe.sh: unknown argument $1 (see --help)" >&2; exit 2 ;;
   esac
   shift
@@ -58,41 +59,46 @@ pin=(taskset -c "${DUTY_CPUS:-0-3}")
 lean=(BARE_CUPTI_KINDS=kernel,memcpy,memset,sync,nvtx,memory,overhead BARE_CUPTI_CALLBACK=lean)
 variants=(plain bare-idle bare-toggle-1 bare-full fixed-1 monitor-full)
 ((${#chosen[@]})) && variants=("${chosen[@]}")
-: > "$out/cost.txt"
-for round in $(seq 1 "$rounds"); do
-  mapfile -t order < <(python3 -c 'import random,sys; r=random.Random(int(sys.argv[1])); v=sys.argv[2:]; r.shuffle(v); print("\n".join(v))' "$round" "${variants[@]}")
-  for v in "${order[@]}"; do
-    cuscope=(CUDA_INJECTION64_PATH="$lib" CUSCOPE_MODE=monitor CUSCOPE_QUIET=1 CUSCOPE_FORCE_OVERWRITE=1
-             CUSCOPE_OUTPUT="$out/${v}_$round.cuscope")
-    case $v in
-      plain) venv=() ;;
-      bare-idle) venv=(CUDA_INJECTION64_PATH="$bare" BARE_CUPTI_KINDS= BARE_CUPTI_SUBSCRIBE=1) ;;
-      # Toggling reads the records (the bare collector checks what each window got), as cuscope does.
-      bare-toggle-1) venv=(CUDA_INJECTION64_PATH="$bare" "${lean[@]}" BARE_CUPTI_TOGGLE=125000,1250 BARE_CUPTI_CHECK=1) ;;
-      bare-full) venv=(CUDA_INJECTION64_PATH="$bare" "${lean[@]}") ;;
-      bare-once-start) venv=(CUDA_INJECTION64_PATH="$bare" "${lean[@]}" BARE_CUPTI_ONCE=0,1000) ;;
-      bare-once-live) venv=(CUDA_INJECTION64_PATH="$bare" "${lean[@]}" BARE_CUPTI_ONCE=4000,10) ;;
-      bare-once-start-kernel) venv=(CUDA_INJECTION64_PATH="$bare" BARE_CUPTI_KINDS=kernel BARE_CUPTI_ONCE=0,1000) ;;
-      bare-once-live-kernel) venv=(CUDA_INJECTION64_PATH="$bare" BARE_CUPTI_KINDS=kernel BARE_CUPTI_ONCE=4000,10) ;;
-      bare-once-live-detach) venv=(CUDA_INJECTION64_PATH="$bare" "${lean[@]}" BARE_CUPTI_ONCE=4000,10 BARE_CUPTI_DETACH=1) ;;
-      bare-once-live-kernel-detach) venv=(CUDA_INJECTION64_PATH="$bare" BARE_CUPTI_KINDS=kernel BARE_CUPTI_ONCE=4000,10 BARE_CUPTI_DETACH=1) ;;
-      bare-cycle-1) venv=(CUDA_INJECTION64_PATH="$bare" "${lean[@]}" BARE_CUPTI_CYCLE=1000,10) ;;
-      bare-cycle-1-detach) venv=(CUDA_INJECTION64_PATH="$bare" "${lean[@]}" BARE_CUPTI_CYCLE=1000,10 BARE_CUPTI_DETACH=1) ;;
-      fixed-1) venv=("${cuscope[@]}" CUSCOPE_DUTY_CYCLE=1) ;;
-      fixed-1-w1) venv=("${cuscope[@]}" CUSCOPE_DUTY_CYCLE=1 CUSCOPE_DUTY_WINDOWS=1) ;;
-      fixed-1-w32) venv=("${cuscope[@]}" CUSCOPE_DUTY_CYCLE=1 CUSCOPE_DUTY_WINDOWS=32) ;;
-      fixed-10-w1) venv=("${cuscope[@]}" CUSCOPE_DUTY_CYCLE=10 CUSCOPE_DUTY_WINDOWS=1) ;;
-      recorded-once) venv=("${cuscope[@]}" CUSCOPE_DUTY_CYCLE=1 CUSCOPE_DUTY_WINDOWS=1 CUSCOPE_MONITOR_INTERVAL=60) ;;
-      monitor-full) venv=("${cuscope[@]}") ;;
-      *) echo "duty_floor_probe.sh: unknown variant $v" >&2; exit 2 ;;
-    esac
-    us=$(env "${venv[@]}" "${pin[@]}" python3 bench/gpu/torch_overhead.py --workload tiny --kernels "$kernels" --reps 3 \
-           2> "$out/err_$v" | grep -o 'median_us_per_kernel=[0-9.]*' | cut -d= -f2)
-    [ -z "$us" ] && sed -n '1,5p' "$out/err_$v"
-    echo "workload=tiny round=$round variant=$v us_per_kernel=${us:-failed}" | tee -a "$out/cost.txt"
-  done
-done
+results=$out/cost.txt
+: > "$results"
+. bench/gpu/interleaved_rounds.sh
+
+# One run of the tiny workload under variant $2 in round $3 (run_interleaved_rounds' order).
+run_variant() {
+  local workload=$1 v=$2 round=$3 us
+  local -a cuscope venv
+  cuscope=(CUDA_INJECTION64_PATH="$lib" CUSCOPE_MODE=monitor CUSCOPE_QUIET=1 CUSCOPE_FORCE_OVERWRITE=1
+           CUSCOPE_OUTPUT="$out/${v}_$round.cuscope")
+  case $v in
+    plain) venv=() ;;
+    bare-idle) venv=(CUDA_INJECTION64_PATH="$bare" BARE_CUPTI_KINDS= BARE_CUPTI_SUBSCRIBE=1) ;;
+    # Toggling reads the records (the bare collector checks what each window got), as cuscope does.
+    bare-toggle-1) venv=(CUDA_INJECTION64_PATH="$bare" "${lean[@]}" BARE_CUPTI_TOGGLE=125000,1250 BARE_CUPTI_CHECK=1) ;;
+    bare-full) venv=(CUDA_INJECTION64_PATH="$bare" "${lean[@]}") ;;
+    bare-once-start) venv=(CUDA_INJECTION64_PATH="$bare" "${lean[@]}" BARE_CUPTI_ONCE=0,1000) ;;
+    bare-once-live) venv=(CUDA_INJECTION64_PATH="$bare" "${lean[@]}" BARE_CUPTI_ONCE=4000,10) ;;
+    bare-once-start-kernel) venv=(CUDA_INJECTION64_PATH="$bare" BARE_CUPTI_KINDS=kernel BARE_CUPTI_ONCE=0,1000) ;;
+    bare-once-live-kernel) venv=(CUDA_INJECTION64_PATH="$bare" BARE_CUPTI_KINDS=kernel BARE_CUPTI_ONCE=4000,10) ;;
+    bare-once-live-detach) venv=(CUDA_INJECTION64_PATH="$bare" "${lean[@]}" BARE_CUPTI_ONCE=4000,10 BARE_CUPTI_DETACH=1) ;;
+    bare-once-live-kernel-detach) venv=(CUDA_INJECTION64_PATH="$bare" BARE_CUPTI_KINDS=kernel BARE_CUPTI_ONCE=4000,10 BARE_CUPTI_DETACH=1) ;;
+    bare-cycle-1) venv=(CUDA_INJECTION64_PATH="$bare" "${lean[@]}" BARE_CUPTI_CYCLE=1000,10) ;;
+    bare-cycle-1-detach) venv=(CUDA_INJECTION64_PATH="$bare" "${lean[@]}" BARE_CUPTI_CYCLE=1000,10 BARE_CUPTI_DETACH=1) ;;
+    fixed-1) venv=("${cuscope[@]}" CUSCOPE_DUTY_CYCLE=1) ;;
+    fixed-1-w1) venv=("${cuscope[@]}" CUSCOPE_DUTY_CYCLE=1 CUSCOPE_DUTY_WINDOWS=1) ;;
+    fixed-1-w32) venv=("${cuscope[@]}" CUSCOPE_DUTY_CYCLE=1 CUSCOPE_DUTY_WINDOWS=32) ;;
+    fixed-10-w1) venv=("${cuscope[@]}" CUSCOPE_DUTY_CYCLE=10 CUSCOPE_DUTY_WINDOWS=1) ;;
+    recorded-once) venv=("${cuscope[@]}" CUSCOPE_DUTY_CYCLE=1 CUSCOPE_DUTY_WINDOWS=1 CUSCOPE_MONITOR_INTERVAL=60) ;;
+    monitor-full) venv=("${cuscope[@]}") ;;
+    *) echo "duty_floor_probe.sh: unknown variant $v" >&2; exit 2 ;;
+  esac
+  us=$(env "${venv[@]}" "${pin[@]}" python3 bench/gpu/torch_overhead.py --workload "$workload" --kernels "$kernels" \
+         --reps 3 2> "$out/err_$v" | grep -o 'median_us_per_kernel=[0-9.]*' | cut -d= -f2)
+  [ -z "$us" ] && report_failed_run "variant $v, round $round" 1 "$out/err_$v"
+  record_run "workload=$workload round=$round variant=$v us_per_kernel=${us:-failed}"
+}
+
+run_interleaved_rounds "$rounds" "$seed" run_variant "${variants[@]/#/tiny:}"
 # A failed run's line has no number: the summary leaves it out.
 python3 bench/gpu/summarise_overhead.py --metric us_per_kernel --baseline plain \
   --variants "$(IFS=,; echo "${variants[*]}")" \
-  --pair fixed-1=bare-toggle-1 --pair monitor-full=bare-full "$out/cost.txt"
+  --pair fixed-1=bare-toggle-1 --pair monitor-full=bare-full "$results"
