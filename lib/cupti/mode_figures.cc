@@ -24,7 +24,7 @@ std::unique_ptr<ModeFigures> ModeFigures::ForMode(const settings::Config& config
 }
 
 ModeFigures::ModeFigures(Kind kind, const settings::Config& config, CuptiApi& cupti, Outlets outlets)
-    : kind_(kind), config_(config), cupti_(cupti), outlets_(std::move(outlets)) {
+    : kind_(kind), lag_ns_(LagNs(config)), cupti_(cupti), outlets_(std::move(outlets)) {
   monitor::IntervalAggregator::Options options;
   options.interval_ns = static_cast<uint64_t>(config.monitor_interval_ms) * 1'000'000ull;
   options.top_kernels = config.monitor_top_kernels;
@@ -71,8 +71,8 @@ bool ModeFigures::Close(bool all, uint64_t dropped_total, core::ChunkBuilder* tr
     dropped_counted_ = dropped_total;
   }
   const uint64_t now = cupti_.Timestamp();
-  const uint64_t lag = LagNs(config_);
-  std::vector<monitor::IntervalFigures> closed = all ? aggregator_->CloseAll(now) : aggregator_->CloseBefore(now > lag ? now - lag : 0);
+  std::vector<monitor::IntervalFigures> closed =
+      all ? aggregator_->CloseAll(now) : aggregator_->CloseBefore(now > lag_ns_ ? now - lag_ns_ : 0);
   if (closed.empty()) return false;
   if (outlets_.intervals_closed) outlets_.intervals_closed(closed);
   if (kind_ == Kind::kFlightIdleTrigger) {

@@ -52,6 +52,7 @@ class ModeFigures {
   void ApplySampleEdges();  // writer thread
 
   // One GPU counter sample (writer thread). Only monitor mode's figures keep them.
+  bool keeps_counters() const { return kind_ == Kind::kMonitor; }
   void AddCounter(uint32_t device, v1::CounterSource source, const std::string& name, const core::CounterPoint& p);
 
   // Writer thread: closes the intervals no record can reach any more (`all`: every one, at the
@@ -72,7 +73,7 @@ class ModeFigures {
   };
 
   const Kind kind_;
-  const settings::Config& config_;
+  const uint64_t lag_ns_;  // how long after an interval's end its records may still arrive
   CuptiApi& cupti_;
   Outlets outlets_;
   std::unique_ptr<monitor::IntervalAggregator> aggregator_;  // writer thread

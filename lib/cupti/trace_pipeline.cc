@@ -54,13 +54,8 @@ TracePipeline::TracePipeline(const settings::Config& config, CuptiApi& cupti, st
   } else if (writer_ != nullptr) {
     destination_ = std::make_unique<FileDestination>(*writer_);
   }
-  span_filter_ = std::make_unique<SpanFilter>(builder_);
-  if (monitoring()) {
-    monitor_tee_ = std::make_unique<MonitorTee>(figures_->aggregator(), *span_filter_);
-  } else if (flight_recording() && (step_watch_ != nullptr || figures_ != nullptr)) {
-    flight_tee_ = std::make_unique<FlightTee>(builder_, step_watch_.get(), hooks_.slow_step_range,
-                                              figures_ != nullptr ? &figures_->aggregator() : nullptr);
-  }
+  route_ = std::make_unique<RecordRoute>(config.mode, builder_, figures_ != nullptr ? &figures_->aggregator() : nullptr,
+                                         step_watch_.get(), hooks_.slow_step_range);
 }
 
 TracePipeline::~TracePipeline() {
@@ -92,11 +87,7 @@ void TracePipeline::FinishWriting() {
     snapshots_closed_ = true;
   }
   JoinSnapshotThread();
-  {
-    std::lock_guard<std::mutex> lock(queue_mu_);
-    exit_requested_ = true;
-  }
-  queue_cv_.notify_all();
+  inbox_.RequestExit();
   if (thread_.joinable()) thread_.join();
 }
 
@@ -109,18 +100,13 @@ uint8_t* TracePipeline::AcquireBuffer() {
 
 void TracePipeline::BufferCompleted(uint8_t* buffer, size_t valid) {
   buffers_completed_.fetch_add(1, std::memory_order_relaxed);
-  {
-    std::lock_guard<std::mutex> lock(queue_mu_);
-    queue_.push_back(CompletedBuffer{buffer, valid});
-  }
-  queue_cv_.notify_one();
+  inbox_.PushTurn(CompletedBuffer{buffer, valid});
 }
 
 // ---- What the other rooms queue ----------------------------------------------------------------
 
 void TracePipeline::QueueWindow(bool open, uint64_t time, const std::string& reason, v1::WindowKind kind) {
-  std::lock_guard<std::mutex> lock(queue_mu_);
-  windows_.push_back({open, time, reason, kind});
+  inbox_.AddWindow({.open = open, .time = time, .reason = reason, .kind = kind});
 }
 
 void TracePipeline::QueueSampleEdge(bool open, uint64_t time, double weight) {
@@ -128,11 +114,7 @@ void TracePipeline::QueueSampleEdge(bool open, uint64_t time, double weight) {
 }
 
 void TracePipeline::QueueProfiledLaunch(ProfiledLaunch launch) {
-  {
-    std::lock_guard<std::mutex> lock(queue_mu_);
-    profiled_.push_back(std::move(launch));
-  }
-  queue_cv_.notify_one();
+  inbox_.AddProfiled(std::move(launch));
   {
     std::lock_guard<std::mutex> lock(snapshot_mu_);
     ++profiled_since_choice_;
@@ -146,13 +128,7 @@ void TracePipeline::QueueLaunchStack(uint64_t correlation_id, const uintptr_t* r
   stack.correlation_id = correlation_id;
   stack.return_addresses.assign(return_addresses, return_addresses + n);
   stack.python = std::move(python);
-  std::lock_guard<std::mutex> lock(queue_mu_);
-  if (queued_launch_stacks_ >= kMaxQueuedLaunchStacks) {
-    launch_stacks_dropped_.fetch_add(1, std::memory_order_relaxed);
-    return;
-  }
-  ++queued_launch_stacks_;
-  stacks_.push_back(std::move(stack));
+  (void)inbox_.AddLaunchStack(std::move(stack));  // dropped at the bound, and counted
 }
 
 void TracePipeline::QueueGraphNodeStack(uint64_t node_id, const uintptr_t* return_addresses, size_t n,
@@ -163,43 +139,23 @@ void TracePipeline::QueueGraphNodeStack(uint64_t node_id, const uintptr_t* retur
   stack.tid = tid;
   stack.return_addresses.assign(return_addresses, return_addresses + n);
   stack.python = std::move(python);
-  std::lock_guard<std::mutex> lock(queue_mu_);
-  stacks_.push_back(std::move(stack));
+  inbox_.AddGraphNodeStack(std::move(stack));
 }
 
 void TracePipeline::QueueGraphNodeClone(uint64_t node_id, uint64_t original_node_id) {
   QueuedStack clone;
   clone.graph_node_id = node_id;
   clone.original_node_id = original_node_id;
-  std::lock_guard<std::mutex> lock(queue_mu_);
-  stacks_.push_back(std::move(clone));
+  inbox_.AddGraphNodeStack(std::move(clone));
 }
 
 // Writer thread: the stacks queued since the last chunk.
-void TracePipeline::AddQueuedStacks() {
-  std::vector<QueuedStack> stacks;
-  {
-    std::lock_guard<std::mutex> lock(queue_mu_);
-    stacks.swap(stacks_);
-    queued_launch_stacks_ = 0;
-  }
-  stack_interner_.Add(stacks);
-}
+void TracePipeline::AddQueuedStacks() { stack_interner_.Add(inbox_.TakeStacks()); }
 
-void TracePipeline::QueueCounterBatches(std::vector<CounterBatch> batches) {
-  {
-    std::lock_guard<std::mutex> lock(queue_mu_);
-    for (auto& b : batches) counter_batches_.push_back(std::move(b));
-  }
-  queue_cv_.notify_one();
-}
+void TracePipeline::QueueCounterBatches(std::vector<CounterBatch> batches) { inbox_.AddCounterBatches(std::move(batches)); }
 
 void TracePipeline::QueueHotKernelChoice(uint32_t kernels, uint64_t launches_each) {
-  {
-    std::lock_guard<std::mutex> lock(queue_mu_);
-    queue_.push_back(ChooseHotKernelsTurn{kernels, launches_each});
-  }
-  queue_cv_.notify_one();
+  inbox_.PushTurn(ChooseHotKernelsTurn{kernels, launches_each});
 }
 
 void TracePipeline::QueueTimedCall(const core::ApiActivity* call, const core::SyncRecord* sync) {
@@ -210,13 +166,7 @@ void TracePipeline::QueueTimedCall(const core::ApiActivity* call, const core::Sy
        (call->domain == v1::API_DOMAIN_RUNTIME && IsRuntimeLaunchCallback(call->callback_id)));
   const TimedCallQueue::Added added = timed_.Add(call, sync, launch);
   if (added == TimedCallQueue::Added::kRefused) dropped_by_cupti_.fetch_add(1, std::memory_order_relaxed);
-  if (added != TimedCallQueue::Added::kBatchReady) return;
-  {
-    // Under the queue's lock, so the writer cannot miss it between its check and its wait.
-    std::lock_guard<std::mutex> lock(queue_mu_);
-    timed_batch_ready_.store(true);
-  }
-  queue_cv_.notify_one();
+  if (added == TimedCallQueue::Added::kBatchReady) inbox_.MarkTimedBatchReady();
 }
 
 void TracePipeline::QueueRequestScope(const core::RequestScopeActivity& scope) {
@@ -244,30 +194,16 @@ void TracePipeline::WriterLoop() {
   // Monitor mode wakes at least this often, so intervals close and reach Prometheus when the
   // program is quiet too.
   const auto tick = std::chrono::milliseconds(std::clamp<uint32_t>(config_.monitor_interval_ms / 4, 10, 250));
+  const std::optional<std::chrono::milliseconds> wait_at_most =
+      figures_ != nullptr ? std::optional<std::chrono::milliseconds>(tick) : std::nullopt;
   while (true) {
-    std::optional<WriterTurn> turn;
-    {
-      std::unique_lock<std::mutex> lock(queue_mu_);
-      const auto ready = [this] {
-        return !queue_.empty() || exit_requested_ || !counter_batches_.empty() || timed_batch_ready_.load();
-      };
-      if (figures_ != nullptr) {
-        queue_cv_.wait_for(lock, tick, ready);
-      } else {
-        queue_cv_.wait(lock, ready);
-      }
-      if (!queue_.empty()) {
-        turn = queue_.front();
-        queue_.pop_front();
-      } else if (exit_requested_) {
-        break;  // every buffer written; the last chunk takes the rest
-      }
-    }
+    const WriterInbox::Next next = inbox_.Wait(wait_at_most);
+    if (next.exit) break;  // every buffer written; the last chunk takes the rest
     // Without a turn, timed calls alone: a batch of them, or, for monitor and flight modes'
     // intervals, any at a tick (so an interval does not close before the calls made in it arrive).
-    if (turn.has_value()) {
-      std::visit(TurnRunner{*this}, *turn);
-    } else if (timed_batch_ready_.exchange(false) || (figures_ != nullptr && timed_.Waiting())) {
+    if (next.turn.has_value()) {
+      std::visit(TurnRunner{*this}, *next.turn);
+    } else if (inbox_.TakeTimedBatchReady() || (figures_ != nullptr && timed_.Waiting())) {
       ProcessBuffer(CompletedBuffer{});
     } else {
       WriteChunk(false);  // GPU counter samples alone, so they reach the file while the program is quiet
@@ -283,29 +219,13 @@ void TracePipeline::WriterLoop() {
 
 void TracePipeline::ProcessBuffer(const CompletedBuffer& b) {
   const auto t0 = SteadyClock::now();
-  // After a failed write the trace takes nothing more; monitor figures go on.
-  if (monitor_tee_ != nullptr) {
+  // Before the buffer's records: the launches profiled so far (their kernel records are replays)
+  // and the duty cycle's window edges. After a failed write the trace takes nothing more; monitor
+  // mode's figures go on (the route says where the records go).
+  if (figures_ != nullptr) figures_->ApplySampleEdges();
+  if (core::ActivitySink* sink = route_->SinkForBuffer(failed()); sink != nullptr) {
     TakeProfiled();
-    figures_->ApplySampleEdges();
-    {
-      std::lock_guard<std::mutex> lock(queue_mu_);
-      span_filter_->SetSpans(trace_spans_);
-    }
-    monitor_tee_->set_trace_on(span_filter_->has_spans() && !failed());
-    TranslateBuffer(b, *monitor_tee_);
-  } else if (!failed()) {
-    TakeProfiled();
-    if (filter_to_timeline_spans_.load()) {
-      {
-        std::lock_guard<std::mutex> lock(queue_mu_);
-        span_filter_->SetSpans(timeline_spans_);
-      }
-      TranslateBuffer(b, *span_filter_);
-    } else if (flight_tee_ != nullptr) {
-      TranslateBuffer(b, *flight_tee_);
-    } else {
-      TranslateBuffer(b, builder_);
-    }
+    TranslateBuffer(b, *sink);
   } else {
     timed_.Discard();  // the trace takes nothing more: the timed calls waiting are let go, not kept to the cap
   }
@@ -354,12 +274,7 @@ void TracePipeline::ChooseHotKernels(uint32_t kernels, uint64_t launches_each) {
 // Moves the launches profiled since the last call to the writer's side, so the kernel records of
 // those launches are known as replayed before they are translated.
 void TracePipeline::TakeProfiled() {
-  std::vector<ProfiledLaunch> profiled;
-  {
-    std::lock_guard<std::mutex> lock(queue_mu_);
-    profiled.swap(profiled_);
-  }
-  for (auto& p : profiled) {
+  for (auto& p : inbox_.TakeProfiled()) {
     replayed_[p.correlation_id] = p.start_ns;
     profiled_pending_.push_back(std::move(p));
   }
@@ -399,17 +314,12 @@ void TracePipeline::CompleteHeaderOnce() {
 
 // Windows, counter samples and profiled launches queued since the last chunk.
 void TracePipeline::AddQueuedExtras(bool* had_windows) {
-  std::vector<QueuedWindow> windows;
-  std::vector<CounterBatch> batches;
-  {
-    std::lock_guard<std::mutex> lock(queue_mu_);
-    windows.swap(windows_);
-    batches.swap(counter_batches_);
-  }
+  const std::vector<QueuedWindow> windows = inbox_.TakeWindows();
+  const std::vector<CounterBatch> batches = inbox_.TakeCounterBatches();
   *had_windows = !windows.empty();
   for (const auto& w : windows) builder_.AddWindow(w.kind, w.open ? w.time : 0, w.open ? 0 : w.time, w.reason);
   for (const auto& b : batches) {
-    if (figures_ != nullptr) {
+    if (figures_ != nullptr && figures_->keeps_counters()) {
       for (const auto& p : b.points) figures_->AddCounter(b.device, b.source, b.name, p);
     }
     // In monitor mode, samples go to the trace only while a window is open.
@@ -432,7 +342,7 @@ void TracePipeline::FillCaptureStats(v1::CaptureStats* st) {
   st->set_buffers_requested(buffers_requested_.load());
   st->set_buffers_completed(buffers_completed_.load());
   st->set_buffers_refused_at_cap(pool_.refused());
-  st->set_launch_stacks_dropped(launch_stacks_dropped_.load());
+  st->set_launch_stacks_dropped(inbox_.launch_stacks_dropped());
   st->set_records_dropped_by_cupti(dropped_by_cupti_.load());
   st->set_records_written(records_written_);
   st->set_records_untranslated(builder_.untranslated_records());
@@ -455,8 +365,7 @@ void TracePipeline::WriteChunk(bool final_chunk) {
   if (failed()) {
     // Nothing more is written: counter samples still arriving are dropped here, or the writer
     // would wake for them again and again.
-    std::lock_guard<std::mutex> lock(queue_mu_);
-    counter_batches_.clear();
+    inbox_.DropCounterBatches();
     return;
   }
   if (destination_ == nullptr || !destination_->writes_header()) {
@@ -493,19 +402,6 @@ void TracePipeline::CloseIntervals(bool all) {
   if (figures_->Close(all, dropped_by_cupti_.load(), trace) && !all) WriteChunk(false);  // at the end, the final chunk takes them
 }
 
-void TracePipeline::FilterToTimelineSpans() { filter_to_timeline_spans_.store(true); }
-
-void TracePipeline::OpenTimelineSpan(uint64_t start_ns) {
-  std::lock_guard<std::mutex> lock(queue_mu_);
-  if (timeline_spans_.size() >= kKeptTimelineSpans) timeline_spans_.erase(timeline_spans_.begin());
-  timeline_spans_.push_back({start_ns, UINT64_MAX});
-}
-
-void TracePipeline::CloseTimelineSpan(uint64_t end_ns) {
-  std::lock_guard<std::mutex> lock(queue_mu_);
-  if (!timeline_spans_.empty() && timeline_spans_.back().end == UINT64_MAX) timeline_spans_.back().end = end_ns;
-}
-
 absl::Status TracePipeline::OpenTraceWindow(double seconds) {
   if (!monitoring()) return absl::FailedPreconditionError("a trace window needs monitor mode");
   if (writer_ == nullptr) return absl::FailedPreconditionError("a trace window needs an output file");
@@ -518,12 +414,7 @@ absl::Status TracePipeline::OpenWindow(double seconds, const std::string& reason
   }
   trace_window_end_ns_.store(seconds > 0 ? SteadyNowNs() + static_cast<int64_t>(seconds * 1e9) : 0);
   const uint64_t now = cupti_.Timestamp();
-  {
-    std::lock_guard<std::mutex> lock(queue_mu_);
-    // Records reach the writer up to a few flush periods late: the last few windows stay known.
-    if (trace_spans_.size() >= kKeptTraceSpans) trace_spans_.erase(trace_spans_.begin());
-    trace_spans_.push_back({now, UINT64_MAX});
-  }
+  route_->OpenTraceSpan(now);
   QueueWindow(true, now, reason, v1::WINDOW_KIND_TIMELINE);
   Wake();
   if (hooks_.every_record_wanted) hooks_.every_record_wanted();
@@ -541,10 +432,7 @@ absl::Status TracePipeline::CloseWindow(const std::string& reason) {
   if (!trace_window_.exchange(false)) return absl::FailedPreconditionError("no trace window is open");
   trace_window_end_ns_.store(0);
   const uint64_t now = cupti_.Timestamp();
-  {
-    std::lock_guard<std::mutex> lock(queue_mu_);
-    if (!trace_spans_.empty()) trace_spans_.back().end = now;
-  }
+  route_->CloseTraceSpan(now);
   QueueWindow(false, now, reason, v1::WINDOW_KIND_TIMELINE);
   Wake();
   return absl::OkStatus();

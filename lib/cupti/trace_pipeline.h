@@ -1,9 +1,10 @@
 // The collector's writer room: CUPTI's completed buffers in, trace chunks out.
 //
 // CUPTI's buffer callbacks only take a buffer from the pool or queue a completed one; one writer
-// thread translates the records, adds what the other rooms queued beside them (capture windows,
-// GPU counter samples, profiled launches, the top-down's turn to choose) and writes a chunk after
-// each buffer. A write that fails stops the writing for good: the trace keeps what was written
+// thread takes its turns from the inbox (writer_inbox.h), translates the records into the sinks the
+// mode's route names (record_route.h), adds what the other rooms handed it beside them (capture
+// windows, GPU counter samples, profiled launches, stacks, the top-down's turn to choose) and
+// writes a chunk after each buffer. A write that fails stops the writing for good: the trace keeps what was written
 // before, the buffers are still given back, and a hook tells the collector to stop recording.
 //
 // Its side windows (monitor mode's trace window, a capture, a snapshot) move only by the trigger
@@ -45,11 +46,12 @@
 #include "lib/cupti/gpu_counter_sampler.h"
 #include "lib/cupti/kernel_metrics_collector.h"
 #include "lib/cupti/mode_figures.h"
-#include "lib/cupti/record_tees.h"
+#include "lib/cupti/record_route.h"
 #include "lib/cupti/stack_interner.h"
 #include "lib/cupti/timed_call_queue.h"
 #include "lib/cupti/translate.h"
 #include "lib/cupti/trigger_commands.h"
+#include "lib/cupti/writer_inbox.h"
 #include "lib/monitor/figures.h"
 #include "lib/monitor/idle_trigger.h"
 #include "lib/monitor/interval_aggregator.h"
@@ -125,9 +127,9 @@ class TracePipeline {
   // From the other rooms; each lands in the next chunk.
   // Trace mode with the activity kinds held on from the start (CaptureController::HoldKinds):
   // only records inside a timeline span reach the trace. Spans open and close with the windows.
-  void FilterToTimelineSpans();
-  void OpenTimelineSpan(uint64_t start_ns);
-  void CloseTimelineSpan(uint64_t end_ns);
+  void FilterToTimelineSpans() { route_->FilterToTimelineSpans(); }
+  void OpenTimelineSpan(uint64_t start_ns) { route_->OpenTimelineSpan(start_ns); }
+  void CloseTimelineSpan(uint64_t end_ns) { route_->CloseTimelineSpan(end_ns); }
   void QueueWindow(bool open, uint64_t time, const std::string& reason, v1::WindowKind kind);
   void QueueProfiledLaunch(ProfiledLaunch launch);
   // A sampled launch's call stack: `n` return addresses, innermost first (LaunchStackCollector).
@@ -135,7 +137,7 @@ class TracePipeline {
   // Python program, `python` holds the launching thread's Python frames, innermost first. At most
   // kMaxQueuedLaunchStacks wait for the writer; past that a stack is dropped and counted
   // (launch_stacks_dropped), so a writer that falls behind cannot make memory grow without bound.
-  static constexpr size_t kMaxQueuedLaunchStacks = size_t{1} << 16;
+  static constexpr size_t kMaxQueuedLaunchStacks = WriterInbox::kMaxQueuedLaunchStacks;
   void QueueLaunchStack(uint64_t correlation_id, const uintptr_t* return_addresses, size_t n,
                         std::vector<process::PythonFrame> python);
   // A CUDA graph node's creating stack, and a node cloned from another (instantiation).
@@ -169,7 +171,7 @@ class TracePipeline {
     return trace_window_.load() || request_scopes_seen_.load(std::memory_order_relaxed);
   }
   // Wakes the writer for samples queued through QueueWindow alone.
-  void Wake() { queue_cv_.notify_one(); }
+  void Wake() { inbox_.Wake(); }
 
   // Monitor mode: every record also goes to the trace from now on, until CloseTraceWindow or, with
   // `seconds` > 0, that long. FailedPrecondition outside monitor mode, without a file, or with a
@@ -209,7 +211,7 @@ class TracePipeline {
   uint64_t bytes_written() const { return writer_ != nullptr ? writer_->bytes_written() : 0; }
   uint64_t dropped_by_cupti() const { return dropped_by_cupti_.load(); }
   uint64_t buffers_refused() const { return pool_.refused(); }
-  uint64_t launch_stacks_dropped() const { return launch_stacks_dropped_.load(); }
+  uint64_t launch_stacks_dropped() const { return inbox_.launch_stacks_dropped(); }
   // Whether CUPTI's records reach this session: the calls the callbacks timed, and the kernel
   // records translated so far (an attached session checks that the second follows the first).
   uint64_t timed_calls_queued() const { return timed_.calls_queued(); }
@@ -218,19 +220,6 @@ class TracePipeline {
   uint64_t timed_launches_queued() const { return timed_.launches_queued(); }
 
  private:
-  // The writer's queue, in order: CUPTI's completed buffers, and the other rooms' turns that must
-  // come behind every buffer completed before them.
-  struct CompletedBuffer {
-    uint8_t* buffer = nullptr;  // null: no buffer, the timed calls queued so far alone
-    size_t valid = 0;
-  };
-  struct ChooseHotKernelsTurn {  // the top-down's choice among the kernels recorded so far
-    uint32_t kernels = 0;
-    uint64_t launches_each = 0;
-  };
-  struct SnapshotTurn {};      // a snapshot takes the flight ring's contents
-  struct BeginCaptureTurn {};  // a monitor-mode capture's chunks are kept from here on
-  using WriterTurn = std::variant<CompletedBuffer, ChooseHotKernelsTurn, SnapshotTurn, BeginCaptureTurn>;
   struct TurnRunner;  // the visitor that runs a turn on the writer thread
   struct SnapshotRequest {
     std::string path;
@@ -240,12 +229,6 @@ class TracePipeline {
     uint64_t since_ns = 0;          // chunks taken before this are left out
     bool monitor_window = false;    // monitor mode: a window opened for it, closed when it ends
     CaptureTopDown top_down;        // monitor mode: kernel metrics after the window
-  };
-  struct QueuedWindow {
-    bool open;  // true: a window starts, false: the open window ends
-    uint64_t time;
-    std::string reason;
-    v1::WindowKind kind;
   };
 
   void WriterLoop();
@@ -290,31 +273,16 @@ class TracePipeline {
   std::atomic<uint64_t> dropped_by_cupti_{0};
   std::atomic<uint64_t> callback_ns_{0};
 
-  std::mutex queue_mu_;
-  std::condition_variable queue_cv_;
-  std::deque<WriterTurn> queue_;              // queue_mu_
-  bool exit_requested_ = false;               // queue_mu_
-  std::vector<QueuedWindow> windows_;         // queue_mu_
-  std::vector<ProfiledLaunch> profiled_;      // queue_mu_
-  std::vector<QueuedStack> stacks_;           // queue_mu_
-  size_t queued_launch_stacks_ = 0;           // queue_mu_: of stacks_, launches' (graph nodes are never dropped)
-  std::atomic<uint64_t> launch_stacks_dropped_{0};
+  // What the other rooms hand the writer (its own lock); the timed calls and request scopes have
+  // theirs, taken on the program's threads.
+  WriterInbox inbox_;
   std::atomic<uint64_t> kernel_records_seen_{0};
-  std::vector<CounterBatch> counter_batches_; // queue_mu_
-  TimedCallQueue timed_;  // the timed calls and request scopes: their own lock, taken on the program's threads
-  std::atomic<bool> timed_batch_ready_{false};  // a batch is waiting: the writer wakes for it
-  std::vector<TraceSpan> trace_spans_;         // queue_mu_: monitor mode's latest trace windows
-  // queue_mu_: trace mode with the kinds held on, the timeline windows so far (a program that
-  // opens more than kKeptTimelineSpans windows keeps the latest).
-  std::vector<TraceSpan> timeline_spans_;
-  std::atomic<bool> filter_to_timeline_spans_{false};
-  static constexpr size_t kKeptTimelineSpans = 4096;
-  static constexpr size_t kKeptTraceSpans = 16;
+  TimedCallQueue timed_;
 
   // Writer thread only.
   std::thread thread_;
   core::ChunkBuilder builder_;
-  std::vector<ProfiledLaunch> profiled_pending_;  // taken from profiled_, not yet in a chunk
+  std::vector<ProfiledLaunch> profiled_pending_;  // taken from the inbox, not yet in a chunk
   StackInterner stack_interner_;  // after builder_
   void AddQueuedStacks();
   ReplayedLaunches replayed_;                     // every profiled launch of the session
@@ -345,13 +313,8 @@ class TracePipeline {
   std::atomic<bool> capture_window_{false};   // the open window is a capture's
   std::unique_ptr<core::StepRangeWatch> step_watch_;  // writer thread
 
-  // Where a buffer's records go, composed once for the mode (writer thread): the trace side's
-  // span filter (trace mode with held kinds, monitor mode's trace windows), monitor mode's tee
-  // (figures, and the trace through the span filter while a window is known), flight mode's tee
-  // (trace, figures for the idle trigger, the step range's watch) when it has triggers.
-  std::unique_ptr<SpanFilter> span_filter_;
-  std::unique_ptr<MonitorTee> monitor_tee_;
-  std::unique_ptr<FlightTee> flight_tee_;
+  // Where a buffer's records go, composed once for the mode (record_route.h); after builder_.
+  std::unique_ptr<RecordRoute> route_;
   std::mutex snapshot_start_mu_;              // one start at a time; FinishWriting closes
   bool snapshots_closed_ = false;             // snapshot_start_mu_
   const char* snapshot_what_ = "snapshot";    // snapshot_start_mu_: the one being written

@@ -99,10 +99,7 @@ absl::Status TracePipeline::StartSnapshot(SnapshotRequest request,
     snapshot_taken_.reset();
   }
   if (request.monitor_window) {
-    {
-      std::lock_guard<std::mutex> lock(queue_mu_);
-      queue_.push_back(BeginCaptureTurn{});
-    }
+    inbox_.PushTurn(BeginCaptureTurn{});
     if (auto st = OpenWindow(0, "capture"); !st.ok()) {
       ::unlink(request.path.c_str());
       snapshot_busy_.store(false);
@@ -141,11 +138,7 @@ void TracePipeline::SnapshotLoop(std::unique_ptr<core::TraceWriter> writer, Snap
   if (request.top_down.kernels > 0) top_down_said = RunCaptureTopDown(request.top_down);
   // The records CUPTI holds in completed buffers, then the ring's contents at their turn.
   (void)cupti_.FlushAll(false);
-  {
-    std::lock_guard<std::mutex> lock(queue_mu_);
-    queue_.push_back(SnapshotTurn{});
-  }
-  queue_cv_.notify_one();
+  inbox_.PushTurn(SnapshotTurn{});
   std::pair<v1::Header, core::FlightRing::Snapshot> taken;
   {
     std::unique_lock<std::mutex> lock(snapshot_mu_);

@@ -4,6 +4,7 @@
 #include "lib/cupti/mode_figures.h"
 
 #include <cstdint>
+#include <memory>
 #include <vector>
 
 #include <gtest/gtest.h>
@@ -59,8 +60,32 @@ TEST(ModeFiguresTest, MonitorModeAndFlightModeWithItsIdleTriggerKeepFiguresTheOt
   settings::Config monitor = ConfigFor(settings::CollectionMode::kMonitor);
   EXPECT_EQ(ModeFigures::ForMode(trace, cupti, {}), nullptr);
   EXPECT_EQ(ModeFigures::ForMode(flight, cupti, {}), nullptr);
-  EXPECT_NE(ModeFigures::ForMode(flight_idle, cupti, {}), nullptr);
-  EXPECT_NE(ModeFigures::ForMode(monitor, cupti, {}), nullptr);
+  auto idle_figures = ModeFigures::ForMode(flight_idle, cupti, {});
+  auto monitor_figures = ModeFigures::ForMode(monitor, cupti, {});
+  ASSERT_NE(idle_figures, nullptr);
+  ASSERT_NE(monitor_figures, nullptr);
+  // GPU counter samples: monitor mode's figures keep them (its intervals report them), the idle
+  // trigger's do not.
+  EXPECT_TRUE(monitor_figures->keeps_counters());
+  EXPECT_FALSE(idle_figures->keeps_counters());
+}
+
+// What the figures need of the config is taken at their start: a config gone since (a session's
+// settings rebuilt) leaves them whole. Under the sanitizers a kept reference would be caught here.
+TEST(ModeFiguresTest, TheFiguresKeepWhatTheyNeedOfTheConfig) {
+  testing::FakeCupti cupti;
+  Seen seen;
+  std::unique_ptr<ModeFigures> figures;
+  {
+    const settings::Config config = ConfigFor(settings::CollectionMode::kMonitor);
+    figures = ModeFigures::ForMode(config, cupti, seen.Outlets());
+  }
+  ASSERT_NE(figures, nullptr);
+  const uint64_t t0 = cupti.Timestamp();
+  figures->aggregator().Add(KernelAt(t0 + 10 * kMs, 5 * kMs));
+  cupti.AdvanceClock(600 * kMs);  // past the interval and the 270 ms the records may lag
+  EXPECT_FALSE(figures->Close(false, 0, nullptr));  // no trace: the hook alone
+  EXPECT_FALSE(seen.intervals.empty());
 }
 
 TEST(ModeFiguresTest, MonitorModeHandsClosedIntervalsToTheHookAndTheTraceWithTheDroppedCountedOnce) {

@@ -1,6 +1,8 @@
 // The sinks a session's mode composes: what reaches the trace, the figures and the step range's
-// watch, record by record.
+// watch, record by record; and the route that composes them once for the mode.
 #include "lib/cupti/record_tees.h"
+
+#include "lib/cupti/record_route.h"
 
 #include <cstdint>
 #include <string>
@@ -153,6 +155,108 @@ TEST(FlightTeeTest, WithoutAWatchOrFiguresItIsTheTraceAlone) {
   tee.Add(Marker(1000, 1, v1::NVTX_KIND_RANGE_END));
   tee.Add(Kernel(5));
   EXPECT_EQ(trace.seen, (std::vector<std::string>{"nvtx@1", "nvtx@1000", "kernel@5"}));
+}
+
+// Sends a kernel starting at each time through the sink the route chooses for one buffer.
+void Buffer(RecordRoute& route, bool trace_failed, std::initializer_list<uint64_t> starts) {
+  core::ActivitySink* sink = route.SinkForBuffer(trace_failed);
+  ASSERT_NE(sink, nullptr);
+  for (uint64_t start : starts) sink->Add(Kernel(start));
+}
+
+TEST(RecordRouteTest, TraceModeSendsEveryRecordToTheTraceUntilAWriteFails) {
+  RecordingSink trace;
+  RecordRoute route(settings::CollectionMode::kTrace, trace, nullptr, nullptr, nullptr);
+  Buffer(route, false, {10, 20});
+  EXPECT_EQ(trace.seen, (std::vector<std::string>{"kernel@10", "kernel@20"}));
+  EXPECT_EQ(route.SinkForBuffer(true), nullptr);  // nothing more is written: the records go nowhere
+}
+
+TEST(RecordRouteTest, TraceModeWithHeldKindsKeepsOnlyWhatStartedInsideATimelineSpan) {
+  RecordingSink trace;
+  RecordRoute route(settings::CollectionMode::kTrace, trace, nullptr, nullptr, nullptr);
+  route.FilterToTimelineSpans();
+  Buffer(route, false, {5});  // no span yet: nothing
+  route.OpenTimelineSpan(100);
+  Buffer(route, false, {99, 100, 150});
+  route.CloseTimelineSpan(200);
+  route.CloseTimelineSpan(300);  // a span closes once: the second close is not a new end
+  // A buffer handed over after the span closed still holds records from inside it.
+  Buffer(route, false, {200, 201, 250});
+  route.OpenTimelineSpan(400);
+  Buffer(route, false, {350, 500});
+  EXPECT_EQ(trace.seen, (std::vector<std::string>{"kernel@100", "kernel@150", "kernel@200", "kernel@500"}));
+  EXPECT_EQ(route.SinkForBuffer(true), nullptr);
+}
+
+TEST(RecordRouteTest, TraceModeKeepsTheLatestTimelineSpans) {
+  RecordingSink trace;
+  RecordRoute route(settings::CollectionMode::kTrace, trace, nullptr, nullptr, nullptr);
+  route.FilterToTimelineSpans();
+  for (uint64_t i = 0; i <= RecordRoute::kKeptTimelineSpans; ++i) {  // one more than are kept
+    route.OpenTimelineSpan(10 * i);
+    route.CloseTimelineSpan(10 * i + 5);
+  }
+  Buffer(route, false, {2, 12, 10 * RecordRoute::kKeptTimelineSpans + 1});
+  EXPECT_EQ(trace.seen, (std::vector<std::string>{"kernel@12", "kernel@" + std::to_string(10 * RecordRoute::kKeptTimelineSpans + 1)}));
+}
+
+TEST(RecordRouteTest, MonitorModeFoldsEveryRecordAndTracesOnlyInsideItsWindows) {
+  RecordingSink trace, figures;
+  RecordRoute route(settings::CollectionMode::kMonitor, trace, &figures, nullptr, nullptr);
+  Buffer(route, false, {10});
+  route.OpenTraceSpan(100);
+  Buffer(route, false, {50, 100, 150});
+  route.CloseTraceSpan(200);
+  Buffer(route, false, {190, 210});
+  EXPECT_EQ(figures.seen, (std::vector<std::string>{"kernel@10", "kernel@50", "kernel@100", "kernel@150", "kernel@190",
+                                                    "kernel@210"}));
+  EXPECT_EQ(trace.seen, (std::vector<std::string>{"kernel@100", "kernel@150", "kernel@190"}));
+  // A failed write: the trace takes nothing more, the figures go on.
+  trace.seen.clear();
+  figures.seen.clear();
+  route.OpenTraceSpan(300);
+  Buffer(route, true, {350});
+  EXPECT_TRUE(trace.seen.empty());
+  EXPECT_EQ(figures.seen, (std::vector<std::string>{"kernel@350"}));
+}
+
+TEST(RecordRouteTest, MonitorModeKeepsTheLatestTraceWindows) {
+  RecordingSink trace, figures;
+  RecordRoute route(settings::CollectionMode::kMonitor, trace, &figures, nullptr, nullptr);
+  for (uint64_t i = 0; i <= RecordRoute::kKeptTraceSpans; ++i) {  // one more than are kept
+    route.OpenTraceSpan(100 * i);
+    route.CloseTraceSpan(100 * i + 50);
+  }
+  Buffer(route, false, {10, 110, 100 * RecordRoute::kKeptTraceSpans + 10});
+  EXPECT_EQ(trace.seen,
+            (std::vector<std::string>{"kernel@110", "kernel@" + std::to_string(100 * RecordRoute::kKeptTraceSpans + 10)}));
+  EXPECT_EQ(figures.seen.size(), 3u);
+}
+
+TEST(RecordRouteTest, FlightModeTeesOnlyWithATrigger) {
+  RecordingSink trace, figures;
+  RecordRoute with_figures(settings::CollectionMode::kFlight, trace, &figures, nullptr, nullptr);
+  Buffer(with_figures, false, {10});
+  EXPECT_EQ(trace.seen, (std::vector<std::string>{"kernel@10"}));
+  EXPECT_EQ(figures.seen, (std::vector<std::string>{"kernel@10"}));
+  EXPECT_EQ(with_figures.SinkForBuffer(true), nullptr);  // the ring takes nothing more: nor does the trigger
+
+  RecordingSink ring;
+  core::StepRangeWatch watch("step", /*threshold_ns=*/100);
+  std::vector<uint64_t> slow;
+  RecordRoute with_watch(settings::CollectionMode::kFlight, ring, nullptr, &watch,
+                         [&slow](uint64_t length) { slow.push_back(length); });
+  core::ActivitySink* sink = with_watch.SinkForBuffer(false);
+  ASSERT_NE(sink, nullptr);
+  sink->Add(Marker(1000, 1, v1::NVTX_KIND_RANGE_START));
+  sink->Add(Marker(1500, 1, v1::NVTX_KIND_RANGE_END));
+  EXPECT_EQ(slow, (std::vector<uint64_t>{500}));
+  EXPECT_EQ(ring.seen.size(), 2u);
+
+  RecordingSink alone;
+  RecordRoute without(settings::CollectionMode::kFlight, alone, nullptr, nullptr, nullptr);
+  EXPECT_EQ(without.SinkForBuffer(false), &alone);  // no trigger: straight to the ring
 }
 
 }  // namespace

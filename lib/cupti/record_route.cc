@@ -1,0 +1,63 @@
+#include "lib/cupti/record_route.h"
+
+#include <utility>
+
+namespace cuscope::cupti {
+
+RecordRoute::RecordRoute(settings::CollectionMode mode, core::ActivitySink& trace, core::ActivitySink* figures,
+                         core::StepRangeWatch* step_watch, std::function<void(uint64_t)> slow_step_range)
+    : trace_(trace), span_filter_(trace) {
+  if (mode == settings::CollectionMode::kMonitor && figures != nullptr) {
+    monitor_tee_ = std::make_unique<MonitorTee>(*figures, span_filter_);
+  } else if (mode == settings::CollectionMode::kFlight && (step_watch != nullptr || figures != nullptr)) {
+    flight_tee_ = std::make_unique<FlightTee>(trace, step_watch, std::move(slow_step_range), figures);
+  }
+}
+
+void RecordRoute::Open(std::vector<TraceSpan>& spans, size_t kept, uint64_t start_ns) {
+  if (spans.size() >= kept) spans.erase(spans.begin());
+  spans.push_back({start_ns, UINT64_MAX});
+}
+
+void RecordRoute::OpenTimelineSpan(uint64_t start_ns) {
+  std::lock_guard<std::mutex> lock(spans_mu_);
+  Open(timeline_spans_, kKeptTimelineSpans, start_ns);
+}
+
+void RecordRoute::CloseTimelineSpan(uint64_t end_ns) {
+  std::lock_guard<std::mutex> lock(spans_mu_);
+  if (!timeline_spans_.empty() && timeline_spans_.back().end == UINT64_MAX) timeline_spans_.back().end = end_ns;
+}
+
+void RecordRoute::OpenTraceSpan(uint64_t start_ns) {
+  std::lock_guard<std::mutex> lock(spans_mu_);
+  Open(trace_spans_, kKeptTraceSpans, start_ns);
+}
+
+void RecordRoute::CloseTraceSpan(uint64_t end_ns) {
+  std::lock_guard<std::mutex> lock(spans_mu_);
+  if (!trace_spans_.empty()) trace_spans_.back().end = end_ns;
+}
+
+core::ActivitySink* RecordRoute::SinkForBuffer(bool trace_failed) {
+  if (monitor_tee_ != nullptr) {
+    {
+      std::lock_guard<std::mutex> lock(spans_mu_);
+      span_filter_.SetSpans(trace_spans_);
+    }
+    monitor_tee_->set_trace_on(span_filter_.has_spans() && !trace_failed);
+    return monitor_tee_.get();
+  }
+  if (trace_failed) return nullptr;
+  if (filter_to_timeline_spans_.load()) {
+    {
+      std::lock_guard<std::mutex> lock(spans_mu_);
+      span_filter_.SetSpans(timeline_spans_);
+    }
+    return &span_filter_;
+  }
+  if (flight_tee_ != nullptr) return flight_tee_.get();
+  return &trace_;
+}
+
+}  // namespace cuscope::cupti
