@@ -39,6 +39,12 @@ void RecordRoute::CloseTraceSpan(uint64_t end_ns) {
   if (!trace_spans_.empty()) trace_spans_.back().end = end_ns;
 }
 
+bool RecordRoute::counters_reach_trace() {
+  if (monitor_tee_ == nullptr) return true;
+  std::lock_guard<std::mutex> lock(spans_mu_);
+  return !trace_spans_.empty() && trace_spans_.back().end == UINT64_MAX;
+}
+
 core::ActivitySink* RecordRoute::SinkForBuffer(bool trace_failed) {
   if (monitor_tee_ != nullptr) {
     {

@@ -54,6 +54,10 @@ class RecordRoute {
   void OpenTraceSpan(uint64_t start_ns);
   void CloseTraceSpan(uint64_t end_ns);
 
+  // Whether GPU counter samples reach the trace now: in monitor mode only while a trace window is
+  // open (the figures take them all the same), in the other modes always.
+  bool counters_reach_trace();
+
   // Writer thread, before each buffer (and each batch of timed calls): where its records go, given
   // whether the trace takes nothing more. Null: nowhere.
   core::ActivitySink* SinkForBuffer(bool trace_failed);

@@ -318,13 +318,12 @@ void TracePipeline::AddQueuedExtras(bool* had_windows) {
   const std::vector<CounterBatch> batches = inbox_.TakeCounterBatches();
   *had_windows = !windows.empty();
   for (const auto& w : windows) builder_.AddWindow(w.kind, w.open ? w.time : 0, w.open ? 0 : w.time, w.reason);
+  const bool counters_to_trace = !batches.empty() && route_->counters_reach_trace();
   for (const auto& b : batches) {
     if (figures_ != nullptr && figures_->keeps_counters()) {
       for (const auto& p : b.points) figures_->AddCounter(b.device, b.source, b.name, p);
     }
-    // In monitor mode, samples go to the trace only while a window is open.
-    if (monitoring() && !trace_window_.load()) continue;
-    builder_.AddCounterSeries(b.device, b.source, b.name, b.points);
+    if (counters_to_trace) builder_.AddCounterSeries(b.device, b.source, b.name, b.points);
   }
   AddQueuedStacks();
   TakeProfiled();

@@ -170,6 +170,7 @@ TEST(RecordRouteTest, TraceModeSendsEveryRecordToTheTraceUntilAWriteFails) {
   Buffer(route, false, {10, 20});
   EXPECT_EQ(trace.seen, (std::vector<std::string>{"kernel@10", "kernel@20"}));
   EXPECT_EQ(route.SinkForBuffer(true), nullptr);  // nothing more is written: the records go nowhere
+  EXPECT_TRUE(route.counters_reach_trace());
 }
 
 TEST(RecordRouteTest, TraceModeWithHeldKindsKeepsOnlyWhatStartedInsideATimelineSpan) {
@@ -204,10 +205,13 @@ TEST(RecordRouteTest, TraceModeKeepsTheLatestTimelineSpans) {
 TEST(RecordRouteTest, MonitorModeFoldsEveryRecordAndTracesOnlyInsideItsWindows) {
   RecordingSink trace, figures;
   RecordRoute route(settings::CollectionMode::kMonitor, trace, &figures, nullptr, nullptr);
+  EXPECT_FALSE(route.counters_reach_trace());  // GPU counter samples too: only inside a window
   Buffer(route, false, {10});
   route.OpenTraceSpan(100);
+  EXPECT_TRUE(route.counters_reach_trace());
   Buffer(route, false, {50, 100, 150});
   route.CloseTraceSpan(200);
+  EXPECT_FALSE(route.counters_reach_trace());
   Buffer(route, false, {190, 210});
   EXPECT_EQ(figures.seen, (std::vector<std::string>{"kernel@10", "kernel@50", "kernel@100", "kernel@150", "kernel@190",
                                                     "kernel@210"}));
@@ -257,6 +261,7 @@ TEST(RecordRouteTest, FlightModeTeesOnlyWithATrigger) {
   RecordingSink alone;
   RecordRoute without(settings::CollectionMode::kFlight, alone, nullptr, nullptr, nullptr);
   EXPECT_EQ(without.SinkForBuffer(false), &alone);  // no trigger: straight to the ring
+  EXPECT_TRUE(without.counters_reach_trace());
 }
 
 }  // namespace
