@@ -57,6 +57,13 @@ void TimedCallQueue::Discard() {
   scope_ids_.clear();
 }
 
+size_t TimedCallQueue::reserved_bytes() {
+  const auto bytes = [](const auto& v) { return v.capacity() * sizeof(v[0]); };
+  std::lock_guard<std::mutex> lock(mu_);
+  return bytes(calls_) + bytes(syncs_) + bytes(scopes_) + bytes(scope_ids_) + bytes(drained_calls_) +
+         bytes(drained_syncs_) + bytes(drained_scopes_) + bytes(drained_scope_ids_);
+}
+
 void TimedCallQueue::ReleaseMemory() {
   {
     std::lock_guard<std::mutex> lock(mu_);

@@ -46,6 +46,8 @@ class TimedCallQueue {
   void Discard();
   // After the writer has finished: the vectors' capacity given back.
   void ReleaseMemory();
+  // The memory the queue's vectors hold now, used or not (writer thread, or after it finished).
+  size_t reserved_bytes();
 
   // Calls queued so far, and of them the kernel launches (each should bring a kernel record).
   uint64_t calls_queued() const { return calls_queued_.load(std::memory_order_relaxed); }

@@ -10,7 +10,7 @@
 
 #include "lib/analysis/finding.h"
 #include "lib/analysis/table.h"
-#include "lib/report/json.h"
+#include "lib/report/json_writer.h"
 
 namespace cuscope::report {
 

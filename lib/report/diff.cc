@@ -13,7 +13,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/strip.h"
 #include "lib/analysis/finding.h"
-#include "lib/report/json.h"
+#include "lib/report/json_writer.h"
 
 namespace cuscope::report {
 namespace {

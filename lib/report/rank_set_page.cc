@@ -7,7 +7,7 @@
 #include "absl/strings/str_join.h"
 #include "lib/report/analysis_json.h"
 #include "lib/report/html_report.h"
-#include "lib/report/json.h"
+#include "lib/report/json_writer.h"
 
 namespace cuscope::report {
 namespace {

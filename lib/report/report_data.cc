@@ -12,7 +12,7 @@
 #include "lib/core/kernel_names.h"
 #include "lib/core/kernel_selection.h"
 #include "lib/report/analysis_json.h"
-#include "lib/report/json.h"
+#include "lib/report/json_writer.h"
 #include "lib/report/timeline_lanes.h"
 
 namespace cuscope::report {

@@ -15,7 +15,7 @@
 #include "lib/analysis/finding.h"
 #include "lib/core/output_file.h"
 #include "lib/core/terminal_text.h"
-#include "lib/report/json.h"
+#include "lib/report/json_writer.h"
 
 namespace cuscope::report {
 namespace {

@@ -120,5 +120,37 @@ TEST(TimedCallQueueTest, DiscardLetsGoOfWhatWaits) {
   EXPECT_TRUE(sink.seen.empty());
 }
 
+// A server that starts and stops sessions for years keeps its memory flat: what a busy session's
+// calls, sync records and scopes made the queue hold is given back once its writer has finished.
+TEST(TimedCallQueueTest, ReleaseMemoryGivesBackWhatABusySessionHeld) {
+  TimedCallQueue queue;
+  EXPECT_EQ(queue.reserved_bytes(), 0u);
+  const uint64_t ids[] = {1, 2, 3};
+  core::RequestScopeActivity batch;
+  batch.batch_requests = ids;
+  batch.batch_count = 3;
+  OrderSink sink;
+  for (int round = 0; round < 2; ++round) {  // twice: both the queue's vectors and the drained ones grow
+    for (uint64_t i = 0; i < 1000; ++i) {
+      const core::ApiActivity call = Call(i);
+      const core::SyncRecord sync = Sync(i);
+      queue.Add(&call, &sync, false);
+      EXPECT_TRUE(queue.AddScope(batch));
+    }
+    queue.DrainTo(sink);
+  }
+  EXPECT_EQ(sink.seen.size(), 6000u);
+  const size_t held = queue.reserved_bytes();
+  EXPECT_GE(held, 2 * 1000 * (sizeof(core::ApiActivity) + sizeof(core::SyncRecord)));
+  queue.ReleaseMemory();
+  EXPECT_EQ(queue.reserved_bytes(), 0u);
+  // And it still works: a later session's call is queued and drained.
+  const core::ApiActivity later = Call(5000);
+  queue.Add(&later, nullptr, false);
+  sink.seen.clear();
+  queue.DrainTo(sink);
+  EXPECT_EQ(sink.seen, (std::vector<std::string>{"call@5000"}));
+}
+
 }  // namespace
 }  // namespace cuscope::cupti

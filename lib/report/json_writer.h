@@ -4,8 +4,8 @@
 // kScriptSafe style: safe to embed in an HTML <script> element, and bytes that are not valid UTF-8
 // (kernel names come from the file) written as U+FFFD, so that every consumer (JSON.parse,
 // protobuf's JSON parser, jq) accepts the result.
-#ifndef CUSCOPE_LIB_REPORT_JSON_H_
-#define CUSCOPE_LIB_REPORT_JSON_H_
+#ifndef CUSCOPE_LIB_REPORT_JSON_WRITER_H_
+#define CUSCOPE_LIB_REPORT_JSON_WRITER_H_
 
 #include <cstdint>
 #include <string>
@@ -65,4 +65,4 @@ class JsonWriter {
 
 }  // namespace cuscope::report
 
-#endif  // CUSCOPE_LIB_REPORT_JSON_H_
+#endif  // CUSCOPE_LIB_REPORT_JSON_WRITER_H_

@@ -1,4 +1,4 @@
-#include "lib/report/json.h"
+#include "lib/report/json_writer.h"
 
 #include <utility>
 
