@@ -36,7 +36,8 @@ void RecordRoute::OpenTraceSpan(uint64_t start_ns) {
 
 void RecordRoute::CloseTraceSpan(uint64_t end_ns) {
   std::lock_guard<std::mutex> lock(spans_mu_);
-  if (!trace_spans_.empty()) trace_spans_.back().end = end_ns;
+  // Only an open span closes (the pipeline serializes a window's edges; a second close is a no-op).
+  if (!trace_spans_.empty() && trace_spans_.back().end == UINT64_MAX) trace_spans_.back().end = end_ns;
 }
 
 bool RecordRoute::counters_reach_trace() {

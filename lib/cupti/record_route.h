@@ -33,8 +33,9 @@ namespace cuscope::cupti {
 
 class RecordRoute {
  public:
-  // `figures`: monitor mode's (required there), or flight mode's for its idle trigger (may be
-  // null). `step_watch` (may be null) calls `slow_step_range` with a watched range's length when it
+  // `figures`: monitor mode's (ModeFigures makes them for every monitor session; without them a
+  // monitor route would send every record to the trace, as trace mode does), or flight mode's for
+  // its idle trigger (may be null). `step_watch` (may be null) calls `slow_step_range` with a watched range's length when it
   // took longer than its threshold; flight mode only.
   RecordRoute(settings::CollectionMode mode, core::ActivitySink& trace, core::ActivitySink* figures,
               core::StepRangeWatch* step_watch, std::function<void(uint64_t)> slow_step_range);
@@ -49,7 +50,8 @@ class RecordRoute {
   void OpenTimelineSpan(uint64_t start_ns);
   void CloseTimelineSpan(uint64_t end_ns);
   // Any thread. Monitor mode's trace windows (and captures' windows): records reach the writer up
-  // to a few flush periods late, so the latest kKeptTraceSpans stay known.
+  // to a few flush periods late, so the latest kKeptTraceSpans stay known. A close ends the open
+  // span only (a second close changes nothing).
   static constexpr size_t kKeptTraceSpans = 16;
   void OpenTraceSpan(uint64_t start_ns);
   void CloseTraceSpan(uint64_t end_ns);

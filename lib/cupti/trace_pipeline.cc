@@ -408,13 +408,17 @@ absl::Status TracePipeline::OpenTraceWindow(double seconds) {
 }
 
 absl::Status TracePipeline::OpenWindow(double seconds, const std::string& reason) {
-  if (trace_window_.exchange(true)) {
-    return absl::FailedPreconditionError(snapshot_busy_.load() ? "a capture is running" : "a trace window is already open");
+  {
+    std::lock_guard<std::mutex> lock(window_mu_);
+    if (trace_window_.exchange(true)) {
+      return absl::FailedPreconditionError(snapshot_busy_.load() ? "a capture is running"
+                                                                 : "a trace window is already open");
+    }
+    trace_window_end_ns_.store(seconds > 0 ? SteadyNowNs() + static_cast<int64_t>(seconds * 1e9) : 0);
+    const uint64_t now = cupti_.Timestamp();
+    route_->OpenTraceSpan(now);
+    QueueWindow(true, now, reason, v1::WINDOW_KIND_TIMELINE);
   }
-  trace_window_end_ns_.store(seconds > 0 ? SteadyNowNs() + static_cast<int64_t>(seconds * 1e9) : 0);
-  const uint64_t now = cupti_.Timestamp();
-  route_->OpenTraceSpan(now);
-  QueueWindow(true, now, reason, v1::WINDOW_KIND_TIMELINE);
   Wake();
   if (hooks_.every_record_wanted) hooks_.every_record_wanted();
   return absl::OkStatus();
@@ -428,11 +432,14 @@ absl::Status TracePipeline::CloseTraceWindow() {
 }
 
 absl::Status TracePipeline::CloseWindow(const std::string& reason) {
-  if (!trace_window_.exchange(false)) return absl::FailedPreconditionError("no trace window is open");
-  trace_window_end_ns_.store(0);
-  const uint64_t now = cupti_.Timestamp();
-  route_->CloseTraceSpan(now);
-  QueueWindow(false, now, reason, v1::WINDOW_KIND_TIMELINE);
+  {
+    std::lock_guard<std::mutex> lock(window_mu_);
+    if (!trace_window_.exchange(false)) return absl::FailedPreconditionError("no trace window is open");
+    trace_window_end_ns_.store(0);
+    const uint64_t now = cupti_.Timestamp();
+    route_->CloseTraceSpan(now);
+    QueueWindow(false, now, reason, v1::WINDOW_KIND_TIMELINE);
+  }
   Wake();
   return absl::OkStatus();
 }

@@ -170,7 +170,8 @@ class TracePipeline {
   bool wants_every_record() const {
     return trace_window_.load() || request_scopes_seen_.load(std::memory_order_relaxed);
   }
-  // Wakes the writer for samples queued through QueueWindow alone.
+  // Nudges the writer after QueueWindow; the window itself reaches the trace with the next chunk
+  // (writer_inbox.h says when that is).
   void Wake() { inbox_.Wake(); }
 
   // Monitor mode: every record also goes to the trace from now on, until CloseTraceWindow or, with
@@ -300,9 +301,15 @@ class TracePipeline {
   // construction; the writer thread closes their intervals).
   std::unique_ptr<ModeFigures> figures_;
   std::atomic<bool> request_scopes_seen_{false};
-  // Whether records also go to the trace; the window's end on the steady clock (0 = none).
+  // Whether a trace window (or a capture's) is open, so that only one is, and under a duty cycle
+  // every record is wanted; the window's end on the steady clock (0 = none). Where records and
+  // counter samples go is the route's spans.
   std::atomic<bool> trace_window_{false};
   std::atomic<int64_t> trace_window_end_ns_{0};
+  // One window edge at a time, its flag, end, span and queued edge together: the writer closing an
+  // expired window and a command opening the next must not interleave (the close would end the new
+  // window's span and timer).
+  std::mutex window_mu_;
   const std::string no_path_;
 
   // Where chunks go (null: nowhere), chosen for the mode at construction; of it, flight mode's ring
@@ -313,7 +320,8 @@ class TracePipeline {
   std::atomic<bool> capture_window_{false};   // the open window is a capture's
   std::unique_ptr<core::StepRangeWatch> step_watch_;  // writer thread
 
-  // Where a buffer's records go, composed once for the mode (record_route.h); after builder_.
+  // Where a buffer's records go, composed once for the mode (record_route.h); after builder_,
+  // figures_ and step_watch_, which it uses.
   std::unique_ptr<RecordRoute> route_;
   std::mutex snapshot_start_mu_;              // one start at a time; FinishWriting closes
   bool snapshots_closed_ = false;             // snapshot_start_mu_

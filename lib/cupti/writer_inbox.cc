@@ -18,11 +18,8 @@ void WriterInbox::AddWindow(QueuedWindow window) {
 }
 
 void WriterInbox::AddProfiled(ProfiledLaunch launch) {
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    profiled_.push_back(std::move(launch));
-  }
-  cv_.notify_one();
+  std::lock_guard<std::mutex> lock(mu_);
+  profiled_.push_back(std::move(launch));
 }
 
 bool WriterInbox::AddLaunchStack(QueuedStack stack) {

@@ -58,8 +58,10 @@ class WriterInbox {
   static constexpr size_t kMaxQueuedLaunchStacks = size_t{1} << 16;
 
   // ---- Any thread -------------------------------------------------------------------------------
-  // Each wakes the writer, but for windows and graph-node stacks, which ride with the next chunk
-  // (Wake() when one must not wait for it).
+  // A turn, counter batches, a batch of timed calls and the end wake the writer (Wait answers).
+  // Windows, profiled launches and stacks ride with the next chunk: the next buffer's, the next
+  // counter samples', or in monitor and flight modes the next tick's. Wake() is a nudge that
+  // changes nothing of that: a waiting writer goes back to its wait with none of the above.
   void PushTurn(WriterTurn turn);
   void AddWindow(QueuedWindow window);
   void AddProfiled(ProfiledLaunch launch);

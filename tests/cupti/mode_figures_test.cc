@@ -70,6 +70,24 @@ TEST(ModeFiguresTest, MonitorModeAndFlightModeWithItsIdleTriggerKeepFiguresTheOt
   EXPECT_FALSE(idle_figures->keeps_counters());
 }
 
+// Flush period 10 ms: an interval's records may arrive up to 2 x 10 + 250 = 270 ms after it ends,
+// so the first 100 ms interval closes once CUPTI's clock is past 370 ms, not before.
+TEST(ModeFiguresTest, AnIntervalClosesOnceItsRecordsCanNoLongerArrive) {
+  testing::FakeCupti cupti;
+  const settings::Config config = ConfigFor(settings::CollectionMode::kMonitor);
+  Seen seen;
+  auto figures = ModeFigures::ForMode(config, cupti, seen.Outlets());
+  ASSERT_NE(figures, nullptr);
+  const uint64_t t0 = cupti.Timestamp();
+  figures->aggregator().Add(KernelAt(t0 + 10 * kMs, 5 * kMs));
+  cupti.AdvanceClock(360 * kMs);  // the records of [0, 100 ms) may still come
+  EXPECT_FALSE(figures->Close(false, 0, nullptr));
+  EXPECT_TRUE(seen.intervals.empty());
+  cupti.AdvanceClock(20 * kMs);  // 380 ms: they can no longer; the next interval's still can
+  EXPECT_FALSE(figures->Close(false, 0, nullptr));  // no trace: to the hook alone
+  EXPECT_EQ(seen.intervals.size(), 1u);
+}
+
 // What the figures need of the config is taken at their start: a config gone since (a session's
 // settings rebuilt) leaves them whole. Under the sanitizers a kept reference would be caught here.
 TEST(ModeFiguresTest, TheFiguresKeepWhatTheyNeedOfTheConfig) {

@@ -225,6 +225,19 @@ TEST(RecordRouteTest, MonitorModeFoldsEveryRecordAndTracesOnlyInsideItsWindows) 
   EXPECT_EQ(figures.seen, (std::vector<std::string>{"kernel@350"}));
 }
 
+// A second close ends nothing: the window keeps the end it had.
+TEST(RecordRouteTest, MonitorModeACloseEndsOnlyTheOpenWindow) {
+  RecordingSink trace, figures;
+  RecordRoute route(settings::CollectionMode::kMonitor, trace, &figures, nullptr, nullptr);
+  route.OpenTraceSpan(100);
+  route.CloseTraceSpan(200);
+  route.CloseTraceSpan(300);  // already closed: 200 stays its end
+  route.OpenTraceSpan(400);
+  Buffer(route, false, {250, 500});
+  EXPECT_EQ(trace.seen, (std::vector<std::string>{"kernel@500"}));
+  EXPECT_TRUE(route.counters_reach_trace());
+}
+
 TEST(RecordRouteTest, MonitorModeKeepsTheLatestTraceWindows) {
   RecordingSink trace, figures;
   RecordRoute route(settings::CollectionMode::kMonitor, trace, &figures, nullptr, nullptr);

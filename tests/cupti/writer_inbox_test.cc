@@ -1,10 +1,12 @@
 // The writer's inbox: turns in the order they came, the end only after every turn, what rides
 // beside the queue taken whole, launch stacks bounded (graph nodes' never), and a wait that wakes
-// for what the writer must act on and not for what rides with the next chunk.
+// for what the writer must act on (from another thread too) and not for what rides with the next
+// chunk.
 #include "lib/cupti/writer_inbox.h"
 
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <thread>
 #include <variant>
 #include <vector>
@@ -115,40 +117,69 @@ TEST(WriterInboxTest, LaunchStacksStopAtTheBoundUntilTakenAndGraphNodesNever) {
   EXPECT_EQ(inbox.launch_stacks_dropped(), 2u);
 }
 
-TEST(WriterInboxTest, TheWaitWakesForCountersAndTimedCallsNotForWindowsOrStacks) {
+// The wait, given a tick, lasts the tick out when only what rides with the next chunk came.
+TEST(WriterInboxTest, WindowsProfiledLaunchesAndStacksDoNotEndATicksWait) {
   WriterInbox inbox;
-  // Windows and stacks ride with the next chunk: a tick's wait times out with nothing to do.
   inbox.AddWindow({.open = true, .time = 1, .reason = "trace window", .kind = v1::WINDOW_KIND_TIMELINE});
+  inbox.AddProfiled(ProfiledLaunch{});
+  EXPECT_TRUE(inbox.AddLaunchStack(LaunchStack(1)));
   inbox.AddGraphNodeStack(NodeStack(1));
-  WriterInbox::Next idle = inbox.Wait(milliseconds(1));
+  inbox.Wake();
+  const auto began = std::chrono::steady_clock::now();
+  WriterInbox::Next idle = inbox.Wait(milliseconds(50));
+  EXPECT_GE(std::chrono::steady_clock::now() - began, milliseconds(50));
   EXPECT_FALSE(idle.turn.has_value());
   EXPECT_FALSE(idle.exit);
+}
 
+TEST(WriterInboxTest, CountersWakeTheWriterUntilDroppedAndATimedBatchOnce) {
+  WriterInbox inbox;
   inbox.AddCounterBatches({CounterBatch{}});
-  WriterInbox::Next counters = inbox.Wait(std::nullopt);  // would hang if counters did not wake it
+  auto began = std::chrono::steady_clock::now();
+  WriterInbox::Next counters = inbox.Wait(std::chrono::seconds(10));
+  EXPECT_LT(std::chrono::steady_clock::now() - began, std::chrono::seconds(5));  // at once, not at the tick
   EXPECT_FALSE(counters.turn.has_value());
   EXPECT_FALSE(counters.exit);
   inbox.DropCounterBatches();  // after a failed write: nothing to wake for any more
   EXPECT_TRUE(inbox.TakeCounterBatches().empty());
+  began = std::chrono::steady_clock::now();
+  (void)inbox.Wait(milliseconds(50));
+  EXPECT_GE(std::chrono::steady_clock::now() - began, milliseconds(50));
 
   inbox.MarkTimedBatchReady();
-  (void)inbox.Wait(std::nullopt);
+  began = std::chrono::steady_clock::now();
+  (void)inbox.Wait(std::chrono::seconds(10));
+  EXPECT_LT(std::chrono::steady_clock::now() - began, std::chrono::seconds(5));
   EXPECT_TRUE(inbox.TakeTimedBatchReady());
   EXPECT_FALSE(inbox.TakeTimedBatchReady());  // once
 }
 
-TEST(WriterInboxTest, AWaitingWriterWakesForATurnFromAnotherThread) {
-  WriterInbox inbox;
-  std::thread program([&inbox] {
-    std::this_thread::sleep_for(milliseconds(20));
-    inbox.PushTurn(BeginCaptureTurn{});
-    inbox.RequestExit();
-  });
-  WriterInbox::Next next = inbox.Wait(std::nullopt);
-  ASSERT_TRUE(next.turn.has_value());
-  EXPECT_TRUE(std::holds_alternative<BeginCaptureTurn>(*next.turn));
-  EXPECT_TRUE(inbox.Wait(std::nullopt).exit);
-  program.join();
+// A writer already waiting is woken by each of them from another thread (a lost notification
+// would leave it waiting out the 10 s given, and the test fails on the time).
+TEST(WriterInboxTest, AWaitingWriterWakesForEachFromAnotherThread) {
+  const std::vector<std::function<void(WriterInbox&)>> wakers = {
+      [](WriterInbox& inbox) { inbox.PushTurn(BeginCaptureTurn{}); },
+      [](WriterInbox& inbox) { inbox.AddCounterBatches({CounterBatch{}}); },
+      [](WriterInbox& inbox) { inbox.MarkTimedBatchReady(); },
+      [](WriterInbox& inbox) { inbox.RequestExit(); },
+  };
+  for (size_t i = 0; i < wakers.size(); ++i) {
+    WriterInbox inbox;
+    std::thread program([&inbox, &wakers, i] {
+      std::this_thread::sleep_for(milliseconds(20));
+      wakers[i](inbox);
+    });
+    const auto began = std::chrono::steady_clock::now();
+    WriterInbox::Next next = inbox.Wait(std::chrono::seconds(10));
+    EXPECT_LT(std::chrono::steady_clock::now() - began, std::chrono::seconds(5)) << "waker " << i;
+    program.join();
+    if (i == 0) {
+      EXPECT_TRUE(next.turn.has_value() && std::holds_alternative<BeginCaptureTurn>(*next.turn));
+    }
+    if (i == 3) {
+      EXPECT_TRUE(next.exit);
+    }
+  }
 }
 
 }  // namespace

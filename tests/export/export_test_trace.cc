@@ -13,6 +13,8 @@
 
 namespace cuscope::exporter::testing {
 
+namespace {
+
 // A folder of this process's own, made once under $TEST_TMPDIR (or /tmp). Names made from the process
 // id alone were not enough: on a busy machine ids are reused, and a test that checks a derived name
 // is absent (an export written beside its trace) found the file an earlier process of that id left.
@@ -25,6 +27,8 @@ const std::string& ProcessTempDir() {
   }();
   return dir;
 }
+
+}  // namespace
 
 std::string TempPath(const std::string& suffix) {
   static std::atomic<int> counter{0};
