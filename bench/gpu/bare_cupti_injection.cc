@@ -53,13 +53,17 @@
 //   BARE_CUPTI_CYCLE=PERIOD_MS,WINDOW_MS
 //       the collection on for WINDOW_MS in every PERIOD_MS, at a duty cycle's pace, its buffers
 //       discarded unread (a timing run); nothing on at the start
-//   BARE_CUPTI_DETACH=1
+//   BARE_CUPTI_DETACH=1|exit
 //       with BARE_CUPTI_ONCE or BARE_CUPTI_CYCLE: once the collection is off, its buffers flushed,
 //       the subscriber gone, CUPTI detached from the process (cuptiFinalize), and with
 //       BARE_CUPTI_CYCLE attached again (callbacks registered, subscribed) before the next window:
 //       whether what stays after the switch off leaves with CUPTI, and what detaching and
-//       attaching at every window costs. Detached from a thread of the injection's own, not from
-//       a CUDA call's callback as CUPTI recommends: a probe, not a way to ship it
+//       attaching at every window costs. 1: detached from a thread of the injection's own (a
+//       probe, not a way to ship it); exit: as CUPTI recommends, at the exit of the program's next
+//       runtime call (the runtime domain's callbacks on until then, at most 2 s, else the detach
+//       is given up and CUPTI stays), on the program's thread. Prints at exit, per detach, the
+//       wait for that call, the finalize, and before the next window the attach and the first
+//       switch on
 //   BARE_CUPTI_DEVICE_BUFFER=BYTES
 //       CUPTI_ACTIVITY_ATTR_DEVICE_BUFFER_SIZE, the device memory per context where CUPTI keeps
 //       the timestamps of kernels, copies and memsets (CUPTI's default ~3.2 MB, ~100,000 of them)
@@ -86,6 +90,7 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <condition_variable>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -454,23 +459,115 @@ uint64_t CuptiNow() {
 
 void SetCollection(bool on);
 
-bool g_detach = false;  // BARE_CUPTI_DETACH=1
+// BARE_CUPTI_DETACH: from the injection's own thread, or at the exit of the program's next call.
+enum class DetachAt { kNever, kOwnThread, kCallExit };
+DetachAt g_detach_at = DetachAt::kNever;
+bool g_detach = false;  // BARE_CUPTI_DETACH is set
 
 void CUPTIAPI OnCallback(void* userdata, CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const void* data);
 
-// BARE_CUPTI_DETACH: CUPTI let go of once the collection is off.
-void Detach() {
-  cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
+double MicrosecondsSince(std::chrono::steady_clock::time_point t0) {
+  return std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count();
+}
+
+// What each detach and attach took (us), printed at exit.
+struct DetachTimes {
+  std::mutex mu;
+  std::vector<double> wait_us;      // armed until the program's call took it (kCallExit)
+  std::vector<double> finalize_us;  // unsubscribe + cuptiFinalize
+  std::vector<double> attach_us;    // callbacks registered and subscribed again
+  std::vector<double> first_on_us;  // the first switch on after an attach, into the live context
+  size_t given_up = 0;              // no runtime call came within the wait: CUPTI stayed
+};
+DetachTimes g_detach_times;
+
+void Finalize() {
+  const auto t0 = std::chrono::steady_clock::now();
   if (g_setup.subscriber != nullptr && cuptiUnsubscribe(g_setup.subscriber) != CUPTI_SUCCESS) {
     std::fprintf(stderr, "bare_cupti_injection: cuptiUnsubscribe failed\n");
   }
   g_setup.subscriber = nullptr;
   const CUptiResult r = cuptiFinalize();
   if (r != CUPTI_SUCCESS) std::fprintf(stderr, "bare_cupti_injection: cuptiFinalize failed (%d)\n", static_cast<int>(r));
+  const double us = MicrosecondsSince(t0);
+  std::lock_guard<std::mutex> lock(g_detach_times.mu);
+  g_detach_times.finalize_us.push_back(us);
+}
+
+// kCallExit: armed by the cycle's thread, taken by the first runtime call's exit on any of the
+// program's threads (the exchange makes exactly one the owner), or taken back on a time out.
+std::atomic<bool> g_detach_pending{false};  // the runtime domain is on for the detach
+std::atomic<bool> g_detach_armed{false};
+std::mutex g_detach_mu;
+std::condition_variable g_detach_cv;
+bool g_detach_done = false;  // g_detach_mu
+
+void FinalizeAtCallExit() {
+  Finalize();
+  {
+    std::lock_guard<std::mutex> lock(g_detach_mu);
+    g_detach_done = true;
+  }
+  g_detach_cv.notify_all();
+}
+
+// True when CUPTI was let go of.
+bool DetachAtNextCallExit() {
+  {
+    std::lock_guard<std::mutex> lock(g_detach_mu);
+    g_detach_done = false;
+  }
+  g_detach_pending.store(true);
+  if (cuptiEnableDomain(1, g_setup.subscriber, CUPTI_CB_DOMAIN_RUNTIME_API) != CUPTI_SUCCESS) {
+    std::fprintf(stderr, "bare_cupti_injection: enabling the runtime domain for the detach failed\n");
+    g_detach_pending.store(false);
+    return false;
+  }
+  const auto armed_at = std::chrono::steady_clock::now();
+  g_detach_armed.store(true);
+  std::unique_lock<std::mutex> lock(g_detach_mu);
+  if (!g_detach_cv.wait_for(lock, std::chrono::seconds(2), [] { return g_detach_done; })) {
+    if (g_detach_armed.exchange(false)) {  // no call took it: CUPTI stays, its domain off again
+      lock.unlock();
+      (void)cuptiEnableDomain(0, g_setup.subscriber, CUPTI_CB_DOMAIN_RUNTIME_API);
+      g_detach_pending.store(false);
+      std::lock_guard<std::mutex> times_lock(g_detach_times.mu);
+      ++g_detach_times.given_up;
+      return false;
+    }
+    g_detach_cv.wait(lock, [] { return g_detach_done; });  // taken just now: it finishes
+  }
+  g_detach_pending.store(false);
+  const double waited = MicrosecondsSince(armed_at);
+  std::lock_guard<std::mutex> times_lock(g_detach_times.mu);
+  g_detach_times.wait_us.push_back(waited);
+  return true;
+}
+
+// BARE_CUPTI_DETACH: CUPTI let go of once the collection is off; true when it was.
+bool Detach() {
+  cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
+  if (g_detach_at == DetachAt::kCallExit) return DetachAtNextCallExit();
+  Finalize();
+  return true;
+}
+
+void PrintDetachTimes() {
+  std::lock_guard<std::mutex> lock(g_detach_times.mu);
+  const auto spread = [](const std::vector<double>& v) { return Percentiles(v, {0.0, 0.1, 0.5, 0.9, 1.0}, "%.0f"); };
+  std::fprintf(stderr,
+               "bare_cupti_injection: detach (%s): %zu detached, %zu given up, %zu attached again (min p10 p50 p90 max us):\n"
+               "  wait for the program's call: %s\n  unsubscribe + finalize: %s\n  attach: %s\n"
+               "  first switch on after an attach: %s\n",
+               g_detach_at == DetachAt::kCallExit ? "at a call's exit" : "own thread", g_detach_times.finalize_us.size(),
+               g_detach_times.given_up, g_detach_times.attach_us.size(), spread(g_detach_times.wait_us).c_str(),
+               spread(g_detach_times.finalize_us).c_str(), spread(g_detach_times.attach_us).c_str(),
+               spread(g_detach_times.first_on_us).c_str());
 }
 
 // And taken up again before the next window: what the injection set up, but the kinds.
 bool Reattach() {
+  const auto t0 = std::chrono::steady_clock::now();
   if (cuptiActivityRegisterCallbacks(Requested, Completed) != CUPTI_SUCCESS) {
     std::fprintf(stderr, "bare_cupti_injection: cuptiActivityRegisterCallbacks failed after a detach\n");
     return false;
@@ -479,6 +576,9 @@ bool Reattach() {
     std::fprintf(stderr, "bare_cupti_injection: cuptiSubscribe failed after a detach\n");
     return false;
   }
+  const double us = MicrosecondsSince(t0);
+  std::lock_guard<std::mutex> lock(g_detach_times.mu);
+  g_detach_times.attach_us.push_back(us);
   return true;
 }
 
@@ -490,7 +590,7 @@ void OnceLoop(uint64_t at_ms, uint64_t for_ms) {
   }
   std::this_thread::sleep_for(std::chrono::milliseconds(for_ms));
   SetCollection(false);
-  if (g_detach) Detach();
+  if (g_detach) (void)Detach();
 }
 
 // BARE_CUPTI_CYCLE: on for `window_ms` in the middle of every `period_ms`, until the process ends.
@@ -500,13 +600,16 @@ void CycleLoop(uint64_t period_ms, uint64_t window_ms) {
   while (true) {
     std::this_thread::sleep_for(gap / 2);
     if (detached && !Reattach()) return;
+    const auto switching_on = std::chrono::steady_clock::now();
     SetCollection(true);
+    if (detached) {
+      const double us = MicrosecondsSince(switching_on);
+      std::lock_guard<std::mutex> lock(g_detach_times.mu);
+      g_detach_times.first_on_us.push_back(us);
+    }
     std::this_thread::sleep_for(std::chrono::milliseconds(window_ms));
     SetCollection(false);
-    if (g_detach) {
-      Detach();
-      detached = true;
-    }
+    detached = g_detach && Detach();
     std::this_thread::sleep_for(gap - gap / 2);
   }
 }
@@ -592,6 +695,12 @@ void PrintToggle() {
 // and the timed calls.
 void CUPTIAPI OnCallback(void* userdata, CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const void* data) {
   const auto* info = static_cast<const CUpti_CallbackData*>(data);
+  // BARE_CUPTI_DETACH=exit: the runtime domain is on only for the detach; the first call's exit
+  // takes it, every other call of the domain passes.
+  if (domain == CUPTI_CB_DOMAIN_RUNTIME_API && g_detach_pending.load(std::memory_order_relaxed)) {
+    if (info->callbackSite == CUPTI_API_EXIT && g_detach_armed.exchange(false)) FinalizeAtCallExit();
+    return;
+  }
   if (g_setup.gated && domain == CUPTI_CB_DOMAIN_DRIVER_API &&
       (cbid == CUPTI_DRIVER_TRACE_CBID_cuProfilerStart || cbid == CUPTI_DRIVER_TRACE_CBID_cuProfilerStop)) {
     const bool start = cbid == CUPTI_DRIVER_TRACE_CBID_cuProfilerStart;
@@ -693,7 +802,13 @@ extern "C" __attribute__((visibility("default"))) int InitializeInjection(void) 
     }
     cycle = true;
   }
-  g_detach = EnvIs("BARE_CUPTI_DETACH", "1");
+  if (const char* v = std::getenv("BARE_CUPTI_DETACH"); v != nullptr) {
+    const std::string_view at = v;
+    if (at != "1" && at != "exit") Refuse("BARE_CUPTI_DETACH: expected 1 (the injection's own thread) or exit (a call's exit)");
+    g_detach_at = at == "exit" ? DetachAt::kCallExit : DetachAt::kOwnThread;
+    g_detach = true;
+    std::atexit(PrintDetachTimes);
+  }
   if (g_detach && !once && !cycle) Refuse("BARE_CUPTI_DETACH detaches after a window: set BARE_CUPTI_ONCE or BARE_CUPTI_CYCLE too");
   const bool count_calls = EnvIs("BARE_CUPTI_COUNT_CALLS", "1");
   const bool subscribe_only = EnvIs("BARE_CUPTI_SUBSCRIBE", "1");

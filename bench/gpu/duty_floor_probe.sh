@@ -29,7 +29,14 @@
 #                  the bare collector's lean kinds and timed calls on for 10 ms in every second
 #                  (BARE_CUPTI_CYCLE=1000,10), and the same with CUPTI detached after every window
 #                  and attached again before the next: what a duty cycle that detaches would cost
+#   bare-once-live-detach-exit, bare-cycle-1-detach-exit
+#                  the same detaching at the exit of the program's next runtime call, as CUPTI
+#                  recommends (BARE_CUPTI_DETACH=exit), not from the injection's own thread
+#   bare-cycle-8, bare-cycle-8-detach, bare-cycle-8-detach-exit
+#                  8 windows a second of 1 ms (BARE_CUPTI_CYCLE=125,1), as cuscope's 1% duty cycle
+#                  switches: attached throughout, detached from its own thread, at a call's exit
 #   monitor-full   cuscope monitor mode recording all the time
+# Each run's stderr is kept in OUT/err_VARIANT_ROUND (the bare collector's detach timings are there).
 # Prints, through bench/gpu/summarise_overhead.py, each variant's median us per kernel, the median
 # (and spread) of its per-round difference to plain, and cuscope's against the bare twin's.
 #
@@ -46,7 +53,7 @@ while [ $# -gt 0 ]; do
     --out) out=$2; shift ;;
     --seed) seed=$2; shift ;;
     --variants) IFS=, read -r -a chosen <<< "$2"; shift ;;
-    -h|--help) sed -n '2,38p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,45p' "$0"; exit 0 ;;
     *) echo "duty_floor_probe.sh: unknown argument $1 (see --help)" >&2; exit 2 ;;
   esac
   shift
@@ -83,6 +90,11 @@ run_variant() {
     bare-once-live-kernel-detach) venv=(CUDA_INJECTION64_PATH="$bare" BARE_CUPTI_KINDS=kernel BARE_CUPTI_ONCE=4000,10 BARE_CUPTI_DETACH=1) ;;
     bare-cycle-1) venv=(CUDA_INJECTION64_PATH="$bare" "${lean[@]}" BARE_CUPTI_CYCLE=1000,10) ;;
     bare-cycle-1-detach) venv=(CUDA_INJECTION64_PATH="$bare" "${lean[@]}" BARE_CUPTI_CYCLE=1000,10 BARE_CUPTI_DETACH=1) ;;
+    bare-once-live-detach-exit) venv=(CUDA_INJECTION64_PATH="$bare" "${lean[@]}" BARE_CUPTI_ONCE=4000,10 BARE_CUPTI_DETACH=exit) ;;
+    bare-cycle-1-detach-exit) venv=(CUDA_INJECTION64_PATH="$bare" "${lean[@]}" BARE_CUPTI_CYCLE=1000,10 BARE_CUPTI_DETACH=exit) ;;
+    bare-cycle-8) venv=(CUDA_INJECTION64_PATH="$bare" "${lean[@]}" BARE_CUPTI_CYCLE=125,1) ;;
+    bare-cycle-8-detach) venv=(CUDA_INJECTION64_PATH="$bare" "${lean[@]}" BARE_CUPTI_CYCLE=125,1 BARE_CUPTI_DETACH=1) ;;
+    bare-cycle-8-detach-exit) venv=(CUDA_INJECTION64_PATH="$bare" "${lean[@]}" BARE_CUPTI_CYCLE=125,1 BARE_CUPTI_DETACH=exit) ;;
     fixed-1) venv=("${cuscope[@]}" CUSCOPE_DUTY_CYCLE=1) ;;
     fixed-1-w1) venv=("${cuscope[@]}" CUSCOPE_DUTY_CYCLE=1 CUSCOPE_DUTY_WINDOWS=1) ;;
     fixed-1-w32) venv=("${cuscope[@]}" CUSCOPE_DUTY_CYCLE=1 CUSCOPE_DUTY_WINDOWS=32) ;;
@@ -92,8 +104,8 @@ run_variant() {
     *) echo "duty_floor_probe.sh: unknown variant $v" >&2; exit 2 ;;
   esac
   us=$(env "${venv[@]}" "${pin[@]}" python3 bench/gpu/torch_overhead.py --workload "$workload" --kernels "$kernels" \
-         --reps 3 2> "$out/err_$v" | grep -o 'median_us_per_kernel=[0-9.]*' | cut -d= -f2)
-  [ -z "$us" ] && report_failed_run "variant $v, round $round" 1 "$out/err_$v"
+         --reps 3 2> "$out/err_${v}_$round" | grep -o 'median_us_per_kernel=[0-9.]*' | cut -d= -f2)
+  [ -z "$us" ] && report_failed_run "variant $v, round $round" 1 "$out/err_${v}_$round"
   record_run "workload=$workload round=$round variant=$v us_per_kernel=${us:-failed}"
 }
 
