@@ -71,26 +71,10 @@ TEST(ModeFiguresTest, MonitorModeAndFlightModeWithItsIdleTriggerKeepFiguresTheOt
 }
 
 // Flush period 10 ms: an interval's records may arrive up to 2 x 10 + 250 = 270 ms after it ends,
-// so the first 100 ms interval closes once CUPTI's clock is past 370 ms, not before.
+// so the first 100 ms interval closes once CUPTI's clock is past 370 ms, not before. The lag is
+// taken from the config at the start: the config is gone by then (under the sanitizers a kept
+// reference to it would be caught here).
 TEST(ModeFiguresTest, AnIntervalClosesOnceItsRecordsCanNoLongerArrive) {
-  testing::FakeCupti cupti;
-  const settings::Config config = ConfigFor(settings::CollectionMode::kMonitor);
-  Seen seen;
-  auto figures = ModeFigures::ForMode(config, cupti, seen.Outlets());
-  ASSERT_NE(figures, nullptr);
-  const uint64_t t0 = cupti.Timestamp();
-  figures->aggregator().Add(KernelAt(t0 + 10 * kMs, 5 * kMs));
-  cupti.AdvanceClock(360 * kMs);  // the records of [0, 100 ms) may still come
-  EXPECT_FALSE(figures->Close(false, 0, nullptr));
-  EXPECT_TRUE(seen.intervals.empty());
-  cupti.AdvanceClock(20 * kMs);  // 380 ms: they can no longer; the next interval's still can
-  EXPECT_FALSE(figures->Close(false, 0, nullptr));  // no trace: to the hook alone
-  EXPECT_EQ(seen.intervals.size(), 1u);
-}
-
-// What the figures need of the config is taken at their start: a config gone since (a session's
-// settings rebuilt) leaves them whole. Under the sanitizers a kept reference would be caught here.
-TEST(ModeFiguresTest, TheFiguresKeepWhatTheyNeedOfTheConfig) {
   testing::FakeCupti cupti;
   Seen seen;
   std::unique_ptr<ModeFigures> figures;
@@ -101,9 +85,12 @@ TEST(ModeFiguresTest, TheFiguresKeepWhatTheyNeedOfTheConfig) {
   ASSERT_NE(figures, nullptr);
   const uint64_t t0 = cupti.Timestamp();
   figures->aggregator().Add(KernelAt(t0 + 10 * kMs, 5 * kMs));
-  cupti.AdvanceClock(600 * kMs);  // past the interval and the 270 ms the records may lag
-  EXPECT_FALSE(figures->Close(false, 0, nullptr));  // no trace: the hook alone
-  EXPECT_FALSE(seen.intervals.empty());
+  cupti.AdvanceClock(360 * kMs);  // the records of [0, 100 ms) may still come
+  EXPECT_FALSE(figures->Close(false, 0, nullptr));
+  EXPECT_TRUE(seen.intervals.empty());
+  cupti.AdvanceClock(20 * kMs);  // 380 ms: they can no longer; the next interval's still can
+  EXPECT_FALSE(figures->Close(false, 0, nullptr));  // no trace: to the hook alone
+  EXPECT_EQ(seen.intervals.size(), 1u);
 }
 
 TEST(ModeFiguresTest, MonitorModeHandsClosedIntervalsToTheHookAndTheTraceWithTheDroppedCountedOnce) {
