@@ -462,7 +462,6 @@ void SetCollection(bool on);
 // BARE_CUPTI_DETACH: from the injection's own thread, or at the exit of the program's next call.
 enum class DetachAt { kNever, kOwnThread, kCallExit };
 DetachAt g_detach_at = DetachAt::kNever;
-bool g_detach = false;  // BARE_CUPTI_DETACH is set
 
 void CUPTIAPI OnCallback(void* userdata, CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const void* data);
 
@@ -590,7 +589,7 @@ void OnceLoop(uint64_t at_ms, uint64_t for_ms) {
   }
   std::this_thread::sleep_for(std::chrono::milliseconds(for_ms));
   SetCollection(false);
-  if (g_detach) (void)Detach();
+  if (g_detach_at != DetachAt::kNever) (void)Detach();
 }
 
 // BARE_CUPTI_CYCLE: on for `window_ms` in the middle of every `period_ms`, until the process ends.
@@ -609,7 +608,7 @@ void CycleLoop(uint64_t period_ms, uint64_t window_ms) {
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(window_ms));
     SetCollection(false);
-    detached = g_detach && Detach();
+    detached = g_detach_at != DetachAt::kNever && Detach();
     std::this_thread::sleep_for(gap - gap / 2);
   }
 }
@@ -806,10 +805,9 @@ extern "C" __attribute__((visibility("default"))) int InitializeInjection(void) 
     const std::string_view at = v;
     if (at != "1" && at != "exit") Refuse("BARE_CUPTI_DETACH: expected 1 (the injection's own thread) or exit (a call's exit)");
     g_detach_at = at == "exit" ? DetachAt::kCallExit : DetachAt::kOwnThread;
-    g_detach = true;
     std::atexit(PrintDetachTimes);
   }
-  if (g_detach && !once && !cycle) Refuse("BARE_CUPTI_DETACH detaches after a window: set BARE_CUPTI_ONCE or BARE_CUPTI_CYCLE too");
+  if (g_detach_at != DetachAt::kNever && !once && !cycle) Refuse("BARE_CUPTI_DETACH detaches after a window: set BARE_CUPTI_ONCE or BARE_CUPTI_CYCLE too");
   const bool count_calls = EnvIs("BARE_CUPTI_COUNT_CALLS", "1");
   const bool subscribe_only = EnvIs("BARE_CUPTI_SUBSCRIBE", "1");
   g_check = EnvIs("BARE_CUPTI_CHECK", "1");

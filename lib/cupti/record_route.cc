@@ -14,43 +14,29 @@ RecordRoute::RecordRoute(settings::CollectionMode mode, core::ActivitySink& trac
   }
 }
 
-void RecordRoute::Open(std::vector<TraceSpan>& spans, size_t kept, uint64_t start_ns) {
-  if (spans.size() >= kept) spans.erase(spans.begin());
-  spans.push_back({start_ns, UINT64_MAX});
-}
-
-void RecordRoute::OpenTimelineSpan(uint64_t start_ns) {
+void RecordRoute::Open(KeptSpans& list, uint64_t start_ns) {
   std::lock_guard<std::mutex> lock(spans_mu_);
-  Open(timeline_spans_, kKeptTimelineSpans, start_ns);
+  if (list.spans.size() >= list.kept) list.spans.erase(list.spans.begin());
+  list.spans.push_back({start_ns, UINT64_MAX});
 }
 
-void RecordRoute::CloseTimelineSpan(uint64_t end_ns) {
-  std::lock_guard<std::mutex> lock(spans_mu_);
-  if (!timeline_spans_.empty() && timeline_spans_.back().end == UINT64_MAX) timeline_spans_.back().end = end_ns;
-}
-
-void RecordRoute::OpenTraceSpan(uint64_t start_ns) {
-  std::lock_guard<std::mutex> lock(spans_mu_);
-  Open(trace_spans_, kKeptTraceSpans, start_ns);
-}
-
-void RecordRoute::CloseTraceSpan(uint64_t end_ns) {
+void RecordRoute::Close(KeptSpans& list, uint64_t end_ns) {
   std::lock_guard<std::mutex> lock(spans_mu_);
   // Only an open span closes (the pipeline serializes a window's edges; a second close is a no-op).
-  if (!trace_spans_.empty() && trace_spans_.back().end == UINT64_MAX) trace_spans_.back().end = end_ns;
+  if (!list.spans.empty() && list.spans.back().end == UINT64_MAX) list.spans.back().end = end_ns;
 }
 
 bool RecordRoute::counters_reach_trace() {
   if (monitor_tee_ == nullptr) return true;
   std::lock_guard<std::mutex> lock(spans_mu_);
-  return !trace_spans_.empty() && trace_spans_.back().end == UINT64_MAX;
+  return !trace_spans_.spans.empty() && trace_spans_.spans.back().end == UINT64_MAX;
 }
 
 core::ActivitySink* RecordRoute::SinkForBuffer(bool trace_failed) {
   if (monitor_tee_ != nullptr) {
     {
       std::lock_guard<std::mutex> lock(spans_mu_);
-      span_filter_.SetSpans(trace_spans_);
+      span_filter_.SetSpans(trace_spans_.spans);
     }
     monitor_tee_->set_trace_on(span_filter_.has_spans() && !trace_failed);
     return monitor_tee_.get();
@@ -59,7 +45,7 @@ core::ActivitySink* RecordRoute::SinkForBuffer(bool trace_failed) {
   if (filter_to_timeline_spans_.load()) {
     {
       std::lock_guard<std::mutex> lock(spans_mu_);
-      span_filter_.SetSpans(timeline_spans_);
+      span_filter_.SetSpans(timeline_spans_.spans);
     }
     return &span_filter_;
   }

@@ -47,14 +47,14 @@ class RecordRoute {
   // capture windows. A program that opens more than kKeptTimelineSpans keeps the latest.
   static constexpr size_t kKeptTimelineSpans = 4096;
   void FilterToTimelineSpans() { filter_to_timeline_spans_.store(true); }
-  void OpenTimelineSpan(uint64_t start_ns);
-  void CloseTimelineSpan(uint64_t end_ns);
+  void OpenTimelineSpan(uint64_t start_ns) { Open(timeline_spans_, start_ns); }
+  void CloseTimelineSpan(uint64_t end_ns) { Close(timeline_spans_, end_ns); }
   // Any thread. Monitor mode's trace windows (and captures' windows): records reach the writer up
   // to a few flush periods late, so the latest kKeptTraceSpans stay known. A close ends the open
   // span only (a second close changes nothing).
   static constexpr size_t kKeptTraceSpans = 16;
-  void OpenTraceSpan(uint64_t start_ns);
-  void CloseTraceSpan(uint64_t end_ns);
+  void OpenTraceSpan(uint64_t start_ns) { Open(trace_spans_, start_ns); }
+  void CloseTraceSpan(uint64_t end_ns) { Close(trace_spans_, end_ns); }
 
   // Whether GPU counter samples reach the trace now: in monitor mode only while a trace window is
   // open (the figures take them all the same), in the other modes always.
@@ -65,7 +65,13 @@ class RecordRoute {
   core::ActivitySink* SinkForBuffer(bool trace_failed);
 
  private:
-  static void Open(std::vector<TraceSpan>& spans, size_t kept, uint64_t start_ns);
+  // The latest `kept` spans of one kind, oldest first (spans_mu_).
+  struct KeptSpans {
+    size_t kept;
+    std::vector<TraceSpan> spans;
+  };
+  void Open(KeptSpans& list, uint64_t start_ns);
+  void Close(KeptSpans& list, uint64_t end_ns);  // the open span only
 
   core::ActivitySink& trace_;
   SpanFilter span_filter_;
@@ -73,8 +79,8 @@ class RecordRoute {
   std::unique_ptr<FlightTee> flight_tee_;    // flight mode with a trigger
   std::atomic<bool> filter_to_timeline_spans_{false};
   std::mutex spans_mu_;
-  std::vector<TraceSpan> timeline_spans_;  // spans_mu_
-  std::vector<TraceSpan> trace_spans_;     // spans_mu_
+  KeptSpans timeline_spans_{kKeptTimelineSpans, {}};  // spans_mu_
+  KeptSpans trace_spans_{kKeptTraceSpans, {}};        // spans_mu_
 };
 
 }  // namespace cuscope::cupti

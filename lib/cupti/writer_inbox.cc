@@ -83,19 +83,9 @@ WriterInbox::Next WriterInbox::Wait(std::optional<std::chrono::milliseconds> tic
   return next;
 }
 
-std::vector<QueuedWindow> WriterInbox::TakeWindows() {
-  std::vector<QueuedWindow> windows;
-  std::lock_guard<std::mutex> lock(mu_);
-  windows.swap(windows_);
-  return windows;
-}
-
-std::vector<CounterBatch> WriterInbox::TakeCounterBatches() {
-  std::vector<CounterBatch> batches;
-  std::lock_guard<std::mutex> lock(mu_);
-  batches.swap(counter_batches_);
-  return batches;
-}
+std::vector<QueuedWindow> WriterInbox::TakeWindows() { return TakeAll(windows_); }
+std::vector<CounterBatch> WriterInbox::TakeCounterBatches() { return TakeAll(counter_batches_); }
+std::vector<ProfiledLaunch> WriterInbox::TakeProfiled() { return TakeAll(profiled_); }
 
 std::vector<QueuedStack> WriterInbox::TakeStacks() {
   std::vector<QueuedStack> stacks;
@@ -103,13 +93,6 @@ std::vector<QueuedStack> WriterInbox::TakeStacks() {
   stacks.swap(stacks_);
   queued_launch_stacks_ = 0;
   return stacks;
-}
-
-std::vector<ProfiledLaunch> WriterInbox::TakeProfiled() {
-  std::vector<ProfiledLaunch> profiled;
-  std::lock_guard<std::mutex> lock(mu_);
-  profiled.swap(profiled_);
-  return profiled;
 }
 
 void WriterInbox::DropCounterBatches() {

@@ -95,6 +95,15 @@ class WriterInbox {
   void DropCounterBatches();
 
  private:
+  // What `queued` holds, taken under the lock (the vector left empty).
+  template <typename T>
+  std::vector<T> TakeAll(std::vector<T>& queued) {
+    std::vector<T> taken;
+    std::lock_guard<std::mutex> lock(mu_);
+    taken.swap(queued);
+    return taken;
+  }
+
   std::mutex mu_;
   std::condition_variable cv_;
   std::deque<WriterTurn> turns_;              // mu_
