@@ -1,11 +1,14 @@
 #!/usr/bin/env bash
 # The whole GPU suite in one command, on the GPU machine, from the repository root:
-#   scripts/gpu_suite.sh [OUT_DIR] [quick]
+#   scripts/gpu_suite.sh [OUT_DIR] [quick|checks]
 # Needs build-device/ from scripts/build_for_device.sh. Runs the gpu-labelled tests, every example
 # and its fixed twin under `cuscope profile` + `cuscope analyze`, the window checks, the overhead measurements and
 # the long run, the kernel-metrics comparison with ncu, the top-down suite, and writes the logs and
 # the known-work trace under OUT_DIR (default gpu-results). "quick" leaves out the long run, the ncu
-# comparison and the top-down suite (what a change to linking or start-up needs, in ~5 minutes).
+# comparison and the top-down suite (what a change to linking or start-up needs, in ~5 minutes);
+# "checks" leaves out the overhead measurements too (the tests, examples and window, stack and
+# capture checks only: for a device call that measures cost with the interleaved scripts of
+# bench/gpu/ beside it).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 out=${1:-gpu-results}
@@ -57,6 +60,7 @@ fi
 # The traces travel too, so the analyses can be redone off the GPU machine.
 tar -C "$tmp" -czf "$out/example_analyses.tgz" $(cd "$tmp" && ls *.txt *.cuscope)
 
+if [ "$quick" != checks ]; then
 echo "== launch overhead: plain / bare CUPTI / cuscope, 100000 launches, 5 reps each, 3 rounds"
 for round in 1 2 3; do
   "$B/bench/launch_overhead_bench" --mode plain | tail -1
@@ -84,6 +88,7 @@ for round in 1 2 3 4; do
   CUSCOPE_QUIET=1 CUSCOPE_FORCE_OVERWRITE=1 CUSCOPE_OUTPUT="$tmp/torch" CUDA_INJECTION64_PATH="$lib" \
     python3 bench/gpu/torch_overhead.py --reps 9 --mode plain | tail -1 | sed 's/mode=plain/mode=cuscope/'
 done
+fi
 
 echo "== windows that open while the program runs: lean calls, NVTX capture, own calls, late profilers (scripts/gpu_window_check.sh)"
 bash scripts/gpu_window_check.sh "$out" 2>&1 | grep -E "^(PASS|FAIL|window check|==)"
@@ -94,8 +99,8 @@ bash scripts/gpu_stacks_check.sh "$out" 2>&1 | grep -E "^(PASS|FAIL|stacks check
 echo "== cuscope capture --top-down from outside (scripts/gpu_capture_top_down_check.sh)"
 bash scripts/gpu_capture_top_down_check.sh "$out" 2>&1 | grep -E "^(PASS|FAIL|capture top-down check|==)"
 
-if [ "$quick" = quick ]; then
-  echo "== quick: long run, ncu comparison and top-down suite left out"
+if [ "$quick" = quick ] || [ "$quick" = checks ]; then
+  echo "== $quick: long run, ncu comparison and top-down suite left out"
   exit 0
 fi
 
