@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The whole GPU suite in one command, on the GPU machine, from the repository root:
 #   scripts/gpu_suite.sh [OUT_DIR] [quick|checks]
-# Needs build-device/ from scripts/build_for_device.sh. Runs the gpu-labelled tests, every example
+# Needs build-device/ from scripts/build_for_device.sh (B=DIR: another such folder). Runs the gpu-labelled tests, every example
 # and its fixed twin under `cuscope profile` + `cuscope analyze`, the window checks, the overhead measurements and
 # the long run, the kernel-metrics comparison with ncu, the top-down suite, and writes the logs and
 # the known-work trace under OUT_DIR (default gpu-results). "quick" leaves out the long run, the ncu
@@ -14,7 +14,7 @@ cd "$(dirname "$0")/.."
 out=${1:-gpu-results}
 quick=${2:-}
 mkdir -p "$out"
-B=$PWD/build-device
+B=${B:-$PWD/build-device}
 export LD_LIBRARY_PATH="$B/lib:${LD_LIBRARY_PATH:-}"
 lib="$B/lib/libcuscope.so"
 cli="$B/bin/cuscope"

@@ -36,7 +36,8 @@
 #                  8 windows a second of 1 ms (BARE_CUPTI_CYCLE=125,1), as cuscope's 1% duty cycle
 #                  switches: attached throughout, detached from its own thread, at a call's exit
 #   monitor-full   cuscope monitor mode recording all the time
-# Each run's stderr is kept in OUT/err_VARIANT_ROUND (the bare collector's detach timings are there).
+# Each run's stderr is kept in OUT/err_VARIANT_ROUND; the bare collector's detach timings, every
+# run's, are gathered in OUT/detach_times.txt as the runs go.
 # Prints, through bench/gpu/summarise_overhead.py, each variant's median us per kernel, the median
 # (and spread) of its per-round difference to plain, and cuscope's against the bare twin's.
 #
@@ -68,6 +69,7 @@ variants=(plain bare-idle bare-toggle-1 bare-full fixed-1 monitor-full)
 ((${#chosen[@]})) && variants=("${chosen[@]}")
 results=$out/cost.txt
 : > "$results"
+: > "$out/detach_times.txt"
 . bench/gpu/interleaved_rounds.sh
 
 # One run of the tiny workload under variant $2 in round $3 (run_interleaved_rounds' order).
@@ -106,6 +108,11 @@ run_variant() {
   us=$(env "${venv[@]}" "${pin[@]}" python3 bench/gpu/torch_overhead.py --workload "$workload" --kernels "$kernels" \
          --reps 3 2> "$out/err_${v}_$round" | grep -o 'median_us_per_kernel=[0-9.]*' | cut -d= -f2)
   [ -z "$us" ] && report_failed_run "variant $v, round $round" 1 "$out/err_${v}_$round"
+  # The detach timings of every run in one file, kept as the runs go (a call cut short keeps them,
+  # and one file comes back where many may not).
+  if grep -q "detach (" "$out/err_${v}_$round"; then
+    { echo "variant=$v round=$round"; grep -A4 "detach (" "$out/err_${v}_$round"; } >> "$out/detach_times.txt"
+  fi
   record_run "workload=$workload round=$round variant=$v us_per_kernel=${us:-failed}"
 }
 

@@ -23,6 +23,16 @@ class RealCupti final : public CuptiApi {
   void DisableCallback(CUpti_SubscriberHandle subscriber, CUpti_CallbackDomain domain, CUpti_CallbackId cbid) override {
     cuptiEnableCallback(0, subscriber, domain, cbid);
   }
+  absl::Status EnableDomain(CUpti_SubscriberHandle subscriber, CUpti_CallbackDomain domain, bool enable) override {
+    return CuptiStatus(cuptiEnableDomain(enable ? 1 : 0, subscriber, domain), "cuptiEnableDomain");
+  }
+  absl::Status Finalize() override {
+    absl::Status st = CuptiStatus(cuptiFinalize(), "cuptiFinalize");
+    // CUPTI forgot the buffer callbacks: the next attach registers them again.
+    std::lock_guard<std::mutex> lock(mu_);
+    if (st.ok()) callbacks_registered_ = false;
+    return st;
+  }
   absl::Status EnableActivity(CUpti_ActivityKind kind) override {
     return CuptiStatus(cuptiActivityEnable(kind), "cuptiActivityEnable");
   }

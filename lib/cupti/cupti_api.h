@@ -34,6 +34,12 @@ class CuptiApi {
   virtual absl::Status EnableCallback(CUpti_SubscriberHandle subscriber, CUpti_CallbackDomain domain,
                                       CUpti_CallbackId cbid) = 0;
   virtual void DisableCallback(CUpti_SubscriberHandle subscriber, CUpti_CallbackDomain domain, CUpti_CallbackId cbid) = 0;
+  // Every callback of one domain on or off (cuptiEnableDomain): off undoes the ones enabled alone.
+  virtual absl::Status EnableDomain(CUpti_SubscriberHandle subscriber, CUpti_CallbackDomain domain, bool enable) = 0;
+  // Detaches CUPTI from the process (cuptiFinalize): subscriptions, callbacks, kinds, attributes and
+  // the buffer callbacks are gone, and the next CUPTI call attaches it again. Safe only at the exit
+  // of a runtime or driver call's callback, after a forced flush (cupti_attachment.h).
+  virtual absl::Status Finalize() = 0;
 
   virtual absl::Status EnableActivity(CUpti_ActivityKind kind) = 0;
   virtual void DisableActivity(CUpti_ActivityKind kind) = 0;

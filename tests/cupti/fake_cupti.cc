@@ -85,6 +85,20 @@ void FakeCupti::DisableCallback(CUpti_SubscriberHandle, CUpti_CallbackDomain dom
   (void)Called(absl::StrCat("DisableCallback:", static_cast<int>(domain), ":", cbid));
 }
 
+absl::Status FakeCupti::EnableDomain(CUpti_SubscriberHandle, CUpti_CallbackDomain domain, bool enable) {
+  return Called(absl::StrCat("EnableDomain:", static_cast<int>(domain), ":", enable ? 1 : 0));
+}
+
+absl::Status FakeCupti::Finalize() {
+  if (auto st = Called("Finalize"); !st.ok()) return st;
+  std::lock_guard<std::mutex> lock(mu_);
+  api_callback_ = nullptr;
+  api_userdata_ = nullptr;
+  requested_ = nullptr;
+  completed_ = nullptr;
+  return absl::OkStatus();
+}
+
 absl::Status FakeCupti::EnableCallback(CUpti_SubscriberHandle, CUpti_CallbackDomain domain, CUpti_CallbackId cbid) {
   return Called(absl::StrCat("EnableCallback:", static_cast<int>(domain), ":", cbid));
 }

@@ -95,6 +95,11 @@ class FakeCupti final : public CuptiApi, public ProfilerApi {
                               CUpti_CallbackId cbid) override;
   // Logged as "DisableCallback:<domain>:<cbid>".
   void DisableCallback(CUpti_SubscriberHandle subscriber, CUpti_CallbackDomain domain, CUpti_CallbackId cbid) override;
+  // Logged as "EnableDomain:<domain>:<0|1>".
+  absl::Status EnableDomain(CUpti_SubscriberHandle subscriber, CUpti_CallbackDomain domain, bool enable) override;
+  // Logged as "Finalize": the subscriber's callback and the buffer callbacks are forgotten, as CUPTI
+  // forgets them (calls and buffers reach no one until they are given again).
+  absl::Status Finalize() override;
   absl::Status EnableActivity(CUpti_ActivityKind kind) override;
   void DisableActivity(CUpti_ActivityKind kind) override;
   // Logged as "EnableApiRecords:<runtime|driver>:<cbid>:<0|1>".

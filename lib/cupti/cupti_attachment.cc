@@ -1,0 +1,140 @@
+#include "lib/cupti/cupti_attachment.h"
+
+#include <optional>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+
+namespace cuscope::cupti {
+namespace {
+
+using S = AttachmentState;
+using E = AttachmentEvent;
+using SteadyClock = std::chrono::steady_clock;
+
+uint64_t NanosecondsSince(SteadyClock::time_point t0) {
+  return static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(SteadyClock::now() - t0).count());
+}
+
+constexpr CUpti_CallbackDomain kCallDomains[] = {CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_CB_DOMAIN_DRIVER_API};
+
+}  // namespace
+
+CuptiAttachment::CuptiAttachment(CuptiApi& cupti, CUpti_SubscriberHandle* subscriber, Hooks hooks)
+    : cupti_(cupti), subscriber_(subscriber), hooks_(std::move(hooks)) {}
+
+bool CuptiAttachment::Move(S from, E event) {
+  const std::optional<S> to = NextAttachmentState(from, event);
+  if (!to) return false;
+  S expected = from;
+  return state_.compare_exchange_strong(expected, *to, std::memory_order_acq_rel);
+}
+
+void CuptiAttachment::Finished() {
+  std::lock_guard<std::mutex> lock(mu_);
+  settled_.notify_all();
+}
+
+AttachmentState CuptiAttachment::Detach(std::chrono::milliseconds wait) {
+  if (state() != S::kAttached) return state();
+  // What CUPTI holds reaches the writer before CUPTI lets go of it; a flush that fails leaves CUPTI
+  // attached (the records may still be there).
+  if (!cupti_.FlushAll(/*forced=*/true).ok()) return state();
+  // The call callbacks go on before the detach is armed: once armed, a call's exit may finalize
+  // CUPTI at any moment, and no CUPTI call of this thread may follow it.
+  bool callbacks_on = true;
+  for (CUpti_CallbackDomain domain : kCallDomains) {
+    if (!cupti_.EnableDomain(*subscriber_, domain, true).ok()) callbacks_on = false;
+  }
+  if (callbacks_on && Move(S::kAttached, E::kArm)) {
+    std::unique_lock<std::mutex> lock(mu_);
+    const auto settled = [this] { return state() != S::kArmed && state() != S::kDetaching; };
+    settled_.wait_for(lock, wait, settled);
+    if (Move(S::kArmed, E::kGiveUp)) {
+      ++figures_.given_up;
+    } else {
+      settled_.wait(lock, settled);  // taken as the wait ended: the finalize returns soon
+    }
+  }
+  const S after = state();
+  if (after == S::kAttached || after == S::kPinned) {
+    // CUPTI stays: its call callbacks as they were before the detach.
+    for (CUpti_CallbackDomain domain : kCallDomains) (void)cupti_.EnableDomain(*subscriber_, domain, false);
+    if (hooks_.enable_callbacks) (void)hooks_.enable_callbacks(*subscriber_);
+  }
+  return after;
+}
+
+bool CuptiAttachment::AtCallExit(CUpti_CallbackDomain domain) {
+  if (domain != CUPTI_CB_DOMAIN_RUNTIME_API && domain != CUPTI_CB_DOMAIN_DRIVER_API) return false;
+  if (state_.load(std::memory_order_relaxed) != S::kArmed) return false;
+  if (!Move(S::kArmed, E::kTake)) return false;  // another thread's call took it, or a pin
+  const auto t0 = SteadyClock::now();
+  cupti_.Unsubscribe(*subscriber_);
+  *subscriber_ = nullptr;
+  const absl::Status finalized = cupti_.Finalize();
+  const uint64_t took = NanosecondsSince(t0);
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (finalized.ok()) {
+      ++figures_.detaches;
+      figures_.last_finalize_ns = took;
+    }
+  }
+  (void)Move(S::kDetaching, finalized.ok() ? E::kFinalized : E::kFail);
+  Finished();
+  return true;
+}
+
+absl::Status CuptiAttachment::Attach() {
+  if (!Move(S::kDetached, E::kAttach)) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("CUPTI is not detached (", AttachmentStateName(state()), "): nothing to attach"));
+  }
+  const auto t0 = SteadyClock::now();
+  absl::Status st = cupti_.RegisterBufferCallbacks(hooks_.buffer_requested, hooks_.buffer_completed);
+  if (st.ok()) st = cupti_.Subscribe(hooks_.callback, hooks_.userdata, subscriber_);
+  if (st.ok() && hooks_.set_up) st = hooks_.set_up(*subscriber_);
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (st.ok()) {
+      ++figures_.attaches;
+      figures_.last_attach_ns = NanosecondsSince(t0);
+    }
+  }
+  (void)Move(S::kAttaching, st.ok() ? E::kAttached : E::kFail);
+  Finished();
+  return st;
+}
+
+bool CuptiAttachment::Pin() {
+  while (true) {
+    const S s = state();
+    if (s == S::kPinned) return true;
+    if (s != S::kAttached && s != S::kArmed) return false;
+    if (Move(s, E::kPin)) {
+      Finished();  // an armed detach's wait ends now
+      return true;
+    }
+  }
+}
+
+bool CuptiAttachment::End() {
+  std::unique_lock<std::mutex> lock(mu_);
+  while (true) {
+    settled_.wait(lock, [this] { return state() != S::kDetaching && state() != S::kAttaching; });
+    const S s = state();
+    if (s == S::kEnded) return false;
+    if (Move(s, E::kEnd)) {
+      settled_.notify_all();  // an armed detach's wait ends now
+      return s == S::kAttached || s == S::kArmed || s == S::kPinned;
+    }
+  }
+}
+
+CuptiAttachment::Figures CuptiAttachment::figures() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return figures_;
+}
+
+}  // namespace cuscope::cupti

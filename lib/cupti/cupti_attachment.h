@@ -1,0 +1,105 @@
+// Detaching CUPTI from the process between a duty cycle's windows, and attaching it again for the
+// next: the moves of attachment_states.h made with CUPTI, on the threads CUPTI allows.
+//
+// The detach (the collector's thread, recording already off): a forced flush, then the runtime and
+// driver domains' callbacks on, and a wait of at most `wait` for a program thread's call to reach
+// its exit callback, which calls AtCallExit: it unsubscribes and finalizes CUPTI right there, as
+// CUPTI's guide asks (elsewhere, a thread still inside CUPTI may crash). One call takes it (a
+// compare-and-swap); a call that comes after the wait gave up finds nothing to take. Given up
+// (the program made no call in time), CUPTI stays: the domains go off again and the session's
+// standing callbacks on (`enable_callbacks`), as before the detach.
+//
+// The attach (the collector's thread, before the next window): the buffer callbacks, the
+// subscriber and what the session set up once (`set_up`: thread id type, flush period, standing
+// callbacks), all of which CUPTI forgot. While detached, and while detaching or attaching on
+// another thread, MayCallCupti() is false: any other CUPTI call (a timestamp, a flush, a
+// callback's name) would attach CUPTI again outside the schedule.
+//
+// Not here yet: the session's own threads (the writer's clock reads, the control thread's flushes)
+// must hold their CUPTI calls out while a program thread finalizes; checking MayCallCupti() before
+// a call leaves a window between the check and the call. The wiring into the session (a shared
+// lock around those calls, taken exclusively by the finalize) comes with the duty cycle's use.
+//
+// Pin() keeps CUPTI for good (something the session needs would not survive a detach); refused
+// while detached: attach first. A failed finalize or attach leaves the state kFailed, and the
+// session must turn profiling off (its one `cuscope:` line): CUPTI is then in a state it did not
+// choose.
+#ifndef CUSCOPE_LIB_CUPTI_CUPTI_ATTACHMENT_H_
+#define CUSCOPE_LIB_CUPTI_CUPTI_ATTACHMENT_H_
+
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <cstdint>
+#include <functional>
+#include <mutex>
+
+#include <cupti.h>
+
+#include "absl/status/status.h"
+#include "lib/cupti/attachment_states.h"
+#include "lib/cupti/cupti_api.h"
+
+namespace cuscope::cupti {
+
+class CuptiAttachment {
+ public:
+  struct Hooks {
+    // The session's callback and its userdata, subscribed again at each attach.
+    CUpti_CallbackFunc callback = nullptr;
+    void* userdata = nullptr;
+    CUpti_BuffersCallbackRequestFunc buffer_requested = nullptr;
+    CUpti_BuffersCallbackCompleteFunc buffer_completed = nullptr;
+    // What the session set up once after subscribing, set up again at each attach.
+    std::function<absl::Status(CUpti_SubscriberHandle)> set_up;
+    // The callbacks the session keeps on between windows, on again after a detach given up.
+    std::function<absl::Status(CUpti_SubscriberHandle)> enable_callbacks;
+  };
+  // What the detaches and attaches took, for the session's figures.
+  struct Figures {
+    uint64_t detaches = 0;
+    uint64_t given_up = 0;
+    uint64_t attaches = 0;
+    uint64_t last_finalize_ns = 0;  // of the program's call that carried it
+    uint64_t last_attach_ns = 0;
+  };
+
+  // `subscriber`: the session's, subscribed and set up; this object replaces it at each attach.
+  CuptiAttachment(CuptiApi& cupti, CUpti_SubscriberHandle* subscriber, Hooks hooks);
+
+  // The collector's thread, recording off. Returns the state after: kDetached, kAttached (given
+  // up), kPinned (pinned meanwhile, or pinned before), kFailed, or kEnded.
+  AttachmentState Detach(std::chrono::milliseconds wait);
+  // The session's callback, at a runtime or driver call's exit: true when this call carried the
+  // detach (CUPTI is gone: the callback must not call CUPTI again before it returns).
+  bool AtCallExit(CUpti_CallbackDomain domain);
+  // The collector's thread, while detached. On failure the state is kFailed.
+  absl::Status Attach();
+  // Any thread: true when CUPTI now stays attached for good.
+  bool Pin();
+  // The session's end: waits for a detach under way; true when CUPTI is attached (the end must
+  // flush and unsubscribe), false when detached (nothing of CUPTI's is left to end).
+  bool End();
+
+  AttachmentState state() const { return state_.load(std::memory_order_acquire); }
+  bool MayCallCupti() const { return cupti::MayCallCupti(state()); }
+  Figures figures() const;
+
+ private:
+  // One move of the table by compare-and-swap from `from`; false when the state was not `from` or
+  // the table has no such move.
+  bool Move(AttachmentState from, AttachmentEvent event);
+  void Finished();  // a detach's finalize returned: wakes Detach and End
+
+  CuptiApi& cupti_;
+  CUpti_SubscriberHandle* const subscriber_;
+  const Hooks hooks_;
+  std::atomic<AttachmentState> state_{AttachmentState::kAttached};
+  mutable std::mutex mu_;
+  std::condition_variable settled_;  // the state left kArmed or kDetaching
+  Figures figures_;                  // mu_
+};
+
+}  // namespace cuscope::cupti
+
+#endif  // CUSCOPE_LIB_CUPTI_CUPTI_ATTACHMENT_H_

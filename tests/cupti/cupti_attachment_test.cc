@@ -1,0 +1,240 @@
+// Detaching CUPTI between windows and attaching it again (cupti_attachment.h), with CUPTI faked:
+// the detach happens inside a program call's exit callback and nowhere else, once, and what CUPTI
+// forgets is set up again.
+#include "lib/cupti/cupti_attachment.h"
+
+#include <atomic>
+#include <chrono>
+#include <future>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "gtest/gtest.h"
+#include "tests/cupti/fake_cupti.h"
+
+namespace cuscope::cupti {
+namespace cupti_attachment_test {
+
+using std::chrono::milliseconds;
+using testing::FakeCupti;
+
+const std::string kRuntimeOn = absl::StrCat("EnableDomain:", CUPTI_CB_DOMAIN_RUNTIME_API, ":1");
+const std::string kDriverOn = absl::StrCat("EnableDomain:", CUPTI_CB_DOMAIN_DRIVER_API, ":1");
+const std::string kRuntimeOff = absl::StrCat("EnableDomain:", CUPTI_CB_DOMAIN_RUNTIME_API, ":0");
+const std::string kDriverOff = absl::StrCat("EnableDomain:", CUPTI_CB_DOMAIN_DRIVER_API, ":0");
+constexpr FakeCupti::Call kLaunch{CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000};
+constexpr FakeCupti::Call kContextCreated{CUPTI_CB_DOMAIN_RESOURCE, CUPTI_CBID_RESOURCE_CONTEXT_CREATED};
+
+void CUPTIAPI NoBuffer(uint8_t** buffer, size_t* size, size_t* max_records) {
+  *buffer = nullptr;
+  *size = 0;
+  *max_records = 0;
+}
+void CUPTIAPI BufferDone(CUcontext, uint32_t, uint8_t*, size_t, size_t) {}
+
+// A session as the attachment sees it: its callback hands call exits to the attachment and counts
+// what reaches it; its set-up and standing callbacks count their calls.
+class AttachmentTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    CuptiAttachment::Hooks hooks;
+    hooks.callback = OnCall;
+    hooks.userdata = this;
+    hooks.buffer_requested = NoBuffer;
+    hooks.buffer_completed = BufferDone;
+    hooks.set_up = [this](CUpti_SubscriberHandle subscriber) {
+      ++set_ups_;
+      return subscriber != nullptr ? absl::OkStatus() : absl::InternalError("no subscriber");
+    };
+    hooks.enable_callbacks = [this](CUpti_SubscriberHandle) {
+      ++callbacks_enabled_;
+      return absl::OkStatus();
+    };
+    ASSERT_TRUE(cupti_.Subscribe(OnCall, this, &subscriber_).ok());
+    attachment_ = std::make_unique<CuptiAttachment>(cupti_, &subscriber_, std::move(hooks));
+    cupti_.ClearCalls();
+  }
+
+  static void CUPTIAPI OnCall(void* userdata, CUpti_CallbackDomain domain, CUpti_CallbackId, const void* data) {
+    auto* self = static_cast<AttachmentTest*>(userdata);
+    ++self->calls_seen_;
+    const auto* info = static_cast<const CUpti_CallbackData*>(data);
+    if (info->callbackSite == CUPTI_API_EXIT && self->attachment_->AtCallExit(domain)) ++self->carried_;
+  }
+
+  // Detach on a thread of its own, as the collector's thread does.
+  std::future<AttachmentState> DetachAsync(milliseconds wait) {
+    return std::async(std::launch::async, [this, wait] { return attachment_->Detach(wait); });
+  }
+  // Waits (bounded) until the detach is armed.
+  bool WaitForState(AttachmentState want) {
+    for (int i = 0; i < 2000 && attachment_->state() != want; ++i) std::this_thread::sleep_for(milliseconds(1));
+    return attachment_->state() == want;
+  }
+
+  FakeCupti cupti_;
+  CUpti_SubscriberHandle subscriber_ = nullptr;
+  std::unique_ptr<CuptiAttachment> attachment_;
+  std::atomic<int> calls_seen_{0}, carried_{0}, set_ups_{0}, callbacks_enabled_{0};
+};
+
+TEST_F(AttachmentTest, AProgramCallsExitDetachesAfterAFlushAndTheNextWindowAttachesAgain) {
+  auto detached = DetachAsync(milliseconds(5000));
+  ASSERT_TRUE(WaitForState(AttachmentState::kArmed));
+  // Armed only once the call callbacks are on: no CUPTI call of the detaching thread follows.
+  EXPECT_EQ(cupti_.Count(kRuntimeOn), 1u);
+  EXPECT_EQ(cupti_.Count(kDriverOn), 1u);
+  cupti_.CallApi(1, kLaunch);
+  ASSERT_EQ(detached.wait_for(std::chrono::seconds(5)), std::future_status::ready);
+  EXPECT_EQ(detached.get(), AttachmentState::kDetached);
+  EXPECT_EQ(carried_.load(), 1);
+  // Flushed before arming; unsubscribed, then finalized, inside the call.
+  const int flush = cupti_.FirstIndexOf("FlushAll:forced");
+  ASSERT_GE(flush, 0);
+  EXPECT_LT(flush, cupti_.FirstIndexOf(kRuntimeOn));
+  EXPECT_LT(flush, cupti_.FirstIndexOf(kDriverOn));
+  EXPECT_LT(cupti_.FirstIndexOf(kRuntimeOn), cupti_.FirstIndexOf("Unsubscribe"));
+  EXPECT_LT(cupti_.FirstIndexOf("Unsubscribe"), cupti_.FirstIndexOf("Finalize"));
+  EXPECT_EQ(cupti_.Count("Finalize"), 1u);
+  EXPECT_EQ(subscriber_, nullptr);
+  EXPECT_FALSE(attachment_->MayCallCupti());
+  EXPECT_EQ(attachment_->figures().detaches, 1u);
+
+  // Detached: the program's calls reach no callback of ours.
+  const int seen = calls_seen_.load();
+  cupti_.CallApi(2, kLaunch);
+  EXPECT_EQ(calls_seen_.load(), seen);
+
+  cupti_.ClearCalls();
+  ASSERT_TRUE(attachment_->Attach().ok());
+  EXPECT_EQ(attachment_->state(), AttachmentState::kAttached);
+  EXPECT_TRUE(attachment_->MayCallCupti());
+  EXPECT_EQ(cupti_.Calls(), (std::vector<std::string>{"RegisterBufferCallbacks", "Subscribe"}));
+  EXPECT_NE(subscriber_, nullptr);
+  EXPECT_EQ(set_ups_.load(), 1);
+  EXPECT_EQ(attachment_->figures().attaches, 1u);
+  cupti_.CallApi(3, kLaunch);
+  EXPECT_EQ(calls_seen_.load(), seen + 2);  // its entry and exit reach us again
+  EXPECT_EQ(carried_.load(), 1);            // and carry no detach: none is armed
+}
+
+TEST_F(AttachmentTest, OnlyRuntimeAndDriverCallExitsCarryTheDetach) {
+  auto detached = DetachAsync(milliseconds(5000));
+  ASSERT_TRUE(WaitForState(AttachmentState::kArmed));
+  cupti_.CallApi(1, kContextCreated);  // a resource callback: not a call CUPTI may finalize in
+  EXPECT_EQ(attachment_->state(), AttachmentState::kArmed);
+  EXPECT_EQ(cupti_.Count("Finalize"), 0u);
+  cupti_.CallApi(2, kLaunch);
+  ASSERT_EQ(detached.wait_for(std::chrono::seconds(5)), std::future_status::ready);
+  EXPECT_EQ(detached.get(), AttachmentState::kDetached);
+}
+
+TEST_F(AttachmentTest, ManyThreadsCallsFinalizeOnce) {
+  auto detached = DetachAsync(milliseconds(5000));
+  ASSERT_TRUE(WaitForState(AttachmentState::kArmed));
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 8; ++t) {
+    threads.emplace_back([this, t] {
+      for (uint32_t i = 0; i < 200; ++i) cupti_.CallApi(static_cast<uint32_t>(t) * 1000 + i, kLaunch);
+    });
+  }
+  for (auto& t : threads) t.join();
+  ASSERT_EQ(detached.wait_for(std::chrono::seconds(5)), std::future_status::ready);
+  EXPECT_EQ(detached.get(), AttachmentState::kDetached);
+  EXPECT_EQ(cupti_.Count("Finalize"), 1u);
+  EXPECT_EQ(carried_.load(), 1);
+}
+
+// A program busy in its own code makes no call: the wait ends, CUPTI stays, and its call callbacks
+// are as before the detach (the domains off, the session's standing callbacks on).
+TEST_F(AttachmentTest, NoCallWithinTheWaitGivesTheDetachUp) {
+  const auto began = std::chrono::steady_clock::now();
+  EXPECT_EQ(attachment_->Detach(milliseconds(50)), AttachmentState::kAttached);
+  EXPECT_GE(std::chrono::steady_clock::now() - began, milliseconds(50));
+  EXPECT_EQ(attachment_->figures().given_up, 1u);
+  EXPECT_GT(cupti_.LastIndexOf(kRuntimeOff), cupti_.LastIndexOf(kRuntimeOn));
+  EXPECT_GT(cupti_.LastIndexOf(kDriverOff), cupti_.LastIndexOf(kDriverOn));
+  EXPECT_EQ(callbacks_enabled_.load(), 1);
+  cupti_.CallApi(1, kLaunch);  // after the give-up a call carries nothing
+  EXPECT_EQ(carried_.load(), 0);
+  EXPECT_EQ(cupti_.Count("Finalize"), 0u);
+  EXPECT_TRUE(attachment_->MayCallCupti());
+  EXPECT_FALSE(attachment_->Attach().ok());  // attached: nothing to attach
+}
+
+// A trace window or GPU counters asked for while the detach waits: the detach ends at once.
+TEST_F(AttachmentTest, APinWhileArmedEndsTheWaitAndCuptiStaysForGood) {
+  auto detached = DetachAsync(milliseconds(60000));
+  ASSERT_TRUE(WaitForState(AttachmentState::kArmed));
+  EXPECT_TRUE(attachment_->Pin());
+  ASSERT_EQ(detached.wait_for(std::chrono::seconds(5)), std::future_status::ready);
+  EXPECT_EQ(detached.get(), AttachmentState::kPinned);
+  EXPECT_GT(cupti_.LastIndexOf(kRuntimeOff), cupti_.LastIndexOf(kRuntimeOn));
+  cupti_.CallApi(1, kLaunch);
+  EXPECT_EQ(cupti_.Count("Finalize"), 0u);
+  cupti_.ClearCalls();
+  EXPECT_EQ(attachment_->Detach(milliseconds(10)), AttachmentState::kPinned);
+  EXPECT_TRUE(cupti_.Calls().empty());  // pinned: not even the flush
+}
+
+TEST_F(AttachmentTest, APinWhileDetachedWaitsForTheAttach) {
+  auto detached = DetachAsync(milliseconds(5000));
+  ASSERT_TRUE(WaitForState(AttachmentState::kArmed));
+  cupti_.CallApi(1, kLaunch);
+  ASSERT_EQ(detached.get(), AttachmentState::kDetached);
+  EXPECT_FALSE(attachment_->Pin());
+  ASSERT_TRUE(attachment_->Attach().ok());
+  EXPECT_TRUE(attachment_->Pin());
+  EXPECT_EQ(attachment_->state(), AttachmentState::kPinned);
+}
+
+TEST_F(AttachmentTest, AFailedFinalizeLeavesNoCuptiCallAllowed) {
+  cupti_.Fail("Finalize");
+  auto detached = DetachAsync(milliseconds(5000));
+  ASSERT_TRUE(WaitForState(AttachmentState::kArmed));
+  cupti_.CallApi(1, kLaunch);
+  ASSERT_EQ(detached.wait_for(std::chrono::seconds(5)), std::future_status::ready);
+  EXPECT_EQ(detached.get(), AttachmentState::kFailed);
+  EXPECT_FALSE(attachment_->MayCallCupti());
+  EXPECT_EQ(attachment_->figures().detaches, 0u);
+  EXPECT_FALSE(attachment_->Attach().ok());
+  EXPECT_FALSE(attachment_->End());  // nothing of CUPTI's to end
+}
+
+TEST_F(AttachmentTest, AFailedAttachLeavesNoCuptiCallAllowed) {
+  auto detached = DetachAsync(milliseconds(5000));
+  ASSERT_TRUE(WaitForState(AttachmentState::kArmed));
+  cupti_.CallApi(1, kLaunch);
+  ASSERT_EQ(detached.get(), AttachmentState::kDetached);
+  cupti_.Fail("Subscribe");  // another tool took CUPTI while we were away
+  const absl::Status attached = attachment_->Attach();
+  EXPECT_FALSE(attached.ok());
+  EXPECT_EQ(attachment_->state(), AttachmentState::kFailed);
+  EXPECT_FALSE(attachment_->MayCallCupti());
+  EXPECT_EQ(set_ups_.load(), 0);
+}
+
+TEST_F(AttachmentTest, TheEndSaysWhetherCuptiIsStillAttached) {
+  auto detached = DetachAsync(milliseconds(5000));
+  ASSERT_TRUE(WaitForState(AttachmentState::kArmed));
+  cupti_.CallApi(1, kLaunch);
+  ASSERT_EQ(detached.get(), AttachmentState::kDetached);
+  EXPECT_FALSE(attachment_->End());  // detached: no flush, no unsubscribe
+  EXPECT_EQ(attachment_->state(), AttachmentState::kEnded);
+  EXPECT_FALSE(attachment_->Attach().ok());  // a window racing the end attaches nothing
+}
+
+TEST_F(AttachmentTest, TheEndWhileArmedEndsTheWait) {
+  auto detached = DetachAsync(milliseconds(60000));
+  ASSERT_TRUE(WaitForState(AttachmentState::kArmed));
+  EXPECT_TRUE(attachment_->End());  // still attached: the end flushes and unsubscribes
+  ASSERT_EQ(detached.wait_for(std::chrono::seconds(5)), std::future_status::ready);
+  EXPECT_EQ(detached.get(), AttachmentState::kEnded);
+  cupti_.CallApi(1, kLaunch);
+  EXPECT_EQ(cupti_.Count("Finalize"), 0u);
+}
+
+}  // namespace cupti_attachment_test
+}  // namespace cuscope::cupti
