@@ -15,10 +15,10 @@
 // another thread, MayCallCupti() is false: any other CUPTI call (a timestamp, a flush, a
 // callback's name) would attach CUPTI again outside the schedule.
 //
-// Not here yet: the session's own threads (the writer's clock reads, the control thread's flushes)
-// must hold their CUPTI calls out while a program thread finalizes; checking MayCallCupti() before
-// a call leaves a window between the check and the call. The wiring into the session (a shared
-// lock around those calls, taken exclusively by the finalize) comes with the duty cycle's use.
+// Not here yet: the session's own threads (the writer's clock reads and record walks, the control
+// thread's flushes) must make no CUPTI call from the arming to the attach; checking MayCallCupti()
+// before a call leaves a window between the check and the call. How the session keeps them out
+// (docs/architecture.md, "Detaching between windows") comes with the duty cycle's use.
 //
 // Pin() keeps CUPTI for good (something the session needs would not survive a detach); refused
 // while detached: attach first. A failed finalize or attach leaves the state kFailed, and the
