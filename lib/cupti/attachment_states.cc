@@ -43,9 +43,9 @@ std::optional<AttachmentState> NextAttachmentState(AttachmentState from, Attachm
 bool MayCallCupti(AttachmentState state) {
   switch (state) {
     case AttachmentState::kAttached:
-    case AttachmentState::kArmed:
     case AttachmentState::kPinned:
       return true;
+    case AttachmentState::kArmed:  // a program call's exit may finalize CUPTI at any moment
     case AttachmentState::kDetaching:  // only the detaching thread, which owns the finalize
     case AttachmentState::kDetached:
     case AttachmentState::kAttaching:  // only the attaching thread

@@ -1,29 +1,34 @@
 // Detaching CUPTI from the process between a duty cycle's windows, and attaching it again for the
 // next: the moves of attachment_states.h made with CUPTI, on the threads CUPTI allows.
 //
-// The detach (the collector's thread, recording already off): a forced flush, then the runtime and
-// driver domains' callbacks on, and a wait of at most `wait` for a program thread's call to reach
-// its exit callback, which calls AtCallExit: it unsubscribes and finalizes CUPTI right there, as
-// CUPTI's guide asks (elsewhere, a thread still inside CUPTI may crash). One call takes it (a
-// compare-and-swap); a call that comes after the wait gave up finds nothing to take. Given up
-// (the program made no call in time), CUPTI stays: the domains go off again and the session's
-// standing callbacks on (`enable_callbacks`), as before the detach.
+// The detach (the collector's thread, recording already off): a forced flush, then the runtime's
+// call callbacks on, and a wait of at most `wait` for a program thread's runtime call to reach its
+// exit callback, which calls AtCallExit: it unsubscribes and finalizes CUPTI right there, as
+// CUPTI's guide asks (elsewhere, a thread still inside CUPTI may crash). The runtime's calls only,
+// as measured: a program that makes driver calls alone never detaches (each detach is given up).
+// One call takes it (a compare-and-swap); a call that comes after the wait gave up finds nothing
+// to take. Given up (the program made no call in time), CUPTI stays: the runtime's domain goes off
+// again and the session's standing callbacks on (`enable_callbacks`), as before the detach.
 //
 // The attach (the collector's thread, before the next window): the buffer callbacks, the
 // subscriber and what the session set up once (`set_up`: thread id type, flush period, standing
-// callbacks), all of which CUPTI forgot. While detached, and while detaching or attaching on
-// another thread, MayCallCupti() is false: any other CUPTI call (a timestamp, a flush, a
-// callback's name) would attach CUPTI again outside the schedule.
+// callbacks), all of which CUPTI forgot. From the arming to the end of the attach MayCallCupti()
+// is false: any other CUPTI call (a timestamp, a flush, a callback's name) could meet a finalize
+// under way, or attach CUPTI again outside the schedule.
 //
-// Not here yet: the session's own threads (the writer's clock reads and record walks, the control
-// thread's flushes) must make no CUPTI call from the arming to the attach; checking MayCallCupti()
-// before a call leaves a window between the check and the call. How the session keeps them out
-// (docs/architecture.md, "Detaching between windows") comes with the duty cycle's use.
+// Detach, Attach and End are called from one thread at a time (the collector's; the session's end
+// after that thread stopped). Not here yet: the session's own threads (the writer's clock reads and
+// record walks, the control thread's flushes) and its callbacks on the program's threads (timed
+// calls read the clock, launch stacks ask for graph node ids) must make no CUPTI call from the
+// arming to the attach, and while armed the session's callback must do nothing but AtCallExit:
+// checking MayCallCupti() before a call leaves a window between the check and the call. How the
+// session keeps them out (docs/architecture.md, "Detaching between windows") comes with the duty
+// cycle's use.
 //
 // Pin() keeps CUPTI for good (something the session needs would not survive a detach); refused
-// while detached: attach first. A failed finalize or attach leaves the state kFailed, and the
-// session must turn profiling off (its one `cuscope:` line): CUPTI is then in a state it did not
-// choose.
+// while detaching, detached or attaching: attach first. A failed finalize or attach leaves the
+// state kFailed, and the session must turn profiling off (its one `cuscope:` line): CUPTI is then
+// in a state it did not choose.
 #ifndef CUSCOPE_LIB_CUPTI_CUPTI_ATTACHMENT_H_
 #define CUSCOPE_LIB_CUPTI_CUPTI_ATTACHMENT_H_
 
@@ -70,10 +75,11 @@ class CuptiAttachment {
   // The collector's thread, recording off. Returns the state after: kDetached, kAttached (given
   // up), kPinned (pinned meanwhile, or pinned before), kFailed, or kEnded.
   AttachmentState Detach(std::chrono::milliseconds wait);
-  // The session's callback, at a runtime or driver call's exit: true when this call carried the
-  // detach (CUPTI is gone: the callback must not call CUPTI again before it returns).
+  // The session's callback, at a call's exit: true when this runtime call carried the detach
+  // (CUPTI is gone: the callback must not call CUPTI again before it returns).
   bool AtCallExit(CUpti_CallbackDomain domain);
-  // The collector's thread, while detached. On failure the state is kFailed.
+  // The collector's thread, while detached. On failure the state is kFailed, and nothing of the
+  // session stays subscribed.
   absl::Status Attach();
   // Any thread: true when CUPTI now stays attached for good.
   bool Pin();

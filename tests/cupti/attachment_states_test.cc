@@ -54,6 +54,13 @@ TEST(AttachmentStatesTest, EveryMoveIsTheTables) {
   }
 }
 
+// cuscope calls CUPTI only where no finalize can be under way and CUPTI is not detached.
+TEST(AttachmentStatesTest, CuptiMayBeCalledOnlyWhileAttachedOrPinned) {
+  for (S s : kStates) {
+    EXPECT_EQ(MayCallCupti(s), s == S::kAttached || s == S::kPinned) << AttachmentStateName(s);
+  }
+}
+
 // Steps a state through events; each returns whether it moved.
 class Walk {
  public:
