@@ -10,12 +10,6 @@ namespace {
 
 using S = AttachmentState;
 using E = AttachmentEvent;
-using SteadyClock = std::chrono::steady_clock;
-
-uint64_t NanosecondsSince(SteadyClock::time_point t0) {
-  return static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(SteadyClock::now() - t0).count());
-}
-
 // The runtime's calls only, as measured (docs/measurements.md): with the driver's on too the
 // finalize would mostly run in a driver call's exit nested inside a runtime call, not measured.
 constexpr CUpti_CallbackDomain kCallDomain = CUPTI_CB_DOMAIN_RUNTIME_API;
@@ -30,11 +24,6 @@ bool CuptiAttachment::Move(S from, E event) {
   if (!to) return false;
   S expected = from;
   return state_.compare_exchange_strong(expected, *to, std::memory_order_acq_rel);
-}
-
-void CuptiAttachment::Finished() {
-  std::lock_guard<std::mutex> lock(mu_);
-  settled_.notify_all();
 }
 
 AttachmentState CuptiAttachment::Detach(std::chrono::milliseconds wait) {
@@ -70,19 +59,12 @@ bool CuptiAttachment::AtCallExit(CUpti_CallbackDomain domain) {
   if (domain != kCallDomain) return false;
   if (state_.load(std::memory_order_relaxed) != S::kArmed) return false;
   if (!Move(S::kArmed, E::kTake)) return false;  // another thread's call took it, or a pin
-  const auto t0 = SteadyClock::now();
   cupti_.Unsubscribe(*subscriber_);
-  const absl::Status finalized = cupti_.Finalize();
-  const uint64_t took = NanosecondsSince(t0);
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    if (finalized.ok()) {
-      ++figures_.detaches;
-      figures_.last_finalize_ns = took;
-    }
-  }
-  (void)Move(S::kDetaching, finalized.ok() ? E::kFinalized : E::kFail);
-  Finished();
+  const bool finalized = cupti_.Finalize().ok();
+  std::lock_guard<std::mutex> lock(mu_);
+  if (finalized) ++figures_.detaches;
+  (void)Move(S::kDetaching, finalized ? E::kFinalized : E::kFail);
+  settled_.notify_all();
   return true;
 }
 
@@ -91,7 +73,6 @@ absl::Status CuptiAttachment::Attach() {
     return absl::FailedPreconditionError(
         absl::StrCat("CUPTI is not detached (", AttachmentStateName(state()), "): nothing to attach"));
   }
-  const auto t0 = SteadyClock::now();
   absl::Status st = cupti_.RegisterBufferCallbacks(hooks_.buffer_requested, hooks_.buffer_completed);
   if (st.ok()) st = cupti_.Subscribe(hooks_.callback, hooks_.userdata, subscriber_);
   if (st.ok() && hooks_.set_up) {
@@ -102,15 +83,10 @@ absl::Status CuptiAttachment::Attach() {
       *subscriber_ = nullptr;
     }
   }
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    if (st.ok()) {
-      ++figures_.attaches;
-      figures_.last_attach_ns = NanosecondsSince(t0);
-    }
-  }
+  std::lock_guard<std::mutex> lock(mu_);
+  if (st.ok()) ++figures_.attaches;
   (void)Move(S::kAttaching, st.ok() ? E::kAttached : E::kFail);
-  Finished();
+  settled_.notify_all();
   return st;
 }
 
@@ -120,7 +96,8 @@ bool CuptiAttachment::Pin() {
     if (s == S::kPinned) return true;
     if (s != S::kAttached && s != S::kArmed) return false;
     if (Move(s, E::kPin)) {
-      Finished();  // an armed detach's wait ends now
+      std::lock_guard<std::mutex> lock(mu_);
+      settled_.notify_all();  // an armed detach's wait ends now
       return true;
     }
   }

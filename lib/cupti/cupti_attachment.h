@@ -60,13 +60,11 @@ class CuptiAttachment {
     // The callbacks the session keeps on between windows, on again after a detach given up.
     std::function<absl::Status(CUpti_SubscriberHandle)> enable_callbacks;
   };
-  // What the detaches and attaches took, for the session's figures.
+  // How often CUPTI was detached, a detach given up, CUPTI attached again: the session's figures.
   struct Figures {
     uint64_t detaches = 0;
     uint64_t given_up = 0;
     uint64_t attaches = 0;
-    uint64_t last_finalize_ns = 0;  // of the program's call that carried it
-    uint64_t last_attach_ns = 0;
   };
 
   // `subscriber`: the session's, subscribed and set up; this object replaces it at each attach.
@@ -94,15 +92,15 @@ class CuptiAttachment {
  private:
   // One move of the table by compare-and-swap from `from`; false when the state was not `from` or
   // the table has no such move.
+  // Every move a waiter (Detach, End) waits for is made or followed by a notify under mu_.
   bool Move(AttachmentState from, AttachmentEvent event);
-  void Finished();  // a detach's finalize returned: wakes Detach and End
 
   CuptiApi& cupti_;
   CUpti_SubscriberHandle* const subscriber_;
   const Hooks hooks_;
   std::atomic<AttachmentState> state_{AttachmentState::kAttached};
   mutable std::mutex mu_;
-  std::condition_variable settled_;  // the state left kArmed or kDetaching
+  std::condition_variable settled_;  // the state left kArmed, kDetaching or kAttaching
   Figures figures_;                  // mu_
 };
 
