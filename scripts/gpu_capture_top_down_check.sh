@@ -11,7 +11,7 @@ cd "$(dirname "$0")/.."
 OUT=${1:?usage: scripts/gpu_capture_top_down_check.sh OUT_DIR}
 mkdir -p "$OUT/capture_top_down"; OUT=$(cd "$OUT" && pwd)/capture_top_down
 ROOT=$PWD
-B=$ROOT/build-device; export LD_LIBRARY_PATH=$B/lib:/usr/local/cuda/lib64
+B=${B:-$ROOT/build-device}; export LD_LIBRARY_PATH=$B/lib:/usr/local/cuda/lib64
 cli=$B/bin/cuscope
 failed=0
 check() {  # check WHAT OK(0|1)

@@ -13,7 +13,7 @@ set -u
 cd "$(dirname "$0")/.."
 OUT=${1:?usage: scripts/gpu_stacks_check.sh OUT_DIR}
 mkdir -p "$OUT/stacks"; OUT=$(cd "$OUT" && pwd)/stacks
-B=$PWD/build-device; export LD_LIBRARY_PATH=$B/lib:/usr/local/cuda/lib64
+B=${B:-$PWD/build-device}; export LD_LIBRARY_PATH=$B/lib:/usr/local/cuda/lib64
 cli=$B/bin/cuscope
 lib=$B/lib/libcuscope.so
 failed=0

@@ -13,7 +13,7 @@ set -u
 cd "$(dirname "$0")/.."
 OUT=${1:?usage: scripts/gpu_window_check.sh OUT_DIR}
 mkdir -p "$OUT/window"; OUT=$(cd "$OUT" && pwd)/window
-B=$PWD/build-device; export LD_LIBRARY_PATH=$B/lib:/usr/local/cuda/lib64
+B=${B:-$PWD/build-device}; export LD_LIBRARY_PATH=$B/lib:/usr/local/cuda/lib64
 cli=$B/bin/cuscope
 failed=0
 check() {  # check WHAT OK(0|1)

@@ -14,7 +14,9 @@
 #   bench/gpu/duty_cycle_check.sh [--rounds N] [--reps R] [--kernels N] [--workloads a,b]
 #                                 [--variants a,b] [--out DIR]
 # --variants: of plain, monitor-1, monitor-3, monitor-full (the default: all four) and fixed-P (a fixed
-# duty cycle of P%, CUSCOPE_DUTY_CYCLE: what switching costs beside what is recorded).
+# duty cycle of P%, CUSCOPE_DUTY_CYCLE: what switching costs beside what is recorded); with a
+# detach- prefix (detach-monitor-1, detach-monitor-3, detach-fixed-P) the same detaching CUPTI
+# between the windows (CUSCOPE_DUTY_DETACH=1), in DUTY_WINDOWS windows an interval (default 2).
 set -uo pipefail
 cd "$(dirname "$0")/../.." || exit 1
 # shellcheck source=bench/gpu/interleaved_rounds.sh
@@ -31,7 +33,7 @@ while [ $# -gt 0 ]; do
     --variants) variant_list=$2; shift ;;
     --seed) seed=$2; shift ;;
     --out) out=$2; shift ;;
-    -h|--help) sed -n '2,17p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,19p' "$0"; exit 0 ;;
     *) echo "duty_cycle_check.sh: unknown argument $1 (see --help)" >&2; exit 2 ;;
   esac
   shift
@@ -52,11 +54,16 @@ run_one() {
     trace=$out/traces/${workload}_${variant}_${round}.cuscope
     venv=(CUDA_INJECTION64_PATH="$lib" CUSCOPE_MODE=monitor CUSCOPE_QUIET=1 CUSCOPE_FORCE_OVERWRITE=1
           CUSCOPE_OUTPUT="$trace")
-    case $variant in
+    local kind=$variant
+    if [ "${variant#detach-}" != "$variant" ]; then
+      kind=${variant#detach-}
+      venv+=(CUSCOPE_DUTY_DETACH=1 CUSCOPE_DUTY_WINDOWS="${DUTY_WINDOWS:-2}")
+    fi
+    case $kind in
       monitor-1) venv+=(CUSCOPE_OVERHEAD_BUDGET=1) ;;
       monitor-3) venv+=(CUSCOPE_OVERHEAD_BUDGET=3) ;;
       monitor-full) venv+=(CUSCOPE_OVERHEAD_BUDGET=off) ;;
-      fixed-*) venv+=(CUSCOPE_DUTY_CYCLE="${variant#fixed-}") ;;
+      fixed-*) venv+=(CUSCOPE_DUTY_CYCLE="${kind#fixed-}") ;;
       *) echo "duty_cycle_check.sh: unknown variant $variant" >&2; exit 2 ;;
     esac
   fi

@@ -80,6 +80,11 @@ std::string StatusText(const v1::ProcessStatus& s) {
     } else if (s.every_record()) {
       absl::StrAppend(&out, "  recording all the time now: a trace window, a capture or request scopes need every record\n");
     }
+    if (!s.cupti_attachment().empty()) {
+      absl::StrAppend(&out, "  CUPTI detached between the windows ", s.cupti_detaches(), " times, attached again ",
+                      s.cupti_attaches(), ", detaches given up ", s.cupti_detaches_given_up(), " (no program call in ",
+                      "time); ", s.cupti_attachment(), " now\n");
+    }
     if (s.records_handed_over() > 0) {
       absl::StrAppend(&out, "  records held back in CUPTI's buffers were handed over ", s.records_handed_over(),
                       s.records_handed_over() == 1 ? " time" : " times", " (a kernel record that never completed)\n");

@@ -302,6 +302,11 @@ void ChunkPrinter::PrintNotes(const core::DecodedChunk& c) {
                              "ns cupti_overhead=%" PRIu64 "ns\n",
                              s.records_written(), s.records_dropped_by_cupti(), s.buffers_refused_at_cap(),
                              s.records_incomplete(), s.callback_time_ns(), s.writer_time_ns(), s.cupti_overhead_ns()));
+    // A duty cycle that detached CUPTI between its windows (CUSCOPE_DUTY_DETACH).
+    if (s.cupti_detaches() + s.cupti_detaches_given_up() + s.cupti_attaches() > 0) {
+      out_.Put(absl::StrFormat("attach   cupti_detaches=%" PRIu64 " given_up=%" PRIu64 " attaches=%" PRIu64 "\n",
+                               s.cupti_detaches(), s.cupti_detaches_given_up(), s.cupti_attaches()));
+    }
   }
 }
 

@@ -70,6 +70,23 @@ Session* CallbackSession() {
   return s;
 }
 
+bool DetachesBetweenWindows(const settings::Config& config, std::string* kept_by) {
+  if (!config.duty_detach || !config.samples_by_duty_cycle()) return false;
+  // What CUPTI must keep through a detach, or calls CUPTI from the program's threads at any time.
+  const char* kept = nullptr;
+  if (config.gpu_metrics) {
+    kept = "GPU counter sampling (--gpu-metrics-devices)";
+  } else if (!config.metrics.empty() || config.top_down_kernels > 0) {
+    kept = "kernel metrics (--metrics, --top-down)";
+  } else if (config.capture_range != "none") {
+    kept = "a capture range (--capture-range)";
+  } else if (config.stacks.on()) {
+    kept = "launch stacks (--stacks)";
+  }
+  if (kept != nullptr && kept_by != nullptr) *kept_by = kept;
+  return kept == nullptr;
+}
+
 namespace {
 
 // The endpoint is an extra: a port in use or a bad address is one line, and the figures go on
@@ -160,6 +177,13 @@ void BuildRooms(Session& s, std::unique_ptr<core::TraceWriter> writer, v1::Heade
     hooks.kernel_metrics_phase = [&s](bool begin) { return KernelMetricsPhase(s, begin); };
   }
   hooks.counter_totals = [&s] { return s.sampling->totals(); };
+  hooks.attachment_figures = [&s](v1::CaptureStats* st) {
+    if (s.attachment == nullptr) return;
+    const CuptiAttachment::Figures f = s.attachment->figures();
+    st->set_cupti_detaches(f.detaches);
+    st->set_cupti_detaches_given_up(f.given_up);
+    st->set_cupti_attaches(f.attaches);
+  };
   hooks.slow_step_range = [&s](uint64_t length_ns) { OnSlowStepRange(s, length_ns); };
   hooks.gpu_idle = [&s](const monitor::IdleEvent& idle) { OnGpuIdle(s, idle); };
   hooks.every_record_wanted = [&s] {
@@ -202,6 +226,33 @@ void BuildRooms(Session& s, std::unique_ptr<core::TraceWriter> writer, v1::Heade
   }
 }
 
+// What a session set up once after subscribing, which CUPTI forgets at a detach: set up again at
+// each attach, on the control thread.
+absl::Status SetUpAfterAttach(Session& s) {
+  s.cupti.UseSystemThreadIds();
+  if (s.queue_times) {
+    if (auto st = s.cupti.EnableLatencyTimestamps(true); !st.ok()) return st;
+  }
+  s.cupti.SetFlushPeriod(s.config.flush_period_ms);
+  WatchGraphInstantiations(s);
+  return absl::OkStatus();
+}
+
+// The duty cycle's switch detaches CUPTI after each window and attaches it before the next.
+void AttachBetweenWindows(Session& s) {
+  // The writer's walk of the last buffers before a detach: a buffer takes milliseconds.
+  constexpr std::chrono::milliseconds kWalkWait{200};
+  CuptiAttachment::Hooks hooks;
+  hooks.callback = OnApiCallback;
+  hooks.userdata = &s;
+  hooks.buffer_requested = OnBufferRequested;
+  hooks.buffer_completed = OnBufferCompleted;
+  hooks.set_up = [&s](CUpti_SubscriberHandle) { return SetUpAfterAttach(s); };
+  hooks.drain = [&s] { return s.pipeline->WaitBuffersWalked(kWalkWait); };
+  s.attachment = std::make_unique<CuptiAttachment>(s.raw_cupti, &s.subscriber, std::move(hooks), s.gate.get());
+  s.capture->DetachBetweenWindows(s.attachment.get());
+}
+
 }  // namespace
 
 absl::Status StartCollector(const settings::Config& config, const std::string& entry) {
@@ -220,7 +271,13 @@ absl::Status StartCollector(const settings::Config& config, const std::string& e
     path = core::ExpandOutputName(config.output, core::CurrentProcessOutputContext());
   }
   if (!path.ok()) return path.status();
-  Session& s = *RetainedSessions().emplace_back(std::make_unique<Session>(config, entry, cupti));
+  std::string kept_attached_by;
+  const bool detaches = DetachesBetweenWindows(config, &kept_attached_by);
+  Session& s = *RetainedSessions().emplace_back(std::make_unique<Session>(config, entry, cupti, detaches));
+  if (config.duty_detach && !detaches && !kept_attached_by.empty()) {
+    s.Warn(absl::StrCat("CUPTI stays attached between the duty cycle's windows: ", kept_attached_by,
+                        " needs it throughout"));
+  }
 
   // Each step that succeeds pushes its undo; a failure returns and the stack undoes, newest first.
   UndoStack undo;
@@ -248,6 +305,8 @@ absl::Status StartCollector(const settings::Config& config, const std::string& e
   if (auto st = cupti.RegisterBufferCallbacks(OnBufferRequested, OnBufferCompleted); !st.ok()) return st;
   cupti.SetFlushPeriod(config.flush_period_ms);
   BuildRooms(s, std::move(writer), BuildTraceHeader(config, entry, cupti, cupti.Timestamp()));
+  // Before the session is published: CUPTI's callbacks read the attachment.
+  if (detaches) AttachBetweenWindows(s);
   undo.Push([&s] { (void)s.pipeline->Close(); });
   g_session.store(&s, std::memory_order_release);
   undo.Push([] { g_session.store(nullptr); });
@@ -299,20 +358,23 @@ absl::Status StopCollector(CollectorSummary* summary) {
   // ones too) reaches the writer before it writes its last chunk, and CUPTI lets go of our
   // callbacks only after that.
   s->capture->StopControlThread();
+  // Detached between windows (no detach is under way once the control thread stopped): CUPTI
+  // holds nothing of the session's, which the detach flushed; nothing to flush or unsubscribe.
+  const bool cupti_attached = s->attachment == nullptr || s->attachment->End();
   s->capture->ChooseHotKernelsAtStop();
   s->sampling->ShutDown();
   (void)s->capture->RunNow(EndSession{});
   if (s->metrics != nullptr) s->metrics->Shutdown();
-  const absl::Status flushed = s->cupti.FlushAll(/*forced=*/true);
+  const absl::Status flushed = cupti_attached ? s->cupti.FlushAll(/*forced=*/true) : absl::OkStatus();
   s->pipeline->FinishWriting();
   g_session.store(nullptr, std::memory_order_release);
   s->state.store(Session::State::kStopped);
-  if (s->subscriber != nullptr) {
+  if (cupti_attached && s->subscriber != nullptr) {
     s->cupti.Unsubscribe(s->subscriber);
-    s->subscriber = nullptr;
   }
+  s->subscriber = nullptr;
   // Process-wide in CUPTI: a later session that does not ask for them must not pay for them.
-  if (s->queue_times) (void)s->cupti.EnableLatencyTimestamps(false);
+  if (cupti_attached && s->queue_times) (void)s->cupti.EnableLatencyTimestamps(false);
   absl::Status closed = s->pipeline->Close();
   s->pipeline->ReleaseMemory();
   s->exporter.reset();  // its last figures were published by FinishWriting
@@ -437,6 +499,13 @@ absl::StatusOr<v1::ProcessStatus> CollectorStatus() {
     status.set_records_handed_over(d.hand_overs);
     status.set_kernel_records_missing(d.records_missing);
     status.set_overhead_budget(d.governed ? s->config.overhead_budget : 0);
+  }
+  if (s->attachment != nullptr) {
+    const CuptiAttachment::Figures f = s->attachment->figures();
+    status.set_cupti_attachment(AttachmentStateName(s->attachment->state()));
+    status.set_cupti_detaches(f.detaches);
+    status.set_cupti_detaches_given_up(f.given_up);
+    status.set_cupti_attaches(f.attaches);
   }
   std::lock_guard<std::mutex> lock(s->totals_mu);
   monitor::FillProcessStatus(s->totals, &status);

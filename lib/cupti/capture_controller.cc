@@ -15,6 +15,14 @@
 #include "lib/cupti/nvtx_capture.h"
 
 namespace cuscope::cupti {
+namespace {
+
+// How long a detach waits for a program thread's runtime call to carry it (cupti_attachment.h):
+// a program that makes none for this long gets no detach in this gap, and the control thread's
+// timers wait at most this long.
+constexpr std::chrono::milliseconds kDetachWait{50};
+
+}  // namespace
 
 CaptureController::CaptureController(const settings::Config& config, CuptiApi& cupti, ActivitySelection selection,
                                      TracePipeline& pipeline, SamplingController& sampling,
@@ -177,6 +185,10 @@ absl::Status CaptureController::StartSnapshot(const Snapshot& snapshot) {
 }
 
 absl::Status CaptureController::StartCapture(const Capture& capture) {
+  // The top-down's replays come after the capture's window, when the duty cycle would detach.
+  if (capture.top_down.kernels > 0) {
+    if (auto st = KeepCuptiAttached("a capture's top-down"); !st.ok()) return st;
+  }
   return pipeline_.RequestCapture(capture.path, capture.seconds, capture.force_overwrite, capture.top_down,
                                   SayWritten(capture.why));
 }
@@ -383,6 +395,7 @@ bool CaptureController::SetSampleRecording(bool on, double weight) {
   // the state is checked after switching on too, and what the end turned off stays off.
   if (state_.load() != WindowState::kOpen || stop_recording_.load()) return false;
   if (on) {
+    if (!AttachForWindow()) return false;
     const uint64_t time = cupti_.Timestamp();
     if (auto st = selection_.Enable(cupti_); !st.ok()) {
       warn_(absl::StrCat("the duty cycle could not turn recording back on: ", st.message(), "; profiling is off"));
@@ -404,16 +417,64 @@ bool CaptureController::SetSampleRecording(bool on, double weight) {
     // A graph being instantiated keeps the kinds on (OnGraphInstantiation): the window still ends
     // here, and the control thread, woken, opens one recording everything. Checked after
     // sample_on_ went false, so that this thread or the instantiating one sees the other.
+    bool kinds_off = false;
     if (GraphBeingInstantiated()) {
       sample_on_.store(true);
       duty_wake_.store(true);
     } else {
       selection_.Disable(cupti_);
+      kinds_off = true;
     }
     pipeline_.QueueSampleEdge(false, time, weight);
+    if (kinds_off && !DetachAfterWindow()) return false;
   }
   pipeline_.Wake();
   return true;
+}
+
+bool CaptureController::AttachForWindow() {
+  if (attachment_ == nullptr) return true;
+  if (attachment_->state() == AttachmentState::kFailed) return false;  // said as it failed
+  if (attachment_->state() != AttachmentState::kDetached) return true;
+  if (auto st = attachment_->Attach(); !st.ok()) {
+    warn_(absl::StrCat("CUPTI could not be attached again for the duty cycle's next window: ", st.message(),
+                       "; profiling is off"));
+    sample_failed_.store(true);
+    return false;
+  }
+  return true;
+}
+
+bool CaptureController::DetachAfterWindow() {
+  if (attachment_ == nullptr) return true;
+  pipeline_.Wake();  // the window's edge and last buffers, walked before the detach (its drain)
+  if (attachment_->Detach(kDetachWait) != AttachmentState::kFailed) return true;
+  warn_("CUPTI could not be detached between the duty cycle's windows (cuptiFinalize failed); profiling is off");
+  sample_failed_.store(true);
+  return false;
+}
+
+absl::Status CaptureController::KeepCuptiAttached(const std::string& what) {
+  if (attachment_ == nullptr) return absl::OkStatus();
+  if (attachment_->state() == AttachmentState::kDetached) {
+    // Attach and Detach belong to the control thread (cupti_attachment.h).
+    if (std::this_thread::get_id() != control_thread_id_.load()) {
+      return absl::FailedPreconditionError(
+          absl::StrCat(what, " needs CUPTI, detached between the duty cycle's windows now; ask again from the control "
+                             "socket or the API"));
+    }
+    if (auto st = attachment_->Attach(); !st.ok()) {
+      warn_(absl::StrCat("CUPTI could not be attached again for ", what, ": ", st.message(), "; profiling is off"));
+      sample_failed_.store(true);
+      return absl::InternalError(absl::StrCat("CUPTI could not be attached again for ", what, ": ", st.message()));
+    }
+  }
+  if (!attachment_->Pin()) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        what, " needs CUPTI, which could not be kept attached (", AttachmentStateName(attachment_->state()), ")"));
+  }
+  warn_(absl::StrCat("CUPTI stays attached from now on: ", what, " needs it throughout"));
+  return absl::OkStatus();
 }
 
 // An instantiation whose end never came (CUPTI gave no CREATED for a failed one) holds recording

@@ -45,6 +45,7 @@
 #include "lib/core/nvtx_capture_watch.h"
 #include "lib/cupti/activity_selection.h"
 #include "lib/cupti/cupti_api.h"
+#include "lib/cupti/cupti_attachment.h"
 #include "lib/cupti/kernel_metrics_collector.h"
 #include "lib/cupti/sampling_controller.h"
 #include "lib/cupti/trace_pipeline.h"
@@ -140,6 +141,11 @@ class CaptureController {
   // thread waits for that (at most kGraphInstantiationWait: then the graph goes unrecorded).
   void OnGraphInstantiation(bool starting);
 
+  // Under a duty cycle that detaches CUPTI between its windows (CUSCOPE_DUTY_DETACH): the switch
+  // detaches CUPTI after a window closes and attaches it before the next opens. Set before the
+  // control thread starts; `attachment` outlives this object.
+  void DetachBetweenWindows(CuptiAttachment* attachment) { attachment_ = attachment; }
+
   WindowState state() const { return state_.load(); }
   bool recording() const { return state_.load(std::memory_order_relaxed) == WindowState::kOpen; }
 
@@ -178,6 +184,12 @@ class CaptureController {
   // The duty cycle's switch: the kinds on or off while the session's window stays open. False once
   // the window closed for good (the session ends or writing failed): nothing is switched on again.
   bool SetSampleRecording(bool on, double weight);
+  // On the control thread: CUPTI attached (again, if detached) and kept for good, for `what`
+  // (a capture's top-down). An error says why it could not be.
+  absl::Status KeepCuptiAttached(const std::string& what);
+  // The duty cycle's switch, its CUPTI side: attach before a window opens, detach after it closed.
+  bool AttachForWindow();
+  bool DetachAfterWindow();  // false: the detach failed (the line is said)
   // An instantiation is in progress (and began less than kGraphInstantiationHold ago).
   bool GraphBeingInstantiated() const;
 
@@ -210,6 +222,7 @@ class CaptureController {
   std::atomic<int64_t> graph_instantiation_since_ns_{0};  // the latest one's start (steady clock)
   std::atomic<bool> graph_wait_said_{false};
   std::atomic<bool> sample_failed_{false};  // the duty cycle could not turn recording back on
+  CuptiAttachment* attachment_ = nullptr;    // DetachBetweenWindows
 
   std::thread thread_;
   std::mutex control_mu_;

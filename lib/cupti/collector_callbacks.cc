@@ -83,6 +83,15 @@ const ProfilerGate* FindProfilerGate(CUpti_CallbackDomain domain, CUpti_Callback
 void CUPTIAPI OnApiCallback(void* /*userdata*/, CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const void* data) {
   Session* s = CallbackSession();
   if (s == nullptr) return;
+  if (s->attachment != nullptr && !s->attachment->MayCallCupti()) {
+    // A detach is armed (the runtime's calls reach this callback for it) or under way: a runtime
+    // call's exit may carry it, and nothing else is done here (cupti_attachment.h).
+    if (domain == CUPTI_CB_DOMAIN_RUNTIME_API && data != nullptr &&
+        static_cast<const CUpti_CallbackData*>(data)->callbackSite == CUPTI_API_EXIT) {
+      (void)s->attachment->AtCallExit(domain);
+    }
+    return;
+  }
   if (domain == CUPTI_CB_DOMAIN_RESOURCE && cbid == CUPTI_CBID_RESOURCE_CONTEXT_CREATED) {
     s->capture->OnContextCreated();
     return;

@@ -20,6 +20,8 @@
 #include "lib/cupti/call_timer.h"
 #include "lib/cupti/capture_controller.h"
 #include "lib/cupti/cupti_api.h"
+#include "lib/cupti/cupti_attachment.h"
+#include "lib/cupti/cupti_gate.h"
 #include "lib/cupti/kernel_metrics_collector.h"
 #include "lib/cupti/launch_stacks.h"
 #include "lib/cupti/request_scopes.h"
@@ -41,7 +43,15 @@ struct Session {
     kStopped,
   };
 
-  Session(const settings::Config& c, std::string e, CuptiApi& api) : config(c), entry(std::move(e)), cupti(api) {}
+  // `detaches`: CUPTI may be detached between the duty cycle's windows (DetachesBetweenWindows):
+  // then the session's calls pass a gate.
+  Session(const settings::Config& c, std::string e, CuptiApi& api, bool detaches)
+      : config(c),
+        entry(std::move(e)),
+        gate(detaches ? std::make_unique<CuptiGate>() : nullptr),
+        gated(detaches ? std::make_unique<GatedCuptiApi>(api, *gate) : nullptr),
+        cupti(detaches ? static_cast<CuptiApi&>(*gated) : api),
+        raw_cupti(api) {}
 
   void Warn(const std::string& msg) const {
     // Messages quote paths and names the program or a peer chose: escaped and cut like the CLI's.
@@ -50,7 +60,13 @@ struct Session {
 
   const settings::Config config;
   const std::string entry;
-  CuptiApi& cupti;
+  const std::unique_ptr<CuptiGate> gate;
+  const std::unique_ptr<GatedCuptiApi> gated;
+  CuptiApi& cupti;      // what every room calls: through the gate when the session may detach
+  CuptiApi& raw_cupti;  // underneath: the attachment's own moves
+  // Detaches CUPTI between the duty cycle's windows and attaches it for each (cupti_attachment.h);
+  // null when the session keeps CUPTI throughout.
+  std::unique_ptr<CuptiAttachment> attachment;
   CUpti_SubscriberHandle subscriber = nullptr;
   std::unique_ptr<TracePipeline> pipeline;
   std::unique_ptr<SamplingController> sampling;
@@ -76,6 +92,10 @@ struct Session {
   std::mutex totals_mu;
   monitor::RunningTotals totals;  // totals_mu
 };
+
+// Whether a session of `config` detaches CUPTI between its duty cycle's windows; when asked for but
+// something the session needs keeps CUPTI attached, `kept_by` names it.
+bool DetachesBetweenWindows(const settings::Config& config, std::string* kept_by);
 
 // The session CUPTI's callbacks may use: none in a forked child (activity_collector.cc).
 Session* CallbackSession();

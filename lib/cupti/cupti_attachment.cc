@@ -13,11 +13,13 @@ using E = AttachmentEvent;
 // The runtime's calls only, as measured (docs/measurements.md): with the driver's on too the
 // finalize would mostly run in a driver call's exit nested inside a runtime call, not measured.
 constexpr CUpti_CallbackDomain kCallDomain = CUPTI_CB_DOMAIN_RUNTIME_API;
+// A failed attach's closing of the gate: the calls in flight are a clock read or a switch.
+constexpr std::chrono::milliseconds kGateCloseOnFailure{1000};
 
 }  // namespace
 
-CuptiAttachment::CuptiAttachment(CuptiApi& cupti, CUpti_SubscriberHandle* subscriber, Hooks hooks)
-    : cupti_(cupti), subscriber_(subscriber), hooks_(std::move(hooks)) {}
+CuptiAttachment::CuptiAttachment(CuptiApi& cupti, CUpti_SubscriberHandle* subscriber, Hooks hooks, CuptiGate* gate)
+    : cupti_(cupti), subscriber_(subscriber), hooks_(std::move(hooks)), gate_(gate) {}
 
 bool CuptiAttachment::Move(S from, E event) {
   const std::optional<S> to = NextAttachmentState(from, event);
@@ -31,6 +33,13 @@ AttachmentState CuptiAttachment::Detach(std::chrono::milliseconds wait) {
   // What CUPTI holds reaches the writer before CUPTI lets go of it; a flush that fails leaves CUPTI
   // attached (the records may still be there).
   if (!cupti_.FlushAll(/*forced=*/true).ok()) return state();
+  // The writer's walk of those buffers calls CUPTI, and so may the session's other threads: both
+  // done before the arming, or the detach waits for the next window.
+  if ((hooks_.drain && !hooks_.drain()) || (gate_ != nullptr && !gate_->Close(wait))) {
+    std::lock_guard<std::mutex> lock(mu_);
+    ++figures_.given_up;
+    return state();
+  }
   // The call callbacks go on before the detach is armed: once armed, a call's exit may finalize
   // CUPTI at any moment, and no CUPTI call of this thread may follow it.
   const bool callbacks_on = cupti_.EnableDomain(*subscriber_, kCallDomain, true).ok();
@@ -49,6 +58,7 @@ AttachmentState CuptiAttachment::Detach(std::chrono::milliseconds wait) {
     // CUPTI stays: its call callbacks as they were before the detach.
     (void)cupti_.EnableDomain(*subscriber_, kCallDomain, false);
     if (hooks_.enable_callbacks) (void)hooks_.enable_callbacks(*subscriber_);
+    if (gate_ != nullptr) gate_->Open();
   } else if (after == S::kDetached) {
     *subscriber_ = nullptr;  // here, not on the program's thread: the session reads it here
   }
@@ -75,10 +85,13 @@ absl::Status CuptiAttachment::Attach() {
   }
   absl::Status st = cupti_.RegisterBufferCallbacks(hooks_.buffer_requested, hooks_.buffer_completed);
   if (st.ok()) st = cupti_.Subscribe(hooks_.callback, hooks_.userdata, subscriber_);
+  // CUPTI is attached from here: the session's set-up calls it through the gate.
+  if (st.ok() && gate_ != nullptr) gate_->Open();
   if (st.ok() && hooks_.set_up) {
     st = hooks_.set_up(*subscriber_);
     if (!st.ok()) {
-      // Failed half-way: no callback of the session may reach it once it is gone.
+      // Failed half-way: no callback or call of the session's may reach CUPTI once it is gone.
+      if (gate_ != nullptr) (void)gate_->Close(kGateCloseOnFailure);
       cupti_.Unsubscribe(*subscriber_);
       *subscriber_ = nullptr;
     }
@@ -111,7 +124,10 @@ bool CuptiAttachment::End() {
     if (s == S::kEnded) return false;
     if (Move(s, E::kEnd)) {
       settled_.notify_all();  // an armed detach's wait ends now
-      return s == S::kAttached || s == S::kArmed || s == S::kPinned;
+      const bool attached = s == S::kAttached || s == S::kArmed || s == S::kPinned;
+      // The end flushes and unsubscribes with the session's calls.
+      if (attached && gate_ != nullptr) gate_->Open();
+      return attached;
     }
   }
 }

@@ -16,14 +16,15 @@
 // is false: any other CUPTI call (a timestamp, a flush, a callback's name) could meet a finalize
 // under way, or attach CUPTI again outside the schedule.
 //
+// The session's own calls (cupti_gate.h): with a gate, the detach closes it before arming, after
+// `drain` says the writer walked every buffer the forced flush handed over (a buffer's walk calls
+// CUPTI too), and the attach opens it again once CUPTI is set up. A detach given up or pinned
+// opens it again; a failed finalize or attach leaves it closed (nothing of the session's may call
+// CUPTI then). The session's callback on the program's threads must, while MayCallCupti() is
+// false, do nothing but AtCallExit: what it would call otherwise is refused by the gate anyway.
+//
 // Detach, Attach and End are called from one thread at a time (the collector's; the session's end
-// after that thread stopped). Not here yet: the session's own threads (the writer's clock reads and
-// record walks, the control thread's flushes) and its callbacks on the program's threads (timed
-// calls read the clock, launch stacks ask for graph node ids) must make no CUPTI call from the
-// arming to the attach, and while armed the session's callback must do nothing but AtCallExit:
-// checking MayCallCupti() before a call leaves a window between the check and the call. How the
-// session keeps them out (docs/architecture.md, "Detaching between windows") comes with the duty
-// cycle's use.
+// after that thread stopped).
 //
 // Pin() keeps CUPTI for good (something the session needs would not survive a detach); refused
 // while detaching, detached or attaching: attach first. A failed finalize or attach leaves the
@@ -44,6 +45,7 @@
 #include "absl/status/status.h"
 #include "lib/cupti/attachment_states.h"
 #include "lib/cupti/cupti_api.h"
+#include "lib/cupti/cupti_gate.h"
 
 namespace cuscope::cupti {
 
@@ -59,19 +61,24 @@ class CuptiAttachment {
     std::function<absl::Status(CUpti_SubscriberHandle)> set_up;
     // The callbacks the session keeps on between windows, on again after a detach given up.
     std::function<absl::Status(CUpti_SubscriberHandle)> enable_callbacks;
+    // Waits until the writer walked every buffer handed over so far; false when it did not in
+    // time (the detach is left for the next window). Null: nothing to wait for.
+    std::function<bool()> drain;
   };
   // How often CUPTI was detached, a detach given up, CUPTI attached again: the session's figures.
   struct Figures {
     uint64_t detaches = 0;
-    uint64_t given_up = 0;
+    uint64_t given_up = 0;  // no program call within the wait, or the writer or the gate not ready
     uint64_t attaches = 0;
   };
 
   // `subscriber`: the session's, subscribed and set up; this object replaces it at each attach.
-  CuptiAttachment(CuptiApi& cupti, CUpti_SubscriberHandle* subscriber, Hooks hooks);
+  // `cupti` is the CuptiApi underneath the gate; `gate` may be null (nothing else calls CUPTI).
+  CuptiAttachment(CuptiApi& cupti, CUpti_SubscriberHandle* subscriber, Hooks hooks, CuptiGate* gate = nullptr);
 
   // The collector's thread, recording off. Returns the state after: kDetached, kAttached (given
-  // up), kPinned (pinned meanwhile, or pinned before), kFailed, or kEnded.
+  // up, or the writer or a call in flight through the gate not done in time), kPinned (pinned
+  // meanwhile, or pinned before), kFailed, or kEnded.
   AttachmentState Detach(std::chrono::milliseconds wait);
   // The session's callback, at a call's exit: true when this runtime call carried the detach
   // (CUPTI is gone: the callback must not call CUPTI again before it returns).
@@ -98,6 +105,7 @@ class CuptiAttachment {
   CuptiApi& cupti_;
   CUpti_SubscriberHandle* const subscriber_;
   const Hooks hooks_;
+  CuptiGate* const gate_;
   std::atomic<AttachmentState> state_{AttachmentState::kAttached};
   mutable std::mutex mu_;
   std::condition_variable settled_;  // the state left kArmed, kDetaching or kAttaching

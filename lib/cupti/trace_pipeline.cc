@@ -100,7 +100,21 @@ uint8_t* TracePipeline::AcquireBuffer() {
 
 void TracePipeline::BufferCompleted(uint8_t* buffer, size_t valid) {
   buffers_completed_.fetch_add(1, std::memory_order_relaxed);
+  if (buffer != nullptr) buffers_queued_.fetch_add(1, std::memory_order_release);
   inbox_.PushTurn(CompletedBuffer{buffer, valid});
+}
+
+bool TracePipeline::WaitBuffersWalked(std::chrono::milliseconds wait) {
+  const uint64_t queued = buffers_queued_.load(std::memory_order_acquire);
+  const auto deadline = SteadyClock::now() + wait;
+  inbox_.Wake();
+  // Polled: the writer's turn takes a buffer's walk at most (milliseconds), and this wait happens
+  // once per duty cycle window, on the control thread.
+  while (buffers_walked_.load(std::memory_order_acquire) < queued) {
+    if (SteadyClock::now() >= deadline) return false;
+    std::this_thread::sleep_for(std::chrono::microseconds(200));
+  }
+  return true;
 }
 
 // ---- What the other rooms queue ----------------------------------------------------------------
@@ -229,7 +243,10 @@ void TracePipeline::ProcessBuffer(const CompletedBuffer& b) {
   } else {
     timed_.Discard();  // the trace takes nothing more: the timed calls waiting are let go, not kept to the cap
   }
-  if (b.buffer != nullptr) pool_.Release(b.buffer);
+  if (b.buffer != nullptr) {
+    pool_.Release(b.buffer);
+    buffers_walked_.fetch_add(1, std::memory_order_release);
+  }
   writer_ns_ += NanosecondsSince(t0);
   WriteChunk(false);
 }
@@ -355,6 +372,7 @@ void TracePipeline::FillCaptureStats(v1::CaptureStats* st) {
   const CounterTotals counters = hooks_.counter_totals ? hooks_.counter_totals() : CounterTotals{};
   st->set_counter_samples(counters.samples);
   st->set_counter_sample_overflows(counters.overflows);
+  if (hooks_.attachment_figures) hooks_.attachment_figures(st);
   // bytes_written counts what was on disk before this chunk (none in flight mode: the ring's
   // chunks reach a file only in a snapshot).
   st->set_bytes_written(writer_ != nullptr ? writer_->bytes_written() : 0);

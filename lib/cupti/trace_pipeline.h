@@ -84,6 +84,8 @@ class TracePipeline {
     // (`begin` false: the reverse). Called on the snapshot thread.
     std::function<bool(bool begin)> kernel_metrics_phase;
     std::function<CounterTotals()> counter_totals;
+    // CUPTI detached and attached between a duty cycle's windows (cupti_attachment.h), so far.
+    std::function<void(v1::CaptureStats*)> attachment_figures;
     // Monitor mode: intervals of figures as they close, oldest first.
     std::function<void(const std::vector<monitor::IntervalFigures>&)> intervals_closed;
     // Flight mode with a step range: a range of that name that took longer than the threshold
@@ -216,6 +218,9 @@ class TracePipeline {
   // Whether CUPTI's records reach this session: the calls the callbacks timed, and the kernel
   // records translated so far (an attached session checks that the second follows the first).
   uint64_t timed_calls_queued() const { return timed_.calls_queued(); }
+  // Waits (at most `wait`) until the writer walked every buffer CUPTI completed so far, a walk
+  // being CUPTI calls: before CUPTI is detached (cupti_attachment.h). False when it did not in time.
+  bool WaitBuffersWalked(std::chrono::milliseconds wait);
   uint64_t kernel_records_seen() const { return kernel_records_seen_.load(std::memory_order_relaxed); }
   // Of the timed calls, the kernel launches (launch_callbacks.h): each should bring a kernel record.
   uint64_t timed_launches_queued() const { return timed_.launches_queued(); }
@@ -271,6 +276,8 @@ class TracePipeline {
   // Written by CUPTI's callbacks.
   std::atomic<uint64_t> buffers_requested_{0};
   std::atomic<uint64_t> buffers_completed_{0};
+  std::atomic<uint64_t> buffers_queued_{0};  // completed buffers handed to the writer
+  std::atomic<uint64_t> buffers_walked_{0};  // of those, walked (and given back) by the writer
   std::atomic<uint64_t> dropped_by_cupti_{0};
   std::atomic<uint64_t> callback_ns_{0};
 

@@ -25,7 +25,8 @@ absl::Status CheckMonitorSettings(const Config& c) {
   const bool flight = c.mode == CollectionMode::kFlight;
   if (!monitor) {
     for (const char* name : {"CUSCOPE_MONITOR_INTERVAL", "CUSCOPE_MONITOR_TOP_KERNELS", "CUSCOPE_PROMETHEUS",
-                             "CUSCOPE_DUTY_CYCLE", "CUSCOPE_OVERHEAD_BUDGET", "CUSCOPE_DUTY_WINDOWS"}) {
+                             "CUSCOPE_DUTY_CYCLE", "CUSCOPE_OVERHEAD_BUDGET", "CUSCOPE_DUTY_WINDOWS",
+                             "CUSCOPE_DUTY_DETACH"}) {
       if (c.settings.count(name)) return absl::InvalidArgumentError(absl::StrCat(name, " needs CUSCOPE_MODE=monitor"));
     }
   }
@@ -41,6 +42,11 @@ absl::Status CheckMonitorSettings(const Config& c) {
     return absl::InvalidArgumentError(
         "CUSCOPE_DUTY_CYCLE and CUSCOPE_OVERHEAD_BUDGET both choose how much is recorded: give one (a fixed share "
         "of the time, or a cost the session holds itself under)");
+  }
+  if (c.duty_detach && !c.samples_by_duty_cycle()) {
+    return absl::InvalidArgumentError(
+        "CUSCOPE_DUTY_DETACH detaches CUPTI between a duty cycle's windows: it needs CUSCOPE_DUTY_CYCLE under 100 or "
+        "CUSCOPE_OVERHEAD_BUDGET");
   }
   if (c.settings.count("CUSCOPE_FLIGHT_IDLE_SECONDS") && c.flight_idle_share == 0) {
     return absl::InvalidArgumentError("CUSCOPE_FLIGHT_IDLE_SECONDS needs CUSCOPE_FLIGHT_IDLE_SHARE: how idle is too idle");

@@ -262,6 +262,12 @@ const std::vector<Setting>& Settings() {
        c.duty_windows = n;
        return absl::OkStatus();
      }},
+    {"CUSCOPE_DUTY_DETACH", [](const std::string& name, const std::string& value, Config& c) -> absl::Status {
+       auto b = ParseBool(name, value);
+       if (!b.ok()) return b.status();
+       c.duty_detach = *b;
+       return absl::OkStatus();
+     }},
     {"CUSCOPE_OVERHEAD_BUDGET", [](const std::string& name, const std::string& value, Config& c) -> absl::Status {
        double percent = 0;
        if (value == "off") {

@@ -47,6 +47,24 @@ std::string WriteSmallTrace() {
   return path;
 }
 
+// A trace whose last chunk counts CUPTI detached between a duty cycle's windows (or not: all 0).
+std::string WriteTraceWithStats(uint64_t detaches, uint64_t given_up, uint64_t attaches) {
+  const std::string path = ::testing::TempDir() + "/dump_stats_" + std::to_string(::getpid()) + ".cuscope";
+  ::unlink(path.c_str());
+  auto w = core::TraceWriter::Create(path, false);
+  v1::Header h;
+  h.mutable_session()->set_start_time_ns(1000);
+  EXPECT_TRUE((*w)->WriteHeader(h).ok());
+  v1::Chunk c;
+  c.mutable_stats()->set_records_written(3);
+  c.mutable_stats()->set_cupti_detaches(detaches);
+  c.mutable_stats()->set_cupti_detaches_given_up(given_up);
+  c.mutable_stats()->set_cupti_attaches(attaches);
+  EXPECT_TRUE((*w)->WriteChunk(c).ok());
+  EXPECT_TRUE((*w)->Close().ok());
+  return path;
+}
+
 std::string Capture(const Args& args, int* rc) {
   ::testing::internal::CaptureStdout();
   *rc = RunDump(args);
@@ -67,6 +85,21 @@ TEST(DumpCommandTest, PrintsKernelWithRelativeTimeAndConfiguration) {
   EXPECT_NE(out.find("graphnode node=77 created +2.500us thread=1 stack=1 (frames as above)"), std::string::npos)
       << out;
   EXPECT_NE(out.find("graphnode node=78 cloned from node=77"), std::string::npos) << out;
+  ::unlink(path.c_str());
+}
+
+TEST(DumpCommandTest, SaysHowOftenCuptiWasDetachedOnlyWhenItWas) {
+  int rc = 0;
+  std::string path = WriteTraceWithStats(12, 2, 11);
+  std::string out = Capture({path}, &rc);
+  EXPECT_EQ(rc, 0);
+  EXPECT_NE(out.find("stats    records=3 "), std::string::npos) << out;
+  EXPECT_NE(out.find("attach   cupti_detaches=12 given_up=2 attaches=11"), std::string::npos) << out;
+  path = WriteTraceWithStats(0, 0, 0);
+  out = Capture({path}, &rc);
+  EXPECT_EQ(rc, 0);
+  EXPECT_NE(out.find("stats    records=3 "), std::string::npos) << out;
+  EXPECT_EQ(out.find("cupti_detaches"), std::string::npos) << out;
   ::unlink(path.c_str());
 }
 

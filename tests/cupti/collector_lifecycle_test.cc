@@ -541,6 +541,85 @@ TEST_F(CollectorLifecycleTest, UnderADutyCycleAGraphIsInstantiatedWithRecordingO
   ASSERT_TRUE(StopCollector(nullptr).ok());
 }
 
+// The program's thread, making a runtime call every half millisecond until told to stop.
+class ProgramCalls {
+ public:
+  explicit ProgramCalls(FakeCupti& cupti)
+      : thread_([this, &cupti] {
+          for (uint32_t correlation = 1; !stop_.load(); ++correlation) {
+            cupti.CallLaunch(correlation, "tiny_kernel");
+            std::this_thread::sleep_for(std::chrono::microseconds(500));
+          }
+        }) {}
+  ~ProgramCalls() { Stop(); }
+  void Stop() {
+    stop_.store(true);
+    if (thread_.joinable()) thread_.join();
+  }
+
+ private:
+  std::atomic<bool> stop_{false};
+  std::thread thread_;
+};
+
+// CUSCOPE_DUTY_DETACH: after each window CUPTI is finalized at a program call's exit, and attached
+// again (buffer callbacks, subscriber, the session's set-up) before the next window turns the
+// kinds on; between the two no call of the session's reaches CUPTI.
+TEST_F(CollectorLifecycleTest, UnderADutyCycleThatDetachesCuptiIsFinalizedBetweenWindowsAndAttachedForEach) {
+  config_.mode = settings::CollectionMode::kMonitor;
+  config_.monitor_interval_ms = 200;
+  config_.duty_cycle = 0.2;
+  config_.duty_windows = 2;  // 20 ms windows, 80 ms apart
+  config_.duty_detach = true;
+  ASSERT_TRUE(StartCollector(config_, "session", cupti_).ok());
+  ProgramCalls program(cupti_);
+  EXPECT_TRUE(Eventually([&] { return cupti_.Count("Finalize") >= 3; }));
+  program.Stop();
+  ASSERT_TRUE(StopCollector(nullptr).ok());
+  EXPECT_EQ(cupti_.calls_while_detached(), 0u) << "first: " << cupti_.first_call_while_detached();
+  const size_t finalized = cupti_.Count("Finalize");
+  // One registration at the start, one per attach: every detach but maybe the last was attached.
+  EXPECT_GE(cupti_.Count("RegisterBufferCallbacks"), finalized);
+  EXPECT_LE(cupti_.Count("RegisterBufferCallbacks"), finalized + 1);
+  // Each attach sets up what CUPTI forgot: the graph instantiations' watch among it.
+  EXPECT_GE(cupti_.Count(CallbackOf(CUPTI_CB_DOMAIN_RESOURCE, CUPTI_CBID_RESOURCE_GRAPHEXEC_CREATE_STARTING)), finalized);
+  // The kinds go on only after an attach: the last Finalize is followed by a registration before
+  // any kind.
+  const std::vector<std::string> calls = cupti_.Calls();
+  const int last_finalize = cupti_.LastIndexOf("Finalize");
+  for (int i = last_finalize + 1; i < static_cast<int>(calls.size()); ++i) {
+    if (calls[i] == "RegisterBufferCallbacks") break;
+    EXPECT_NE(calls[i].rfind("EnableActivity:", 0), 0u) << calls[i] << " before the attach";
+  }
+  const core::Trace trace = Load();
+  ASSERT_FALSE(trace.monitor_intervals.empty());
+  uint32_t windows = 0;
+  for (const v1::MonitorInterval& m : trace.monitor_intervals) {
+    EXPECT_TRUE(m.estimated());
+    windows += m.sample_windows();
+  }
+  EXPECT_GT(windows, 2u);
+}
+
+// What needs CUPTI throughout (a capture range here) keeps it attached: the duty cycle switches
+// the kinds as before and never finalizes.
+TEST_F(CollectorLifecycleTest, UnderADutyCycleACaptureRangeKeepsCuptiAttached) {
+  config_.mode = settings::CollectionMode::kMonitor;
+  config_.monitor_interval_ms = 200;
+  config_.duty_cycle = 0.2;
+  config_.duty_windows = 2;
+  config_.duty_detach = true;
+  config_.capture_range = "cudaProfilerApi";
+  ASSERT_TRUE(StartCollector(config_, "session", cupti_).ok());
+  cupti_.CallProfilerStart();
+  ProgramCalls program(cupti_);
+  EXPECT_TRUE(Eventually([&] { return cupti_.Count("DisableActivity:" + kKernelKind) >= 3; }));
+  program.Stop();
+  ASSERT_TRUE(StopCollector(nullptr).ok());
+  EXPECT_EQ(cupti_.Count("Finalize"), 0u);
+  EXPECT_EQ(cupti_.Count("RegisterBufferCallbacks"), 1u);
+}
+
 TEST_F(CollectorLifecycleTest, WithoutADutyCycleGraphInstantiationsAreNotWatched) {
   config_.mode = settings::CollectionMode::kMonitor;
   ASSERT_TRUE(StartCollector(config_, "session", cupti_).ok());

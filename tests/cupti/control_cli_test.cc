@@ -15,6 +15,7 @@
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "gmock/gmock.h"
@@ -170,6 +171,29 @@ TEST_F(ControlCliTest, StatusSaysWhatTheDutyCycleRecords) {
   EXPECT_THAT(status.text, HasSubstr("the latest interval's figures are estimates from"));
   Output json = Cuscope(absl::StrCat("status --pid ", w.pid(), " --format json"));
   EXPECT_THAT(json.text, HasSubstr("\"duty_cycle\": 0.2"));
+  EXPECT_EQ(w.Stop(), 0);
+}
+
+// CUSCOPE_DUTY_DETACH: `status` says how often CUPTI was detached and attached again, and where
+// it stands now.
+TEST_F(ControlCliTest, StatusSaysHowOftenCuptiWasDetachedBetweenWindows) {
+  Workload w({"CUSCOPE_MODE=monitor", "CUSCOPE_OUTPUT=", "CUSCOPE_MONITOR_INTERVAL=0.1", "CUSCOPE_FLUSH_PERIOD_MS=100",
+              "CUSCOPE_DUTY_CYCLE=20", "CUSCOPE_DUTY_WINDOWS=1", "CUSCOPE_DUTY_DETACH=1", "CUSCOPE_QUIET=1",
+              "FAKE_WORKLOAD_CALLS=1"});
+  ASSERT_TRUE(w.ready());
+  ::usleep(800'000);  // several windows, each followed by a detach
+  Output status = Cuscope(absl::StrCat("status --pid ", w.pid()));
+  EXPECT_EQ(status.exit_code, 0) << status.text;
+  const std::string said = "CUPTI detached between the windows ";
+  const size_t at = status.text.find(said);
+  ASSERT_NE(at, std::string::npos) << status.text;
+  int detaches = 0;
+  ASSERT_TRUE(absl::SimpleAtoi(status.text.substr(at + said.size(), status.text.find(' ', at + said.size()) - at - said.size()),
+                               &detaches))
+      << status.text;
+  EXPECT_GE(detaches, 2) << status.text;
+  Output json = Cuscope(absl::StrCat("status --pid ", w.pid(), " --format json"));
+  EXPECT_THAT(json.text, HasSubstr("\"cupti_attachment\""));
   EXPECT_EQ(w.Stop(), 0);
 }
 

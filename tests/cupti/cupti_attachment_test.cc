@@ -5,6 +5,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <functional>
 #include <future>
 #include <string>
 #include <thread>
@@ -64,6 +65,23 @@ class AttachmentTest : public ::testing::Test {
     if (info->callbackSite == CUPTI_API_EXIT && self->attachment_->AtCallExit(domain)) ++self->carried_;
   }
 
+  // The attachment as a session that may detach builds it: its calls pass `gate_`, and the detach
+  // waits for `drain` (the writer's walk) first.
+  void UseGate(std::function<bool()> drain) {
+    CuptiAttachment::Hooks hooks;
+    hooks.callback = OnCall;
+    hooks.userdata = this;
+    hooks.buffer_requested = NoBuffer;
+    hooks.buffer_completed = BufferDone;
+    hooks.set_up = [this](CUpti_SubscriberHandle) {
+      ++set_ups_;
+      // The session's set-up calls CUPTI through the gate: open by then.
+      return gated_.EnableCallback(subscriber_, CUPTI_CB_DOMAIN_RESOURCE, CUPTI_CBID_RESOURCE_GRAPHEXEC_CREATED);
+    };
+    hooks.drain = std::move(drain);
+    attachment_ = std::make_unique<CuptiAttachment>(cupti_, &subscriber_, std::move(hooks), &gate_);
+  }
+
   // Detach on a thread of its own, as the collector's thread does.
   std::future<AttachmentState> DetachAsync(milliseconds wait) {
     return std::async(std::launch::async, [this, wait] { return attachment_->Detach(wait); });
@@ -75,6 +93,8 @@ class AttachmentTest : public ::testing::Test {
   }
 
   FakeCupti cupti_;
+  CuptiGate gate_;
+  GatedCuptiApi gated_{cupti_, gate_};
   CUpti_SubscriberHandle subscriber_ = nullptr;
   std::unique_ptr<CuptiAttachment> attachment_;
   std::atomic<int> calls_seen_{0}, carried_{0}, set_ups_{0}, callbacks_enabled_{0};
@@ -256,6 +276,80 @@ TEST_F(AttachmentTest, TheEndWhileArmedEndsTheWait) {
   EXPECT_EQ(detached.get(), AttachmentState::kEnded);
   cupti_.CallApi(1, kLaunch);
   EXPECT_EQ(cupti_.Count("Finalize"), 0u);
+}
+
+// With the session's gate: from the arming to the attach the session's own calls are refused
+// without reaching CUPTI, and the attach's set-up finds the gate open.
+TEST_F(AttachmentTest, WithAGateTheSessionsCallsStayOutFromTheArmingToTheAttach) {
+  std::atomic<int> drains{0};
+  UseGate([&] {
+    ++drains;
+    return true;
+  });
+  auto detached = DetachAsync(milliseconds(5000));
+  ASSERT_TRUE(WaitForState(AttachmentState::kArmed));
+  EXPECT_EQ(drains.load(), 1);
+  EXPECT_FALSE(gate_.is_open());
+  EXPECT_EQ(gated_.FlushAll(false).code(), absl::StatusCode::kFailedPrecondition);
+  cupti_.CallApi(1, kLaunch);
+  ASSERT_EQ(detached.get(), AttachmentState::kDetached);
+  EXPECT_FALSE(gate_.is_open());
+  (void)gated_.Timestamp();
+  (void)gated_.CallbackName(v1::API_DOMAIN_RUNTIME, 1);
+  EXPECT_EQ(gated_.EnableActivity(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL).code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_EQ(cupti_.Count("FlushAll"), 0u);
+  ASSERT_TRUE(attachment_->Attach().ok());
+  EXPECT_TRUE(gate_.is_open());
+  EXPECT_EQ(set_ups_.load(), 1);
+  EXPECT_EQ(cupti_.Count(absl::StrCat("EnableCallback:", CUPTI_CB_DOMAIN_RESOURCE, ":",
+                                      CUPTI_CBID_RESOURCE_GRAPHEXEC_CREATED)),
+            1u);
+  EXPECT_TRUE(gated_.FlushAll(false).ok());
+  EXPECT_EQ(cupti_.calls_while_detached(), 0u) << cupti_.first_call_while_detached();
+}
+
+// The writer still walking buffers (a walk calls CUPTI): the detach is left for the next window,
+// nothing armed, the gate open.
+TEST_F(AttachmentTest, AWriterNotDoneInTimeLeavesTheDetachForTheNextWindow) {
+  UseGate([] { return false; });
+  EXPECT_EQ(attachment_->Detach(milliseconds(5000)), AttachmentState::kAttached);
+  EXPECT_EQ(cupti_.Count(kRuntimeOn), 0u);
+  EXPECT_TRUE(gate_.is_open());
+  EXPECT_EQ(attachment_->figures().given_up, 1u);
+  cupti_.CallApi(1, kLaunch);
+  EXPECT_EQ(cupti_.Count("Finalize"), 0u);
+}
+
+// A call of the session's still inside CUPTI past the wait: no arming either.
+TEST_F(AttachmentTest, ASessionCallInFlightPastTheWaitLeavesTheDetachForTheNextWindow) {
+  UseGate(nullptr);
+  ASSERT_TRUE(gate_.Enter());
+  EXPECT_EQ(attachment_->Detach(milliseconds(30)), AttachmentState::kAttached);
+  gate_.Leave();
+  EXPECT_EQ(cupti_.Count(kRuntimeOn), 0u);
+  EXPECT_TRUE(gate_.is_open());
+}
+
+// No program call within the wait: CUPTI stays, and so do the session's calls.
+TEST_F(AttachmentTest, ADetachGivenUpOpensTheGateAgain) {
+  UseGate(nullptr);
+  EXPECT_EQ(attachment_->Detach(milliseconds(30)), AttachmentState::kAttached);
+  EXPECT_TRUE(gate_.is_open());
+  EXPECT_TRUE(gated_.FlushAll(false).ok());
+}
+
+// An attach failing in the session's set-up: the gate closes again and stays closed.
+TEST_F(AttachmentTest, AFailedAttachLeavesTheGateClosed) {
+  UseGate(nullptr);
+  auto detached = DetachAsync(milliseconds(5000));
+  ASSERT_TRUE(WaitForState(AttachmentState::kArmed));
+  cupti_.CallApi(1, kLaunch);
+  ASSERT_EQ(detached.get(), AttachmentState::kDetached);
+  cupti_.Fail(absl::StrCat("EnableCallback:", CUPTI_CB_DOMAIN_RESOURCE, ":", CUPTI_CBID_RESOURCE_GRAPHEXEC_CREATED));
+  EXPECT_FALSE(attachment_->Attach().ok());
+  EXPECT_EQ(attachment_->state(), AttachmentState::kFailed);
+  EXPECT_FALSE(gate_.is_open());
+  EXPECT_EQ(subscriber_, nullptr);
 }
 
 }  // namespace cupti_attachment_test

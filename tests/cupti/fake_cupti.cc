@@ -51,7 +51,21 @@ int FakeCupti::LastIndexOf(const std::string& call) const {
   return -1;
 }
 
+void FakeCupti::NoteCall(const char* name) {
+  if (!detached_.load()) return;
+  if (calls_while_detached_.fetch_add(1) == 0) {
+    std::lock_guard<std::mutex> lock(mu_);
+    first_call_while_detached_ = name;
+  }
+}
+
+std::string FakeCupti::first_call_while_detached() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return first_call_while_detached_;
+}
+
 absl::Status FakeCupti::Called(const std::string& call) {
+  NoteCall(call.c_str());
   std::lock_guard<std::mutex> lock(mu_);
   calls_.push_back(call);
   if (auto it = fail_after_.find(call); it != fail_after_.end()) {
@@ -91,6 +105,7 @@ absl::Status FakeCupti::EnableDomain(CUpti_SubscriberHandle, CUpti_CallbackDomai
 
 absl::Status FakeCupti::Finalize() {
   if (auto st = Called("Finalize"); !st.ok()) return st;
+  detached_.store(true);
   std::lock_guard<std::mutex> lock(mu_);
   api_callback_ = nullptr;
   api_userdata_ = nullptr;
@@ -118,6 +133,7 @@ absl::Status FakeCupti::EnableApiRecords(v1::ApiDomain domain, uint32_t cbid, bo
 
 absl::Status FakeCupti::RegisterBufferCallbacks(CUpti_BuffersCallbackRequestFunc requested,
                                                 CUpti_BuffersCallbackCompleteFunc completed) {
+  detached_.store(false);  // an attach begins with this call
   if (auto st = Called("RegisterBufferCallbacks"); !st.ok()) return st;
   std::lock_guard<std::mutex> lock(mu_);
   requested_ = requested;
@@ -146,6 +162,7 @@ absl::Status FakeCupti::EnableLatencyTimestamps(bool enable) {
 }
 
 bool FakeCupti::NextRecord(uint8_t* buffer, size_t valid, CUpti_Activity** record) {
+  NoteCall("NextRecord");
   uint8_t* next = *record == nullptr ? buffer : reinterpret_cast<uint8_t*>(*record) + kRecordSlot;
   if (next + kRecordSlot > buffer + valid) return false;
   *record = reinterpret_cast<CUpti_Activity*>(next);
@@ -153,6 +170,7 @@ bool FakeCupti::NextRecord(uint8_t* buffer, size_t valid, CUpti_Activity** recor
 }
 
 std::string FakeCupti::CallbackName(v1::ApiDomain domain, uint32_t cbid) {
+  NoteCall("CallbackName");
   // A few real names, so that lean collection has calls to choose (and to leave out).
   if (domain == v1::API_DOMAIN_RUNTIME) {
     if (cbid == CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000) return "cudaLaunchKernel_v7000";

@@ -108,20 +108,36 @@ class FakeCupti final : public CuptiApi, public ProfilerApi {
                                        CUpti_BuffersCallbackCompleteFunc completed) override;
   absl::Status FlushAll(bool forced) override;
   void SetFlushPeriod(uint32_t period_ms) override;
-  void UseSystemThreadIds() override {}
+  void UseSystemThreadIds() override { NoteCall("UseSystemThreadIds"); }
   absl::Status EnableLatencyTimestamps(bool enable) override;
   bool NextRecord(uint8_t* buffer, size_t valid, CUpti_Activity** record) override;
-  uint64_t DroppedRecords(CUcontext, uint32_t) override { return 0; }
-  uint64_t Timestamp() override { return clock_.fetch_add(1000); }
+  uint64_t DroppedRecords(CUcontext, uint32_t) override {
+    NoteCall("DroppedRecords");
+    return 0;
+  }
+  uint64_t Timestamp() override {
+    NoteCall("Timestamp");
+    return clock_.fetch_add(1000);
+  }
   // Moves the fake clock on (each Timestamp call also moves it 1 us).
   void AdvanceClock(uint64_t ns) { clock_.fetch_add(ns); }
-  uint32_t Version() override { return 130001; }
+  uint32_t Version() override {
+    NoteCall("Version");
+    return 130001;
+  }
   std::string CallbackName(v1::ApiDomain domain, uint32_t cbid) override;
   // The node's address stands for its id.
-  uint64_t GraphNodeId(CUgraphNode node) override { return reinterpret_cast<uint64_t>(node); }
+  uint64_t GraphNodeId(CUgraphNode node) override {
+    NoteCall("GraphNodeId");
+    return reinterpret_cast<uint64_t>(node);
+  }
   // Context 7 for any context; a stream's id is its handle's value, plus 1000 for a per-thread call.
-  uint32_t ContextId(CUcontext) override { return 7; }
+  uint32_t ContextId(CUcontext) override {
+    NoteCall("ContextId");
+    return 7;
+  }
   uint32_t StreamId(CUcontext, CUstream stream, bool per_thread) override {
+    NoteCall("StreamId");
     return static_cast<uint32_t>(reinterpret_cast<uintptr_t>(stream)) + (per_thread ? 1000 : 0);
   }
   bool DriverLoadable() override { return driver_loadable_; }
@@ -175,7 +191,16 @@ class FakeCupti final : public CuptiApi, public ProfilerApi {
   absl::Status ProfilerHostGetNumOfPasses(CUpti_Profiler_Host_GetNumOfPasses_Params* p) override;
   absl::Status ProfilerHostEvaluateToGpuValues(CUpti_Profiler_Host_EvaluateToGpuValues_Params* p) override;
 
+ 
+  // CUPTI calls made after a successful Finalize and before the next RegisterBufferCallbacks (an
+  // attach's first call): each would have attached the real CUPTI again outside the schedule, or
+  // met a finalize under way. The first such call's name, for the failure's message.
+  uint64_t calls_while_detached() const { return calls_while_detached_.load(); }
+  std::string first_call_while_detached() const;
+
  private:
+  // Counts a call made while detached (above).
+  void NoteCall(const char* name);
   struct HeldBuffer {
     uint8_t* buffer;
     size_t valid;
@@ -196,6 +221,9 @@ class FakeCupti final : public CuptiApi, public ProfilerApi {
   CUpti_BuffersCallbackRequestFunc requested_ = nullptr;
   CUpti_BuffersCallbackCompleteFunc completed_ = nullptr;
   std::atomic<uint64_t> clock_{1'000'000'000};
+  std::atomic<bool> detached_{false};
+  std::atomic<uint64_t> calls_while_detached_{0};
+  std::string first_call_while_detached_;  // mu_
   bool driver_loadable_ = true;
   std::atomic<bool> driver_has_context_{true};
   int subscriber_token_ = 0;

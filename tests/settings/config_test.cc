@@ -249,6 +249,27 @@ TEST(ConfigTest, DutyCycleAndOverheadBudget) {
     ASSERT_FALSE(trace.ok()) << name;
     EXPECT_NE(std::string(trace.status().message()).find("needs CUSCOPE_MODE=monitor"), std::string::npos);
   }
+  // Detaching CUPTI between windows: off by default, and only with windows to detach between.
+  EXPECT_FALSE(duty->duty_detach);
+  auto detach = monitor({{"CUSCOPE_DUTY_CYCLE", "10"}, {"CUSCOPE_DUTY_DETACH", "1"}});
+  ASSERT_TRUE(detach.ok());
+  EXPECT_TRUE(detach->duty_detach);
+  EXPECT_TRUE(monitor({{"CUSCOPE_OVERHEAD_BUDGET", "2"}, {"CUSCOPE_DUTY_DETACH", "on"}}).ok());
+  EXPECT_TRUE(monitor({{"CUSCOPE_DUTY_DETACH", "off"}}).ok());
+  EXPECT_FALSE(monitor({{"CUSCOPE_DUTY_CYCLE", "10"}, {"CUSCOPE_DUTY_DETACH", "sometimes"}}).ok());
+  for (const auto& recorded_throughout : std::vector<std::vector<std::pair<std::string, std::string>>>{
+           {{"CUSCOPE_DUTY_DETACH", "1"}},
+           {{"CUSCOPE_DUTY_CYCLE", "100"}, {"CUSCOPE_DUTY_DETACH", "1"}},
+           {{"CUSCOPE_OVERHEAD_BUDGET", "off"}, {"CUSCOPE_DUTY_DETACH", "1"}}}) {
+    auto refused = monitor(recorded_throughout);
+    ASSERT_FALSE(refused.ok());
+    EXPECT_NE(std::string(refused.status().message()).find("CUSCOPE_DUTY_DETACH detaches CUPTI between a duty cycle's"),
+              std::string::npos)
+        << refused.status();
+  }
+  auto detach_in_trace_mode = ParseConfigFromEnvironment({{"CUSCOPE_DUTY_DETACH", "1"}});
+  ASSERT_FALSE(detach_in_trace_mode.ok());
+  EXPECT_NE(std::string(detach_in_trace_mode.status().message()).find("needs CUSCOPE_MODE=monitor"), std::string::npos);
   // Flight mode keeps every record: no duty cycle.
   auto flight = ParseConfigFromEnvironment({{"CUSCOPE_MODE", "flight"}});
   ASSERT_TRUE(flight.ok());
