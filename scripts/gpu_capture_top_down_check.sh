@@ -6,6 +6,8 @@
 # file must hold the window's kernels, the choice and every profiled launch's metrics; the GPU
 # counters over time must sample again afterwards; the program must run on to its end.
 # Prints each figure and "capture top-down check: N failed" at the end; files stay in OUT_DIR/capture_top_down.
+# B=DIR: another build folder; CAPTURE_CHECK_PARTS=server: the server part only (~20 s, to compare
+# builds).
 set -u
 cd "$(dirname "$0")/.."
 OUT=${1:?usage: scripts/gpu_capture_top_down_check.sh OUT_DIR}
@@ -27,7 +29,9 @@ wait_listed() {  # PID SECONDS
 count() { $cli dump "$1" | grep -c "^$2" ; }
 cd "$OUT"
 
-if python3 -c "import torch; assert torch.cuda.is_available()" 2>/dev/null; then
+if [ "${CAPTURE_CHECK_PARTS:-all}" = server ]; then
+  echo "== injected PyTorch: left out (CAPTURE_CHECK_PARTS=server)"
+elif python3 -c "import torch; assert torch.cuda.is_available()" 2>/dev/null; then
   echo "== injected PyTorch, monitor mode with GPU counters: capture --duration 1 --top-down"
   # No `timeout` wrapper: `cuscope ps` lists the Python process, whose pid $! must be.
   CUDA_INJECTION64_PATH=$B/lib/libcuscope.so CUSCOPE_MODE=monitor CUSCOPE_OUTPUT= CUSCOPE_GPU_METRICS_DEVICES=all \

@@ -63,9 +63,7 @@ const char kProfileUsage[] =
     "                            record all the time); the figures are then estimates with their\n"
     "                            95% bounds\n"
     "      --duty-cycle PERCENT  record a fixed PERCENT of the time instead (100: all of it)\n"
-    "      --duty-detach on|off  detach CUPTI between the duty cycle's windows (default off):\n"
-    "                            the program runs without CUPTI there; kept attached while GPU\n"
-    "                            counters, kernel metrics, a capture range or launch stacks need it\n"
+
     "      --prometheus [ADDRESS:]PORT serve the figures to Prometheus on /metrics (a bare port\n"
     "                            listens on the loopback interface only)\n"
     "\n"
@@ -160,8 +158,6 @@ constexpr ValueOption kValueOptions[] = {
     {"--monitor-interval", nullptr, "CUSCOPE_MONITOR_INTERVAL", "monitor mode: one interval in seconds (default 1)"},
     {"--duty-cycle", nullptr, "CUSCOPE_DUTY_CYCLE",
      "monitor mode: record a fixed PERCENT of the time (100: all of it)"},
-    {"--duty-detach", nullptr, "CUSCOPE_DUTY_DETACH",
-     "monitor mode, under a duty cycle: on detaches CUPTI between the windows (default off)"},
     {"--overhead-budget", nullptr, "CUSCOPE_OVERHEAD_BUDGET",
      "monitor mode: record in short windows, keeping the estimated cost under PERCENT of the program's time"},
     {"--prometheus", nullptr, "CUSCOPE_PROMETHEUS",

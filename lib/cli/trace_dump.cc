@@ -304,8 +304,10 @@ void ChunkPrinter::PrintNotes(const core::DecodedChunk& c) {
                              s.records_incomplete(), s.callback_time_ns(), s.writer_time_ns(), s.cupti_overhead_ns()));
     // A duty cycle that detached CUPTI between its windows (CUSCOPE_DUTY_DETACH).
     if (s.cupti_detaches() + s.cupti_detaches_given_up() + s.cupti_attaches() > 0) {
-      out_.Put(absl::StrFormat("attach   cupti_detaches=%" PRIu64 " given_up=%" PRIu64 " attaches=%" PRIu64 "\n",
-                               s.cupti_detaches(), s.cupti_detaches_given_up(), s.cupti_attaches()));
+      out_.Put(absl::StrFormat("attach   cupti_detaches=%" PRIu64 " given_up=%" PRIu64 " attaches=%" PRIu64
+                               " buffers_not_walked=%" PRIu64 "\n",
+                               s.cupti_detaches(), s.cupti_detaches_given_up(), s.cupti_attaches(),
+                               s.buffers_not_walked()));
     }
   }
 }

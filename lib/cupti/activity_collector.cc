@@ -183,6 +183,7 @@ void BuildRooms(Session& s, std::unique_ptr<core::TraceWriter> writer, v1::Heade
     st->set_cupti_detaches(f.detaches);
     st->set_cupti_detaches_given_up(f.given_up);
     st->set_cupti_attaches(f.attaches);
+    st->set_buffers_not_walked(s.pipeline->buffers_not_walked());
   };
   hooks.slow_step_range = [&s](uint64_t length_ns) { OnSlowStepRange(s, length_ns); };
   hooks.gpu_idle = [&s](const monitor::IdleEvent& idle) { OnGpuIdle(s, idle); };
@@ -238,10 +239,11 @@ absl::Status SetUpAfterAttach(Session& s) {
   return absl::OkStatus();
 }
 
+// The writer's walk of the last buffers before a detach: a buffer takes milliseconds.
+constexpr std::chrono::milliseconds kWalkWait{200};
+
 // The duty cycle's switch detaches CUPTI after each window and attaches it before the next.
 void AttachBetweenWindows(Session& s) {
-  // The writer's walk of the last buffers before a detach: a buffer takes milliseconds.
-  constexpr std::chrono::milliseconds kWalkWait{200};
   CuptiAttachment::Hooks hooks;
   hooks.callback = OnApiCallback;
   hooks.userdata = &s;
@@ -250,6 +252,7 @@ void AttachBetweenWindows(Session& s) {
   hooks.set_up = [&s](CUpti_SubscriberHandle) { return SetUpAfterAttach(s); };
   hooks.drain = [&s] { return s.pipeline->WaitBuffersWalked(kWalkWait); };
   s.attachment = std::make_unique<CuptiAttachment>(s.raw_cupti, &s.subscriber, std::move(hooks), s.gate.get());
+  s.pipeline->WalkBuffersThrough(s.gate.get());
   s.capture->DetachBetweenWindows(s.attachment.get());
 }
 

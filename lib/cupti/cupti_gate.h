@@ -11,9 +11,10 @@
 // its answer without CUPTI (a status, nothing done, or the clock below). The attachment makes its
 // own moves (flush, subscribe, finalize) with the CuptiApi underneath, by the attachment's rules.
 // Left ungated, by design:
-//   NextRecord       walks a buffer CUPTI completed; the detach waits until the writer walked
-//                    every buffer handed over before it closes the gate, and while detached CUPTI
-//                    completes none (a check per record would cost the writer's per-record loop).
+//   NextRecord       walks a buffer CUPTI completed: the writer passes the gate once a buffer
+//                    (TracePipeline::WalkBuffersThrough), not once a record, which would cost its
+//                    per-record loop; and the detach waits until the writer walked every buffer
+//                    handed over before it closes the gate.
 //   DriverLoadable, DriverHasContext, QuerySystem: the driver's, not CUPTI's.
 //   Profiler()       the Range Profiler and PM sampling pin the session (it never detaches).
 // Refused calls: statuses are FailedPrecondition, switches do nothing, counts and ids are 0 (a

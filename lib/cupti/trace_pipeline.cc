@@ -254,6 +254,18 @@ void TracePipeline::ProcessBuffer(const CompletedBuffer& b) {
 void TracePipeline::TranslateBuffer(const CompletedBuffer& b, core::ActivitySink& sink) {
   timed_.DrainTo(sink);
   if (b.buffer == nullptr) return;
+  // Walking a buffer is CUPTI calls: none while CUPTI is detached or being detached (a buffer CUPTI
+  // completes as it finalizes would otherwise be walked against a CUPTI half torn down).
+  if (walk_gate_ != nullptr && !walk_gate_->Enter()) {
+    buffers_not_walked_.fetch_add(1, std::memory_order_relaxed);
+    return;
+  }
+  struct LeaveGate {
+    CuptiGate* gate;
+    ~LeaveGate() {
+      if (gate != nullptr) gate->Leave();
+    }
+  } leave{walk_gate_};
   const ReplayedLaunches* replayed = replayed_.empty() ? nullptr : &replayed_;
   CUpti_Activity* record = nullptr;
   while (cupti_.NextRecord(b.buffer, b.valid, &record)) {

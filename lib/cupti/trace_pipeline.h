@@ -43,6 +43,7 @@
 #include "lib/core/trace_writer.h"
 #include "lib/cupti/chunk_destinations.h"
 #include "lib/cupti/cupti_api.h"
+#include "lib/cupti/cupti_gate.h"
 #include "lib/cupti/gpu_counter_sampler.h"
 #include "lib/cupti/kernel_metrics_collector.h"
 #include "lib/cupti/mode_figures.h"
@@ -221,6 +222,10 @@ class TracePipeline {
   // Waits (at most `wait`) until the writer walked every buffer CUPTI completed so far, a walk
   // being CUPTI calls: before CUPTI is detached (cupti_attachment.h). False when it did not in time.
   bool WaitBuffersWalked(std::chrono::milliseconds wait);
+  // Before StartWriting, when CUPTI may be detached: each buffer's walk passes `gate` (one pass a
+  // buffer, not a record); a buffer that finds it closed is given back unread and counted.
+  void WalkBuffersThrough(CuptiGate* gate) { walk_gate_ = gate; }
+  uint64_t buffers_not_walked() const { return buffers_not_walked_.load(std::memory_order_relaxed); }
   uint64_t kernel_records_seen() const { return kernel_records_seen_.load(std::memory_order_relaxed); }
   // Of the timed calls, the kernel launches (launch_callbacks.h): each should bring a kernel record.
   uint64_t timed_launches_queued() const { return timed_.launches_queued(); }
@@ -278,6 +283,8 @@ class TracePipeline {
   std::atomic<uint64_t> buffers_completed_{0};
   std::atomic<uint64_t> buffers_queued_{0};  // completed buffers handed to the writer
   std::atomic<uint64_t> buffers_walked_{0};  // of those, walked (and given back) by the writer
+  CuptiGate* walk_gate_ = nullptr;           // WalkBuffersThrough
+  std::atomic<uint64_t> buffers_not_walked_{0};
   std::atomic<uint64_t> dropped_by_cupti_{0};
   std::atomic<uint64_t> callback_ns_{0};
 

@@ -71,9 +71,10 @@ struct Config {
   uint32_t duty_windows = 8;
   // Under a duty cycle, CUPTI detached from the process between windows (CUSCOPE_DUTY_DETACH) and
   // attached again for each: what CUPTI costs the program while attached stops between windows
-  // too (docs/architecture.md, "Detaching between windows"). Off by default (the errors of its
-  // figures are not yet measured on a GPU). What needs CUPTI throughout keeps it attached: GPU
-  // counters, kernel metrics and the top-down, a capture range, launch stacks.
+  // too (docs/architecture.md, "Detaching between windows"). Off by default and not offered to
+  // users yet: its first GPU run aborted a PyTorch program (heap corruption), not yet understood.
+  // What needs CUPTI throughout keeps it attached: GPU counters, kernel metrics and the top-down,
+  // a capture range, launch stacks.
   bool duty_detach = false;
   // Flight mode: how far back the kept records reach, and the memory they may take (the smaller
   // limit wins). `output` names the snapshots when the caller names none.

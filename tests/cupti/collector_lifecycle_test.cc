@@ -81,6 +81,17 @@ uint64_t ProcessStatus(const std::string& field) {
   return 0;
 }
 
+// A duty cycle's trace: every interval says its figures are estimates; the windows they sum.
+uint32_t EstimatedSampleWindows(const core::Trace& trace) {
+  EXPECT_FALSE(trace.monitor_intervals.empty());
+  uint32_t windows = 0;
+  for (const v1::MonitorInterval& m : trace.monitor_intervals) {
+    EXPECT_TRUE(m.estimated());
+    windows += m.sample_windows();
+  }
+  return windows;
+}
+
 class CollectorLifecycleTest : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -94,6 +105,16 @@ class CollectorLifecycleTest : public ::testing::Test {
   }
   void TearDown() override {
     if (CollectorActive()) (void)StopCollector(nullptr);
+  }
+
+  // Monitor mode under a 20% duty cycle that detaches CUPTI between its windows: 20 ms windows,
+  // 80 ms apart.
+  void UseDetachingDutyCycle() {
+    config_.mode = settings::CollectionMode::kMonitor;
+    config_.monitor_interval_ms = 200;
+    config_.duty_cycle = 0.2;
+    config_.duty_windows = 2;
+    config_.duty_detach = true;
   }
 
   core::Trace Load() {
@@ -500,14 +521,7 @@ TEST_F(CollectorLifecycleTest, MonitorModeUnderADutyCycleSwitchesAndSaysItsFigur
   std::this_thread::sleep_for(std::chrono::milliseconds(200));
   EXPECT_GT(cupti_.Count("DisableActivity:" + kKernelKind), disabled);  // switching again
   ASSERT_TRUE(StopCollector(nullptr).ok());
-  const core::Trace trace = Load();
-  ASSERT_FALSE(trace.monitor_intervals.empty());
-  uint32_t windows = 0;
-  for (const v1::MonitorInterval& m : trace.monitor_intervals) {
-    EXPECT_TRUE(m.estimated());
-    windows += m.sample_windows();
-  }
-  EXPECT_GT(windows, 0u);
+  EXPECT_GT(EstimatedSampleWindows(Load()), 0u);
 }
 
 // CUPTI records a graph's kernels as its instantiation found recording: under a duty cycle an
@@ -566,11 +580,7 @@ class ProgramCalls {
 // again (buffer callbacks, subscriber, the session's set-up) before the next window turns the
 // kinds on; between the two no call of the session's reaches CUPTI.
 TEST_F(CollectorLifecycleTest, UnderADutyCycleThatDetachesCuptiIsFinalizedBetweenWindowsAndAttachedForEach) {
-  config_.mode = settings::CollectionMode::kMonitor;
-  config_.monitor_interval_ms = 200;
-  config_.duty_cycle = 0.2;
-  config_.duty_windows = 2;  // 20 ms windows, 80 ms apart
-  config_.duty_detach = true;
+  UseDetachingDutyCycle();
   ASSERT_TRUE(StartCollector(config_, "session", cupti_).ok());
   ProgramCalls program(cupti_);
   EXPECT_TRUE(Eventually([&] { return cupti_.Count("Finalize") >= 3; }));
@@ -591,27 +601,34 @@ TEST_F(CollectorLifecycleTest, UnderADutyCycleThatDetachesCuptiIsFinalizedBetwee
     if (calls[i] == "RegisterBufferCallbacks") break;
     EXPECT_NE(calls[i].rfind("EnableActivity:", 0), 0u) << calls[i] << " before the attach";
   }
-  const core::Trace trace = Load();
-  ASSERT_FALSE(trace.monitor_intervals.empty());
-  uint32_t windows = 0;
-  for (const v1::MonitorInterval& m : trace.monitor_intervals) {
-    EXPECT_TRUE(m.estimated());
-    windows += m.sample_windows();
-  }
-  EXPECT_GT(windows, 2u);
+  EXPECT_GT(EstimatedSampleWindows(Load()), 2u);
 }
 
-// What needs CUPTI throughout (a capture range here) keeps it attached: the duty cycle switches
-// the kinds as before and never finalizes.
-TEST_F(CollectorLifecycleTest, UnderADutyCycleACaptureRangeKeepsCuptiAttached) {
-  config_.mode = settings::CollectionMode::kMonitor;
-  config_.monitor_interval_ms = 200;
-  config_.duty_cycle = 0.2;
-  config_.duty_windows = 2;
-  config_.duty_detach = true;
-  config_.capture_range = "cudaProfilerApi";
+// A buffer CUPTI completes as it finalizes is not walked (a walk is CUPTI calls, and CUPTI is
+// going away): given back unread and counted in the trace's stats.
+TEST_F(CollectorLifecycleTest, UnderADutyCycleThatDetachesABufferCompletedAtTheFinalizeIsNotWalked) {
+  UseDetachingDutyCycle();
   ASSERT_TRUE(StartCollector(config_, "session", cupti_).ok());
-  cupti_.CallProfilerStart();
+  cupti_.CompleteABufferAtFinalize(3);
+  ProgramCalls program(cupti_);
+  EXPECT_TRUE(Eventually([&] { return cupti_.Count("Finalize") >= 2; }));
+  program.Stop();
+  ASSERT_TRUE(StopCollector(nullptr).ok());
+  EXPECT_EQ(cupti_.calls_while_detached(), 0u) << "first: " << cupti_.first_call_while_detached();
+  const core::Trace trace = Load();
+  ASSERT_TRUE(trace.stats.has_value());
+  EXPECT_EQ(trace.stats->buffers_not_walked(), cupti_.Count("Finalize"));
+  EXPECT_EQ(trace.stats->cupti_detaches(), cupti_.Count("Finalize"));
+  EXPECT_GE(trace.stats->cupti_attaches() + 1, trace.stats->cupti_detaches());
+}
+
+// What needs CUPTI throughout (launch stacks here: their callbacks read CUPTI's graph node ids on
+// the program's threads at any time) keeps it attached: the duty cycle switches the kinds as
+// before and never finalizes.
+TEST_F(CollectorLifecycleTest, UnderADutyCycleLaunchStacksKeepCuptiAttached) {
+  UseDetachingDutyCycle();
+  config_.stacks = *settings::ParseStackSampling("all");
+  ASSERT_TRUE(StartCollector(config_, "session", cupti_).ok());
   ProgramCalls program(cupti_);
   EXPECT_TRUE(Eventually([&] { return cupti_.Count("DisableActivity:" + kKernelKind) >= 3; }));
   program.Stop();

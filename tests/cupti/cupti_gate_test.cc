@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "gtest/gtest.h"
+#include "lib/core/records.h"
 #include "tests/cupti/fake_cupti.h"
 
 namespace cuscope::cupti {

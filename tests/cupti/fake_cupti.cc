@@ -106,6 +106,7 @@ absl::Status FakeCupti::EnableDomain(CUpti_SubscriberHandle, CUpti_CallbackDomai
 absl::Status FakeCupti::Finalize() {
   if (auto st = Called("Finalize"); !st.ok()) return st;
   detached_.store(true);
+  if (const int kernels = kernels_at_finalize_.load(); kernels > 0) (void)DeliverKernels(kernels, clock_.load());
   std::lock_guard<std::mutex> lock(mu_);
   api_callback_ = nullptr;
   api_userdata_ = nullptr;
@@ -151,7 +152,9 @@ absl::Status FakeCupti::FlushAll(bool forced) {
     held.swap(held_);
     completed = completed_;
   }
-  for (const auto& h : held) completed(nullptr, 0, h.buffer, 0, h.valid);
+  if (completed != nullptr) {
+    for (const auto& h : held) completed(nullptr, 0, h.buffer, 0, h.valid);
+  }
   return absl::OkStatus();
 }
 
@@ -238,6 +241,9 @@ bool FakeCupti::DeliverKernels(int kernels, uint64_t first_start) {
     std::lock_guard<std::mutex> lock(mu_);
     completed = completed_;
   }
+  // Finalized since the buffer was requested: CUPTI forgot the callbacks, and the buffer stays
+  // with it (never handed back).
+  if (completed == nullptr) return false;
   completed(nullptr, 0, b.buffer, 0, b.valid);
   return true;
 }

@@ -196,6 +196,9 @@ class FakeCupti final : public CuptiApi, public ProfilerApi {
   // attach's first call): each would have attached the real CUPTI again outside the schedule, or
   // met a finalize under way. The first such call's name, for the failure's message.
   uint64_t calls_while_detached() const { return calls_while_detached_.load(); }
+  // Each successful Finalize from now on completes a buffer of `kernels` kernel records as it
+  // detaches (after the detach began, before the callbacks are forgotten), as CUPTI might.
+  void CompleteABufferAtFinalize(int kernels) { kernels_at_finalize_.store(kernels); }
   std::string first_call_while_detached() const;
 
  private:
@@ -222,6 +225,7 @@ class FakeCupti final : public CuptiApi, public ProfilerApi {
   CUpti_BuffersCallbackCompleteFunc completed_ = nullptr;
   std::atomic<uint64_t> clock_{1'000'000'000};
   std::atomic<bool> detached_{false};
+  std::atomic<int> kernels_at_finalize_{0};
   std::atomic<uint64_t> calls_while_detached_{0};
   std::string first_call_while_detached_;  // mu_
   bool driver_loadable_ = true;
